@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "switchboard/protocol/generated/Types.h"
+
+namespace switchboard::rpc {
+
+// One client as the dispatcher sees it: where its responses go and what it negotiated. Owned by a transport
+// through shared_ptr, because a reply to a long call may outlive the connection it came from (then the
+// transport's send() drops it). Lives on the io_context thread.
+class RpcPeer {
+ public:
+  virtual ~RpcPeer() = default;
+
+  // One complete JSON-RPC response or batch array, without a trailing newline.
+  virtual void send_response(std::string message) = 0;
+
+  // Stateful transports (stdio) refuse most methods until initialize succeeds; stateless HTTP calls are
+  // authenticated per request and need no handshake.
+  virtual bool requires_initialize() const = 0;
+  virtual protocol::Transport transport() const = 0;
+
+  bool initialized() const { return m_client_id.has_value(); }
+  const std::optional<std::string>& client_id() const { return m_client_id; }
+  void mark_initialized(std::string client_id, protocol::InitializeParams params) {
+    m_client_id = std::move(client_id);
+    m_hello = std::move(params);
+  }
+  const std::optional<protocol::InitializeParams>& hello() const { return m_hello; }
+
+ private:
+  std::optional<std::string> m_client_id;
+  std::optional<protocol::InitializeParams> m_hello;
+};
+
+}  // namespace switchboard::rpc

@@ -1,0 +1,69 @@
+#include "switchboard/json/Decoders.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace switchboard::json {
+
+bool decode(const nlohmann::json& json, std::string& out, DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("string", json);
+  out = *text;
+  return true;
+}
+
+bool decode(const nlohmann::json& json, std::int64_t& out, DecodeContext& context) {
+  if (const auto* value = json.get_ptr<const std::int64_t*>()) {
+    out = *value;
+    return true;
+  }
+  if (const auto* value = json.get_ptr<const std::uint64_t*>()) {
+    if (*value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return context.fail("integer within 64-bit signed range", json);
+    }
+    out = static_cast<std::int64_t>(*value);
+    return true;
+  }
+  // 3.0 is an integer in JSON Schema's sense; 3.5 is not.
+  if (const auto* value = json.get_ptr<const double*>()) {
+    if (*value == static_cast<double>(static_cast<std::int64_t>(*value)) &&
+        *value >= -9.2e18 && *value <= 9.2e18) {
+      out = static_cast<std::int64_t>(*value);
+      return true;
+    }
+  }
+  return context.fail("integer", json);
+}
+
+bool decode(const nlohmann::json& json, double& out, DecodeContext& context) {
+  if (!json.is_number()) return context.fail("number", json);
+  out = json.get<double>();  // cannot throw: the type was checked
+  return true;
+}
+
+bool decode(const nlohmann::json& json, bool& out, DecodeContext& context) {
+  const auto* value = json.get_ptr<const bool*>();
+  if (value == nullptr) return context.fail("boolean", json);
+  out = *value;
+  return true;
+}
+
+bool decode(const nlohmann::json& json, nlohmann::json& out, DecodeContext&) {
+  out = json;
+  return true;
+}
+
+bool reject_unknown_fields(const nlohmann::json& object, std::span<const std::string_view> known,
+                           DecodeContext& context) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) return context.fail_unknown(key);
+  }
+  return true;
+}
+
+std::size_t utf8_length(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace switchboard::json

@@ -1,0 +1,144 @@
+#include "switchboard/rpc/Dispatcher.h"
+
+#include <exception>
+
+#include <spdlog/spdlog.h>
+
+#include "switchboard/support/Bug.h"
+
+namespace switchboard::rpc {
+namespace {
+
+// Collects the responses of one batch and sends them as a single array once every member has completed.
+// Members that were notifications contribute nothing; a batch of notifications only sends nothing at all.
+class BatchCollector {
+ public:
+  BatchCollector(std::size_t members, std::shared_ptr<RpcPeer> peer) : m_remaining(members), m_peer(std::move(peer)) {}
+
+  void complete(std::optional<std::string> response) {
+    if (response) m_responses.push_back(std::move(*response));
+    if (--m_remaining != 0) return;
+    if (m_responses.empty()) return;
+    std::string array = "[";
+    for (std::size_t i = 0; i < m_responses.size(); ++i) {
+      if (i != 0) array.push_back(',');
+      array.append(m_responses[i]);
+    }
+    array.push_back(']');
+    m_peer->send_response(std::move(array));
+  }
+
+ private:
+  std::size_t m_remaining;
+  std::shared_ptr<RpcPeer> m_peer;
+  std::vector<std::string> m_responses;
+};
+
+bool valid_id(const nlohmann::json& id) { return id.is_string() || id.is_number() || id.is_null(); }
+
+}  // namespace
+
+void Dispatcher::add(std::string_view name, Entry entry) {
+  const auto [it, inserted] = m_methods.emplace(std::string(name), std::move(entry));
+  SWITCHBOARD_ASSERT(inserted, "method bound twice");
+}
+
+std::vector<std::string> Dispatcher::bound_methods() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : m_methods) names.push_back(name);
+  return names;
+}
+
+void Dispatcher::handle_message(std::string_view text, const std::shared_ptr<RpcPeer>& peer) {
+  const auto message = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (message.is_discarded()) {
+    peer->send_response(render_error(nullptr, RpcError{protocol::ErrorCode::ParseError, "parse error: invalid JSON", nullptr}));
+    return;
+  }
+  handle_value(message, peer);
+}
+
+void Dispatcher::handle_value(const nlohmann::json& message, const std::shared_ptr<RpcPeer>& peer) {
+  if (!message.is_array()) {
+    handle_single(message, peer, [peer](std::optional<std::string> response) {
+      if (response) peer->send_response(std::move(*response));
+    });
+    return;
+  }
+  if (message.empty()) {
+    peer->send_response(render_error(nullptr, RpcError::invalid_request("empty batch")));
+    return;
+  }
+  auto collector = std::make_shared<BatchCollector>(message.size(), peer);
+  for (const auto& member : message) {
+    handle_single(member, peer, [collector](std::optional<std::string> response) {
+      collector->complete(std::move(response));
+    });
+  }
+}
+
+void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_ptr<RpcPeer>& peer,
+                               Completion done) {
+  auto reject = [&](const nlohmann::json& id, const RpcError& error) { done(render_error(id, error)); };
+
+  if (!message.is_object()) return reject(nullptr, RpcError::invalid_request("expected an object"));
+  const auto id_it = message.find("id");
+  const bool is_notification = id_it == message.end();
+  const nlohmann::json id = is_notification ? nlohmann::json() : *id_it;
+  if (!is_notification && !valid_id(id)) {
+    return reject(nullptr, RpcError::invalid_request("id must be a string, a number or null"));
+  }
+  const auto version = message.find("jsonrpc");
+  if (version == message.end() || *version != "2.0") {
+    return reject(id, RpcError::invalid_request("jsonrpc must be \"2.0\""));
+  }
+  const auto method_it = message.find("method");
+  if (method_it == message.end() || !method_it->is_string()) {
+    return reject(id, RpcError::invalid_request("method must be a string"));
+  }
+  const auto& method = method_it->get_ref<const std::string&>();
+  const auto params_it = message.find("params");
+  if (params_it != message.end() && !params_it->is_object() && !params_it->is_array()) {
+    return reject(id, RpcError::invalid_request("params must be an object or an array"));
+  }
+  for (const auto& [key, value] : message.items()) {
+    if (key != "jsonrpc" && key != "id" && key != "method" && key != "params") {
+      return reject(id, RpcError::invalid_request("unexpected member \"" + key.substr(0, 64) + "\""));
+    }
+  }
+
+  // From here on a notification gets no response, whatever happens (JSON-RPC 2.0 §4.1).
+  auto answer = [&](const RpcError& error) {
+    if (is_notification) done(std::nullopt);
+    else done(render_error(id, error));
+  };
+
+  const auto entry = m_methods.find(method);
+  if (entry == m_methods.end()) return answer(RpcError::method_not_found(method));
+  if (m_draining) return answer(RpcError{protocol::ErrorCode::ShuttingDown, "the daemon is shutting down", nullptr});
+  if (peer->requires_initialize() && !peer->initialized() && !entry->second.allowed_before_initialize) {
+    return answer(RpcError{protocol::ErrorCode::NotInitialized, "call initialize first", nullptr});
+  }
+  if (params_it != message.end() && params_it->is_array()) {
+    return answer(RpcError{protocol::ErrorCode::InvalidParams,
+                           "invalid params for " + method + ": params: expected object (by-name params), got array",
+                           nlohmann::json{{"pointer", ""}, {"expected", "object"}, {"actual", "array"}}});
+  }
+  static const nlohmann::json kNoParams = nlohmann::json::object();
+  const nlohmann::json& params = params_it == message.end() ? kNoParams : *params_it;
+
+  ++*m_in_flight;
+  ReplyOnce reply(id, is_notification, method,
+                  [in_flight = m_in_flight, done = std::move(done)](std::optional<std::string> response) {
+                    --*in_flight;
+                    done(std::move(response));
+                  });
+  const auto state = reply.state();
+  try {
+    entry->second.invoke(params, std::move(reply), CallContext{peer});
+  } catch (const std::exception& error) {
+    if (!state->replied) ReplyOnce::fail(*state, RpcError::internal_error(method + " threw: " + error.what()));
+  }
+}
+
+}  // namespace switchboard::rpc

@@ -1,0 +1,124 @@
+#include "switchboard/transport/FdWriter.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+namespace switchboard::transport {
+namespace {
+
+// Log a backlog warning each time it doubles past this size: the peer is not reading.
+constexpr std::size_t kBacklogWarning = 16 * 1024 * 1024;
+
+}  // namespace
+
+FdWriter::FdWriter(boost::asio::io_context& io, int fd) : m_io(io), m_stream(io) {
+  m_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (m_fd < 0) {
+    spdlog::error("cannot duplicate output fd {}: {}", fd, std::strerror(errno));
+    m_broken = true;
+    return;
+  }
+  boost::system::error_code error;
+  m_stream.assign(m_fd, error);
+  if (!error) {
+    m_pollable = true;
+    return;
+  }
+  m_stream.release();
+}
+
+FdWriter::~FdWriter() {
+  if (m_pollable) {
+    boost::system::error_code ignored;
+    m_stream.close(ignored);
+  } else if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+}
+
+void FdWriter::write(std::string_view bytes) {
+  if (m_broken) return;
+  m_pending.append(bytes);
+  kick();
+}
+
+void FdWriter::write(std::string_view a, std::string_view b, std::string_view c) {
+  if (m_broken) return;
+  m_pending.reserve(m_pending.size() + a.size() + b.size() + c.size());
+  m_pending.append(a).append(b).append(c);
+  kick();
+}
+
+void FdWriter::kick() {
+  if (m_writing) {
+    if (m_pending.size() >= kBacklogWarning && m_pending.size() >= 2 * m_high_water_logged) {
+      m_high_water_logged = m_pending.size();
+      spdlog::warn("output backlog at {} bytes: the reader is not keeping up", m_pending.size());
+    }
+    return;
+  }
+  if (m_pollable) start_write();
+  else write_directly();
+}
+
+void FdWriter::start_write() {
+  m_writing = true;
+  m_in_flight.swap(m_pending);
+  boost::asio::async_write(m_stream, boost::asio::buffer(m_in_flight),
+                           [self = shared_from_this()](const boost::system::error_code& error, std::size_t) {
+                             self->m_writing = false;
+                             self->m_in_flight.clear();
+                             if (error) {
+                               self->fail(error.message());
+                               return;
+                             }
+                             if (!self->m_pending.empty()) self->start_write();
+                             else self->check_drained();
+                           });
+}
+
+void FdWriter::write_directly() {
+  std::string_view rest(m_pending);
+  while (!rest.empty()) {
+    const ssize_t n = ::write(m_fd, rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(std::strerror(errno));
+      return;
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  m_pending.clear();
+  check_drained();
+}
+
+void FdWriter::fail(const std::string& why) {
+  if (m_broken) return;
+  m_broken = true;
+  m_pending.clear();
+  spdlog::info("output closed: {}", why);
+  if (m_on_broken) m_on_broken();
+  check_drained();
+}
+
+void FdWriter::when_drained(std::function<void()> done) {
+  m_when_drained = std::move(done);
+  check_drained();
+}
+
+void FdWriter::check_drained() {
+  if (!m_when_drained) return;
+  if (!m_broken && (m_writing || !m_pending.empty())) return;
+  auto done = std::move(m_when_drained);
+  m_when_drained = nullptr;
+  boost::asio::post(m_io, std::move(done));
+}
+
+}  // namespace switchboard::transport
