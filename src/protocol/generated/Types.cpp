@@ -122,6 +122,36 @@ bool decode(const nlohmann::json& json, Transport& out, json::DecodeContext& con
 
 void encode(json::JsonWriter& writer, Transport value) { writer.string(to_string(value)); }
 
+bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"seq", "type", "ts", "sessionId", "data"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "seq", out.seq, context)) return false;
+  if (out.seq < 1) return context.fail_at("seq", "integer >= 1", json.at("seq"));
+  if (!json::decode_required(json, "type", out.type, context)) return false;
+  if (!json::decode_required(json, "ts", out.ts, context)) return false;
+  if (!json::decode_optional(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_required(json, "data", out.data, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const EventEnvelope& value) {
+  writer.begin_object();
+  writer.key_raw("\"seq\":");
+  encode(writer, value.seq);
+  writer.key_raw("\"type\":");
+  encode(writer, value.type);
+  writer.key_raw("\"ts\":");
+  encode(writer, value.ts);
+  if (value.session_id) {
+    writer.key_raw("\"sessionId\":");
+    encode(writer, *value.session_id);
+  }
+  writer.key_raw("\"data\":");
+  encode(writer, value.data);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, InitializeParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"protocolVersion", "clientInfo", "capabilities"};

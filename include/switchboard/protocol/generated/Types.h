@@ -58,6 +58,17 @@ std::string_view to_string(Transport value);
 bool decode(const nlohmann::json& json, Transport& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, Transport value);
 
+// Every event on the wire: the params of the stdio notification 'event', and the data of an SSE frame, byte for byte.
+struct EventEnvelope {
+  std::int64_t seq{};  // Monotonic across the daemon; never reused.
+  std::string type;  // One of the event types below.
+  std::int64_t ts{};  // Unix epoch milliseconds when the daemon emitted it.
+  std::optional<std::string> session_id;  // Present exactly for session-scoped events.
+  nlohmann::json data;  // The payload; its schema depends on type.
+};
+bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const EventEnvelope& value);
+
 struct InitializeParams {
   std::int64_t protocol_version{};
   ClientInfo client_info;

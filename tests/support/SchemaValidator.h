@@ -1,0 +1,29 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace switchboard::testing {
+
+// Validates wire JSON against the protocol's own schema (the OpenRPC document the daemon serves, which is
+// generated from schema/), using valijson. Test-only: at runtime the generated decoders do the checking.
+class SchemaValidator {
+ public:
+  SchemaValidator();
+  ~SchemaValidator();
+
+  // Empty string when `event` (an event envelope with its data) is valid; otherwise the reasons.
+  std::string validate_event(const nlohmann::json& event) const;
+  // Empty string when `result` is a valid result of `method`.
+  std::string validate_result(const std::string& method, const nlohmann::json& result) const;
+
+  const nlohmann::json& document() const { return m_document; }
+
+ private:
+  std::string validate(const nlohmann::json& schema, const nlohmann::json& value) const;
+  nlohmann::json m_document;
+};
+
+}  // namespace switchboard::testing

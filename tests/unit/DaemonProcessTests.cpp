@@ -1,0 +1,167 @@
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/SpawnedDaemon.h"
+
+using nlohmann::json;
+using switchboard::testing::SpawnedDaemon;
+
+namespace {
+
+void write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    REQUIRE(n > 0);
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Reads one '\n'-terminated line (blocking); empty at EOF.
+std::string read_line(int fd) {
+  std::string line;
+  char c;
+  while (::read(fd, &c, 1) == 1) {
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+  return line;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  return out;
+}
+
+int dev_null(int flags) { return ::open("/dev/null", flags | O_CLOEXEC); }
+
+const std::string kInitialize =
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})" "\n";
+
+}  // namespace
+
+TEST_CASE("daemon: SIGTERM shuts down gracefully with exit code 0 (stdin a socket)", "[daemon]") {
+  int in[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) == 0);
+  int out[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  const int err = dev_null(O_WRONLY);
+  SpawnedDaemon daemon({"--log-level", "off", "stdio"}, in[1], out[1], err);
+  REQUIRE(daemon.started());
+  ::close(in[1]);
+  ::close(out[1]);
+  ::close(err);
+
+  write_all(in[0], kInitialize);
+  CHECK(json::parse(read_line(out[0])).at("result").at("protocolVersion") == 1);
+  write_all(in[0], R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n");
+  CHECK(json::parse(read_line(out[0])).at("id") == 1);
+
+  ::kill(daemon.pid(), SIGTERM);
+  const auto last = json::parse(read_line(out[0]));
+  CHECK(last.at("method") == "event");
+  CHECK(last.at("params").at("type") == "daemon.shutdown");
+  CHECK(last.at("params").at("data").at("reason") == "signal");
+  CHECK(read_all(out[0]).empty());
+  CHECK(daemon.wait() == 0);
+  ::close(in[0]);
+  ::close(out[0]);
+}
+
+TEST_CASE("daemon: EOF on stdin exits 0 after answering everything", "[daemon]") {
+  SECTION("stdin is /dev/null") {
+    int out[2];
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    const int in = dev_null(O_RDONLY);
+    const int err = dev_null(O_WRONLY);
+    SpawnedDaemon daemon({"--log-level", "off", "stdio"}, in, out[1], err);
+    ::close(out[1]);
+    ::close(in);
+    ::close(err);
+    CHECK(read_all(out[0]).empty());
+    CHECK(daemon.wait() == 0);
+    ::close(out[0]);
+  }
+  SECTION("stdin is a regular file; logs at trace level never reach stdout") {
+    char path[] = "/tmp/switchboard-daemon-XXXXXX";
+    const int in = ::mkstemp(path);
+    REQUIRE(in >= 0);
+    ::unlink(path);
+    write_all(in, kInitialize + R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n" R"({"jsonrpc":"2.0","id":2,"method":"rpc.discover"})");
+    REQUIRE(::lseek(in, 0, SEEK_SET) == 0);
+    int out[2];
+    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+    int err[2];
+    REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+    SpawnedDaemon daemon({"--log-level", "trace", "stdio"}, in, out[1], err[1]);
+    ::close(out[1]);
+    ::close(err[1]);
+    ::close(in);
+    const std::string output = read_all(out[0]);
+    const std::string logs = read_all(err[0]);
+    CHECK(daemon.wait() == 0);
+    std::vector<json> lines;
+    std::size_t start = 0;
+    while (start < output.size()) {
+      const auto end = output.find('\n', start);
+      REQUIRE(end != std::string::npos);
+      const auto line = json::parse(output.substr(start, end - start), nullptr, false);
+      REQUIRE_FALSE(line.is_discarded());  // every stdout line is a protocol message
+      CHECK(line.at("jsonrpc") == "2.0");
+      lines.push_back(line);
+      start = end + 1;
+    }
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[2].at("result").at("openrpc") == "1.2.6");
+    CHECK(lines[3].at("params").at("data").at("reason") == "stdin_closed");
+    CHECK(logs.find("stdio ready") != std::string::npos);  // the logs went to stderr
+    ::close(out[0]);
+    ::close(err[0]);
+  }
+}
+
+TEST_CASE("daemon: a reader that goes away does not crash the daemon", "[daemon]") {
+  int in[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  int out[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  const int err = dev_null(O_WRONLY);
+  SpawnedDaemon daemon({"--log-level", "off", "stdio"}, in[0], out[1], err);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err);
+  ::close(out[0]);  // nobody reads our output any more: writes fail with EPIPE
+  write_all(in[1], kInitialize);
+  write_all(in[1], R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n");
+  ::close(in[1]);
+  CHECK(daemon.wait() == 0);
+}
+
+TEST_CASE("daemon: version and usage errors", "[daemon]") {
+  int out[2];
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  const int in = dev_null(O_RDONLY);
+  SpawnedDaemon daemon({"version"}, in, out[1], out[1]);
+  ::close(out[1]);
+  ::close(in);
+  CHECK(read_all(out[0]).rfind("switchboard ", 0) == 0);
+  CHECK(daemon.wait() == 0);
+  ::close(out[0]);
+
+  const int null_in = dev_null(O_RDONLY);
+  const int null_out = dev_null(O_WRONLY);
+  SpawnedDaemon bad({"stdio", "--max-line-bytes", "12"}, null_in, null_out, null_out);
+  ::close(null_in);
+  ::close(null_out);
+  CHECK(bad.wait() != 0);
+}

@@ -1,0 +1,95 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "switchboard/json/Decoders.h"
+#include "switchboard/protocol/generated/Types.h"
+#include "switchboard/rpc/RpcError.h"
+
+using nlohmann::json;
+using switchboard::json::DecodeContext;
+using switchboard::protocol::InitializeParams;
+
+namespace {
+
+// Decodes `text` as InitializeParams and returns the -32602 message (empty on success).
+std::string decode_error(const std::string& text) {
+  InitializeParams params{};
+  DecodeContext context;
+  if (decode(json::parse(text), params, context)) return {};
+  return switchboard::rpc::RpcError::invalid_params("initialize", context.error()).message;
+}
+
+}  // namespace
+
+TEST_CASE("generated decoder accepts valid params", "[decode]") {
+  InitializeParams params{};
+  DecodeContext context;
+  REQUIRE(decode(json::parse(R"({"protocolVersion":1,"clientInfo":{"name":"tui","version":"2"},
+                                 "capabilities":{"answersPermissions":true}})"),
+                 params, context));
+  CHECK(params.protocol_version == 1);
+  CHECK(params.client_info.name == "tui");
+  CHECK(params.client_info.version == std::optional<std::string>("2"));
+  REQUIRE(params.capabilities);
+  CHECK(params.capabilities->answers_permissions == std::optional<bool>(true));
+}
+
+TEST_CASE("decode errors name the JSON pointer and what was expected", "[decode]") {
+  CHECK(decode_error(R"({"protocolVersion":"1","clientInfo":{"name":"x"}})") ==
+        "invalid params for initialize: /protocolVersion: expected integer, got string");
+  CHECK(decode_error(R"({"clientInfo":{"name":"x"}})") ==
+        "invalid params for initialize: /protocolVersion: expected integer, got missing");
+  CHECK(decode_error(R"({"protocolVersion":1,"clientInfo":{"name":7}})") ==
+        "invalid params for initialize: /clientInfo/name: expected string, got integer");
+  CHECK(decode_error(R"({"protocolVersion":1,"clientInfo":{"name":""}})") ==
+        "invalid params for initialize: /clientInfo/name: expected non-empty string, got string of 0 bytes");
+  CHECK(decode_error(R"({"protocolVersion":0,"clientInfo":{"name":"x"}})") ==
+        "invalid params for initialize: /protocolVersion: expected integer >= 1, got 0");
+  CHECK(decode_error(R"({"protocolVersion":1,"clientInfo":{"name":"x"},"extra":1})") ==
+        "invalid params for initialize: /extra: unexpected field");
+  CHECK(decode_error(R"({"protocolVersion":1.5,"clientInfo":{"name":"x"}})") ==
+        "invalid params for initialize: /protocolVersion: expected integer, got number");
+  CHECK(decode_error(R"([1])") == "invalid params for initialize: params: expected object, got array");
+}
+
+TEST_CASE("JSON pointer segments are escaped", "[decode]") {
+  CHECK(decode_error(R"({"protocolVersion":1,"clientInfo":{"name":"x"},"a/b~c":1})") ==
+        "invalid params for initialize: /a~1b~0c: unexpected field");
+}
+
+TEST_CASE("explicit null for an optional field means absent", "[decode]") {
+  InitializeParams params{};
+  DecodeContext context;
+  REQUIRE(decode(json::parse(R"({"protocolVersion":1,"clientInfo":{"name":"x","version":null}})"), params, context));
+  CHECK_FALSE(params.client_info.version.has_value());
+}
+
+TEST_CASE("integers outside int64 are refused; integral floats accepted", "[decode]") {
+  std::int64_t value = 0;
+  DecodeContext big;
+  CHECK_FALSE(switchboard::json::decode(json::parse("18446744073709551615"), value, big));
+  CHECK(big.error().expected == "integer within 64-bit signed range");
+  DecodeContext integral;
+  CHECK(switchboard::json::decode(json::parse("3.0"), value, integral));
+  CHECK(value == 3);
+}
+
+TEST_CASE("errors inside arrays carry the index", "[decode]") {
+  std::vector<std::string> values;
+  DecodeContext context;
+  context.push("list");
+  CHECK_FALSE(switchboard::json::decode(json::parse(R"(["a","b",3])"), values, context));
+  CHECK(context.error().pointer == "/list/2");
+  CHECK(context.error().expected == "string");
+}
+
+TEST_CASE("enum decoding lists the allowed values", "[decode]") {
+  switchboard::protocol::DeltaKind kind{};
+  DecodeContext context;
+  CHECK_FALSE(decode(json::parse(R"("loud")"), kind, context));
+  CHECK(context.error().expected == R"(one of "text", "thinking")");
+  DecodeContext ok;
+  CHECK(decode(json::parse(R"("thinking")"), kind, ok));
+  CHECK(kind == switchboard::protocol::DeltaKind::Thinking);
+}

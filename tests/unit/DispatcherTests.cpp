@@ -1,0 +1,256 @@
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/CoreMethods.h"
+#include "support/RecordingPeer.h"
+#include "switchboard/bus/EventBus.h"
+#include "switchboard/protocol/generated/Methods.h"
+#include "switchboard/rpc/Dispatcher.h"
+#include "switchboard/support/Bug.h"
+
+using nlohmann::json;
+using switchboard::rpc::Dispatcher;
+using switchboard::testing::RecordingPeer;
+namespace protocol = switchboard::protocol;
+namespace rpc = switchboard::rpc;
+
+namespace {
+
+// A daemon-like dispatcher: the core methods, a bus for initialize to publish on.
+struct CoreFixture {
+  switchboard::bus::EventBus bus;
+  switchboard::bus::EventBus::Installation installation{bus};
+  Dispatcher dispatcher;
+  std::shared_ptr<RecordingPeer> peer = std::make_shared<RecordingPeer>();
+
+  CoreFixture() { switchboard::daemon::bind_core_methods(dispatcher, {1 << 20}); }
+
+  json call(const std::string& line) {
+    const std::size_t before = peer->responses.size();
+    dispatcher.handle_message(line, peer);
+    if (peer->responses.size() == before) return json();  // nothing sent
+    REQUIRE(peer->responses.size() == before + 1);
+    return peer->responses.back();
+  }
+  void initialize() {
+    const auto response = call(R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"test"}}})");
+    REQUIRE(response.contains("result"));
+  }
+};
+
+int error_code(const json& response) { return response.at("error").at("code").get<int>(); }
+
+}  // namespace
+
+TEST_CASE("parse errors answer -32700 with id null", "[dispatcher]") {
+  CoreFixture f;
+  const auto response = f.call(R"({"jsonrpc":"2.0","id":1,"method":"ping")");
+  CHECK(error_code(response) == -32700);
+  CHECK(response.at("id").is_null());
+  CHECK(response.at("jsonrpc") == "2.0");
+}
+
+TEST_CASE("invalid requests answer -32600", "[dispatcher]") {
+  CoreFixture f;
+  CHECK(error_code(f.call(R"({"id":1,"method":"ping"})")) == -32600);
+  CHECK(error_code(f.call(R"({"jsonrpc":"1.0","id":1,"method":"ping"})")) == -32600);
+  CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":1,"method":5})")) == -32600);
+  CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":{"x":1},"method":"ping"})")) == -32600);
+  CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":"x"})")) == -32600);
+  CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":1,"method":"ping","extra":true})")) == -32600);
+  CHECK(error_code(f.call(R"(42)")) == -32600);
+  CHECK(error_code(f.call(R"([])")) == -32600);
+  // The id is echoed when it was valid, null when it was not.
+  CHECK(f.call(R"({"id":7,"method":"ping"})").at("id") == 7);
+  CHECK(f.call(R"({"jsonrpc":"2.0","id":[1],"method":"ping"})").at("id").is_null());
+}
+
+TEST_CASE("unknown methods answer -32601; notifications get nothing", "[dispatcher]") {
+  CoreFixture f;
+  const auto response = f.call(R"({"jsonrpc":"2.0","id":3,"method":"session.nope"})");
+  CHECK(error_code(response) == -32601);
+  CHECK(response.at("error").at("message") == "method not found: session.nope");
+  CHECK(f.call(R"({"jsonrpc":"2.0","method":"session.nope"})").is_null());
+  CHECK(f.call(R"({"jsonrpc":"2.0","method":"ping"})").is_null());
+  CHECK(f.peer->responses.size() == 1);
+}
+
+TEST_CASE("invalid params answer -32602 with the pointer of the bad field", "[dispatcher]") {
+  CoreFixture f;
+  const auto response = f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":false}}})");
+  CHECK(error_code(response) == -32602);
+  CHECK(response.at("error").at("message") == "invalid params for initialize: /clientInfo/name: expected string, got boolean");
+  CHECK(response.at("error").at("data").at("pointer") == "/clientInfo/name");
+  CHECK(response.at("error").at("data").at("expected") == "string");
+
+  const auto positional = f.call(R"({"jsonrpc":"2.0","id":2,"method":"ping","params":[]})");
+  CHECK(error_code(positional) == -32602);
+  CHECK(positional.at("error").at("data").at("expected") == "object");
+  const auto unknown = f.call(R"({"jsonrpc":"2.0","id":3,"method":"ping","params":{"delay":1}})");
+  CHECK(unknown.at("error").at("data").at("pointer") == "/delay");
+}
+
+TEST_CASE("ids are echoed exactly", "[dispatcher]") {
+  CoreFixture f;
+  CHECK(f.peer->responses.empty());
+  f.call(R"({"jsonrpc":"2.0","id":"ab\u00e9\"c","method":"ping"})");
+  f.call(R"({"jsonrpc":"2.0","id":9007199254740993,"method":"ping"})");
+  f.call(R"({"jsonrpc":"2.0","id":-1,"method":"ping"})");
+  f.call(R"({"jsonrpc":"2.0","id":null,"method":"ping"})");
+  REQUIRE(f.peer->raw.size() == 4);
+  CHECK(f.peer->responses[0].at("id") == "ab\xC3\xA9\"c");  // the same string (escapes may be normalized)
+  CHECK(f.peer->raw[1].rfind(R"({"jsonrpc":"2.0","id":9007199254740993,)", 0) == 0);
+  CHECK(f.peer->raw[2].rfind(R"({"jsonrpc":"2.0","id":-1,)", 0) == 0);
+  CHECK(f.peer->raw[3].rfind(R"({"jsonrpc":"2.0","id":null,)", 0) == 0);
+}
+
+TEST_CASE("batches answer as one array and skip notifications", "[dispatcher]") {
+  CoreFixture f;
+  SECTION("mixed batch") {
+    const auto response = f.call(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},
+                                     {"jsonrpc":"2.0","method":"ping"},
+                                     {"jsonrpc":"2.0","id":2,"method":"nope"},
+                                     7])");
+    REQUIRE(response.is_array());
+    REQUIRE(response.size() == 3);
+    CHECK(response[0].at("id") == 1);
+    CHECK(response[0].contains("result"));
+    CHECK(response[1].at("id") == 2);
+    CHECK(error_code(response[1]) == -32601);
+    CHECK(error_code(response[2]) == -32600);
+  }
+  SECTION("all notifications: nothing at all") {
+    CHECK(f.call(R"([{"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","method":"nope"}])").is_null());
+    CHECK(f.peer->responses.empty());
+  }
+}
+
+TEST_CASE("initialize negotiates the protocol version", "[dispatcher]") {
+  CoreFixture f;
+  SECTION("a supported version") {
+    const auto response = f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})");
+    CHECK(response.at("result").at("protocolVersion") == 1);
+    CHECK(response.at("result").at("supportedVersions") == json::array({1}));
+    CHECK(response.at("result").at("serverInfo").at("name") == "switchboard");
+    CHECK(f.peer->initialized());
+    SECTION("a second initialize is refused") {
+      CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})")) == -32005);
+    }
+  }
+  SECTION("an unsupported version lists the supported ones") {
+    const auto response = f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":99,"clientInfo":{"name":"t"}}})");
+    CHECK(error_code(response) == -32003);
+    CHECK(response.at("error").at("data").at("supported") == json::array({1}));
+    CHECK(response.at("error").at("data").at("requested") == 99);
+    CHECK_FALSE(f.peer->initialized());
+  }
+}
+
+namespace {
+
+// A test-only descriptor derived from a schema method, for behaviour no shipped method has yet.
+struct GatedPing : protocol::PingMethod {
+  static constexpr std::string_view kName = "test.gated";
+  static constexpr bool kAllowedBeforeInitialize = false;
+};
+
+}  // namespace
+
+TEST_CASE("methods that need initialize are refused before it on stateful connections", "[dispatcher]") {
+  CoreFixture f;
+  f.dispatcher.bind<GatedPing>([](const auto&, auto reply, const auto&) { reply(protocol::PingResult{1}); });
+  CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":1,"method":"test.gated"})")) == -32001);
+  CHECK(f.call(R"({"jsonrpc":"2.0","id":2,"method":"ping"})").contains("result"));
+  f.initialize();
+  CHECK(f.call(R"({"jsonrpc":"2.0","id":3,"method":"test.gated"})").at("result").at("ts") == 1);
+
+  SECTION("stateless peers (HTTP) need no handshake") {
+    auto stateless = std::make_shared<RecordingPeer>(/*requires_initialize=*/false);
+    f.dispatcher.handle_message(R"({"jsonrpc":"2.0","id":4,"method":"test.gated"})", stateless);
+    REQUIRE(stateless->responses.size() == 1);
+    CHECK(stateless->responses[0].contains("result"));
+  }
+}
+
+TEST_CASE("a long call does not block others; responses may come out of order", "[dispatcher]") {
+  Dispatcher dispatcher;
+  auto peer = std::make_shared<RecordingPeer>(false);
+  std::optional<rpc::Reply<protocol::InitializeResult>> parked;
+  dispatcher.bind<protocol::InitializeMethod>([&](const auto&, auto reply, const auto&) { parked.emplace(std::move(reply)); });
+  dispatcher.bind<protocol::PingMethod>([](const auto&, auto reply, const auto&) { reply(protocol::PingResult{5}); });
+
+  dispatcher.handle_message(R"({"jsonrpc":"2.0","id":"slow","method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})", peer);
+  dispatcher.handle_message(R"({"jsonrpc":"2.0","id":"fast","method":"ping"})", peer);
+  CHECK(dispatcher.calls_in_flight() == 1);
+  REQUIRE(peer->responses.size() == 1);
+  CHECK(peer->responses[0].at("id") == "fast");
+
+  (*parked)(rpc::RpcError{protocol::ErrorCode::ShuttingDown, "later", nullptr});
+  REQUIRE(peer->responses.size() == 2);
+  CHECK(peer->responses[1].at("id") == "slow");
+  CHECK(dispatcher.calls_in_flight() == 0);
+}
+
+TEST_CASE("a batch waits for its slowest member", "[dispatcher]") {
+  Dispatcher dispatcher;
+  auto peer = std::make_shared<RecordingPeer>(false);
+  std::optional<rpc::Reply<protocol::InitializeResult>> parked;
+  dispatcher.bind<protocol::InitializeMethod>([&](const auto&, auto reply, const auto&) { parked.emplace(std::move(reply)); });
+  dispatcher.bind<protocol::PingMethod>([](const auto&, auto reply, const auto&) { reply(protocol::PingResult{5}); });
+  dispatcher.handle_message(R"([{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}},
+                                {"jsonrpc":"2.0","id":2,"method":"ping"}])", peer);
+  CHECK(peer->responses.empty());
+  (*parked)(rpc::RpcError{protocol::ErrorCode::ShuttingDown, "later", nullptr});
+  REQUIRE(peer->responses.size() == 1);
+  CHECK(peer->responses[0].size() == 2);
+}
+
+TEST_CASE("every call is answered exactly once", "[dispatcher]") {
+  std::vector<std::string> bugs;
+  const auto previous = switchboard::set_bug_handler([&](std::string_view what) { bugs.emplace_back(what); });
+  Dispatcher dispatcher;
+  auto peer = std::make_shared<RecordingPeer>(false);
+
+  SECTION("a handler that drops its reply yields -32603 and a bug report") {
+    dispatcher.bind<protocol::PingMethod>([](const auto&, auto, const auto&) {});
+    dispatcher.handle_message(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", peer);
+    REQUIRE(peer->responses.size() == 1);
+    CHECK(error_code(peer->responses[0]) == -32603);
+    CHECK(bugs.size() == 1);
+  }
+  SECTION("a second reply is dropped and reported") {
+    dispatcher.bind<protocol::PingMethod>([](const auto&, auto reply, const auto&) {
+      reply(protocol::PingResult{1});
+      reply(protocol::PingResult{2});
+    });
+    dispatcher.handle_message(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", peer);
+    REQUIRE(peer->responses.size() == 1);
+    CHECK(peer->responses[0].at("result").at("ts") == 1);
+    CHECK(bugs.size() == 1);
+  }
+  SECTION("a handler that throws yields -32603 with only a reference on the wire") {
+    dispatcher.bind<protocol::PingMethod>([](const auto&, auto, const auto&) {
+      throw std::runtime_error("secret path /home/user/.ssh/id_rsa");
+    });
+    dispatcher.handle_message(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", peer);
+    REQUIRE(peer->responses.size() == 1);
+    CHECK(error_code(peer->responses[0]) == -32603);
+    CHECK(peer->raw[0].find("secret") == std::string::npos);
+    const std::string reference = peer->responses[0].at("error").at("data").at("reference");
+    CHECK(reference.rfind("ref-", 0) == 0);
+    CHECK(bugs.empty());
+  }
+  switchboard::set_bug_handler(previous);
+}
+
+TEST_CASE("a draining dispatcher refuses new calls", "[dispatcher]") {
+  CoreFixture f;
+  f.dispatcher.set_draining(true);
+  CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":1,"method":"ping"})")) == -32000);
+}

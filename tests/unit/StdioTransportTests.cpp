@@ -1,0 +1,227 @@
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
+
+#include "daemon/CoreMethods.h"
+#include "switchboard/bus/Egress.h"
+#include "switchboard/transport/StdioTransport.h"
+
+using nlohmann::json;
+namespace protocol = switchboard::protocol;
+using switchboard::transport::StdioTransport;
+
+namespace {
+
+struct Pipe {
+  int read_end = -1;
+  int write_end = -1;
+  Pipe() {
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    read_end = fds[0];
+    write_end = fds[1];
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  void close_read() {
+    if (read_end >= 0) ::close(std::exchange(read_end, -1));
+  }
+  void close_write() {
+    if (write_end >= 0) ::close(std::exchange(write_end, -1));
+  }
+};
+
+void write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    REQUIRE(n > 0);
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Reads everything until EOF on another thread (a client process would do the same).
+struct Drain {
+  std::string bytes;
+  std::thread thread;
+  explicit Drain(int fd) : thread([this, fd] {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) bytes.append(buf, static_cast<std::size_t>(n));
+  }) {}
+  std::vector<json> lines() {
+    thread.join();
+    std::vector<json> out;
+    std::size_t start = 0;
+    while (start < bytes.size()) {
+      const auto end = bytes.find('\n', start);
+      REQUIRE(end != std::string::npos);  // every line is terminated
+      out.push_back(json::parse(bytes.substr(start, end - start)));
+      start = end + 1;
+    }
+    return out;
+  }
+};
+
+// An in-process stdio daemon over pipes: the real transport, dispatcher, bus and egress.
+struct Harness {
+  boost::asio::io_context io{1};
+  switchboard::bus::EventBus bus;
+  switchboard::bus::EventBus::Installation installation{bus};
+  switchboard::bus::Egress egress{bus};
+  switchboard::rpc::Dispatcher dispatcher;
+  Pipe input;
+  Pipe output;
+  bool input_closed = false;
+  std::unique_ptr<StdioTransport> transport;
+
+  explicit Harness(int input_fd = -1) {
+    switchboard::daemon::bind_core_methods(dispatcher, {1 << 20});
+    StdioTransport::Options options;
+    options.input_fd = input_fd >= 0 ? input_fd : input.read_end;
+    options.output_fd = output.write_end;
+    transport = std::make_unique<StdioTransport>(io, dispatcher, egress, options, [this] {
+      input_closed = true;
+      transport->when_output_drained([this] { transport.reset(); });
+    });
+    transport->start();
+    output.close_write();  // the transport holds its own duplicate
+  }
+};
+
+const std::string kInitialize =
+    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})" "\n";
+
+}  // namespace
+
+TEST_CASE("stdio: one publish gives exactly one event line; after initialize only", "[stdio]") {
+  Harness h;
+  Drain drain(h.output.read_end);
+  // Before the handshake, events are not sent to this client.
+  h.bus.publish("s-1", protocol::MessageDeltaEvent{"t", "m", protocol::DeltaKind::Text, "early"});
+  write_all(h.input.write_end, kInitialize);
+  std::function<void()> publish_when_ready = [&] {
+    if (!h.transport->peer()->initialized()) {
+      boost::asio::post(h.io, publish_when_ready);
+      return;
+    }
+    h.bus.publish("s-1", protocol::MessageDeltaEvent{"t", "m", protocol::DeltaKind::Text, "late"});
+    h.input.close_write();  // end of input: the transport drains and closes
+  };
+  boost::asio::post(h.io, publish_when_ready);
+  h.io.run();
+  CHECK(h.input_closed);
+  const auto lines = drain.lines();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].at("id") == 0);
+  CHECK(lines[1].at("method") == "event");
+  CHECK(lines[1].at("params").at("data").at("text") == "late");
+  CHECK(lines[1].at("params").at("seq") == 2);  // seq 1 was the early event, which this client never saw
+}
+
+TEST_CASE("stdio: 10^5 events keep their order on the wire; interleaved with responses", "[stdio]") {
+  Harness h;
+  Drain drain(h.output.read_end);
+  write_all(h.input.write_end, kInitialize);
+  constexpr int kEvents = 100000;
+  int published = 0;
+  std::function<void()> publish_batch = [&] {
+    if (!h.transport->peer()->initialized()) {
+      boost::asio::post(h.io, publish_batch);
+      return;
+    }
+    for (int i = 0; i < 1000 && published < kEvents; ++i, ++published) {
+      h.bus.publish("s-" + std::to_string(published % 5),
+                    protocol::MessageDeltaEvent{"t", "m", protocol::DeltaKind::Text, std::to_string(published)});
+    }
+    if (published == kEvents) {
+      write_all(h.input.write_end, R"({"jsonrpc":"2.0","id":"last","method":"ping"})" "\n");
+      h.input.close_write();
+      return;
+    }
+    boost::asio::post(h.io, publish_batch);
+  };
+  boost::asio::post(h.io, publish_batch);
+  h.io.run();
+  const auto lines = drain.lines();
+  // initialize response + events + ping response + the shutdown-free end (no daemon here).
+  REQUIRE(lines.size() == kEvents + 2);
+  int expected = 0;
+  for (const auto& line : lines) {
+    if (!line.contains("method")) continue;
+    REQUIRE(line.at("params").at("data").at("text") == std::to_string(expected));
+    REQUIRE(line.at("params").at("seq") == expected + 1);
+    ++expected;
+  }
+  CHECK(expected == kEvents);
+  CHECK(lines.back().at("id") == "last");
+}
+
+TEST_CASE("stdio: a regular file and /dev/null work as input", "[stdio]") {
+  SECTION("regular file") {
+    char path[] = "/tmp/switchboard-stdio-XXXXXX";
+    const int fd = ::mkstemp(path);
+    REQUIRE(fd >= 0);
+    ::unlink(path);
+    write_all(fd, kInitialize + R"({"jsonrpc":"2.0","id":1,"method":"ping"})");  // no final newline
+    REQUIRE(::lseek(fd, 0, SEEK_SET) == 0);
+    Harness h(fd);
+    Drain drain(h.output.read_end);
+    h.io.run();
+    ::close(fd);
+    CHECK(h.input_closed);
+    const auto lines = drain.lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[1].at("id") == 1);
+  }
+  SECTION("/dev/null") {
+    const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    Harness h(fd);
+    Drain drain(h.output.read_end);
+    h.io.run();
+    ::close(fd);
+    CHECK(h.input_closed);
+    CHECK(drain.lines().empty());
+  }
+}
+
+TEST_CASE("stdio: an over-long line is answered and skipped; the stream recovers", "[stdio]") {
+  boost::asio::io_context io{1};
+  switchboard::bus::EventBus bus;
+  switchboard::bus::Egress egress(bus);
+  switchboard::rpc::Dispatcher dispatcher;
+  switchboard::daemon::bind_core_methods(dispatcher, {1024});
+  Pipe input;
+  Pipe output;
+  StdioTransport::Options options{input.read_end, output.write_end, 1024};
+  std::unique_ptr<StdioTransport> transport;
+  transport = std::make_unique<StdioTransport>(io, dispatcher, egress, options,
+                                               [&] { transport->when_output_drained([&] { transport.reset(); }); });
+  transport->start();
+  output.close_write();
+  Drain drain(output.read_end);
+  std::thread writer([&] {
+    write_all(input.write_end, R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" + std::string(5000, 'x') + "\"}}\n");
+    write_all(input.write_end, R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n");
+    input.close_write();
+  });
+  io.run();
+  writer.join();
+  const auto lines = drain.lines();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].at("error").at("code") == -32004);
+  CHECK(lines[0].at("id").is_null());
+  CHECK(lines[0].at("error").at("data").at("limit") == 1024);
+  CHECK(lines[1].at("id") == 2);
+}
