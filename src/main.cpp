@@ -12,6 +12,30 @@
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/version.h"
 
+namespace {
+
+// Options of the HTTP transport, shared by `serve` and `stdio --http`.
+void add_http_options(CLI::App& command, switchboard::daemon::HttpOptions& http, std::string& data_dir) {
+  command.add_option("--data-dir", data_dir,
+                     "state directory (one daemon per directory; default $SWITCHBOARD_DATA_DIR, "
+                     "$XDG_DATA_HOME/switchboard or ~/.local/share/switchboard)");
+  command.add_option("--host", http.server.host, "address to listen on (loopback unless --allow-remote)")
+      ->capture_default_str();
+  command.add_option("--port", http.server.port, "port to listen on; 0 picks a free one; a taken port is "
+                                                 "followed by the next ones")
+      ->capture_default_str();
+  command.add_flag("--allow-remote", http.server.allow_remote, "allow a non-loopback --host (the token stays required)");
+  command.add_option("--allow-host", http.allowed_hosts, "extra Host header name to accept (repeatable)");
+  command.add_option("--allow-origin", http.cors_origins, "extra browser origin allowed to use the API, e.g. "
+                                                          "http://localhost:5173 (repeatable)");
+  command.add_option("--max-body-bytes", http.max_body_bytes, "largest POST /rpc body")->capture_default_str();
+  command.add_option("--sse-heartbeat-ms", http.sse.heartbeat, "SSE comment heartbeat interval");
+  command.add_option("--sse-history-events", http.sse.history_events, "events kept for Last-Event-ID replay")
+      ->capture_default_str();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"switchboard: hosts coding agents behind one JSON-RPC protocol"};
   app.require_subcommand(1);
@@ -25,10 +49,19 @@ int main(int argc, char** argv) {
   app.add_option("--log-file", log_file, "also append logs to this file")->envname("SWITCHBOARD_LOG_FILE");
 
   switchboard::daemon::DaemonOptions options;
+  switchboard::daemon::HttpOptions http;
+  std::string data_dir;
+
   auto* stdio = app.add_subcommand("stdio", "serve JSON-RPC 2.0 over NDJSON on stdin/stdout");
   stdio->add_option("--max-line-bytes", options.max_line_bytes, "longest request line accepted")
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
       ->capture_default_str();
+  bool stdio_http = false;
+  stdio->add_flag("--http", stdio_http, "also serve HTTP + SSE from this process (same sessions and events)");
+  add_http_options(*stdio, http, data_dir);
+
+  auto* serve = app.add_subcommand("serve", "serve JSON-RPC over HTTP and events over SSE on localhost");
+  add_http_options(*serve, http, data_dir);
 
   auto* version = app.add_subcommand("version", "print the version and protocol version");
 
@@ -37,15 +70,22 @@ int main(int argc, char** argv) {
   if (*version) {
     std::cout << "switchboard " << switchboard::kVersion << " (protocol " << switchboard::protocol::kProtocolVersion
               << ")\n";
-    return 0;
+    return switchboard::daemon::kExitOk;
   }
   if (auto error = switchboard::daemon::configure_logging(log_level, log_file)) {
     std::cerr << "switchboard: " << *error << "\n";
-    return 2;
+    return switchboard::daemon::kExitUsage;
   }
+  if (!data_dir.empty()) options.data_dir = data_dir;
   if (*stdio) {
+    if (stdio_http) options.http = http;
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_stdio();
   }
-  return 2;
+  if (*serve) {
+    options.http = http;
+    switchboard::daemon::Daemon daemon(options);
+    return daemon.run_serve();
+  }
+  return switchboard::daemon::kExitUsage;
 }

@@ -3,14 +3,33 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "daemon/CoreMethods.h"
+#include "daemon/InstanceProbe.h"
+#include "switchboard/support/RandomId.h"
+#include "switchboard/version.h"
 
 namespace switchboard::daemon {
+namespace {
 
-Daemon::Daemon(DaemonOptions options) : m_options(options) {
+// How long shutdown waits for SSE clients to receive the final events before closing them.
+constexpr auto kClientFlushGrace = std::chrono::seconds(2);
+
+std::string identity_json() {
+  return nlohmann::json{{"name", "switchboard"},
+                        {"version", std::string(kVersion)},
+                        {"protocolVersion", protocol::kProtocolVersion},
+                        {"pid", ::getpid()}}
+      .dump();
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options) : m_options(std::move(options)) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
   bind_core_methods(m_dispatcher, CoreMethodsConfig{m_options.max_line_bytes});
@@ -19,7 +38,12 @@ Daemon::Daemon(DaemonOptions options) : m_options(options) {
   m_signals.async_wait([this](const auto& error, int signal) { on_signal(error, signal); });
 }
 
-Daemon::~Daemon() = default;
+Daemon::~Daemon() {
+  // Sessions reference the hub and context: close them while both still exist.
+  if (m_hub) m_hub->stop_all();
+  m_http.reset();
+  if (m_hub) m_egress.remove_sink(*m_hub);
+}
 
 void Daemon::on_signal(const boost::system::error_code& error, int signal) {
   if (error) return;  // cancelled at shutdown
@@ -34,7 +58,85 @@ void Daemon::on_signal(const boost::system::error_code& error, int signal) {
   m_signals.async_wait([this](const auto& next_error, int next_signal) { on_signal(next_error, next_signal); });
 }
 
+std::optional<int> Daemon::start_http() {
+  const HttpOptions& options = *m_options.http;
+  m_data_dir = m_options.data_dir.value_or(DataDirectory::default_path());
+  if (auto error = DataDirectory::prepare(m_data_dir)) {
+    spdlog::error("{}", *error);
+    return kExitFailure;
+  }
+  std::string why;
+  switch (m_lock.acquire(m_data_dir, why)) {
+    case InstanceLock::Result::Acquired: break;
+    case InstanceLock::Result::Error: spdlog::error("{}", why); return kExitFailure;
+    case InstanceLock::Result::HeldByOther: {
+      // Someone holds the lock: tell the user where it is, after checking that it answers as a switchboard.
+      std::string where = "unknown address";
+      std::FILE* file = std::fopen(RuntimeFile::path_in(m_data_dir).c_str(), "r");
+      nlohmann::json runtime;
+      if (file != nullptr) {
+        std::string text;
+        char buf[4096];
+        std::size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, file)) > 0) text.append(buf, n);
+        std::fclose(file);
+        runtime = nlohmann::json::parse(text, nullptr, false);
+      }
+      if (runtime.is_object() && runtime.contains("url") && runtime.contains("port") && runtime["port"].is_number_unsigned()) {
+        where = runtime["url"].get<std::string>();
+        const auto identity = fetch_identity("127.0.0.1", runtime["port"].get<unsigned short>(), std::chrono::seconds(2));
+        if (identity && identity->value("name", "") == "switchboard") {
+          std::fprintf(stderr, "switchboard: already running for %s at %s (pid %s)\n", m_data_dir.c_str(),
+                       where.c_str(), identity->value("pid", nlohmann::json()).dump().c_str());
+          return kExitAlreadyRunning;
+        }
+      }
+      std::fprintf(stderr, "switchboard: another process holds the lock on %s but does not answer at %s\n",
+                   m_data_dir.c_str(), where.c_str());
+      return kExitAlreadyRunning;
+    }
+  }
+
+  m_hub = std::make_unique<http::SseHub>(options.sse);
+  m_http_context = std::make_unique<http::HttpContext>(m_dispatcher, *m_hub);
+  m_http_context->identity_json = identity_json();
+  m_http_context->max_body_bytes = options.max_body_bytes;
+  m_http = std::make_unique<http::HttpServer>(m_io, *m_http_context);
+  if (auto error = m_http->listen(options.server)) {
+    spdlog::error("http: {}", *error);
+    return kExitFailure;
+  }
+  const unsigned short port = m_http->port();
+  auto& policy = m_http_context->policy;
+  policy.token = random_id("", 32);  // 256 bits from getrandom
+  policy.allowed_hosts = http::loopback_hosts(port, options.allowed_hosts);
+  if (options.server.allow_remote) policy.allowed_hosts.push_back(options.server.host + ":" + std::to_string(port));
+  policy.own_origins = http::loopback_origins(port);
+  policy.cors_origins = options.cors_origins;
+  m_egress.add_sink(*m_hub);
+
+  const std::string host = options.server.host.find(':') != std::string::npos ? "[" + options.server.host + "]" : options.server.host;
+  m_url = "http://" + host + ":" + std::to_string(port) + "/";
+  const nlohmann::json runtime{{"url", m_url},
+                               {"port", port},
+                               {"pid", ::getpid()},
+                               {"protocolVersion", protocol::kProtocolVersion},
+                               {"version", std::string(kVersion)},
+                               {"token", policy.token}};
+  if (auto error = m_runtime_file.write(m_data_dir, runtime.dump(2) + "\n")) {
+    spdlog::error("{}", *error);
+    return kExitFailure;
+  }
+  m_http->start();
+  spdlog::info("http: listening on {} ({}); token in {}", m_url, fmt::join(m_http->bound_addresses(), ", "),
+               RuntimeFile::path_in(m_data_dir).string());
+  return std::nullopt;
+}
+
 int Daemon::run_stdio() {
+  if (m_options.http) {
+    if (auto failed = start_http()) return *failed;
+  }
   transport::StdioTransport::Options stdio_options;
   stdio_options.input_fd = m_options.stdin_fd;
   stdio_options.output_fd = m_options.stdout_fd;
@@ -50,20 +152,42 @@ int Daemon::run_stdio() {
   spdlog::info("switchboard stdio ready (pid {})", ::getpid());
   m_io.run();
   m_stdio.reset();
-  return 0;
+  return kExitOk;
+}
+
+int Daemon::run_serve() {
+  if (!m_options.http) m_options.http = HttpOptions{};
+  if (auto failed = start_http()) return *failed;
+  // The one line a user needs: the fragment carries the token to the page without ever reaching a server log.
+  std::printf("switchboard %s listening on %s\nopen %s#token=%s\n", std::string(kVersion).c_str(), m_url.c_str(),
+              m_url.c_str(), m_http_context->policy.token.c_str());
+  std::fflush(stdout);
+  m_io.run();
+  return kExitOk;
 }
 
 void Daemon::begin_shutdown(protocol::DaemonShutdownEventReason reason) {
   if (m_shutting_down) return;
   m_shutting_down = true;
   m_dispatcher.set_draining(true);
+  if (m_http) m_http->stop();
   m_bus.publish_global(protocol::DaemonShutdownEvent{reason});
+  m_runtime_file.remove();
   if (m_stdio) {
     m_stdio->stop_input();
-    m_stdio->when_output_drained([this] { finish_shutdown(); });
+    m_stdio->when_output_drained([this] { wait_for_clients_then_finish(); });
   } else {
-    finish_shutdown();
+    wait_for_clients_then_finish();
   }
+}
+
+void Daemon::wait_for_clients_then_finish() {
+  if (!m_hub || m_hub->client_count() == 0) return finish_shutdown();
+  // Give SSE clients a moment to receive the final events, then close them regardless.
+  m_hub->finish_all();
+  m_shutdown_timer.expires_after(kClientFlushGrace);
+  m_shutdown_timer.async_wait([this](const boost::system::error_code&) { finish_shutdown(); });
+  m_hub->on_empty([this] { m_shutdown_timer.cancel(); });
 }
 
 void Daemon::finish_shutdown() {
@@ -71,6 +195,7 @@ void Daemon::finish_shutdown() {
   // The signal handler stayed armed while we drained, so a second Ctrl-C still worked; now it can go.
   boost::system::error_code ignored;
   m_signals.cancel(ignored);
+  if (m_hub) m_hub->stop_all();
   m_stdio.reset();
 }
 

@@ -1,12 +1,20 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
+#include "daemon/DataDirectory.h"
+#include "http/HttpContext.h"
+#include "http/HttpServer.h"
+#include "http/SseHub.h"
 #include "switchboard/bus/Egress.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/protocol/generated/Types.h"
@@ -15,11 +23,24 @@
 
 namespace switchboard::daemon {
 
+struct HttpOptions {
+  http::HttpServerOptions server;
+  std::vector<std::string> allowed_hosts;  // extra Host names besides the loopback ones
+  std::vector<std::string> cors_origins;   // extra origins allowed to call the API from a browser
+  http::SseLimits sse;
+  std::size_t max_body_bytes = 8 * 1024 * 1024;
+};
+
 struct DaemonOptions {
   std::size_t max_line_bytes = 8 * 1024 * 1024;
   int stdin_fd = 0;
   int stdout_fd = 1;
+  std::optional<std::filesystem::path> data_dir;  // default: DataDirectory::default_path()
+  std::optional<HttpOptions> http;                // serve HTTP + SSE too
 };
+
+// Exit codes of the binary.
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitAlreadyRunning = 3 };
 
 // Owns everything of one daemon process and wires it together: the single io_context, the event bus (and its
 // installation as the process-wide bus), the egress, the dispatcher with every method bound, the transports
@@ -30,8 +51,10 @@ class Daemon {
   explicit Daemon(DaemonOptions options);
   ~Daemon();
 
-  // Serves stdio until a graceful shutdown completes; returns the process exit code.
+  // Serves stdio (and HTTP if configured) until a graceful shutdown completes; returns the exit code.
   int run_stdio();
+  // Serves HTTP only; prints the URL on stdout; returns the exit code.
+  int run_serve();
 
   // Idempotent. Stops taking work, tells clients, flushes output; run() returns once nothing is left.
   void begin_shutdown(protocol::DaemonShutdownEventReason reason);
@@ -41,6 +64,9 @@ class Daemon {
 
  private:
   void on_signal(const boost::system::error_code& error, int signal);
+  // Claims the data directory and starts listening; returns an exit code on failure.
+  std::optional<int> start_http();
+  void wait_for_clients_then_finish();
   void finish_shutdown();
 
   DaemonOptions m_options;
@@ -50,6 +76,16 @@ class Daemon {
   bus::Egress m_egress{m_bus};
   rpc::Dispatcher m_dispatcher;
   boost::asio::signal_set m_signals{m_io};
+  boost::asio::steady_timer m_shutdown_timer{m_io};
+
+  std::filesystem::path m_data_dir;
+  InstanceLock m_lock;
+  RuntimeFile m_runtime_file;
+  std::unique_ptr<http::SseHub> m_hub;
+  std::unique_ptr<http::HttpContext> m_http_context;
+  std::unique_ptr<http::HttpServer> m_http;
+  std::string m_url;
+
   std::unique_ptr<transport::StdioTransport> m_stdio;
   bool m_shutting_down = false;
   int m_signals_seen = 0;

@@ -18,7 +18,10 @@ class BatchCollector {
   void complete(std::optional<std::string> response) {
     if (response) m_responses.push_back(std::move(*response));
     if (--m_remaining != 0) return;
-    if (m_responses.empty()) return;
+    if (m_responses.empty()) {
+      m_peer->send_nothing();
+      return;
+    }
     std::string array = "[";
     for (std::size_t i = 0; i < m_responses.size(); ++i) {
       if (i != 0) array.push_back(',');
@@ -62,6 +65,7 @@ void Dispatcher::handle_value(const nlohmann::json& message, const std::shared_p
   if (!message.is_array()) {
     handle_single(message, peer, [peer](std::optional<std::string> response) {
       if (response) peer->send_response(std::move(*response));
+      else peer->send_nothing();
     });
     return;
   }

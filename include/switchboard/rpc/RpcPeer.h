@@ -17,6 +17,8 @@ class RpcPeer {
 
   // One complete JSON-RPC response or batch array, without a trailing newline.
   virtual void send_response(std::string message) = 0;
+  // The message needed no response (a notification, or a batch of them). HTTP answers 204 on it.
+  virtual void send_nothing() {}
 
   // Stateful transports (stdio) refuse most methods until initialize succeeds; stateless HTTP calls are
   // authenticated per request and need no handshake.

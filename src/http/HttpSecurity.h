@@ -1,0 +1,58 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::http {
+
+// The localhost-daemon checklist as pure functions, so each refusal is unit-testable without sockets.
+//
+// A local HTTP agent host is a remote-code-execution endpoint for any web page the user visits unless it
+// checks, on every request: the Host header (DNS rebinding), the Origin header (cross-site requests; note that
+// "Origin equals Host" proves nothing under rebinding, so it is never used as a shortcut), and a random token.
+struct SecurityPolicy {
+  std::string token;                         // ≥128 bits from the CSPRNG, hex
+  std::vector<std::string> allowed_hosts;    // exact Host header values, e.g. "127.0.0.1:7337"
+  std::vector<std::string> own_origins;      // the daemon's own origins, e.g. "http://127.0.0.1:7337"
+  std::vector<std::string> cors_origins;     // other origins a user allowed explicitly
+  bool require_token = true;
+};
+
+// Host header values for the loopback names on `port`, plus `extra_names` (host or host:port).
+std::vector<std::string> loopback_hosts(unsigned short port, const std::vector<std::string>& extra_names);
+std::vector<std::string> loopback_origins(unsigned short port);
+
+bool host_allowed(const SecurityPolicy& policy, std::string_view host);
+
+enum class OriginVerdict {
+  NoOrigin,    // not a browser cross-origin request (curl, a native client): allowed
+  SameDaemon,  // one of our own origins: allowed, no CORS headers needed
+  CorsAllowed, // on the user's allow-list: allowed, answer with CORS headers for exactly this origin
+  Refused,     // anything else, including "null": 403
+};
+OriginVerdict check_origin(const SecurityPolicy& policy, std::optional<std::string_view> origin);
+
+// Compares in time independent of where the strings differ (the length is not secret: tokens have one length).
+bool constant_time_equals(std::string_view a, std::string_view b);
+
+// Where a request may carry the token. Cookies are honoured only where the caller says so (EventSource, which
+// cannot set headers); a state-changing POST must carry the token itself, which cross-site forms cannot do.
+struct PresentedCredentials {
+  std::optional<std::string_view> authorization;  // the Authorization header
+  std::optional<std::string_view> query_token;    // ?token=
+  std::optional<std::string_view> cookie_header;  // the Cookie header
+};
+bool token_accepted(const SecurityPolicy& policy, const PresentedCredentials& credentials, bool allow_cookie);
+
+// The value of query parameter `name` in `target` ("/events?a=1&token=x"), percent-decoding not needed for our
+// hex tokens and integer ids; nullopt if absent.
+std::optional<std::string_view> query_parameter(std::string_view target, std::string_view name);
+std::string_view target_path(std::string_view target);
+// `target` with the value of any token parameter replaced, for logs.
+std::string redact_target(std::string_view target);
+
+inline constexpr std::string_view kTokenCookie = "switchboard_token";
+
+}  // namespace switchboard::http

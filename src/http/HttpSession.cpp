@@ -1,0 +1,261 @@
+#include "http/HttpSession.h"
+
+#include <charconv>
+
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "http/SseSession.h"
+#include "http/WebPage.h"
+#include "switchboard/rpc/RpcPeer.h"
+
+namespace switchboard::http {
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+// The dispatcher's view of one POST /rpc: its response becomes the HTTP response body.
+class HttpRpcPeer : public rpc::RpcPeer {
+ public:
+  explicit HttpRpcPeer(std::weak_ptr<HttpSession> session) : m_session(std::move(session)) {}
+  void send_response(std::string message) override {
+    if (auto session = m_session.lock()) session->finish_rpc(std::move(message));
+  }
+  void send_nothing() override {
+    if (auto session = m_session.lock()) session->finish_rpc(std::nullopt);
+  }
+  bool requires_initialize() const override { return false; }  // authenticated per request, no handshake
+  protocol::Transport transport() const override { return protocol::Transport::Http; }
+
+ private:
+  std::weak_ptr<HttpSession> m_session;
+};
+
+std::optional<std::string_view> header(const HttpSession::Request& request, bhttp::field field) {
+  const auto it = request.find(field);
+  if (it == request.end()) return std::nullopt;
+  return std::string_view(it->value().data(), it->value().size());
+}
+
+std::optional<std::string_view> header(const HttpSession::Request& request, std::string_view name) {
+  const auto it = request.find(boost::beast::string_view(name.data(), name.size()));
+  if (it == request.end()) return std::nullopt;
+  return std::string_view(it->value().data(), it->value().size());
+}
+
+bool is_json_content_type(std::string_view value) {
+  const auto semicolon = value.find(';');
+  auto media = value.substr(0, semicolon);
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  if (media.size() != 16) return false;
+  for (std::size_t i = 0; i < media.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(media[i])) != "application/json"[i]) return false;
+  }
+  return true;
+}
+
+std::optional<std::uint64_t> parse_seq(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+HttpSession::HttpSession(boost::asio::ip::tcp::socket socket, HttpContext& context)
+    : m_stream(std::move(socket)), m_context(context) {
+  m_context.sessions.insert(this);
+  boost::system::error_code error;
+  const auto endpoint = m_stream.socket().remote_endpoint(error);
+  m_remote = error ? "?" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+}
+
+HttpSession::~HttpSession() {
+  if (!m_handed_over) m_context.sessions.erase(this);
+}
+
+void HttpSession::close() {
+  if (m_handed_over) return;
+  boost::system::error_code ignored;
+  m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  m_stream.socket().close(ignored);
+}
+
+void HttpSession::start() { read_request(); }
+
+void HttpSession::read_request() {
+  m_parser.emplace();
+  m_parser->header_limit(static_cast<std::uint32_t>(m_context.max_header_bytes));
+  m_parser->body_limit(m_context.max_body_bytes);
+  m_stream.expires_after(m_context.idle_timeout);
+  bhttp::async_read(m_stream, m_buffer, *m_parser,
+                    [self = shared_from_this()](const boost::system::error_code& error, std::size_t) { self->on_read(error); });
+}
+
+void HttpSession::on_read(const boost::system::error_code& error) {
+  if (error == bhttp::error::end_of_stream || error == beast::error::timeout || error == boost::asio::error::eof ||
+      error == boost::asio::error::connection_reset || error == boost::asio::error::operation_aborted) {
+    boost::system::error_code ignored;
+    m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+    return;
+  }
+  m_keep_alive = false;
+  m_cors_origin.reset();
+  m_set_cookie.reset();
+  if (error == bhttp::error::body_limit) return refuse(bhttp::status::payload_too_large, "request body too large");
+  if (error == bhttp::error::header_limit) return refuse(bhttp::status::request_header_fields_too_large, "headers too large");
+  if (error) {
+    spdlog::debug("http: bad request from {}: {}", m_remote, error.message());
+    return refuse(bhttp::status::bad_request, "malformed HTTP request");
+  }
+  auto request = m_parser->release();
+  m_keep_alive = request.keep_alive();
+  m_version = request.version();
+  handle(request);
+}
+
+HttpSession::Response HttpSession::make_response(bhttp::status status, std::string body, std::string_view content_type) {
+  Response response{status, m_version};
+  response.set(bhttp::field::server, "switchboard");
+  response.set(bhttp::field::content_type, content_type);
+  response.set(bhttp::field::cache_control, "no-store");
+  response.set("X-Content-Type-Options", "nosniff");
+  if (m_cors_origin) {
+    response.set(bhttp::field::access_control_allow_origin, *m_cors_origin);
+    response.set(bhttp::field::vary, "Origin");
+  }
+  if (m_set_cookie) response.set(bhttp::field::set_cookie, *m_set_cookie);
+  response.body() = std::move(body);
+  response.keep_alive(m_keep_alive);
+  response.prepare_payload();
+  return response;
+}
+
+void HttpSession::refuse(bhttp::status status, std::string_view why) {
+  // Refusals close the connection: the client misbehaved or is not who it should be.
+  m_keep_alive = false;
+  send(make_response(status, std::string(why) + "\n", "text/plain; charset=utf-8"), /*close_after=*/true);
+}
+
+void HttpSession::send(Response response, bool close_after) {
+  auto shared = std::make_shared<Response>(std::move(response));
+  const bool keep = !close_after && shared->keep_alive();
+  m_stream.expires_after(m_context.idle_timeout);
+  bhttp::async_write(m_stream, *shared, [self = shared_from_this(), shared, keep](const boost::system::error_code& error, std::size_t) {
+    if (error || !keep) {
+      boost::system::error_code ignored;
+      self->m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+      return;
+    }
+    self->read_request();
+  });
+}
+
+void HttpSession::handle(Request& request) {
+  const std::string_view target(request.target().data(), request.target().size());
+  const auto path = target_path(target);
+  spdlog::debug("http: {} {} from {}", std::string_view(request.method_string().data(), request.method_string().size()),
+                redact_target(target), m_remote);
+
+  // 1. DNS rebinding: the Host must be one of ours, on every path.
+  if (!host_allowed(m_context.policy, header(request, bhttp::field::host).value_or(""))) {
+    return refuse(bhttp::status::forbidden, "host not allowed");
+  }
+  // 2. Cross-site requests: an Origin, when present, must be ours or on the allow-list. "null" never is.
+  const auto origin = header(request, bhttp::field::origin);
+  switch (check_origin(m_context.policy, origin)) {
+    case OriginVerdict::Refused: return refuse(bhttp::status::forbidden, "origin not allowed");
+    case OriginVerdict::CorsAllowed: m_cors_origin = std::string(*origin); break;
+    case OriginVerdict::NoOrigin:
+    case OriginVerdict::SameDaemon: break;
+  }
+
+  if (request.method() == bhttp::verb::options) {
+    if (!m_cors_origin) return refuse(bhttp::status::forbidden, "no CORS for this origin");
+    auto response = make_response(bhttp::status::no_content, "", "text/plain");
+    response.set(bhttp::field::access_control_allow_methods, "GET, POST, OPTIONS");
+    response.set(bhttp::field::access_control_allow_headers, "Authorization, Content-Type, Last-Event-ID");
+    response.set(bhttp::field::access_control_max_age, "600");
+    return send(std::move(response));
+  }
+
+  // Unauthenticated paths.
+  if (path == kIdentityPath) {
+    if (request.method() != bhttp::verb::get) return refuse(bhttp::status::method_not_allowed, "use GET");
+    return send(make_response(bhttp::status::ok, m_context.identity_json, "application/json"));
+  }
+  if (path == "/") {
+    if (request.method() != bhttp::verb::get) return refuse(bhttp::status::method_not_allowed, "use GET");
+    auto response = make_response(bhttp::status::ok, std::string(web_page()), "text/html; charset=utf-8");
+    response.set("Content-Security-Policy",
+                 "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'");
+    response.set("Referrer-Policy", "no-referrer");
+    return send(std::move(response));
+  }
+  if (path != "/rpc" && path != "/events") return refuse(bhttp::status::not_found, "no such path");
+
+  // 3. The token, on everything else. Cookies only for the EventSource stream (it cannot set headers); POST
+  // /rpc must carry the token itself, which a cross-site form cannot.
+  const bool is_events = path == "/events";
+  PresentedCredentials credentials{header(request, bhttp::field::authorization), query_parameter(target, "token"),
+                                   header(request, bhttp::field::cookie)};
+  if (!token_accepted(m_context.policy, credentials, /*allow_cookie=*/is_events)) {
+    return refuse(bhttp::status::unauthorized, "missing or wrong token");
+  }
+  if (credentials.query_token && constant_time_equals(*credentials.query_token, m_context.policy.token)) {
+    m_set_cookie = std::string(kTokenCookie) + "=" + m_context.policy.token + "; HttpOnly; SameSite=Strict; Path=/";
+  }
+
+  if (is_events) {
+    if (request.method() != bhttp::verb::get) return refuse(bhttp::status::method_not_allowed, "use GET");
+    return handle_events(request, target);
+  }
+  if (request.method() != bhttp::verb::post) return refuse(bhttp::status::method_not_allowed, "use POST");
+  handle_rpc(request);
+}
+
+void HttpSession::handle_rpc(Request& request) {
+  const auto content_type = header(request, bhttp::field::content_type);
+  if (!content_type || !is_json_content_type(*content_type)) {
+    return refuse(bhttp::status::unsupported_media_type, "Content-Type must be application/json");
+  }
+  // A call may run for minutes (a whole agent turn): no timer while the dispatcher works on it.
+  m_stream.expires_never();
+  auto peer = std::make_shared<HttpRpcPeer>(weak_from_this());
+  m_context.dispatcher.handle_message(request.body(), peer);
+}
+
+void HttpSession::finish_rpc(std::optional<std::string> body) {
+  if (!body) return send(make_response(bhttp::status::no_content, "", "application/json"));
+  send(make_response(bhttp::status::ok, std::move(*body), "application/json"));
+}
+
+void HttpSession::handle_events(Request& request, std::string_view target) {
+  std::optional<std::uint64_t> last_event_id;
+  if (const auto value = header(request, std::string_view("Last-Event-ID"))) {
+    last_event_id = parse_seq(*value);
+    if (!last_event_id) return refuse(bhttp::status::bad_request, "Last-Event-ID must be an event seq");
+  } else if (const auto query = query_parameter(target, "lastEventId")) {
+    last_event_id = parse_seq(*query);
+    if (!last_event_id) return refuse(bhttp::status::bad_request, "lastEventId must be an event seq");
+  }
+  std::optional<std::string> session_filter;
+  if (const auto session = query_parameter(target, "session")) session_filter = std::string(*session);
+
+  std::string head = "HTTP/1.1 200 OK\r\nServer: switchboard\r\nContent-Type: text/event-stream\r\n"
+                     "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\nConnection: keep-alive\r\n";
+  if (m_cors_origin) head += "Access-Control-Allow-Origin: " + *m_cors_origin + "\r\nVary: Origin\r\n";
+  if (m_set_cookie) head += "Set-Cookie: " + *m_set_cookie + "\r\n";
+  head += "\r\n";
+
+  m_handed_over = true;
+  m_context.sessions.erase(this);  // from now on the hub owns the connection
+  m_stream.expires_never();
+  auto sse = std::make_shared<SseSession>(std::move(m_stream), m_context.hub, std::move(session_filter), m_remote);
+  sse->start(std::move(head), last_event_id);
+}
+
+}  // namespace switchboard::http

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "switchboard/bus/EncodedEvent.h"
+
+namespace switchboard::http {
+
+class SseSession;
+
+// One event formatted as an SSE frame, once, shared by every client that receives it.
+struct SseFrame {
+  std::uint64_t seq = 0;  // 0 for frames that are not events (heartbeats, gap notices)
+  std::string session_id;
+  std::string bytes;
+};
+using SseFramePtr = std::shared_ptr<const SseFrame>;
+
+struct SseLimits {
+  std::size_t history_events = 10000;             // retained for Last-Event-ID replay
+  std::size_t history_bytes = 64 * 1024 * 1024;
+  std::size_t client_queue_frames = 4096;         // a client further behind than this is cut off
+  std::size_t client_queue_bytes = 8 * 1024 * 1024;
+  std::chrono::milliseconds heartbeat{15000};
+  std::chrono::milliseconds write_timeout{30000};
+  std::chrono::milliseconds retry_hint{2000};
+};
+
+// The egress sink for Server-Sent Events: formats each event into a frame, keeps a bounded history for
+// reconnecting clients, and fans frames out to the connected SseSessions. Single-threaded (io_context).
+class SseHub : public bus::EventSink {
+ public:
+  explicit SseHub(SseLimits limits) : m_limits(limits) {}
+
+  void on_event(const bus::EncodedEventPtr& event) override;
+
+  // What a client that has seen everything up to `last_seen` must receive before the live stream.
+  struct Replay {
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> gap;  // [from, to] no longer retained
+    std::vector<SseFramePtr> frames;
+  };
+  Replay replay_after(std::uint64_t last_seen) const;
+
+  void attach(const std::shared_ptr<SseSession>& session);
+  void detach(SseSession* session);
+  // Shutdown, gently: each client is closed once its queue has drained.
+  void finish_all();
+  // Calls `callback` once no client is attached any more.
+  void on_empty(std::function<void()> callback);
+  // Shutdown, now: closes every client.
+  void stop_all();
+
+  const SseLimits& limits() const { return m_limits; }
+  std::size_t client_count() const { return m_sessions.size(); }
+  std::uint64_t last_seq() const { return m_last_seq; }
+
+  static std::string format_frame(std::uint64_t seq, std::string_view json);
+
+ private:
+  SseLimits m_limits;
+  std::deque<SseFramePtr> m_history;
+  std::size_t m_history_bytes = 0;
+  std::uint64_t m_evicted_through = 0;  // highest seq dropped from history
+  std::uint64_t m_last_seq = 0;
+  std::vector<std::shared_ptr<SseSession>> m_sessions;
+  std::function<void()> m_on_empty;
+};
+
+}  // namespace switchboard::http

@@ -1,0 +1,135 @@
+#include "http/SseSession.h"
+
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+namespace switchboard::http {
+namespace {
+
+constexpr std::size_t kFramesPerWrite = 256;
+
+SseFramePtr make_frame(std::string bytes) {
+  auto frame = std::make_shared<SseFrame>();
+  frame->bytes = std::move(bytes);
+  return frame;
+}
+
+}  // namespace
+
+SseSession::SseSession(boost::beast::tcp_stream stream, SseHub& hub, std::optional<std::string> session_filter,
+                       std::string remote)
+    : m_stream(std::move(stream)),
+      m_hub(hub),
+      m_session_filter(std::move(session_filter)),
+      m_remote(std::move(remote)),
+      m_heartbeat(m_stream.get_executor()) {}
+
+SseSession::~SseSession() = default;
+
+bool SseSession::wanted(const SseFrame& frame) const {
+  if (!m_session_filter || frame.seq == 0 || frame.session_id.empty()) return true;  // global events go to all
+  return frame.session_id == *m_session_filter;
+}
+
+void SseSession::start(std::string head, std::optional<std::uint64_t> last_event_id) {
+  enqueue(make_frame(std::move(head) + "retry: " + std::to_string(m_hub.limits().retry_hint.count()) + "\n\n"));
+  if (last_event_id) {
+    auto replay = m_hub.replay_after(*last_event_id);
+    if (replay.gap) {
+      // Explicit, so the client knows to refetch state instead of silently missing events.
+      enqueue(make_frame("event: gap\ndata: {\"from\":" + std::to_string(replay.gap->first) +
+                         ",\"to\":" + std::to_string(replay.gap->second) + "}\n\n"));
+    }
+    for (auto& frame : replay.frames) {
+      if (wanted(*frame)) enqueue(std::move(frame));
+    }
+  }
+  // Nothing can be published between the replay above and this attach (one thread), so no hole, no duplicate.
+  m_hub.attach(shared_from_this());
+  watch_for_close();
+  schedule_heartbeat();
+  write_next();
+}
+
+void SseSession::push(const SseFramePtr& frame) {
+  if (m_closed || !wanted(*frame)) return;
+  const auto& limits = m_hub.limits();
+  if (m_queue.size() + 1 > limits.client_queue_frames || m_queued_bytes + frame->bytes.size() > limits.client_queue_bytes) {
+    spdlog::warn("sse: client {} fell behind ({} frames, {} bytes queued); disconnecting it", m_remote,
+                 m_queue.size(), m_queued_bytes);
+    close("too slow");
+    return;
+  }
+  enqueue(frame);
+  write_next();
+}
+
+void SseSession::enqueue(SseFramePtr frame) {
+  m_queued_bytes += frame->bytes.size();
+  m_queue.push_back(std::move(frame));
+}
+
+void SseSession::write_next() {
+  if (m_writing || m_closed || m_queue.empty()) return;
+  m_writing = true;
+  std::vector<boost::asio::const_buffer> buffers;
+  while (!m_queue.empty() && m_in_flight.size() < kFramesPerWrite) {
+    m_in_flight.push_back(std::move(m_queue.front()));
+    m_queue.pop_front();
+    buffers.emplace_back(m_in_flight.back()->bytes.data(), m_in_flight.back()->bytes.size());
+  }
+  m_stream.expires_after(m_hub.limits().write_timeout);
+  boost::asio::async_write(m_stream, buffers, [self = shared_from_this()](const boost::system::error_code& error, std::size_t) {
+    self->m_writing = false;
+    for (const auto& frame : self->m_in_flight) self->m_queued_bytes -= frame->bytes.size();
+    self->m_in_flight.clear();
+    if (error) {
+      self->close(error == boost::beast::error::timeout ? "write timed out" : "write failed");
+      return;
+    }
+    self->m_sent_since_heartbeat = true;
+    if (self->m_finishing && self->m_queue.empty()) return self->close("finished");
+    self->write_next();
+  });
+}
+
+void SseSession::watch_for_close() {
+  // An EventSource sends nothing after its request, so any completion here (EOF, reset, stray bytes) ends it.
+  m_stream.socket().async_read_some(boost::asio::buffer(&m_probe, 1),
+                                    [self = shared_from_this()](const boost::system::error_code&, std::size_t) {
+                                      self->close("client went away");
+                                    });
+}
+
+void SseSession::schedule_heartbeat() {
+  m_heartbeat.expires_after(m_hub.limits().heartbeat);
+  m_heartbeat.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+    auto self = weak.lock();
+    if (error || !self || self->m_closed) return;
+    if (!self->m_sent_since_heartbeat && self->m_queue.empty()) {
+      self->enqueue(make_frame(": ping\n\n"));
+      self->write_next();
+    }
+    self->m_sent_since_heartbeat = false;
+    self->schedule_heartbeat();
+  });
+}
+
+void SseSession::finish() {
+  m_finishing = true;
+  if (!m_writing && m_queue.empty()) close("finished");
+}
+
+void SseSession::close(std::string_view reason) {
+  if (m_closed) return;
+  m_closed = true;
+  spdlog::debug("sse: closing client {}: {}", m_remote, reason);
+  m_heartbeat.cancel();
+  m_queue.clear();
+  boost::system::error_code ignored;
+  m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  m_stream.socket().close(ignored);
+  m_hub.detach(this);  // may release the hub's reference; the pending ops keep us alive until they finish
+}
+
+}  // namespace switchboard::http

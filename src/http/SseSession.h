@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include "http/SseHub.h"
+
+namespace switchboard::http {
+
+// One client of GET /events after the response head: a bounded queue of shared frames, one write in flight.
+//
+// A client that falls further behind than the hub's limits is disconnected (and logged) instead of growing
+// memory or slowing anyone else; it reconnects with Last-Event-ID and catches up from history. A client that
+// vanishes is noticed by a pending one-byte read (EventSource never sends anything after its request) or by
+// the write timeout. Heartbeat comments keep proxies and idle timers from closing a quiet stream.
+class SseSession : public std::enable_shared_from_this<SseSession> {
+ public:
+  SseSession(boost::beast::tcp_stream stream, SseHub& hub, std::optional<std::string> session_filter,
+             std::string remote);
+  ~SseSession();
+
+  // Sends `head` (the HTTP response head), the retry hint, then the replay after `last_event_id` (if any), then
+  // live frames.
+  void start(std::string head, std::optional<std::uint64_t> last_event_id);
+  void push(const SseFramePtr& frame);
+  void close(std::string_view reason);
+  // Closes once everything queued so far has been written.
+  void finish();
+
+  std::size_t queued_frames() const { return m_queue.size(); }
+
+ private:
+  void enqueue(SseFramePtr frame);
+  void write_next();
+  void watch_for_close();
+  void schedule_heartbeat();
+  bool wanted(const SseFrame& frame) const;
+
+  boost::beast::tcp_stream m_stream;
+  SseHub& m_hub;
+  std::optional<std::string> m_session_filter;
+  std::string m_remote;
+  boost::asio::steady_timer m_heartbeat;
+  std::deque<SseFramePtr> m_queue;
+  std::size_t m_queued_bytes = 0;
+  std::vector<SseFramePtr> m_in_flight;
+  bool m_writing = false;
+  bool m_closed = false;
+  bool m_finishing = false;
+  bool m_sent_since_heartbeat = false;
+  char m_probe = 0;
+};
+
+}  // namespace switchboard::http
