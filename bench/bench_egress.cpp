@@ -13,7 +13,8 @@
 //   - bus.publish -> bridge -> Egress with a sink that only counts bytes (no transport, no I/O).
 // Heap allocations are counted (operator new is replaced in this program) and reported per event.
 //
-// Usage: bench_egress [events [events-per-batch]]   (defaults 2,000,000 and 1,000). Not a test: it prints figures and the target.
+// Usage: bench_egress [events [events-per-batch [pipe-buffer-bytes]]]
+// (defaults: 2,000,000 events, 1,000 per batch, the kernel's default pipe buffer). Not a test: it prints figures and the target.
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -75,6 +76,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kDefaultEvents = 2'000'000;
 constexpr std::size_t kDefaultBatch = 1'000;
 std::size_t g_batch = kDefaultBatch;
+int g_pipe_bytes = 0;  // 0: the kernel's default pipe buffer
 constexpr int kRuns = 3;
 constexpr double kTargetEventsPerSecond = 3e6;
 constexpr std::string_view kSessions[] = {"session-1", "session-2", "session-3", "session-4"};
@@ -151,6 +153,7 @@ CatPipe open_cat_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) die("pipe2");
   CatPipe pipe;
+  if (g_pipe_bytes > 0 && ::fcntl(fds[1], F_SETPIPE_SZ, g_pipe_bytes) < 0) die("F_SETPIPE_SZ");
   pipe.pid = spawn_cat(fds[0]);
   ::close(fds[0]);
   pipe.write_fd = fds[1];
@@ -336,6 +339,7 @@ int main(int argc, char** argv) {
   if (events == 0) events = kDefaultEvents;
   if (argc > 2) g_batch = static_cast<std::size_t>(std::strtoull(argv[2], nullptr, 10));
   if (g_batch == 0) g_batch = kDefaultBatch;
+  if (argc > 3) g_pipe_bytes = std::atoi(argv[3]);
   std::signal(SIGPIPE, SIG_IGN);
   // FdWriter warns each time its backlog doubles past 16 MB; the peak RSS printed below shows the same.
   spdlog::set_level(spdlog::level::err);

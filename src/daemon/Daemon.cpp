@@ -54,8 +54,10 @@ void Daemon::on_signal(const boost::system::error_code& error, int signal) {
     ::_exit(128 + signal);
   }
   spdlog::info("signal {} received, shutting down", signal);
-  begin_shutdown(protocol::DaemonShutdownEventReason::Signal);
+  // Re-arm first: shutdown may complete (and cancel the signal set) before begin_shutdown returns, and a wait
+  // armed after that would keep the io_context alive for ever.
   m_signals.async_wait([this](const auto& next_error, int next_signal) { on_signal(next_error, next_signal); });
+  begin_shutdown(protocol::DaemonShutdownEventReason::Signal);
 }
 
 std::optional<int> Daemon::start_http() {

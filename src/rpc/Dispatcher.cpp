@@ -37,7 +37,35 @@ class BatchCollector {
   std::vector<std::string> m_responses;
 };
 
-bool valid_id(const nlohmann::json& id) { return id.is_string() || id.is_number() || id.is_null(); }
+// Ids are echoed exactly. nlohmann keeps strings and 64-bit integers exact, but a number outside 64 bits or
+// with a fraction comes back rounded; rather than echo a different id, such ids are refused.
+bool valid_id(const nlohmann::json& id) {
+  return id.is_string() || id.is_number_integer() || id.is_number_unsigned() || id.is_null();
+}
+
+// Deeper nesting than this is refused before parsing: nothing in the protocol needs it, and copying or
+// destroying a value nested 100,000 levels deep recurses that deep.
+constexpr std::size_t kMaxNestingDepth = 128;
+
+bool nesting_within(std::string_view text, std::size_t limit) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > limit) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -53,6 +81,12 @@ std::vector<std::string> Dispatcher::bound_methods() const {
 }
 
 void Dispatcher::handle_message(std::string_view text, const std::shared_ptr<RpcPeer>& peer) {
+  if (!nesting_within(text, kMaxNestingDepth)) {
+    peer->send_response(render_error(nullptr, RpcError{protocol::ErrorCode::ParseError,
+                                                       "parse error: nested deeper than " + std::to_string(kMaxNestingDepth) + " levels",
+                                                       nullptr}));
+    return;
+  }
   const auto message = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (message.is_discarded()) {
     peer->send_response(render_error(nullptr, RpcError{protocol::ErrorCode::ParseError, "parse error: invalid JSON", nullptr}));
@@ -88,10 +122,11 @@ void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_
   if (!message.is_object()) return reject(nullptr, RpcError::invalid_request("expected an object"));
   const auto id_it = message.find("id");
   const bool is_notification = id_it == message.end();
-  const nlohmann::json id = is_notification ? nlohmann::json() : *id_it;
-  if (!is_notification && !valid_id(id)) {
-    return reject(nullptr, RpcError::invalid_request("id must be a string, a number or null"));
+  // Check before copying: the id is client input of any shape.
+  if (!is_notification && !valid_id(*id_it)) {
+    return reject(nullptr, RpcError::invalid_request("id must be a string, a 64-bit integer or null"));
   }
+  const nlohmann::json id = is_notification ? nlohmann::json() : *id_it;
   const auto version = message.find("jsonrpc");
   if (version == message.end() || *version != "2.0") {
     return reject(id, RpcError::invalid_request("jsonrpc must be \"2.0\""));

@@ -14,6 +14,7 @@
 //     (#members) elements;
 //   - no call is left in flight after the input, and report_bug() (which only aborts in !NDEBUG builds) traps.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -66,7 +67,29 @@ struct World {
 
 World* g_world = nullptr;
 
-bool is_valid_id(const json& id) { return id.is_string() || id.is_number() || id.is_null(); }
+// Request ids the daemon can echo exactly (others are refused with -32600 and id null).
+bool is_valid_id(const json& id) { return id.is_string() || id.is_number_integer() || id.is_null(); }
+
+// The dispatcher refuses lines nested deeper than this before parsing them.
+constexpr std::size_t kMaxNesting = 128;
+std::size_t nesting_depth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
 
 // One JSON-RPC 2.0 response object.
 void check_response_object(const json& response) {
@@ -117,7 +140,7 @@ void check_line(std::string_view line, const std::vector<std::string>& responses
   for (const auto& text : responses) parsed.push_back(check_response_text(text));
 
   const json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded()) {
+  if (request.is_discarded() || nesting_depth(line) > kMaxNesting) {
     FUZZ_CHECK(parsed.size() == 1 && parsed[0].is_object());
     FUZZ_CHECK(error_code(parsed[0]) == -32700 && parsed[0]["id"].is_null());
     return;
@@ -149,7 +172,7 @@ void check_line(std::string_view line, const std::vector<std::string>& responses
     return;
   }
   FUZZ_CHECK(parsed.size() == 1 && parsed[0].is_object());
-  if (id->is_string() || id->is_number()) FUZZ_CHECK(parsed[0]["id"] == *id);
+  if (is_valid_id(*id)) FUZZ_CHECK(parsed[0]["id"] == *id);  // echoed (null stays null)
   else FUZZ_CHECK(parsed[0]["id"].is_null() && error_code(parsed[0]) == -32600);
 }
 

@@ -16,13 +16,15 @@ A transcript is a text file, read line by line:
   > @LONG n            send a line of n 'x' characters
   > @LONG n template   send `template` with `@PAD@` replaced by enough 'x' to make the line exactly n bytes
   > @NEST n template   send `template` with `@NEST@` replaced by n '[' followed by n ']'
+  >| @LONG …, >| @NEST …   the same without the newline
   < json               the next line the daemon must write to stdout
   (blank line)         ignored
 
 The driver runs `<binary> --log-level off stdio [ARGS]`, writes all the input at once, closes stdin, waits for
 the exit and checks: the exit code; that stdout ends with a newline and each line is valid JSON; that there are
 as many lines as `<` expectations; and that each line equals its expectation (order-sensitive, as this daemon
-answers in order; JSON values compared exactly, key order ignored, 1 == 1.0 as in JSON).
+answers in order; JSON values compared exactly, key order ignored, numbers by exact decimal value, so
+1 == 1.0 == 1e0 but 0.1 != 0.10000000000000000001).
 
 Before comparing, both sides are normalized: integer values of "ts" -> "<ts>", "pid" -> "<pid>", a "clientId" of
 the form client-<hex> -> "<clientId>", a "reference" of the form ref-<hex> -> "<reference>" (also inside the
@@ -31,15 +33,18 @@ the form client-<hex> -> "<clientId>", a "reference" of the form ref-<hex> -> "<
 other listed members (extra members in the actual object are ignored).
 """
 
+import decimal
 import difflib
 import json
 import re
 import shlex
+import signal
 import subprocess
 import sys
 
 TIMEOUT_SECONDS = 60
 
+NUMBER = (int, float, decimal.Decimal)
 ANY = "<any>"
 MORE = "<more>"
 
@@ -101,8 +106,9 @@ def parse_transcript(path):
             if not match:
                 raise TranscriptError(f"{path}:{number}: expected '> ', '>| ', '>\\ ' or '>|\\ ' prefix")
             flags, text = match.group(1), match.group(2) or ""
-            long_match = re.match(r"@LONG (\d+)(?: (.*))?$", text) if not flags else None
-            nest_match = re.match(r"@NEST (\d+) (.*)$", text) if not flags else None
+            generated = "\\" not in flags  # @LONG and @NEST work with '>' and '>|'
+            long_match = re.match(r"@LONG (\d+)(?: (.*))?$", text) if generated else None
+            nest_match = re.match(r"@NEST (\d+) (.*)$", text) if generated else None
             if long_match:
                 length, template = int(long_match.group(1)), long_match.group(2)
                 if template is None:
@@ -155,8 +161,8 @@ def json_equal(a, b):
     """Exact JSON equality: no bool/number confusion, ints and floats compared by value."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
+    if isinstance(a, NUMBER) and isinstance(b, NUMBER):
+        return a == b  # exact: floats are parsed as Decimal, so 0.1000000000000000001 != 0.1
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
@@ -175,7 +181,7 @@ def matches(expected, actual, where="$"):
         keys = [k for k in expected if k != MORE]
         for key in keys:
             if key not in actual:
-                return f"{where}: missing member {json.dumps(key)}"
+                return f"{where}: missing member {dumps(key)}"
             problem = matches(expected[key], actual[key], f"{where}.{key}")
             if problem:
                 return problem
@@ -194,11 +200,32 @@ def matches(expected, actual, where="$"):
         return None
     if json_equal(expected, actual):
         return None
-    return f"{where}: expected {json.dumps(expected, ensure_ascii=False)}, got {json.dumps(actual, ensure_ascii=False)}"
+    return f"{where}: expected {dumps(expected)}, got {dumps(actual)}"
+
+
+def loads(text):
+    # Decimal keeps every digit of a fraction or an exponent form, so an id the daemon rounded is caught.
+    return json.loads(text, parse_float=decimal.Decimal)
+
+
+def dumps(value, **options):
+    """json.dumps that prints Decimal numbers as numbers, digit for digit."""
+
+    def mark(member):
+        if isinstance(member, decimal.Decimal):
+            return f"\0DECIMAL:{member}\0"
+        if isinstance(member, dict):
+            return {key: mark(item) for key, item in member.items()}
+        if isinstance(member, list):
+            return [mark(item) for item in member]
+        return member
+
+    text = json.dumps(mark(value), ensure_ascii=False, **options)
+    return re.sub(r'"\\u0000DECIMAL:([^"\\]*)\\u0000"', r"\1", text)
 
 
 def canonical(value):
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return dumps(value, sort_keys=True)
 
 
 def main(argv):
@@ -211,7 +238,7 @@ def main(argv):
         expected_values = []
         for number, text in expected:
             try:
-                expected_values.append((number, normalize(json.loads(text))))
+                expected_values.append((number, normalize(loads(text))))
             except json.JSONDecodeError as error:
                 raise TranscriptError(f"{path}:{number}: expectation is not valid JSON: {error}")
     except (OSError, TranscriptError, ValueError) as error:
@@ -224,10 +251,19 @@ def main(argv):
     except subprocess.TimeoutExpired:
         print(f"FAIL: {shlex.join(command)} did not exit within {TIMEOUT_SECONDS} s after stdin was closed")
         return 1
+    except OSError as error:
+        print(f"FAIL: cannot run {shlex.join(command)}: {error}")
+        return 1
 
     failures = []
     if process.returncode != expected_exit:
-        failures.append(f"exit code {process.returncode}, expected {expected_exit}")
+        how = f"exit code {process.returncode}"
+        if process.returncode < 0:
+            try:
+                how = f"killed by {signal.Signals(-process.returncode).name}"
+            except ValueError:
+                pass
+        failures.append(f"{how}, expected exit code {expected_exit}")
     stdout = process.stdout
     if stdout and not stdout.endswith(b"\n"):
         failures.append("stdout does not end with a newline")
@@ -239,7 +275,7 @@ def main(argv):
     for index, raw in enumerate(raw_lines, start=1):
         text = raw.decode("utf-8", "backslashreplace")
         try:
-            value = json.loads(raw.decode("utf-8"))
+            value = loads(raw.decode("utf-8"))
             actual_values.append((text, normalize(value)))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             failures.append(f"stdout line {index} is not valid UTF-8 JSON ({error}): {text[:200]}")

@@ -1,0 +1,224 @@
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "support/RawHttpClient.h"
+#include "support/SpawnedDaemon.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using switchboard::testing::RawHttpClient;
+using switchboard::testing::SpawnedDaemon;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char name[] = "/tmp/switchboard-http-XXXXXX";
+    path = ::mkdtemp(name);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string read_line(int fd) {
+  std::string line;
+  char c;
+  while (::read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+  return line;
+}
+
+// Waits for the runtime file of a daemon started on `dir` and returns it parsed.
+json wait_for_runtime(const fs::path& dir) {
+  for (int i = 0; i < 400; ++i) {
+    if (fs::exists(dir / "daemon.json")) {
+      auto parsed = json::parse(slurp(dir / "daemon.json"), nullptr, false);
+      if (parsed.is_object()) return parsed;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("no runtime file in " << dir);
+  return {};
+}
+
+struct Pipe {
+  int fds[2]{-1, -1};
+  Pipe() { REQUIRE(::pipe2(fds, O_CLOEXEC) == 0); }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  int read_end() const { return fds[0]; }
+  int write_end() const { return fds[1]; }
+  void close_read() {
+    if (fds[0] >= 0) ::close(std::exchange(fds[0], -1));
+  }
+  void close_write() {
+    if (fds[1] >= 0) ::close(std::exchange(fds[1], -1));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("serve: announces itself; guards its data directory; refuses a second instance", "[http][daemon]") {
+  TempDir tmp;
+  const fs::path dir = tmp.path / "data";
+  Pipe out;
+  Pipe err;
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  SpawnedDaemon first({"--log-level", "trace", "serve", "--port", "0", "--data-dir", dir.string()}, in, out.write_end(), err.write_end());
+  out.close_write();
+  err.close_write();
+  const std::string url_line = read_line(out.read_end());
+  CHECK(url_line.find("listening on http://127.0.0.1:") != std::string::npos);
+  const auto runtime = wait_for_runtime(dir);
+  const std::uint16_t port = runtime.at("port");
+  const std::string token = runtime.at("token");
+  CHECK(token.size() == 64);  // 256 bits, hex
+  CHECK(runtime.at("pid") == first.pid());
+  CHECK(runtime.at("protocolVersion") == 1);
+
+  struct stat info {};
+  REQUIRE(::stat(dir.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0700);
+  REQUIRE(::stat((dir / "daemon.json").c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+
+  RawHttpClient identity(port);
+  const auto id = json::parse(identity.request("GET", "/.well-known/switchboard", {}).body);
+  CHECK(id.at("name") == "switchboard");
+  CHECK(id.at("pid") == first.pid());
+  // Requests that carry the token in the query: the logs must not show it.
+  RawHttpClient with_query(port);
+  CHECK(with_query.request("POST", "/rpc?token=" + token, {"Content-Type: application/json"},
+                           R"({"jsonrpc":"2.0","id":1,"method":"ping"})").status == 200);
+
+  SECTION("a second instance on the same data dir says where the first is and exits non-zero") {
+    Pipe err2;
+    const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    SpawnedDaemon second({"serve", "--port", "0", "--data-dir", dir.string()}, in, null_out, err2.write_end());
+    err2.close_write();
+    ::close(null_out);
+    const std::string message = read_all(err2.read_end());
+    CHECK(second.wait() == 3);
+    CHECK(message.find("already running") != std::string::npos);
+    CHECK(message.find(std::to_string(port)) != std::string::npos);
+  }
+  SECTION("SIGTERM: clean exit, runtime file removed, token never logged") {
+    ::kill(first.pid(), SIGTERM);
+    CHECK(first.wait() == 0);
+    CHECK_FALSE(fs::exists(dir / "daemon.json"));
+    const std::string logs = read_all(err.read_end());
+    CHECK(logs.find("POST /rpc?token=REDACTED") != std::string::npos);
+    CHECK(logs.find(token) == std::string::npos);
+  }
+  SECTION("a stale lock from a killed daemon is taken over") {
+    ::kill(first.pid(), SIGKILL);
+    first.wait();
+    const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    SpawnedDaemon third({"--log-level", "off", "serve", "--port", "0", "--data-dir", dir.string()}, in, null_out, null_out);
+    ::close(null_out);
+    json replaced;
+    for (int i = 0; i < 400; ++i) {
+      replaced = json::parse(slurp(dir / "daemon.json"), nullptr, false);
+      if (replaced.is_object() && replaced.value("pid", 0) == third.pid()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(replaced.value("pid", 0) == third.pid());
+    CHECK(replaced.value("token", "") != token);  // a fresh token per run
+    ::kill(third.pid(), SIGTERM);
+    CHECK(third.wait() == 0);
+  }
+  ::close(in);
+}
+
+TEST_CASE("serve: a non-loopback bind is refused unless asked for", "[http][daemon]") {
+  TempDir tmp;
+  Pipe err;
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  SpawnedDaemon daemon({"serve", "--host", "0.0.0.0", "--port", "0", "--data-dir", (tmp.path / "d").string()}, in,
+                       null_out, err.write_end());
+  err.close_write();
+  ::close(in);
+  ::close(null_out);
+  CHECK(daemon.wait() == 1);
+  CHECK(read_all(err.read_end()).find("non-loopback") != std::string::npos);
+}
+
+TEST_CASE("stdio --http: one egress; byte-identical events and responses on both transports", "[http][daemon]") {
+  TempDir tmp;
+  const fs::path dir = tmp.path / "data";
+  Pipe in;
+  Pipe out;
+  const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  SpawnedDaemon daemon({"--log-level", "off", "stdio", "--http", "--port", "0", "--data-dir", dir.string()}, in.read_end(),
+                       out.write_end(), null_err);
+  in.close_read();
+  out.close_write();
+  ::close(null_err);
+  const auto runtime = wait_for_runtime(dir);
+  const std::uint16_t port = runtime.at("port");
+  const std::string bearer = "Authorization: Bearer " + runtime.at("token").get<std::string>();
+
+  auto stdio_call = [&](const std::string& line) {
+    const std::string bytes = line + "\n";
+    REQUIRE(::write(in.write_end(), bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+    return read_line(out.read_end());
+  };
+  REQUIRE(json::parse(stdio_call(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"tui"}}})")).contains("result"));
+  for (const std::string& request : {
+           std::string(R"({"jsonrpc":"2.0","id":7,"method":"rpc.discover"})"),
+           std::string(R"({"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":"1"}})"),
+           std::string(R"([{"jsonrpc":"2.0","id":1,"method":"nope"},{"jsonrpc":"2.0","id":2,"method":"ping","params":{"a":1}}])"),
+           std::string(R"({"jsonrpc":"2.0","id":1,"method":"ping")"),
+       }) {
+    CAPTURE(request);
+    RawHttpClient client(port);
+    const auto http = client.request("POST", "/rpc", {bearer, "Content-Type: application/json"}, request);
+    CHECK(http.body == stdio_call(request));
+  }
+
+  RawHttpClient sse(port);
+  REQUIRE(sse.send_request("GET", "/events", {bearer}));
+  RawHttpClient::Response head;
+  REQUIRE(sse.read_head(head));
+  REQUIRE(sse.read_frame());  // retry hint
+  in.close_write();           // the TUI goes away: the daemon shuts down and says so on both transports
+  const std::string stdio_event = read_line(out.read_end());
+  const auto frame = sse.read_frame();
+  REQUIRE(frame);
+  const std::string prefix = R"({"jsonrpc":"2.0","method":"event","params":)";
+  REQUIRE(stdio_event.rfind(prefix, 0) == 0);
+  const std::string stdio_json = stdio_event.substr(prefix.size(), stdio_event.size() - prefix.size() - 1);
+  const std::string sse_json = frame->substr(frame->find("data: ") + 6);
+  CHECK(sse_json == stdio_json);
+  CHECK(json::parse(sse_json).at("type") == "daemon.shutdown");
+  CHECK(daemon.wait() == 0);
+}
