@@ -9,10 +9,15 @@
 // As a floor for (b) it also times the same round trip against `cat`, which echoes each line back: that is
 // the cost of the pipes and the two context switches alone, on this machine.
 //
+// Round-trip latency depends mostly on where the scheduler puts the two processes: on one CPU a wake-up is a
+// direct switch; across CPUs it is an inter-processor wake-up of an idle CPU (expensive in a VM). So (b) and
+// the floor are also run with both processes pinned to one CPU and to two different CPUs (when there are two).
+//
 // Not a test: it prints figures and targets. It exits non-zero only if the daemon misbehaves (wrong answer,
 // non-zero exit status), never because a target is missed.
 
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,6 +66,31 @@ constexpr double kTargetStartupMs = 20;
   std::exit(1);
 }
 
+// Where the client and the spawned process run. Children inherit the affinity they are spawned with.
+enum class Placement { Free, SameCpu, OtherCpus };
+
+const char* placement_name(Placement placement) {
+  switch (placement) {
+    case Placement::Free: return "unpinned";
+    case Placement::SameCpu: return "both on CPU 0";
+    case Placement::OtherCpus: return "client on CPU 0, server on CPU 1";
+  }
+  return "";
+}
+
+cpu_set_t g_all_cpus;
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (::sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
+}
+
+void unpin_self() {
+  if (::sched_setaffinity(0, sizeof g_all_cpus, &g_all_cpus) != 0) die("sched_setaffinity");
+}
+
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 // A child process with its stdin and stdout on pipes (stderr inherited).
@@ -70,7 +100,12 @@ struct Child {
   int from_child = -1;  // read end of the child's stdout
 };
 
-Child spawn(const std::vector<std::string>& args) {
+Child spawn(const std::vector<std::string>& args, Placement placement = Placement::Free) {
+  switch (placement) {
+    case Placement::Free: break;
+    case Placement::SameCpu: pin_self(0); break;
+    case Placement::OtherCpus: pin_self(1); break;
+  }
   int in[2];
   int out[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) die("pipe2");
@@ -89,6 +124,7 @@ Child spawn(const std::vector<std::string>& args) {
     errno = rc;
     die(("posix_spawn " + args[0]).c_str());
   }
+  if (placement == Placement::OtherCpus) pin_self(0);
   ::close(in[0]);
   ::close(out[1]);
   child.to_child = in[1];
@@ -285,47 +321,50 @@ void print_latency(const char* title, const Stats& s, bool with_targets) {
   std::printf("    max    %8.1f us\n    mean   %8.1f us\n    min    %8.1f us\n\n", s.max, s.mean, s.min);
 }
 
-// (b) and (c) on one daemon.
-void bench_round_trip_and_memory(const std::string& binary) {
-  Child child = spawn(daemon_args(binary));
+// (b) on one daemon per placement, and (c) on the unpinned one.
+void bench_round_trip_and_memory(const std::string& binary, Placement placement) {
+  Child child = spawn(daemon_args(binary), placement);
   LineReader reader(child.from_child);
   write_all(child.to_child,
             R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"bench"}}})"
             "\n");
   read_response(reader, 1);
-  // The client.attached event follows the initialize response; read_response skips it on the next call.
+  // Any event that follows the initialize response is skipped by read_response.
   round_trips(child, reader, 2, kWarmupPings, true);
   const Stats s = stats_of(round_trips(child, reader, 2 + kWarmupPings, kMeasuredPings, true));
-  char title[160];
-  std::snprintf(title, sizeof title, "(b) ping round trip after initialize, %d sequential pings (+%d warm-up)",
-                kMeasuredPings, kWarmupPings);
+  char title[200];
+  std::snprintf(title, sizeof title, "(b) ping round trip after initialize, %d sequential pings (+%d warm-up), %s",
+                kMeasuredPings, kWarmupPings, placement_name(placement));
   print_latency(title, s, true);
 
-  const Memory after_run = memory_of(child.pid);
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  const Memory after_idle = memory_of(child.pid);
-  std::printf("(c) daemon memory (/proc/%d/status)\n", static_cast<int>(child.pid));
-  std::printf("    after the ping run:  VmRSS %6.2f MB   VmHWM %6.2f MB\n", static_cast<double>(after_run.rss_kb) / 1024.0,
-              static_cast<double>(after_run.hwm_kb) / 1024.0);
-  const double idle_mb = static_cast<double>(after_idle.rss_kb) / 1024.0;
-  std::printf("    after 1 s idle:      VmRSS %6.2f MB   VmHWM %6.2f MB   (target RSS <= %.0f MB: %s)\n\n", idle_mb,
-              static_cast<double>(after_idle.hwm_kb) / 1024.0, kTargetRssMb, verdict(idle_mb, kTargetRssMb));
-
+  if (placement == Placement::Free) {
+    const Memory after_run = memory_of(child.pid);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const Memory after_idle = memory_of(child.pid);
+    std::printf("(c) daemon memory (/proc/%d/status)\n", static_cast<int>(child.pid));
+    std::printf("    after the ping run:  VmRSS %6.2f MB   VmHWM %6.2f MB\n",
+                static_cast<double>(after_run.rss_kb) / 1024.0, static_cast<double>(after_run.hwm_kb) / 1024.0);
+    const double idle_mb = static_cast<double>(after_idle.rss_kb) / 1024.0;
+    std::printf("    after 1 s idle:      VmRSS %6.2f MB   VmHWM %6.2f MB   (target RSS <= %.0f MB: %s)\n", idle_mb,
+                static_cast<double>(after_idle.hwm_kb) / 1024.0, kTargetRssMb, verdict(idle_mb, kTargetRssMb));
+  }
   expect_clean_exit(child, reader);
   std::printf("    daemon exited with status 0 after stdin was closed\n\n");
+  unpin_self();
 }
 
 // The floor: the same round trip against `cat`, which does no work besides copying the line back.
-void bench_pipe_floor() {
-  Child child = spawn({"cat"});
+void bench_pipe_floor(Placement placement) {
+  Child child = spawn({"cat"}, placement);
   LineReader reader(child.from_child);
   round_trips(child, reader, 0, kWarmupPings, false);
   const Stats s = stats_of(round_trips(child, reader, 0, kBaselineRoundTrips, false));
-  char title[160];
-  std::snprintf(title, sizeof title, "(floor) same round trip against `cat` (pipes + scheduling only), %d lines",
-                kBaselineRoundTrips);
+  char title[200];
+  std::snprintf(title, sizeof title, "(floor) same round trip against `cat` (pipes + scheduling only), %d lines, %s",
+                kBaselineRoundTrips, placement_name(placement));
   print_latency(title, s, false);
   finish(child, reader);
+  unpin_self();
 }
 
 }  // namespace
@@ -335,8 +374,16 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   std::printf("bench_stdio_ping: %s stdio --log-level off (%u CPUs online)\n\n", binary.c_str(),
               std::thread::hardware_concurrency());
+  if (::sched_getaffinity(0, sizeof g_all_cpus, &g_all_cpus) != 0) die("sched_getaffinity");
+  const bool two_cpus = CPU_ISSET(0, &g_all_cpus) && CPU_ISSET(1, &g_all_cpus);
   bench_startup(binary);
-  bench_round_trip_and_memory(binary);
-  bench_pipe_floor();
+  bench_round_trip_and_memory(binary, Placement::Free);
+  bench_pipe_floor(Placement::Free);
+  if (two_cpus) {
+    for (const Placement placement : {Placement::SameCpu, Placement::OtherCpus}) {
+      bench_round_trip_and_memory(binary, placement);
+      bench_pipe_floor(placement);
+    }
+  }
   return 0;
 }

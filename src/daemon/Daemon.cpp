@@ -10,6 +10,7 @@
 
 #include "daemon/CoreMethods.h"
 #include "daemon/InstanceProbe.h"
+#include "daemon/Methods.h"
 #include "switchboard/support/RandomId.h"
 #include "switchboard/version.h"
 
@@ -29,10 +30,13 @@ std::string identity_json() {
 
 }  // namespace
 
-Daemon::Daemon(DaemonOptions options) : m_options(std::move(options)) {
+Daemon::Daemon(DaemonOptions options)
+    // No agent adapter ships yet: the engine starts with an empty registry (the adapter issues fill it).
+    : m_options(std::move(options)), m_engine(m_io, m_bus, {}) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
-  bind_core_methods(m_dispatcher, CoreMethodsConfig{m_options.max_line_bytes});
+  bind_methods(m_dispatcher, m_engine, CoreMethodsConfig{m_options.max_line_bytes});
+  m_engine.set_last_seq_source([this] { return m_egress.last_seq(); });
   m_signals.add(SIGINT);
   m_signals.add(SIGTERM);
   m_signals.async_wait([this](const auto& error, int signal) { on_signal(error, signal); });
@@ -172,6 +176,7 @@ void Daemon::begin_shutdown(protocol::DaemonShutdownEventReason reason) {
   if (m_shutting_down) return;
   m_shutting_down = true;
   m_dispatcher.set_draining(true);
+  m_engine.stop_all();
   if (m_http) m_http->stop();
   m_bus.publish_global(protocol::DaemonShutdownEvent{reason});
   m_runtime_file.remove();

@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "daemon/DataDirectory.h"
+#include "engine/Engine.h"
 #include "http/HttpContext.h"
 #include "http/HttpServer.h"
 #include "http/SseHub.h"
@@ -75,6 +76,7 @@ class Daemon {
   bus::EventBus::Installation m_bus_installation{m_bus};
   bus::Egress m_egress{m_bus};
   rpc::Dispatcher m_dispatcher;
+  engine::Engine m_engine;
   boost::asio::signal_set m_signals{m_io};
   boost::asio::steady_timer m_shutdown_timer{m_io};
 

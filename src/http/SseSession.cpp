@@ -3,6 +3,9 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include "switchboard/bus/EventBus.h"
+#include "switchboard/support/RandomId.h"
+
 namespace switchboard::http {
 namespace {
 
@@ -46,6 +49,10 @@ void SseSession::start(std::string head, std::optional<std::uint64_t> last_event
   }
   // Nothing can be published between the replay above and this attach (one thread), so no hole, no duplicate.
   m_hub.attach(shared_from_this());
+  m_client_id = random_id("sse-", 6);
+  if (bus::EventBus::installed()) {
+    bus::EventBus::the().publish_global(protocol::ClientAttachedEvent{m_client_id, protocol::Transport::Http, true});
+  }
   watch_for_close();
   schedule_heartbeat();
   write_next();
@@ -129,6 +136,9 @@ void SseSession::close(std::string_view reason) {
   boost::system::error_code ignored;
   m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   m_stream.socket().close(ignored);
+  if (!m_client_id.empty() && bus::EventBus::installed()) {
+    bus::EventBus::the().publish_global(protocol::ClientDetachedEvent{m_client_id});
+  }
   m_hub.detach(this);  // may release the hub's reference; the pending ops keep us alive until they finish
 }
 

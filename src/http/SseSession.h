@@ -56,6 +56,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   bool m_finishing = false;
   bool m_sent_since_heartbeat = false;
   char m_probe = 0;
+  std::string m_client_id;  // announced on the bus: a watching browser can answer permission requests
 };
 
 }  // namespace switchboard::http

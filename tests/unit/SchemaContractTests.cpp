@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/CoreMethods.h"
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/Methods.h"
 #include "support/RecordingPeer.h"
 #include "support/SchemaValidator.h"
 #include "switchboard/bus/Egress.h"
@@ -39,8 +41,11 @@ std::set<std::string> schema_names(const std::string& folder, const std::string&
 }  // namespace
 
 TEST_CASE("the daemon binds exactly the methods of schema/methods; both ways", "[schema]") {
+  boost::asio::io_context io;
+  switchboard::bus::EventBus bus;
+  switchboard::engine::Engine engine(io, bus, {});
   switchboard::rpc::Dispatcher dispatcher;
-  switchboard::daemon::bind_core_methods(dispatcher, {1024});
+  switchboard::daemon::bind_methods(dispatcher, engine, {1024});
   const auto bound = dispatcher.bound_methods();
   const std::set<std::string> registry(bound.begin(), bound.end());
   const std::set<std::string> generated(protocol::kMethodNames.begin(), protocol::kMethodNames.end());

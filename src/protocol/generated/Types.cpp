@@ -152,6 +152,548 @@ void encode(json::JsonWriter& writer, const EventEnvelope& value) {
   writer.end_object();
 }
 
+std::string_view to_string(SessionState value) {
+  switch (value) {
+    case SessionState::Idle: return "idle";
+    case SessionState::Running: return "running";
+    case SessionState::AwaitingInput: return "awaiting_input";
+    case SessionState::Stopped: return "stopped";
+    case SessionState::Interrupted: return "interrupted";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, SessionState& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"idle\", \"running\", \"awaiting_input\", \"stopped\", \"interrupted\"", json);
+  if (*text == "idle") { out = SessionState::Idle; return true; }
+  if (*text == "running") { out = SessionState::Running; return true; }
+  if (*text == "awaiting_input") { out = SessionState::AwaitingInput; return true; }
+  if (*text == "stopped") { out = SessionState::Stopped; return true; }
+  if (*text == "interrupted") { out = SessionState::Interrupted; return true; }
+  return context.fail("one of \"idle\", \"running\", \"awaiting_input\", \"stopped\", \"interrupted\"", json);
+}
+
+void encode(json::JsonWriter& writer, SessionState value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "agent", "cwd", "title", "model", "mode", "archived", "state", "live", "createdAt", "updatedAt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (!json::decode_optional(json, "title", out.title, context)) return false;
+  if (!json::decode_optional(json, "model", out.model, context)) return false;
+  if (!json::decode_optional(json, "mode", out.mode, context)) return false;
+  if (!json::decode_required(json, "archived", out.archived, context)) return false;
+  if (!json::decode_required(json, "state", out.state, context)) return false;
+  if (!json::decode_required(json, "live", out.live, context)) return false;
+  if (!json::decode_required(json, "createdAt", out.created_at, context)) return false;
+  if (!json::decode_required(json, "updatedAt", out.updated_at, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionInfo& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"agent\":");
+  encode(writer, value.agent);
+  writer.key_raw("\"cwd\":");
+  encode(writer, value.cwd);
+  if (value.title) {
+    writer.key_raw("\"title\":");
+    encode(writer, *value.title);
+  }
+  if (value.model) {
+    writer.key_raw("\"model\":");
+    encode(writer, *value.model);
+  }
+  if (value.mode) {
+    writer.key_raw("\"mode\":");
+    encode(writer, *value.mode);
+  }
+  writer.key_raw("\"archived\":");
+  encode(writer, value.archived);
+  writer.key_raw("\"state\":");
+  encode(writer, value.state);
+  writer.key_raw("\"live\":");
+  encode(writer, value.live);
+  writer.key_raw("\"createdAt\":");
+  encode(writer, value.created_at);
+  writer.key_raw("\"updatedAt\":");
+  encode(writer, value.updated_at);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, Attachment& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"path", "mimeType"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "path", out.path, context)) return false;
+  if (json::utf8_length(out.path) < 1) return context.fail_at("path", "non-empty string", json.at("path"));
+  if (!json::decode_optional(json, "mimeType", out.mime_type, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const Attachment& value) {
+  writer.begin_object();
+  writer.key_raw("\"path\":");
+  encode(writer, value.path);
+  if (value.mime_type) {
+    writer.key_raw("\"mimeType\":");
+    encode(writer, *value.mime_type);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, QueuedPrompt& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"queueId", "text", "attachments", "queuedAt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "queueId", out.queue_id, context)) return false;
+  if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "attachments", out.attachments, context)) return false;
+  if (!json::decode_required(json, "queuedAt", out.queued_at, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const QueuedPrompt& value) {
+  writer.begin_object();
+  writer.key_raw("\"queueId\":");
+  encode(writer, value.queue_id);
+  writer.key_raw("\"text\":");
+  encode(writer, value.text);
+  if (value.attachments) {
+    writer.key_raw("\"attachments\":");
+    encode(writer, *value.attachments);
+  }
+  writer.key_raw("\"queuedAt\":");
+  encode(writer, value.queued_at);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, Usage& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"inputTokens", "outputTokens", "cacheReadTokens", "costUsd"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "inputTokens", out.input_tokens, context)) return false;
+  if (!json::decode_optional(json, "outputTokens", out.output_tokens, context)) return false;
+  if (!json::decode_optional(json, "cacheReadTokens", out.cache_read_tokens, context)) return false;
+  if (!json::decode_optional(json, "costUsd", out.cost_usd, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const Usage& value) {
+  writer.begin_object();
+  if (value.input_tokens) {
+    writer.key_raw("\"inputTokens\":");
+    encode(writer, *value.input_tokens);
+  }
+  if (value.output_tokens) {
+    writer.key_raw("\"outputTokens\":");
+    encode(writer, *value.output_tokens);
+  }
+  if (value.cache_read_tokens) {
+    writer.key_raw("\"cacheReadTokens\":");
+    encode(writer, *value.cache_read_tokens);
+  }
+  if (value.cost_usd) {
+    writer.key_raw("\"costUsd\":");
+    encode(writer, *value.cost_usd);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(StopReason value) {
+  switch (value) {
+    case StopReason::EndTurn: return "end_turn";
+    case StopReason::Cancelled: return "cancelled";
+    case StopReason::Error: return "error";
+    case StopReason::MaxTokens: return "max_tokens";
+    case StopReason::Refusal: return "refusal";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, StopReason& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"end_turn\", \"cancelled\", \"error\", \"max_tokens\", \"refusal\"", json);
+  if (*text == "end_turn") { out = StopReason::EndTurn; return true; }
+  if (*text == "cancelled") { out = StopReason::Cancelled; return true; }
+  if (*text == "error") { out = StopReason::Error; return true; }
+  if (*text == "max_tokens") { out = StopReason::MaxTokens; return true; }
+  if (*text == "refusal") { out = StopReason::Refusal; return true; }
+  return context.fail("one of \"end_turn\", \"cancelled\", \"error\", \"max_tokens\", \"refusal\"", json);
+}
+
+void encode(json::JsonWriter& writer, StopReason value) { writer.string(to_string(value)); }
+
+std::string_view to_string(PermissionDecision value) {
+  switch (value) {
+    case PermissionDecision::AllowOnce: return "allow_once";
+    case PermissionDecision::AllowSession: return "allow_session";
+    case PermissionDecision::AllowProject: return "allow_project";
+    case PermissionDecision::AllowAlways: return "allow_always";
+    case PermissionDecision::Deny: return "deny";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, PermissionDecision& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"allow_once\", \"allow_session\", \"allow_project\", \"allow_always\", \"deny\"", json);
+  if (*text == "allow_once") { out = PermissionDecision::AllowOnce; return true; }
+  if (*text == "allow_session") { out = PermissionDecision::AllowSession; return true; }
+  if (*text == "allow_project") { out = PermissionDecision::AllowProject; return true; }
+  if (*text == "allow_always") { out = PermissionDecision::AllowAlways; return true; }
+  if (*text == "deny") { out = PermissionDecision::Deny; return true; }
+  return context.fail("one of \"allow_once\", \"allow_session\", \"allow_project\", \"allow_always\", \"deny\"", json);
+}
+
+void encode(json::JsonWriter& writer, PermissionDecision value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"tool", "pattern"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "tool", out.tool, context)) return false;
+  if (json::utf8_length(out.tool) < 1) return context.fail_at("tool", "non-empty string", json.at("tool"));
+  if (!json::decode_optional(json, "pattern", out.pattern, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PermissionRule& value) {
+  writer.begin_object();
+  writer.key_raw("\"tool\":");
+  encode(writer, value.tool);
+  if (value.pattern) {
+    writer.key_raw("\"pattern\":");
+    encode(writer, *value.pattern);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(RuleScope value) {
+  switch (value) {
+    case RuleScope::Session: return "session";
+    case RuleScope::Project: return "project";
+    case RuleScope::Always: return "always";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, RuleScope& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"session\", \"project\", \"always\"", json);
+  if (*text == "session") { out = RuleScope::Session; return true; }
+  if (*text == "project") { out = RuleScope::Project; return true; }
+  if (*text == "always") { out = RuleScope::Always; return true; }
+  return context.fail("one of \"session\", \"project\", \"always\"", json);
+}
+
+void encode(json::JsonWriter& writer, RuleScope value) { writer.string(to_string(value)); }
+
+std::string_view to_string(RememberedRuleDecision value) {
+  switch (value) {
+    case RememberedRuleDecision::Allow: return "allow";
+    case RememberedRuleDecision::Deny: return "deny";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, RememberedRuleDecision& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"allow\", \"deny\"", json);
+  if (*text == "allow") { out = RememberedRuleDecision::Allow; return true; }
+  if (*text == "deny") { out = RememberedRuleDecision::Deny; return true; }
+  return context.fail("one of \"allow\", \"deny\"", json);
+}
+
+void encode(json::JsonWriter& writer, RememberedRuleDecision value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, RememberedRule& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"ruleId", "scope", "sessionId", "cwd", "rule", "decision", "createdAt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "ruleId", out.rule_id, context)) return false;
+  if (!json::decode_required(json, "scope", out.scope, context)) return false;
+  if (!json::decode_optional(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_optional(json, "cwd", out.cwd, context)) return false;
+  if (!json::decode_required(json, "rule", out.rule, context)) return false;
+  if (!json::decode_required(json, "decision", out.decision, context)) return false;
+  if (!json::decode_required(json, "createdAt", out.created_at, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RememberedRule& value) {
+  writer.begin_object();
+  writer.key_raw("\"ruleId\":");
+  encode(writer, value.rule_id);
+  writer.key_raw("\"scope\":");
+  encode(writer, value.scope);
+  if (value.session_id) {
+    writer.key_raw("\"sessionId\":");
+    encode(writer, *value.session_id);
+  }
+  if (value.cwd) {
+    writer.key_raw("\"cwd\":");
+    encode(writer, *value.cwd);
+  }
+  writer.key_raw("\"rule\":");
+  encode(writer, value.rule);
+  writer.key_raw("\"decision\":");
+  encode(writer, value.decision);
+  writer.key_raw("\"createdAt\":");
+  encode(writer, value.created_at);
+  writer.end_object();
+}
+
+std::string_view to_string(PermissionRequestState value) {
+  switch (value) {
+    case PermissionRequestState::Open: return "open";
+    case PermissionRequestState::Responding: return "responding";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, PermissionRequestState& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"open\", \"responding\"", json);
+  if (*text == "open") { out = PermissionRequestState::Open; return true; }
+  if (*text == "responding") { out = PermissionRequestState::Responding; return true; }
+  return context.fail("one of \"open\", \"responding\"", json);
+}
+
+void encode(json::JsonWriter& writer, PermissionRequestState value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "sessionId", "turnId", "tool", "input", "description", "suggestedRule", "reason", "state", "openedAt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "tool", out.tool, context)) return false;
+  if (!json::decode_required(json, "input", out.input, context)) return false;
+  if (!json::decode_required(json, "description", out.description, context)) return false;
+  if (!json::decode_optional(json, "suggestedRule", out.suggested_rule, context)) return false;
+  if (!json::decode_required(json, "reason", out.reason, context)) return false;
+  if (!json::decode_required(json, "state", out.state, context)) return false;
+  if (!json::decode_required(json, "openedAt", out.opened_at, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PermissionRequest& value) {
+  writer.begin_object();
+  writer.key_raw("\"requestId\":");
+  encode(writer, value.request_id);
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"tool\":");
+  encode(writer, value.tool);
+  writer.key_raw("\"input\":");
+  encode(writer, value.input);
+  writer.key_raw("\"description\":");
+  encode(writer, value.description);
+  if (value.suggested_rule) {
+    writer.key_raw("\"suggestedRule\":");
+    encode(writer, *value.suggested_rule);
+  }
+  writer.key_raw("\"reason\":");
+  encode(writer, value.reason);
+  writer.key_raw("\"state\":");
+  encode(writer, value.state);
+  writer.key_raw("\"openedAt\":");
+  encode(writer, value.opened_at);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, Question& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"question", "header", "options", "multiSelect"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "question", out.question, context)) return false;
+  if (!json::decode_optional(json, "header", out.header, context)) return false;
+  if (!json::decode_optional(json, "options", out.options, context)) return false;
+  if (!json::decode_optional(json, "multiSelect", out.multi_select, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const Question& value) {
+  writer.begin_object();
+  writer.key_raw("\"question\":");
+  encode(writer, value.question);
+  if (value.header) {
+    writer.key_raw("\"header\":");
+    encode(writer, *value.header);
+  }
+  if (value.options) {
+    writer.key_raw("\"options\":");
+    encode(writer, *value.options);
+  }
+  if (value.multi_select) {
+    writer.key_raw("\"multiSelect\":");
+    encode(writer, *value.multi_select);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(QuestionRequestState value) {
+  switch (value) {
+    case QuestionRequestState::Open: return "open";
+    case QuestionRequestState::Responding: return "responding";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, QuestionRequestState& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"open\", \"responding\"", json);
+  if (*text == "open") { out = QuestionRequestState::Open; return true; }
+  if (*text == "responding") { out = QuestionRequestState::Responding; return true; }
+  return context.fail("one of \"open\", \"responding\"", json);
+}
+
+void encode(json::JsonWriter& writer, QuestionRequestState value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "sessionId", "turnId", "questions", "state", "openedAt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "questions", out.questions, context)) return false;
+  if (out.questions.size() < 1) return context.fail_at("questions", "array of at least 1 items", json.at("questions"));
+  if (!json::decode_required(json, "state", out.state, context)) return false;
+  if (!json::decode_required(json, "openedAt", out.opened_at, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const QuestionRequest& value) {
+  writer.begin_object();
+  writer.key_raw("\"requestId\":");
+  encode(writer, value.request_id);
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"questions\":");
+  encode(writer, value.questions);
+  writer.key_raw("\"state\":");
+  encode(writer, value.state);
+  writer.key_raw("\"openedAt\":");
+  encode(writer, value.opened_at);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"streaming", "permissions", "questions", "resume", "historyList", "historyRead", "modelSwitch", "modes", "images"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "streaming", out.streaming, context)) return false;
+  if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
+  if (!json::decode_required(json, "questions", out.questions, context)) return false;
+  if (!json::decode_required(json, "resume", out.resume, context)) return false;
+  if (!json::decode_required(json, "historyList", out.history_list, context)) return false;
+  if (!json::decode_required(json, "historyRead", out.history_read, context)) return false;
+  if (!json::decode_required(json, "modelSwitch", out.model_switch, context)) return false;
+  if (!json::decode_required(json, "modes", out.modes, context)) return false;
+  if (!json::decode_required(json, "images", out.images, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentCapabilities& value) {
+  writer.begin_object();
+  writer.key_raw("\"streaming\":");
+  encode(writer, value.streaming);
+  writer.key_raw("\"permissions\":");
+  encode(writer, value.permissions);
+  writer.key_raw("\"questions\":");
+  encode(writer, value.questions);
+  writer.key_raw("\"resume\":");
+  encode(writer, value.resume);
+  writer.key_raw("\"historyList\":");
+  encode(writer, value.history_list);
+  writer.key_raw("\"historyRead\":");
+  encode(writer, value.history_read);
+  writer.key_raw("\"modelSwitch\":");
+  encode(writer, value.model_switch);
+  writer.key_raw("\"modes\":");
+  encode(writer, value.modes);
+  writer.key_raw("\"images\":");
+  encode(writer, value.images);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "installed", "path", "version", "problem", "capabilities"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (!json::decode_required(json, "installed", out.installed, context)) return false;
+  if (!json::decode_optional(json, "path", out.path, context)) return false;
+  if (!json::decode_optional(json, "version", out.version, context)) return false;
+  if (!json::decode_optional(json, "problem", out.problem, context)) return false;
+  if (!json::decode_required(json, "capabilities", out.capabilities, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentInfo& value) {
+  writer.begin_object();
+  writer.key_raw("\"agent\":");
+  encode(writer, value.agent);
+  writer.key_raw("\"installed\":");
+  encode(writer, value.installed);
+  if (value.path) {
+    writer.key_raw("\"path\":");
+    encode(writer, *value.path);
+  }
+  if (value.version) {
+    writer.key_raw("\"version\":");
+    encode(writer, *value.version);
+  }
+  if (value.problem) {
+    writer.key_raw("\"problem\":");
+    encode(writer, *value.problem);
+  }
+  writer.key_raw("\"capabilities\":");
+  encode(writer, value.capabilities);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentsListParams& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agents"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agents", out.agents, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentsListResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"agents\":");
+  encode(writer, value.agents);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, InitializeParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"protocolVersion", "clientInfo", "capabilities"};
@@ -203,6 +745,48 @@ void encode(json::JsonWriter& writer, const InitializeResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, PermissionRespondParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "decision", "rule", "message"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (json::utf8_length(out.request_id) < 1) return context.fail_at("requestId", "non-empty string", json.at("requestId"));
+  if (!json::decode_required(json, "decision", out.decision, context)) return false;
+  if (!json::decode_optional(json, "rule", out.rule, context)) return false;
+  if (!json::decode_optional(json, "message", out.message, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PermissionRespondParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"requestId\":");
+  encode(writer, value.request_id);
+  writer.key_raw("\"decision\":");
+  encode(writer, value.decision);
+  if (value.rule) {
+    writer.key_raw("\"rule\":");
+    encode(writer, *value.rule);
+  }
+  if (value.message) {
+    writer.key_raw("\"message\":");
+    encode(writer, *value.message);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, PermissionRespondResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PermissionRespondResult& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, PingParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   (void)out;  // no fields to fill
@@ -231,6 +815,45 @@ void encode(json::JsonWriter& writer, const PingResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, QuestionRespondParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "answers", "reject"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (json::utf8_length(out.request_id) < 1) return context.fail_at("requestId", "non-empty string", json.at("requestId"));
+  if (!json::decode_optional(json, "answers", out.answers, context)) return false;
+  if (!json::decode_optional(json, "reject", out.reject, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const QuestionRespondParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"requestId\":");
+  encode(writer, value.request_id);
+  if (value.answers) {
+    writer.key_raw("\"answers\":");
+    encode(writer, *value.answers);
+  }
+  if (value.reject) {
+    writer.key_raw("\"reject\":");
+    encode(writer, *value.reject);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, QuestionRespondResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const QuestionRespondResult& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, RpcDiscoverParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   (void)out;  // no fields to fill
@@ -241,6 +864,557 @@ bool decode(const nlohmann::json& json, RpcDiscoverParams& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const RpcDiscoverParams& value) {
   (void)value;  // no fields to write
   writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, RulesListParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "cwd"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_optional(json, "cwd", out.cwd, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RulesListParams& value) {
+  writer.begin_object();
+  if (value.session_id) {
+    writer.key_raw("\"sessionId\":");
+    encode(writer, *value.session_id);
+  }
+  if (value.cwd) {
+    writer.key_raw("\"cwd\":");
+    encode(writer, *value.cwd);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, RulesListResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"rules"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "rules", out.rules, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RulesListResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"rules\":");
+  encode(writer, value.rules);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, RulesRemoveParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"ruleId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "ruleId", out.rule_id, context)) return false;
+  if (json::utf8_length(out.rule_id) < 1) return context.fail_at("ruleId", "non-empty string", json.at("ruleId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RulesRemoveParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"ruleId\":");
+  encode(writer, value.rule_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, RulesRemoveResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RulesRemoveResult& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionArchiveParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "archived"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "archived", out.archived, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionArchiveParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"archived\":");
+  encode(writer, value.archived);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionArchiveResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionArchiveResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionAttachParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionAttachParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionAttachResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session", "queue", "permissions", "questions", "lastSeq", "pendingPrompt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  if (!json::decode_required(json, "queue", out.queue, context)) return false;
+  if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
+  if (!json::decode_required(json, "questions", out.questions, context)) return false;
+  if (!json::decode_required(json, "lastSeq", out.last_seq, context)) return false;
+  if (!json::decode_optional(json, "pendingPrompt", out.pending_prompt, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionAttachResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.key_raw("\"queue\":");
+  encode(writer, value.queue);
+  writer.key_raw("\"permissions\":");
+  encode(writer, value.permissions);
+  writer.key_raw("\"questions\":");
+  encode(writer, value.questions);
+  writer.key_raw("\"lastSeq\":");
+  encode(writer, value.last_seq);
+  if (value.pending_prompt) {
+    writer.key_raw("\"pendingPrompt\":");
+    encode(writer, *value.pending_prompt);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionCancelParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionCancelParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionCancelResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"cancelled"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "cancelled", out.cancelled, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionCancelResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"cancelled\":");
+  encode(writer, value.cancelled);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "model", "mode", "title"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (json::utf8_length(out.cwd) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  if (!json::decode_optional(json, "model", out.model, context)) return false;
+  if (!json::decode_optional(json, "mode", out.mode, context)) return false;
+  if (!json::decode_optional(json, "title", out.title, context)) return false;
+  if (out.title.has_value() && json::utf8_length((*out.title)) > 500) return context.fail_at("title", "string of at most 500 characters", json.at("title"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionCreateParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"agent\":");
+  encode(writer, value.agent);
+  writer.key_raw("\"cwd\":");
+  encode(writer, value.cwd);
+  if (value.model) {
+    writer.key_raw("\"model\":");
+    encode(writer, *value.model);
+  }
+  if (value.mode) {
+    writer.key_raw("\"mode\":");
+    encode(writer, *value.mode);
+  }
+  if (value.title) {
+    writer.key_raw("\"title\":");
+    encode(writer, *value.title);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionCreateResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionCreateResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionDeleteParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionDeleteParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionDeleteResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionDeleteResult& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionGetParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionGetParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionGetResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionGetResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "archived", "limit", "cursor"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "agent", out.agent, context)) return false;
+  if (!json::decode_optional(json, "cwd", out.cwd, context)) return false;
+  if (!json::decode_optional(json, "archived", out.archived, context)) return false;
+  if (!json::decode_optional(json, "limit", out.limit, context)) return false;
+  if (out.limit.has_value() && (*out.limit) < 1) return context.fail_at("limit", "integer >= 1", json.at("limit"));
+  if (out.limit.has_value() && (*out.limit) > 500) return context.fail_at("limit", "integer <= 500", json.at("limit"));
+  if (!json::decode_optional(json, "cursor", out.cursor, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionListParams& value) {
+  writer.begin_object();
+  if (value.agent) {
+    writer.key_raw("\"agent\":");
+    encode(writer, *value.agent);
+  }
+  if (value.cwd) {
+    writer.key_raw("\"cwd\":");
+    encode(writer, *value.cwd);
+  }
+  if (value.archived) {
+    writer.key_raw("\"archived\":");
+    encode(writer, *value.archived);
+  }
+  if (value.limit) {
+    writer.key_raw("\"limit\":");
+    encode(writer, *value.limit);
+  }
+  if (value.cursor) {
+    writer.key_raw("\"cursor\":");
+    encode(writer, *value.cursor);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionListResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessions", "nextCursor"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessions", out.sessions, context)) return false;
+  if (!json::decode_optional(json, "nextCursor", out.next_cursor, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionListResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessions\":");
+  encode(writer, value.sessions);
+  if (value.next_cursor) {
+    writer.key_raw("\"nextCursor\":");
+    encode(writer, *value.next_cursor);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionRenameParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "title"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "title", out.title, context)) return false;
+  if (json::utf8_length(out.title) > 500) return context.fail_at("title", "string of at most 500 characters", json.at("title"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionRenameParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"title\":");
+  encode(writer, value.title);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionRenameResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionRenameResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "text", "attachments", "model", "wait"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "attachments", out.attachments, context)) return false;
+  if (!json::decode_optional(json, "model", out.model, context)) return false;
+  if (!json::decode_optional(json, "wait", out.wait, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSendParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"text\":");
+  encode(writer, value.text);
+  if (value.attachments) {
+    writer.key_raw("\"attachments\":");
+    encode(writer, *value.attachments);
+  }
+  if (value.model) {
+    writer.key_raw("\"model\":");
+    encode(writer, *value.model);
+  }
+  if (value.wait) {
+    writer.key_raw("\"wait\":");
+    encode(writer, *value.wait);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "queued", "queueId", "stopReason", "text", "usage"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "queued", out.queued, context)) return false;
+  if (!json::decode_optional(json, "queueId", out.queue_id, context)) return false;
+  if (!json::decode_optional(json, "stopReason", out.stop_reason, context)) return false;
+  if (!json::decode_optional(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "usage", out.usage, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSendResult& value) {
+  writer.begin_object();
+  if (value.turn_id) {
+    writer.key_raw("\"turnId\":");
+    encode(writer, *value.turn_id);
+  }
+  writer.key_raw("\"queued\":");
+  encode(writer, value.queued);
+  if (value.queue_id) {
+    writer.key_raw("\"queueId\":");
+    encode(writer, *value.queue_id);
+  }
+  if (value.stop_reason) {
+    writer.key_raw("\"stopReason\":");
+    encode(writer, *value.stop_reason);
+  }
+  if (value.text) {
+    writer.key_raw("\"text\":");
+    encode(writer, *value.text);
+  }
+  if (value.usage) {
+    writer.key_raw("\"usage\":");
+    encode(writer, *value.usage);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSetModeParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "mode"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "mode", out.mode, context)) return false;
+  if (json::utf8_length(out.mode) < 1) return context.fail_at("mode", "non-empty string", json.at("mode"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSetModeParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"mode\":");
+  encode(writer, value.mode);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSetModeResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSetModeResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSetModelParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "model"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "model", out.model, context)) return false;
+  if (json::utf8_length(out.model) < 1) return context.fail_at("model", "non-empty string", json.at("model"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSetModelParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  writer.key_raw("\"model\":");
+  encode(writer, value.model);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSetModelResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSetModelResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"message", "recoverable", "turnId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "message", out.message, context)) return false;
+  if (!json::decode_required(json, "recoverable", out.recoverable, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentErrorEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"message\":");
+  encode(writer, value.message);
+  writer.key_raw("\"recoverable\":");
+  encode(writer, value.recoverable);
+  if (value.turn_id) {
+    writer.key_raw("\"turnId\":");
+    encode(writer, *value.turn_id);
+  }
   writer.end_object();
 }
 
@@ -315,6 +1489,51 @@ void encode(json::JsonWriter& writer, const DaemonShutdownEvent& value) {
   writer.end_object();
 }
 
+std::string_view to_string(MessageCompletedEventRole value) {
+  switch (value) {
+    case MessageCompletedEventRole::Assistant: return "assistant";
+    case MessageCompletedEventRole::User: return "user";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, MessageCompletedEventRole& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"assistant\", \"user\"", json);
+  if (*text == "assistant") { out = MessageCompletedEventRole::Assistant; return true; }
+  if (*text == "user") { out = MessageCompletedEventRole::User; return true; }
+  return context.fail("one of \"assistant\", \"user\"", json);
+}
+
+void encode(json::JsonWriter& writer, MessageCompletedEventRole value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "role", "kind", "text"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "messageId", out.message_id, context)) return false;
+  if (!json::decode_required(json, "role", out.role, context)) return false;
+  if (!json::decode_required(json, "kind", out.kind, context)) return false;
+  if (!json::decode_required(json, "text", out.text, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const MessageCompletedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"messageId\":");
+  encode(writer, value.message_id);
+  writer.key_raw("\"role\":");
+  encode(writer, value.role);
+  writer.key_raw("\"kind\":");
+  encode(writer, value.kind);
+  writer.key_raw("\"text\":");
+  encode(writer, value.text);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"turnId", "messageId", "kind", "text"};
@@ -336,6 +1555,431 @@ void encode(json::JsonWriter& writer, const MessageDeltaEvent& value) {
   encode(writer, value.kind);
   writer.key_raw("\"text\":");
   encode(writer, value.text);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, PermissionRequestedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"request"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "request", out.request, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PermissionRequestedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"request\":");
+  encode(writer, value.request);
+  writer.end_object();
+}
+
+std::string_view to_string(PermissionResolvedEventOutcome value) {
+  switch (value) {
+    case PermissionResolvedEventOutcome::Allowed: return "allowed";
+    case PermissionResolvedEventOutcome::Denied: return "denied";
+    case PermissionResolvedEventOutcome::Cancelled: return "cancelled";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, PermissionResolvedEventOutcome& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"allowed\", \"denied\", \"cancelled\"", json);
+  if (*text == "allowed") { out = PermissionResolvedEventOutcome::Allowed; return true; }
+  if (*text == "denied") { out = PermissionResolvedEventOutcome::Denied; return true; }
+  if (*text == "cancelled") { out = PermissionResolvedEventOutcome::Cancelled; return true; }
+  return context.fail("one of \"allowed\", \"denied\", \"cancelled\"", json);
+}
+
+void encode(json::JsonWriter& writer, PermissionResolvedEventOutcome value) { writer.string(to_string(value)); }
+
+std::string_view to_string(PermissionResolvedEventResolvedBy value) {
+  switch (value) {
+    case PermissionResolvedEventResolvedBy::Client: return "client";
+    case PermissionResolvedEventResolvedBy::Rule: return "rule";
+    case PermissionResolvedEventResolvedBy::Timeout: return "timeout";
+    case PermissionResolvedEventResolvedBy::Headless: return "headless";
+    case PermissionResolvedEventResolvedBy::Cancel: return "cancel";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, PermissionResolvedEventResolvedBy& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"client\", \"rule\", \"timeout\", \"headless\", \"cancel\"", json);
+  if (*text == "client") { out = PermissionResolvedEventResolvedBy::Client; return true; }
+  if (*text == "rule") { out = PermissionResolvedEventResolvedBy::Rule; return true; }
+  if (*text == "timeout") { out = PermissionResolvedEventResolvedBy::Timeout; return true; }
+  if (*text == "headless") { out = PermissionResolvedEventResolvedBy::Headless; return true; }
+  if (*text == "cancel") { out = PermissionResolvedEventResolvedBy::Cancel; return true; }
+  return context.fail("one of \"client\", \"rule\", \"timeout\", \"headless\", \"cancel\"", json);
+}
+
+void encode(json::JsonWriter& writer, PermissionResolvedEventResolvedBy value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "outcome", "decision", "resolvedBy", "clientId", "ruleId", "resolvedAt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (!json::decode_required(json, "outcome", out.outcome, context)) return false;
+  if (!json::decode_optional(json, "decision", out.decision, context)) return false;
+  if (!json::decode_required(json, "resolvedBy", out.resolved_by, context)) return false;
+  if (!json::decode_optional(json, "clientId", out.client_id, context)) return false;
+  if (!json::decode_optional(json, "ruleId", out.rule_id, context)) return false;
+  if (!json::decode_required(json, "resolvedAt", out.resolved_at, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PermissionResolvedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"requestId\":");
+  encode(writer, value.request_id);
+  writer.key_raw("\"outcome\":");
+  encode(writer, value.outcome);
+  if (value.decision) {
+    writer.key_raw("\"decision\":");
+    encode(writer, *value.decision);
+  }
+  writer.key_raw("\"resolvedBy\":");
+  encode(writer, value.resolved_by);
+  if (value.client_id) {
+    writer.key_raw("\"clientId\":");
+    encode(writer, *value.client_id);
+  }
+  if (value.rule_id) {
+    writer.key_raw("\"ruleId\":");
+    encode(writer, *value.rule_id);
+  }
+  writer.key_raw("\"resolvedAt\":");
+  encode(writer, value.resolved_at);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, PermissionRespondingEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "clientId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (!json::decode_optional(json, "clientId", out.client_id, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"requestId\":");
+  encode(writer, value.request_id);
+  if (value.client_id) {
+    writer.key_raw("\"clientId\":");
+    encode(writer, *value.client_id);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, QuestionRequestedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"request"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "request", out.request, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const QuestionRequestedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"request\":");
+  encode(writer, value.request);
+  writer.end_object();
+}
+
+std::string_view to_string(QuestionResolvedEventOutcome value) {
+  switch (value) {
+    case QuestionResolvedEventOutcome::Answered: return "answered";
+    case QuestionResolvedEventOutcome::Rejected: return "rejected";
+    case QuestionResolvedEventOutcome::Cancelled: return "cancelled";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, QuestionResolvedEventOutcome& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"answered\", \"rejected\", \"cancelled\"", json);
+  if (*text == "answered") { out = QuestionResolvedEventOutcome::Answered; return true; }
+  if (*text == "rejected") { out = QuestionResolvedEventOutcome::Rejected; return true; }
+  if (*text == "cancelled") { out = QuestionResolvedEventOutcome::Cancelled; return true; }
+  return context.fail("one of \"answered\", \"rejected\", \"cancelled\"", json);
+}
+
+void encode(json::JsonWriter& writer, QuestionResolvedEventOutcome value) { writer.string(to_string(value)); }
+
+std::string_view to_string(QuestionResolvedEventResolvedBy value) {
+  switch (value) {
+    case QuestionResolvedEventResolvedBy::Client: return "client";
+    case QuestionResolvedEventResolvedBy::Timeout: return "timeout";
+    case QuestionResolvedEventResolvedBy::Headless: return "headless";
+    case QuestionResolvedEventResolvedBy::Cancel: return "cancel";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, QuestionResolvedEventResolvedBy& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"client\", \"timeout\", \"headless\", \"cancel\"", json);
+  if (*text == "client") { out = QuestionResolvedEventResolvedBy::Client; return true; }
+  if (*text == "timeout") { out = QuestionResolvedEventResolvedBy::Timeout; return true; }
+  if (*text == "headless") { out = QuestionResolvedEventResolvedBy::Headless; return true; }
+  if (*text == "cancel") { out = QuestionResolvedEventResolvedBy::Cancel; return true; }
+  return context.fail("one of \"client\", \"timeout\", \"headless\", \"cancel\"", json);
+}
+
+void encode(json::JsonWriter& writer, QuestionResolvedEventResolvedBy value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "outcome", "answers", "resolvedBy", "clientId", "resolvedAt"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (!json::decode_required(json, "outcome", out.outcome, context)) return false;
+  if (!json::decode_optional(json, "answers", out.answers, context)) return false;
+  if (!json::decode_required(json, "resolvedBy", out.resolved_by, context)) return false;
+  if (!json::decode_optional(json, "clientId", out.client_id, context)) return false;
+  if (!json::decode_required(json, "resolvedAt", out.resolved_at, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const QuestionResolvedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"requestId\":");
+  encode(writer, value.request_id);
+  writer.key_raw("\"outcome\":");
+  encode(writer, value.outcome);
+  if (value.answers) {
+    writer.key_raw("\"answers\":");
+    encode(writer, *value.answers);
+  }
+  writer.key_raw("\"resolvedBy\":");
+  encode(writer, value.resolved_by);
+  if (value.client_id) {
+    writer.key_raw("\"clientId\":");
+    encode(writer, *value.client_id);
+  }
+  writer.key_raw("\"resolvedAt\":");
+  encode(writer, value.resolved_at);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, RulesChangedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"rules"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "rules", out.rules, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RulesChangedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"rules\":");
+  encode(writer, value.rules);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionCreatedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionCreatedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionDeletedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionDeletedEvent& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionStateEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"state", "reason"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "state", out.state, context)) return false;
+  if (!json::decode_optional(json, "reason", out.reason, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionStateEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"state\":");
+  encode(writer, value.state);
+  if (value.reason) {
+    writer.key_raw("\"reason\":");
+    encode(writer, *value.reason);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionUpdatedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionUpdatedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "output", "isError"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
+  if (!json::decode_required(json, "output", out.output, context)) return false;
+  if (!json::decode_required(json, "isError", out.is_error, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const ToolCompletedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"toolCallId\":");
+  encode(writer, value.tool_call_id);
+  writer.key_raw("\"output\":");
+  encode(writer, value.output);
+  writer.key_raw("\"isError\":");
+  encode(writer, value.is_error);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "tool", "input", "parentToolCallId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
+  if (!json::decode_required(json, "tool", out.tool, context)) return false;
+  if (!json::decode_required(json, "input", out.input, context)) return false;
+  if (!json::decode_optional(json, "parentToolCallId", out.parent_tool_call_id, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const ToolStartedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"toolCallId\":");
+  encode(writer, value.tool_call_id);
+  writer.key_raw("\"tool\":");
+  encode(writer, value.tool);
+  writer.key_raw("\"input\":");
+  encode(writer, value.input);
+  if (value.parent_tool_call_id) {
+    writer.key_raw("\"parentToolCallId\":");
+    encode(writer, *value.parent_tool_call_id);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, TurnQueuedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"prompt", "position"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "prompt", out.prompt, context)) return false;
+  if (!json::decode_required(json, "position", out.position, context)) return false;
+  if (out.position < 1) return context.fail_at("position", "integer >= 1", json.at("position"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const TurnQueuedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"prompt\":");
+  encode(writer, value.prompt);
+  writer.key_raw("\"position\":");
+  encode(writer, value.position);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, TurnStartedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "text", "attachments", "queueId", "model"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "attachments", out.attachments, context)) return false;
+  if (!json::decode_optional(json, "queueId", out.queue_id, context)) return false;
+  if (!json::decode_optional(json, "model", out.model, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const TurnStartedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"text\":");
+  encode(writer, value.text);
+  if (value.attachments) {
+    writer.key_raw("\"attachments\":");
+    encode(writer, *value.attachments);
+  }
+  if (value.queue_id) {
+    writer.key_raw("\"queueId\":");
+    encode(writer, *value.queue_id);
+  }
+  if (value.model) {
+    writer.key_raw("\"model\":");
+    encode(writer, *value.model);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "stopReason", "text", "usage", "error"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "stopReason", out.stop_reason, context)) return false;
+  if (!json::decode_optional(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "usage", out.usage, context)) return false;
+  if (!json::decode_optional(json, "error", out.error, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const TurnStoppedEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"stopReason\":");
+  encode(writer, value.stop_reason);
+  if (value.text) {
+    writer.key_raw("\"text\":");
+    encode(writer, *value.text);
+  }
+  if (value.usage) {
+    writer.key_raw("\"usage\":");
+    encode(writer, *value.usage);
+  }
+  if (value.error) {
+    writer.key_raw("\"error\":");
+    encode(writer, *value.error);
+  }
   writer.end_object();
 }
 

@@ -21,6 +21,14 @@ enum class ErrorCode : std::int32_t {
   ProtocolMismatch = -32003,
   RequestTooLarge = -32004,
   AlreadyInitialized = -32005,
+  UnknownSession = -32010,
+  UnknownRequest = -32011,
+  UnknownAgent = -32012,
+  AgentUnavailable = -32013,
+  BadWorkingDirectory = -32014,
+  Unsupported = -32015,
+  UnknownRule = -32016,
+  StoreFailure = -32017,
 };
 
 struct ErrorCodeInfo {
@@ -29,7 +37,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 11> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 19> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -41,6 +49,14 @@ inline constexpr std::array<ErrorCodeInfo, 11> kErrorCodes = {{
     {ErrorCode::ProtocolMismatch, "ProtocolMismatch", "The client asked for a protocol version this daemon does not speak; data.supported lists the versions it does."},
     {ErrorCode::RequestTooLarge, "RequestTooLarge", "The request exceeded the configured size limit and was skipped without being parsed; data.limit gives the limit in bytes."},
     {ErrorCode::AlreadyInitialized, "AlreadyInitialized", "initialize was already called successfully on this connection."},
+    {ErrorCode::UnknownSession, "UnknownSession", "No session has this id."},
+    {ErrorCode::UnknownRequest, "UnknownRequest", "No open permission or question request has this id (never existed, or closed long ago)."},
+    {ErrorCode::UnknownAgent, "UnknownAgent", "No adapter is registered under this agent name."},
+    {ErrorCode::AgentUnavailable, "AgentUnavailable", "The agent's CLI is not installed, is the wrong version, or could not be started; data.problem says why."},
+    {ErrorCode::BadWorkingDirectory, "BadWorkingDirectory", "The working directory does not exist or is not a directory."},
+    {ErrorCode::Unsupported, "Unsupported", "The agent does not support this operation (see its capabilities)."},
+    {ErrorCode::UnknownRule, "UnknownRule", "No remembered rule has this id."},
+    {ErrorCode::StoreFailure, "StoreFailure", "The daemon's database could not complete the operation (disk full, locked, corrupt); details are in the log."},
 }};
 
 }  // namespace switchboard::protocol

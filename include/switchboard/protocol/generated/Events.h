@@ -15,14 +15,31 @@ enum class EventScope : std::uint8_t { Session, Global };
 
 // One enumerator per schema/events/ file, in the order of the payload variant below.
 enum class EventKind : std::uint16_t {
+  AgentError,
   ClientAttached,
   ClientDetached,
   DaemonShutdown,
+  MessageCompleted,
   MessageDelta,
+  PermissionRequested,
+  PermissionResolved,
+  PermissionResponding,
+  QuestionRequested,
+  QuestionResolved,
+  RulesChanged,
+  SessionCreated,
+  SessionDeleted,
+  SessionState,
+  SessionUpdated,
+  ToolCompleted,
+  ToolStarted,
+  TurnQueued,
+  TurnStarted,
+  TurnStopped,
 };
 
 // The payload of every event; a type that is not listed here cannot be published.
-using EventPayload = std::variant<ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageDeltaEvent>;
+using EventPayload = std::variant<AgentErrorEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
 
 struct EventInfo {
   std::string_view type;
@@ -30,11 +47,28 @@ struct EventInfo {
   bool internal;  // never leaves the daemon: the bridge drops it
 };
 
-inline constexpr std::array<EventInfo, 4> kEvents = {{
+inline constexpr std::array<EventInfo, 21> kEvents = {{
+    {"agent.error", EventScope::Session, false},
     {"client.attached", EventScope::Global, true},
     {"client.detached", EventScope::Global, true},
     {"daemon.shutdown", EventScope::Global, false},
+    {"message.completed", EventScope::Session, false},
     {"message.delta", EventScope::Session, false},
+    {"permission.requested", EventScope::Session, false},
+    {"permission.resolved", EventScope::Session, false},
+    {"permission.responding", EventScope::Session, false},
+    {"question.requested", EventScope::Session, false},
+    {"question.resolved", EventScope::Session, false},
+    {"rules.changed", EventScope::Global, false},
+    {"session.created", EventScope::Session, false},
+    {"session.deleted", EventScope::Session, false},
+    {"session.state", EventScope::Session, false},
+    {"session.updated", EventScope::Session, false},
+    {"tool.completed", EventScope::Session, false},
+    {"tool.started", EventScope::Session, false},
+    {"turn.queued", EventScope::Session, false},
+    {"turn.started", EventScope::Session, false},
+    {"turn.stopped", EventScope::Session, false},
 }};
 
 constexpr const EventInfo& event_info(EventKind kind) { return kEvents[static_cast<std::size_t>(kind)]; }

@@ -11,6 +11,15 @@ namespace switchboard::protocol {
 
 // One descriptor per method in schema/methods/. The dispatcher only binds descriptors that carry
 // kFromSchema, so a method that is not in the schema cannot be registered.
+// List the agents this daemon can host, whether each is installed, and what it can do.
+struct AgentsListMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "agents.list";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = AgentsListParams;
+  using Result = AgentsListResult;
+};
+
 // Negotiate the protocol version and introduce the client.
 struct InitializeMethod {
   static constexpr bool kFromSchema = true;
@@ -18,6 +27,15 @@ struct InitializeMethod {
   static constexpr bool kAllowedBeforeInitialize = true;
   using Params = InitializeParams;
   using Result = InitializeResult;
+};
+
+// Answer a permission request. The first answer wins; later ones get AlreadyAnswered.
+struct PermissionRespondMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "permission.respond";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = PermissionRespondParams;
+  using Result = PermissionRespondResult;
 };
 
 // Answer at once; clients use it as a heartbeat.
@@ -29,6 +47,15 @@ struct PingMethod {
   using Result = PingResult;
 };
 
+// Answer a question request (one answer per question, in order), or reject it. The first answer wins.
+struct QuestionRespondMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "question.respond";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = QuestionRespondParams;
+  using Result = QuestionRespondResult;
+};
+
 // Return the OpenRPC 1.2 document of this protocol, built from schema/.
 struct RpcDiscoverMethod {
   static constexpr bool kFromSchema = true;
@@ -38,10 +65,143 @@ struct RpcDiscoverMethod {
   using Result = nlohmann::json;
 };
 
-inline constexpr std::array<std::string_view, 3> kMethodNames = {{
+// Remembered permission rules (session, project and always).
+struct RulesListMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "rules.list";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = RulesListParams;
+  using Result = RulesListResult;
+};
+
+// Forget a remembered permission rule.
+struct RulesRemoveMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "rules.remove";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = RulesRemoveParams;
+  using Result = RulesRemoveResult;
+};
+
+// Archive or unarchive a session (archived sessions are hidden from session.list by default).
+struct SessionArchiveMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.archive";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionArchiveParams;
+  using Result = SessionArchiveResult;
+};
+
+// Snapshot for a (re)connecting client: the session, its queued prompts, its open permission and question requests, and the last event seq.
+struct SessionAttachMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.attach";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionAttachParams;
+  using Result = SessionAttachResult;
+};
+
+// Cancel the running turn; its open permission and question requests are torn down. Queued prompts stay queued and run next.
+struct SessionCancelMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.cancel";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionCancelParams;
+  using Result = SessionCancelResult;
+};
+
+// Create a session for an agent in a working directory; the agent process starts with the first prompt.
+struct SessionCreateMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.create";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionCreateParams;
+  using Result = SessionCreateResult;
+};
+
+// Delete a session, stopping its agent first.
+struct SessionDeleteMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.delete";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionDeleteParams;
+  using Result = SessionDeleteResult;
+};
+
+// One session.
+struct SessionGetMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.get";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionGetParams;
+  using Result = SessionGetResult;
+};
+
+// Sessions, live and cold, newest first, paginated.
+struct SessionListMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.list";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionListParams;
+  using Result = SessionListResult;
+};
+
+// Set a session's title.
+struct SessionRenameMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.rename";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionRenameParams;
+  using Result = SessionRenameResult;
+};
+
+// Send a prompt. Starts a turn, or queues the prompt (FIFO) while a turn runs. By default resolves when the turn ends; with wait:false it returns at once. Everything streams as events either way.
+struct SessionSendMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.send";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionSendParams;
+  using Result = SessionSendResult;
+};
+
+// Switch the session's mode / permission mode.
+struct SessionSetModeMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.setMode";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionSetModeParams;
+  using Result = SessionSetModeResult;
+};
+
+// Switch the session's model (applies from the next turn).
+struct SessionSetModelMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.setModel";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionSetModelParams;
+  using Result = SessionSetModelResult;
+};
+
+inline constexpr std::array<std::string_view, 19> kMethodNames = {{
+    "agents.list",
     "initialize",
+    "permission.respond",
     "ping",
+    "question.respond",
     "rpc.discover",
+    "rules.list",
+    "rules.remove",
+    "session.archive",
+    "session.attach",
+    "session.cancel",
+    "session.create",
+    "session.delete",
+    "session.get",
+    "session.list",
+    "session.rename",
+    "session.send",
+    "session.setMode",
+    "session.setModel",
 }};
 
 }  // namespace switchboard::protocol

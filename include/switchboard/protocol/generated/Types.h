@@ -69,6 +69,172 @@ struct EventEnvelope {
 bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const EventEnvelope& value);
 
+enum class SessionState : std::uint8_t { Idle, Running, AwaitingInput, Stopped, Interrupted };
+std::string_view to_string(SessionState value);
+bool decode(const nlohmann::json& json, SessionState& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, SessionState value);
+
+struct SessionInfo {
+  std::string session_id;
+  std::string agent;
+  std::string cwd;
+  std::optional<std::string> title;
+  std::optional<std::string> model;
+  std::optional<std::string> mode;
+  bool archived{};
+  SessionState state{};
+  bool live{};  // An agent process is attached to the session.
+  std::int64_t created_at{};
+  std::int64_t updated_at{};
+};
+bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionInfo& value);
+
+struct Attachment {
+  std::string path;
+  std::optional<std::string> mime_type;
+};
+bool decode(const nlohmann::json& json, Attachment& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const Attachment& value);
+
+struct QueuedPrompt {
+  std::string queue_id;
+  std::string text;
+  std::optional<std::vector<Attachment>> attachments;
+  std::int64_t queued_at{};
+};
+bool decode(const nlohmann::json& json, QueuedPrompt& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const QueuedPrompt& value);
+
+struct Usage {
+  std::optional<std::int64_t> input_tokens;
+  std::optional<std::int64_t> output_tokens;
+  std::optional<std::int64_t> cache_read_tokens;
+  std::optional<double> cost_usd;
+};
+bool decode(const nlohmann::json& json, Usage& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const Usage& value);
+
+enum class StopReason : std::uint8_t { EndTurn, Cancelled, Error, MaxTokens, Refusal };
+std::string_view to_string(StopReason value);
+bool decode(const nlohmann::json& json, StopReason& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, StopReason value);
+
+enum class PermissionDecision : std::uint8_t { AllowOnce, AllowSession, AllowProject, AllowAlways, Deny };
+std::string_view to_string(PermissionDecision value);
+bool decode(const nlohmann::json& json, PermissionDecision& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, PermissionDecision value);
+
+struct PermissionRule {
+  std::string tool;
+  std::optional<std::string> pattern;  // Narrows the rule to inputs matching this glob (e.g. a command prefix); absent: any input.
+};
+bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PermissionRule& value);
+
+enum class RuleScope : std::uint8_t { Session, Project, Always };
+std::string_view to_string(RuleScope value);
+bool decode(const nlohmann::json& json, RuleScope& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, RuleScope value);
+
+enum class RememberedRuleDecision : std::uint8_t { Allow, Deny };
+std::string_view to_string(RememberedRuleDecision value);
+bool decode(const nlohmann::json& json, RememberedRuleDecision& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, RememberedRuleDecision value);
+
+struct RememberedRule {
+  std::string rule_id;
+  RuleScope scope{};
+  std::optional<std::string> session_id;
+  std::optional<std::string> cwd;
+  PermissionRule rule;
+  RememberedRuleDecision decision{};
+  std::int64_t created_at{};
+};
+bool decode(const nlohmann::json& json, RememberedRule& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RememberedRule& value);
+
+enum class PermissionRequestState : std::uint8_t { Open, Responding };
+std::string_view to_string(PermissionRequestState value);
+bool decode(const nlohmann::json& json, PermissionRequestState& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, PermissionRequestState value);
+
+struct PermissionRequest {
+  std::string request_id;
+  std::string session_id;
+  std::string turn_id;
+  std::string tool;
+  nlohmann::json input;  // The tool's input as the agent gave it.
+  std::string description;  // Human-readable: what the agent wants to do.
+  std::optional<PermissionRule> suggested_rule;
+  std::string reason;  // Why the user is asked: the mode default or the rule that triggered the ask.
+  PermissionRequestState state{};
+  std::int64_t opened_at{};
+};
+bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PermissionRequest& value);
+
+struct Question {
+  std::string question;
+  std::optional<std::string> header;
+  std::optional<std::vector<std::string>> options;
+  std::optional<bool> multi_select;
+};
+bool decode(const nlohmann::json& json, Question& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const Question& value);
+
+enum class QuestionRequestState : std::uint8_t { Open, Responding };
+std::string_view to_string(QuestionRequestState value);
+bool decode(const nlohmann::json& json, QuestionRequestState& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, QuestionRequestState value);
+
+struct QuestionRequest {
+  std::string request_id;
+  std::string session_id;
+  std::string turn_id;
+  std::vector<Question> questions;
+  QuestionRequestState state{};
+  std::int64_t opened_at{};
+};
+bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const QuestionRequest& value);
+
+struct AgentCapabilities {
+  bool streaming{};
+  bool permissions{};
+  bool questions{};
+  bool resume{};
+  bool history_list{};
+  bool history_read{};
+  bool model_switch{};
+  bool modes{};
+  bool images{};
+};
+bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentCapabilities& value);
+
+struct AgentInfo {
+  std::string agent;
+  bool installed{};
+  std::optional<std::string> path;
+  std::optional<std::string> version;
+  std::optional<std::string> problem;  // Why it cannot be used, if it cannot.
+  AgentCapabilities capabilities;
+};
+bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentInfo& value);
+
+struct AgentsListParams {
+};
+bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentsListParams& value);
+
+struct AgentsListResult {
+  std::vector<AgentInfo> agents;
+};
+bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentsListResult& value);
+
 struct InitializeParams {
   std::int64_t protocol_version{};
   ClientInfo client_info;
@@ -87,6 +253,20 @@ struct InitializeResult {
 bool decode(const nlohmann::json& json, InitializeResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const InitializeResult& value);
 
+struct PermissionRespondParams {
+  std::string request_id;
+  PermissionDecision decision{};
+  std::optional<PermissionRule> rule;
+  std::optional<std::string> message;  // Told to the agent with a deny.
+};
+bool decode(const nlohmann::json& json, PermissionRespondParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PermissionRespondParams& value);
+
+struct PermissionRespondResult {
+};
+bool decode(const nlohmann::json& json, PermissionRespondResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PermissionRespondResult& value);
+
 struct PingParams {
 };
 bool decode(const nlohmann::json& json, PingParams& out, json::DecodeContext& context);
@@ -98,10 +278,213 @@ struct PingResult {
 bool decode(const nlohmann::json& json, PingResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const PingResult& value);
 
+struct QuestionRespondParams {
+  std::string request_id;
+  std::optional<std::vector<std::string>> answers;
+  std::optional<bool> reject;
+};
+bool decode(const nlohmann::json& json, QuestionRespondParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const QuestionRespondParams& value);
+
+struct QuestionRespondResult {
+};
+bool decode(const nlohmann::json& json, QuestionRespondResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const QuestionRespondResult& value);
+
 struct RpcDiscoverParams {
 };
 bool decode(const nlohmann::json& json, RpcDiscoverParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const RpcDiscoverParams& value);
+
+struct RulesListParams {
+  std::optional<std::string> session_id;
+  std::optional<std::string> cwd;
+};
+bool decode(const nlohmann::json& json, RulesListParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RulesListParams& value);
+
+struct RulesListResult {
+  std::vector<RememberedRule> rules;
+};
+bool decode(const nlohmann::json& json, RulesListResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RulesListResult& value);
+
+struct RulesRemoveParams {
+  std::string rule_id;
+};
+bool decode(const nlohmann::json& json, RulesRemoveParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RulesRemoveParams& value);
+
+struct RulesRemoveResult {
+};
+bool decode(const nlohmann::json& json, RulesRemoveResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RulesRemoveResult& value);
+
+struct SessionArchiveParams {
+  std::string session_id;
+  bool archived{};
+};
+bool decode(const nlohmann::json& json, SessionArchiveParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionArchiveParams& value);
+
+struct SessionArchiveResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionArchiveResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionArchiveResult& value);
+
+struct SessionAttachParams {
+  std::string session_id;
+};
+bool decode(const nlohmann::json& json, SessionAttachParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionAttachParams& value);
+
+struct SessionAttachResult {
+  SessionInfo session;
+  std::vector<QueuedPrompt> queue;
+  std::vector<PermissionRequest> permissions;
+  std::vector<QuestionRequest> questions;
+  std::int64_t last_seq{};
+  std::optional<std::string> pending_prompt;  // For an interrupted session: the prompt whose turn the daemon restart cut off.
+};
+bool decode(const nlohmann::json& json, SessionAttachResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionAttachResult& value);
+
+struct SessionCancelParams {
+  std::string session_id;
+};
+bool decode(const nlohmann::json& json, SessionCancelParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionCancelParams& value);
+
+struct SessionCancelResult {
+  bool cancelled{};  // false when no turn was running.
+};
+bool decode(const nlohmann::json& json, SessionCancelResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionCancelResult& value);
+
+struct SessionCreateParams {
+  std::string agent;
+  std::string cwd;
+  std::optional<std::string> model;
+  std::optional<std::string> mode;
+  std::optional<std::string> title;
+};
+bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionCreateParams& value);
+
+struct SessionCreateResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionCreateResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionCreateResult& value);
+
+struct SessionDeleteParams {
+  std::string session_id;
+};
+bool decode(const nlohmann::json& json, SessionDeleteParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionDeleteParams& value);
+
+struct SessionDeleteResult {
+};
+bool decode(const nlohmann::json& json, SessionDeleteResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionDeleteResult& value);
+
+struct SessionGetParams {
+  std::string session_id;
+};
+bool decode(const nlohmann::json& json, SessionGetParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionGetParams& value);
+
+struct SessionGetResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionGetResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionGetResult& value);
+
+struct SessionListParams {
+  std::optional<std::string> agent;
+  std::optional<std::string> cwd;
+  std::optional<bool> archived;  // Absent: only unarchived sessions.
+  std::optional<std::int64_t> limit;
+  std::optional<std::string> cursor;
+};
+bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionListParams& value);
+
+struct SessionListResult {
+  std::vector<SessionInfo> sessions;
+  std::optional<std::string> next_cursor;
+};
+bool decode(const nlohmann::json& json, SessionListResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionListResult& value);
+
+struct SessionRenameParams {
+  std::string session_id;
+  std::string title;
+};
+bool decode(const nlohmann::json& json, SessionRenameParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionRenameParams& value);
+
+struct SessionRenameResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionRenameResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionRenameResult& value);
+
+struct SessionSendParams {
+  std::string session_id;
+  std::string text;
+  std::optional<std::vector<Attachment>> attachments;
+  std::optional<std::string> model;  // Model for this turn only (overrides configuration and the session's pin).
+  std::optional<bool> wait;  // Default true: resolve when the turn ends.
+};
+bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSendParams& value);
+
+struct SessionSendResult {
+  std::optional<std::string> turn_id;
+  bool queued{};
+  std::optional<std::string> queue_id;
+  std::optional<StopReason> stop_reason;
+  std::optional<std::string> text;
+  std::optional<Usage> usage;
+};
+bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSendResult& value);
+
+struct SessionSetModeParams {
+  std::string session_id;
+  std::string mode;
+};
+bool decode(const nlohmann::json& json, SessionSetModeParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSetModeParams& value);
+
+struct SessionSetModeResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionSetModeResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSetModeResult& value);
+
+struct SessionSetModelParams {
+  std::string session_id;
+  std::string model;
+};
+bool decode(const nlohmann::json& json, SessionSetModelParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSetModelParams& value);
+
+struct SessionSetModelResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionSetModelResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSetModelResult& value);
+
+struct AgentErrorEvent {
+  std::string message;
+  bool recoverable{};
+  std::optional<std::string> turn_id;
+};
+bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentErrorEvent& value);
 
 struct ClientAttachedEvent {
   std::string client_id;
@@ -128,6 +511,21 @@ struct DaemonShutdownEvent {
 bool decode(const nlohmann::json& json, DaemonShutdownEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const DaemonShutdownEvent& value);
 
+enum class MessageCompletedEventRole : std::uint8_t { Assistant, User };
+std::string_view to_string(MessageCompletedEventRole value);
+bool decode(const nlohmann::json& json, MessageCompletedEventRole& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, MessageCompletedEventRole value);
+
+struct MessageCompletedEvent {
+  std::string turn_id;
+  std::string message_id;
+  MessageCompletedEventRole role{};
+  DeltaKind kind{};
+  std::string text;
+};
+bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const MessageCompletedEvent& value);
+
 struct MessageDeltaEvent {
   std::string turn_id;
   std::string message_id;
@@ -136,5 +534,143 @@ struct MessageDeltaEvent {
 };
 bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const MessageDeltaEvent& value);
+
+struct PermissionRequestedEvent {
+  PermissionRequest request;
+};
+bool decode(const nlohmann::json& json, PermissionRequestedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PermissionRequestedEvent& value);
+
+enum class PermissionResolvedEventOutcome : std::uint8_t { Allowed, Denied, Cancelled };
+std::string_view to_string(PermissionResolvedEventOutcome value);
+bool decode(const nlohmann::json& json, PermissionResolvedEventOutcome& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, PermissionResolvedEventOutcome value);
+
+enum class PermissionResolvedEventResolvedBy : std::uint8_t { Client, Rule, Timeout, Headless, Cancel };
+std::string_view to_string(PermissionResolvedEventResolvedBy value);
+bool decode(const nlohmann::json& json, PermissionResolvedEventResolvedBy& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, PermissionResolvedEventResolvedBy value);
+
+struct PermissionResolvedEvent {
+  std::string request_id;
+  PermissionResolvedEventOutcome outcome{};
+  std::optional<PermissionDecision> decision;
+  PermissionResolvedEventResolvedBy resolved_by{};
+  std::optional<std::string> client_id;
+  std::optional<std::string> rule_id;
+  std::int64_t resolved_at{};
+};
+bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PermissionResolvedEvent& value);
+
+struct PermissionRespondingEvent {
+  std::string request_id;
+  std::optional<std::string> client_id;
+};
+bool decode(const nlohmann::json& json, PermissionRespondingEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value);
+
+struct QuestionRequestedEvent {
+  QuestionRequest request;
+};
+bool decode(const nlohmann::json& json, QuestionRequestedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const QuestionRequestedEvent& value);
+
+enum class QuestionResolvedEventOutcome : std::uint8_t { Answered, Rejected, Cancelled };
+std::string_view to_string(QuestionResolvedEventOutcome value);
+bool decode(const nlohmann::json& json, QuestionResolvedEventOutcome& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, QuestionResolvedEventOutcome value);
+
+enum class QuestionResolvedEventResolvedBy : std::uint8_t { Client, Timeout, Headless, Cancel };
+std::string_view to_string(QuestionResolvedEventResolvedBy value);
+bool decode(const nlohmann::json& json, QuestionResolvedEventResolvedBy& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, QuestionResolvedEventResolvedBy value);
+
+struct QuestionResolvedEvent {
+  std::string request_id;
+  QuestionResolvedEventOutcome outcome{};
+  std::optional<std::vector<std::string>> answers;
+  QuestionResolvedEventResolvedBy resolved_by{};
+  std::optional<std::string> client_id;
+  std::int64_t resolved_at{};
+};
+bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const QuestionResolvedEvent& value);
+
+struct RulesChangedEvent {
+  std::vector<RememberedRule> rules;
+};
+bool decode(const nlohmann::json& json, RulesChangedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RulesChangedEvent& value);
+
+struct SessionCreatedEvent {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionCreatedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionCreatedEvent& value);
+
+struct SessionDeletedEvent {
+};
+bool decode(const nlohmann::json& json, SessionDeletedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionDeletedEvent& value);
+
+struct SessionStateEvent {
+  SessionState state{};
+  std::optional<std::string> reason;
+};
+bool decode(const nlohmann::json& json, SessionStateEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionStateEvent& value);
+
+struct SessionUpdatedEvent {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionUpdatedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionUpdatedEvent& value);
+
+struct ToolCompletedEvent {
+  std::string turn_id;
+  std::string tool_call_id;
+  std::string output;
+  bool is_error{};
+};
+bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const ToolCompletedEvent& value);
+
+struct ToolStartedEvent {
+  std::string turn_id;
+  std::string tool_call_id;
+  std::string tool;
+  nlohmann::json input;
+  std::optional<std::string> parent_tool_call_id;  // Set for tools a sub-agent runs.
+};
+bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const ToolStartedEvent& value);
+
+struct TurnQueuedEvent {
+  QueuedPrompt prompt;
+  std::int64_t position{};
+};
+bool decode(const nlohmann::json& json, TurnQueuedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const TurnQueuedEvent& value);
+
+struct TurnStartedEvent {
+  std::string turn_id;
+  std::string text;
+  std::optional<std::vector<Attachment>> attachments;
+  std::optional<std::string> queue_id;
+  std::optional<std::string> model;
+};
+bool decode(const nlohmann::json& json, TurnStartedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const TurnStartedEvent& value);
+
+struct TurnStoppedEvent {
+  std::string turn_id;
+  StopReason stop_reason{};
+  std::optional<std::string> text;  // The final assistant text.
+  std::optional<Usage> usage;
+  std::optional<std::string> error;
+};
+bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const TurnStoppedEvent& value);
 
 }  // namespace switchboard::protocol

@@ -1,0 +1,123 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "switchboard/protocol/generated/ErrorCodes.h"
+#include "switchboard/protocol/generated/Types.h"
+
+namespace switchboard::adapters {
+
+// The one interface every agent implements, whatever its native protocol: a duplex NDJSON CLI (Claude Code),
+// a JSON-RPC app server (Codex), an HTTP+SSE server (OpenCode), or a CLI run once per turn (Grok). The engine
+// drives an adapter through AgentAdapter and hears from it through AdapterListener, on the io_context thread.
+//
+// Contract for every adapter (the shared conformance tests check it):
+// - after send(), the adapter reports the turn's activity and then exactly one on_turn_end();
+// - cancel() ends the running turn with on_turn_end(Cancelled) and leaves the adapter usable;
+// - a permission or question asked through the listener blocks the turn until answer_*() is called;
+// - if the agent becomes permanently unavailable (its process died), on_stopped() is called once, after an
+//   on_turn_end(Error) for a turn that was running;
+// - an operation the agent cannot do returns an AdapterError with code Unsupported, never a silent no-op.
+
+struct AdapterError {
+  protocol::ErrorCode code;
+  std::string message;
+};
+
+struct StartOptions {
+  std::string session_id;  // ours, stable
+  std::string cwd;
+  std::optional<std::string> model;
+  std::optional<std::string> mode;
+  std::optional<std::string> resume_provider_session_id;  // resume the agent's own session
+};
+
+struct TurnInput {
+  std::string turn_id;
+  std::string text;
+  std::vector<protocol::Attachment> attachments;
+  std::optional<std::string> model;  // already resolved by the engine (override → configuration → pin)
+};
+
+struct PermissionAsk {
+  std::string tool;
+  nlohmann::json input = nlohmann::json::object();
+  std::string description;
+  // What a rule pattern is matched against: the command line for a shell tool, the path for a file tool.
+  std::string subject;
+  std::optional<protocol::PermissionRule> suggested_rule;
+  std::string reason;
+};
+
+struct PermissionAnswer {
+  bool allow = false;
+  std::optional<std::string> message;  // told to the agent with a deny
+  nlohmann::json updated_input;        // null: unchanged
+};
+
+struct QuestionAsk {
+  std::vector<protocol::Question> questions;
+};
+
+struct QuestionAnswer {
+  bool rejected = false;
+  std::vector<std::string> answers;
+};
+
+struct TurnResult {
+  protocol::StopReason stop_reason = protocol::StopReason::EndTurn;
+  std::string text;  // final assistant text
+  std::optional<protocol::Usage> usage;
+  std::optional<std::string> error;
+};
+
+// What an adapter reports, in the order it happens. Implemented by the engine's session.
+class AdapterListener {
+ public:
+  virtual ~AdapterListener() = default;
+  virtual void on_provider_session(std::string provider_session_id) = 0;
+  virtual void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) = 0;
+  virtual void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text) = 0;
+  virtual void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
+                               std::optional<std::string> parent_tool_call_id) = 0;
+  virtual void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) = 0;
+  // `native_id` is the adapter's own handle for the request; the engine answers with it.
+  virtual void on_permission_request(std::string native_id, PermissionAsk ask) = 0;
+  virtual void on_question(std::string native_id, QuestionAsk ask) = 0;
+  virtual void on_turn_end(TurnResult result) = 0;
+  virtual void on_error(std::string message, bool recoverable) = 0;
+  virtual void on_stopped(std::string reason) = 0;
+};
+
+class AgentAdapter {
+ public:
+  virtual ~AgentAdapter() = default;
+
+  virtual protocol::AgentCapabilities capabilities() const = 0;
+  // Starts or resumes the agent; `done` gets nullopt once it can take a turn, or why it cannot.
+  virtual void start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) = 0;
+  virtual void send(TurnInput input) = 0;
+  virtual void cancel() = 0;
+  virtual void answer_permission(const std::string& native_id, PermissionAnswer answer) = 0;
+  virtual void answer_question(const std::string& native_id, QuestionAnswer answer) = 0;
+  virtual std::optional<AdapterError> set_model(const std::string& model) = 0;
+  virtual std::optional<AdapterError> set_mode(const std::string& mode) = 0;
+  // Graceful stop; the adapter calls on_stopped() when its process is gone.
+  virtual void stop() = 0;
+};
+
+// How the engine finds agents: one entry per agent name. discover() must not block for long (it may run a
+// `--version` probe with a deadline).
+struct AgentDescriptor {
+  std::string name;
+  std::function<protocol::AgentInfo()> discover;
+  std::function<std::unique_ptr<AgentAdapter>(AdapterListener& listener)> create;
+};
+
+}  // namespace switchboard::adapters

@@ -1,0 +1,12 @@
+#include "daemon/Methods.h"
+
+#include "engine/EngineMethods.h"
+
+namespace switchboard::daemon {
+
+void bind_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, CoreMethodsConfig config) {
+  bind_core_methods(dispatcher, config);
+  engine::bind_engine_methods(dispatcher, engine);
+}
+
+}  // namespace switchboard::daemon

@@ -1,0 +1,260 @@
+#include "engine/Engine.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "switchboard/support/Clock.h"
+#include "switchboard/support/RandomId.h"
+
+namespace switchboard::engine {
+namespace {
+
+using protocol::ErrorCode;
+
+// How many closed request ids are remembered for AlreadyAnswered.
+constexpr std::size_t kRememberedClosedRequests = 4096;
+
+EngineError unknown_session(const std::string& id) {
+  return EngineError{ErrorCode::UnknownSession, "no session " + id.substr(0, 100)};
+}
+
+}  // namespace
+
+std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
+                                         const std::optional<std::string>& configured,
+                                         const std::optional<std::string>& session_pin) {
+  if (call_override) return call_override;
+  if (configured) return configured;
+  return session_pin;
+}
+
+Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,
+               EngineConfig config)
+    : m_io(io), m_bus(bus), m_agents(std::move(agents)), m_config(std::move(config)) {
+  // Who can answer prompts: clients that said so at initialize, and SSE watchers (a browser console).
+  m_attached = m_bus.subscribe(protocol::EventKind::ClientAttached, [this](const bus::BusEvent& event) {
+    const auto& attached = std::get<protocol::ClientAttachedEvent>(event.payload);
+    if (attached.answers_permissions && m_answering_client_ids.insert(attached.client_id).second) ++m_answering_clients;
+  });
+  m_detached = m_bus.subscribe(protocol::EventKind::ClientDetached, [this](const bus::BusEvent& event) {
+    const auto& detached = std::get<protocol::ClientDetachedEvent>(event.payload);
+    if (m_answering_client_ids.erase(detached.client_id) > 0) --m_answering_clients;
+  });
+}
+
+Engine::~Engine() = default;
+
+void Engine::stop_all() {
+  for (auto& [id, session] : m_sessions) session->stop_agent();
+}
+
+const adapters::AgentDescriptor* Engine::agent(const std::string& name) const {
+  for (const auto& descriptor : m_agents) {
+    if (descriptor.name == name) return &descriptor;
+  }
+  return nullptr;
+}
+
+Session* Engine::find(const std::string& session_id) const {
+  const auto it = m_sessions.find(session_id);
+  return it == m_sessions.end() ? nullptr : it->second.get();
+}
+
+std::vector<protocol::AgentInfo> Engine::list_agents() const {
+  std::vector<protocol::AgentInfo> agents;
+  for (const auto& descriptor : m_agents) agents.push_back(descriptor.discover());
+  return agents;
+}
+
+Outcome<protocol::SessionInfo> Engine::create_session(const protocol::SessionCreateParams& params) {
+  const auto* descriptor = agent(params.agent);
+  if (descriptor == nullptr) return EngineError{ErrorCode::UnknownAgent, "no agent named " + params.agent.substr(0, 100)};
+  const auto info = descriptor->discover();
+  if (!info.installed) {
+    return EngineError{ErrorCode::AgentUnavailable,
+                       params.agent + " is not available: " + info.problem.value_or("not installed")};
+  }
+  struct stat st {};
+  if (::stat(params.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return EngineError{ErrorCode::BadWorkingDirectory, "not a directory: " + params.cwd.substr(0, 500)};
+  }
+  protocol::SessionInfo session;
+  session.session_id = random_id("s-", 8);
+  session.agent = params.agent;
+  session.cwd = params.cwd;
+  session.title = params.title;
+  session.model = params.model;
+  session.mode = params.mode;
+  session.state = protocol::SessionState::Idle;
+  session.created_at = session.updated_at = unix_millis_now();
+  auto [it, inserted] = m_sessions.emplace(session.session_id, std::make_unique<Session>(*this, session));
+  m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
+  return it->second->info();
+}
+
+Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id) const {
+  const auto* session = find(session_id);
+  if (session == nullptr) return unknown_session(session_id);
+  return session->info();
+}
+
+protocol::SessionListResult Engine::list_sessions(const protocol::SessionListParams& params) const {
+  std::vector<protocol::SessionInfo> matching;
+  for (const auto& [id, session] : m_sessions) {
+    const auto& info = session->info();
+    if (params.agent && info.agent != *params.agent) continue;
+    if (params.cwd && info.cwd != *params.cwd) continue;
+    if (info.archived != params.archived.value_or(false)) continue;
+    matching.push_back(info);
+  }
+  // Newest first; the id breaks ties so pages are stable.
+  std::sort(matching.begin(), matching.end(), [](const auto& a, const auto& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at : a.session_id > b.session_id;
+  });
+  // The cursor is the id of the last session of the previous page.
+  std::size_t start = 0;
+  if (params.cursor) {
+    const auto it = std::find_if(matching.begin(), matching.end(), [&](const auto& s) { return s.session_id == *params.cursor; });
+    start = it == matching.end() ? matching.size() : static_cast<std::size_t>(it - matching.begin()) + 1;
+  }
+  const auto limit = static_cast<std::size_t>(params.limit.value_or(50));
+  protocol::SessionListResult result;
+  for (std::size_t i = start; i < matching.size() && result.sessions.size() < limit; ++i) result.sessions.push_back(matching[i]);
+  if (start + result.sessions.size() < matching.size()) result.next_cursor = result.sessions.back().session_id;
+  return result;
+}
+
+Outcome<protocol::SessionInfo> Engine::rename(const std::string& session_id, const std::string& title) {
+  auto* session = find(session_id);
+  if (session == nullptr) return unknown_session(session_id);
+  session->mutable_info().title = title;
+  session->mutable_info().updated_at = unix_millis_now();
+  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
+  return session->info();
+}
+
+Outcome<protocol::SessionInfo> Engine::archive(const std::string& session_id, bool archived) {
+  auto* session = find(session_id);
+  if (session == nullptr) return unknown_session(session_id);
+  session->mutable_info().archived = archived;
+  session->mutable_info().updated_at = unix_millis_now();
+  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
+  return session->info();
+}
+
+std::optional<EngineError> Engine::delete_session(const std::string& session_id) {
+  auto it = m_sessions.find(session_id);
+  if (it == m_sessions.end()) return unknown_session(session_id);
+  it->second->stop_agent();
+  m_rules.forget_session(session_id);
+  m_sessions.erase(it);
+  m_bus.publish(session_id, protocol::SessionDeletedEvent{});
+  return std::nullopt;
+}
+
+Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session_id) const {
+  const auto* session = find(session_id);
+  if (session == nullptr) return unknown_session(session_id);
+  protocol::SessionAttachResult result;
+  result.session = session->info();
+  result.queue = session->queue();
+  result.permissions = session->open_permissions();
+  result.questions = session->open_questions();
+  result.last_seq = m_last_seq ? static_cast<std::int64_t>(m_last_seq()) : 0;
+  return result;
+}
+
+Outcome<protocol::SessionInfo> Engine::set_model(const std::string& session_id, const std::string& model) {
+  auto* session = find(session_id);
+  if (session == nullptr) return unknown_session(session_id);
+  if (auto error = session->set_model(model)) return *error;
+  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
+  return session->info();
+}
+
+Outcome<protocol::SessionInfo> Engine::set_mode(const std::string& session_id, const std::string& mode) {
+  auto* session = find(session_id);
+  if (session == nullptr) return unknown_session(session_id);
+  if (auto error = session->set_mode(mode)) return *error;
+  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
+  return session->info();
+}
+
+void Engine::send(protocol::SessionSendParams params, Session::SendDone done) {
+  auto* session = find(params.session_id);
+  if (session == nullptr) return done(unknown_session(params.session_id));
+  session->send(std::move(params), std::move(done));
+}
+
+Outcome<bool> Engine::cancel(const std::string& session_id) {
+  auto* session = find(session_id);
+  if (session == nullptr) return unknown_session(session_id);
+  return session->cancel();
+}
+
+std::string Engine::register_request(const std::string& session_id) {
+  std::string id = random_id("req-", 8);
+  m_open_requests.emplace(id, session_id);
+  return id;
+}
+
+void Engine::close_request(const std::string& request_id) {
+  if (m_open_requests.erase(request_id) == 0) return;
+  m_closed_requests.insert(request_id);
+  m_closed_order.push_back(request_id);
+  if (m_closed_order.size() > kRememberedClosedRequests) {
+    m_closed_requests.erase(m_closed_order.front());
+    m_closed_order.pop_front();
+  }
+}
+
+std::optional<EngineError> Engine::respond_permission(const protocol::PermissionRespondParams& params,
+                                                      std::optional<std::string> client_id) {
+  if (m_closed_requests.count(params.request_id) != 0) {
+    return EngineError{ErrorCode::AlreadyAnswered, "request " + params.request_id + " was already answered"};
+  }
+  const auto it = m_open_requests.find(params.request_id);
+  auto* session = it == m_open_requests.end() ? nullptr : find(it->second);
+  if (session == nullptr) return EngineError{ErrorCode::UnknownRequest, "no open request " + params.request_id.substr(0, 100)};
+  const auto open = session->open_permissions();
+  const bool is_permission = std::any_of(open.begin(), open.end(), [&](const auto& r) { return r.request_id == params.request_id; });
+  if (!is_permission) return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a permission request"};
+  session->answer_permission(params.request_id, params.decision, params.rule, params.message, std::move(client_id));
+  return std::nullopt;
+}
+
+std::optional<EngineError> Engine::respond_question(const protocol::QuestionRespondParams& params,
+                                                    std::optional<std::string> client_id) {
+  if (m_closed_requests.count(params.request_id) != 0) {
+    return EngineError{ErrorCode::AlreadyAnswered, "request " + params.request_id + " was already answered"};
+  }
+  const auto it = m_open_requests.find(params.request_id);
+  auto* session = it == m_open_requests.end() ? nullptr : find(it->second);
+  if (session == nullptr) return EngineError{ErrorCode::UnknownRequest, "no open request " + params.request_id.substr(0, 100)};
+  const auto open = session->open_questions();
+  const bool is_question = std::any_of(open.begin(), open.end(), [&](const auto& r) { return r.request_id == params.request_id; });
+  if (!is_question) return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a question request"};
+  session->answer_question(params.request_id, params.reject.value_or(false), params.answers.value_or(std::vector<std::string>{}),
+                           std::move(client_id));
+  return std::nullopt;
+}
+
+std::vector<protocol::RememberedRule> Engine::list_rules(const std::optional<std::string>& session_id,
+                                                         const std::optional<std::string>& cwd) const {
+  return m_rules.list(session_id, cwd);
+}
+
+std::optional<EngineError> Engine::remove_rule(const std::string& rule_id) {
+  if (!m_rules.remove(rule_id)) return EngineError{ErrorCode::UnknownRule, "no rule " + rule_id.substr(0, 100)};
+  publish_rules_changed();
+  return std::nullopt;
+}
+
+void Engine::publish_rules_changed() {
+  m_bus.publish_global(protocol::RulesChangedEvent{m_rules.list(std::nullopt, std::nullopt)});
+}
+
+}  // namespace switchboard::engine

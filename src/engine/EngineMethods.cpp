@@ -1,0 +1,86 @@
+#include "engine/EngineMethods.h"
+
+#include "switchboard/protocol/generated/Methods.h"
+
+namespace switchboard::engine {
+namespace {
+
+namespace p = protocol;
+using rpc::CallContext;
+using rpc::Reply;
+
+rpc::RpcError to_rpc(const EngineError& error) { return rpc::RpcError{error.code, error.message, nullptr}; }
+
+// Replies with `make(value)` on success, or the engine's error.
+template <class Result, class Value, class Make>
+void answer(Reply<Result>& reply, const Outcome<Value>& outcome, Make make) {
+  if (const auto* error = std::get_if<EngineError>(&outcome)) return reply(to_rpc(*error));
+  reply(make(std::get<Value>(outcome)));
+}
+
+template <class Result>
+void answer_empty(Reply<Result>& reply, const std::optional<EngineError>& error) {
+  if (error) return reply(to_rpc(*error));
+  reply(Result{});
+}
+
+}  // namespace
+
+void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
+  // clang-format off
+  dispatcher.bind<p::AgentsListMethod>([&engine](const p::AgentsListParams&, Reply<p::AgentsListResult> reply, const CallContext&) {
+    reply(p::AgentsListResult{engine.list_agents()});
+  });
+  dispatcher.bind<p::SessionCreateMethod>([&engine](const p::SessionCreateParams& params, Reply<p::SessionCreateResult> reply, const CallContext&) {
+    answer(reply, engine.create_session(params), [](const p::SessionInfo& s) { return p::SessionCreateResult{s}; });
+  });
+  dispatcher.bind<p::SessionGetMethod>([&engine](const p::SessionGetParams& params, Reply<p::SessionGetResult> reply, const CallContext&) {
+    answer(reply, engine.get_session(params.session_id), [](const p::SessionInfo& s) { return p::SessionGetResult{s}; });
+  });
+  dispatcher.bind<p::SessionListMethod>([&engine](const p::SessionListParams& params, Reply<p::SessionListResult> reply, const CallContext&) {
+    reply(engine.list_sessions(params));
+  });
+  dispatcher.bind<p::SessionRenameMethod>([&engine](const p::SessionRenameParams& params, Reply<p::SessionRenameResult> reply, const CallContext&) {
+    answer(reply, engine.rename(params.session_id, params.title), [](const p::SessionInfo& s) { return p::SessionRenameResult{s}; });
+  });
+  dispatcher.bind<p::SessionArchiveMethod>([&engine](const p::SessionArchiveParams& params, Reply<p::SessionArchiveResult> reply, const CallContext&) {
+    answer(reply, engine.archive(params.session_id, params.archived), [](const p::SessionInfo& s) { return p::SessionArchiveResult{s}; });
+  });
+  dispatcher.bind<p::SessionDeleteMethod>([&engine](const p::SessionDeleteParams& params, Reply<p::SessionDeleteResult> reply, const CallContext&) {
+    answer_empty(reply, engine.delete_session(params.session_id));
+  });
+  dispatcher.bind<p::SessionAttachMethod>([&engine](const p::SessionAttachParams& params, Reply<p::SessionAttachResult> reply, const CallContext&) {
+    answer(reply, engine.attach(params.session_id), [](const p::SessionAttachResult& r) { return r; });
+  });
+  dispatcher.bind<p::SessionSetModelMethod>([&engine](const p::SessionSetModelParams& params, Reply<p::SessionSetModelResult> reply, const CallContext&) {
+    answer(reply, engine.set_model(params.session_id, params.model), [](const p::SessionInfo& s) { return p::SessionSetModelResult{s}; });
+  });
+  dispatcher.bind<p::SessionSetModeMethod>([&engine](const p::SessionSetModeParams& params, Reply<p::SessionSetModeResult> reply, const CallContext&) {
+    answer(reply, engine.set_mode(params.session_id, params.mode), [](const p::SessionInfo& s) { return p::SessionSetModeResult{s}; });
+  });
+  dispatcher.bind<p::SessionSendMethod>([&engine](const p::SessionSendParams& params, Reply<p::SessionSendResult> reply, const CallContext&) {
+    // The reply may come at the end of the turn: it moves into the engine's callback.
+    auto shared = std::make_shared<Reply<p::SessionSendResult>>(std::move(reply));
+    engine.send(params, [shared](Outcome<p::SessionSendResult> outcome) {
+      answer(*shared, outcome, [](const p::SessionSendResult& r) { return r; });
+    });
+  });
+  dispatcher.bind<p::SessionCancelMethod>([&engine](const p::SessionCancelParams& params, Reply<p::SessionCancelResult> reply, const CallContext&) {
+    answer(reply, engine.cancel(params.session_id), [](bool cancelled) { return p::SessionCancelResult{cancelled}; });
+  });
+  dispatcher.bind<p::PermissionRespondMethod>([&engine](const p::PermissionRespondParams& params, Reply<p::PermissionRespondResult> reply, const CallContext& context) {
+    answer_empty(reply, engine.respond_permission(params, context.peer->client_id()));
+  });
+  dispatcher.bind<p::QuestionRespondMethod>([&engine](const p::QuestionRespondParams& params, Reply<p::QuestionRespondResult> reply, const CallContext& context) {
+    answer_empty(reply, engine.respond_question(params, context.peer->client_id()));
+  });
+  dispatcher.bind<p::RulesListMethod>([&engine](const p::RulesListParams& params, Reply<p::RulesListResult> reply, const CallContext&) {
+    reply(p::RulesListResult{engine.list_rules(params.session_id, params.cwd)});
+  });
+  dispatcher.bind<p::RulesRemoveMethod>([&engine](const p::RulesRemoveParams& params, Reply<p::RulesRemoveResult> reply, const CallContext&) {
+    answer_empty(reply, engine.remove_rule(params.rule_id));
+  });
+  // clang-format on
+}
+
+}  // namespace switchboard::engine

@@ -1,0 +1,12 @@
+#pragma once
+
+#include "engine/Engine.h"
+#include "switchboard/rpc/Dispatcher.h"
+
+namespace switchboard::engine {
+
+// Binds every session, permission, question, rule and agent method of the schema to the engine: decoding is
+// done by the dispatcher, this layer only maps engine outcomes to replies and errors.
+void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine);
+
+}  // namespace switchboard::engine

@@ -1,0 +1,447 @@
+#include "engine/Session.h"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "engine/Engine.h"
+#include "switchboard/support/Clock.h"
+#include "switchboard/support/RandomId.h"
+
+namespace switchboard::engine {
+namespace {
+
+using protocol::ErrorCode;
+using ResolvedBy = protocol::PermissionResolvedEventResolvedBy;
+using QuestionBy = protocol::QuestionResolvedEventResolvedBy;
+
+}  // namespace
+
+Session::Session(Engine& engine, protocol::SessionInfo info) : m_engine(engine), m_info(std::move(info)) {}
+
+Session::~Session() {
+  // Destroying the session (delete) must not leave callers hanging.
+  tear_down_requests();
+  if (m_turn && m_turn->waiter) {
+    (*m_turn->waiter)(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+  }
+}
+
+template <class Data>
+void Session::publish(Data data) {
+  m_engine.bus().publish(m_info.session_id, std::move(data));
+}
+
+void Session::set_state(protocol::SessionState state, std::optional<std::string> reason) {
+  if (m_info.state == state && !reason) return;
+  m_info.state = state;
+  m_info.updated_at = unix_millis_now();
+  publish(protocol::SessionStateEvent{state, std::move(reason)});
+}
+
+void Session::refresh_running_state() {
+  if (!m_turn) return;
+  set_state(m_permissions.empty() && m_questions.empty() ? protocol::SessionState::Running
+                                                          : protocol::SessionState::AwaitingInput);
+}
+
+std::vector<protocol::QueuedPrompt> Session::queue() const {
+  std::vector<protocol::QueuedPrompt> out;
+  for (const auto& pending : m_queue) out.push_back(pending.prompt);
+  return out;
+}
+
+std::vector<protocol::PermissionRequest> Session::open_permissions() const {
+  std::vector<protocol::PermissionRequest> out;
+  for (const auto& [id, open] : m_permissions) out.push_back(open.request);
+  return out;
+}
+
+std::vector<protocol::QuestionRequest> Session::open_questions() const {
+  std::vector<protocol::QuestionRequest> out;
+  for (const auto& [id, open] : m_questions) out.push_back(open.request);
+  return out;
+}
+
+void Session::ensure_started(std::function<void(std::optional<EngineError>)> ready) {
+  if (m_adapter && !m_starting) return ready(std::nullopt);
+  m_start_waiters.push_back(std::move(ready));
+  if (m_starting) return;
+  const auto* descriptor = m_engine.agent(m_info.agent);
+  if (descriptor == nullptr) {
+    auto waiters = std::exchange(m_start_waiters, {});
+    for (auto& waiter : waiters) waiter(EngineError{ErrorCode::UnknownAgent, "no agent named " + m_info.agent});
+    return;
+  }
+  m_starting = true;
+  m_adapter = descriptor->create(*this);
+  adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
+  m_adapter->start(options, [this](std::optional<adapters::AdapterError> error) {
+    m_starting = false;
+    if (error) {
+      m_adapter.reset();
+      m_info.live = false;
+    } else {
+      m_info.live = true;
+    }
+    auto waiters = std::exchange(m_start_waiters, {});
+    for (auto& waiter : waiters) {
+      waiter(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
+    }
+  });
+}
+
+void Session::send(protocol::SessionSendParams params, SendDone done) {
+  const bool wait = params.wait.value_or(true);
+  std::vector<protocol::Attachment> attachments = params.attachments.value_or(std::vector<protocol::Attachment>{});
+  // An agent that died leaves its queued prompts waiting; the next send restarts it and the backlog runs first.
+  const bool restart_backlog = m_info.state == protocol::SessionState::Stopped && !m_turn && !m_starting && !m_queue.empty();
+  if (m_turn || m_starting || !m_queue.empty()) {
+    // Queued, not raced: FIFO behind the running turn; every client sees it queued.
+    Pending pending;
+    pending.prompt.queue_id = random_id("q-", 6);
+    pending.prompt.text = std::move(params.text);
+    if (!attachments.empty()) pending.prompt.attachments = std::move(attachments);
+    pending.prompt.queued_at = unix_millis_now();
+    pending.model = std::move(params.model);
+    m_queue.push_back(pending);
+    publish(protocol::TurnQueuedEvent{pending.prompt, static_cast<std::int64_t>(m_queue.size())});
+    protocol::SessionSendResult result;
+    result.queued = true;
+    result.queue_id = pending.prompt.queue_id;
+    done(result);
+    if (restart_backlog) drain_queue(/*after_stop=*/true);
+    return;
+  }
+  start_turn(std::move(params.text), std::move(attachments), std::move(params.model), std::nullopt,
+             wait ? std::optional<SendDone>(done) : std::nullopt);
+  if (!wait) {
+    protocol::SessionSendResult result;
+    result.queued = false;
+    result.turn_id = m_turn ? std::optional<std::string>(m_turn->turn_id) : std::nullopt;
+    done(result);
+  }
+}
+
+void Session::start_turn(std::string text, std::vector<protocol::Attachment> attachments, std::optional<std::string> model,
+                         std::optional<std::string> queue_id, std::optional<SendDone> waiter) {
+  Turn turn;
+  turn.turn_id = random_id("t-", 8);
+  turn.waiter = std::move(waiter);
+  m_turn = std::move(turn);
+  const std::string turn_id = m_turn->turn_id;
+  const auto configured = [&]() -> std::optional<std::string> {
+    const auto it = m_engine.config().default_models.find(m_info.agent);
+    return it == m_engine.config().default_models.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }();
+  const auto resolved_model = resolve_model(model, configured, m_info.model);
+  // Running before the send call resolves: a client that sees the reply already knows the session is busy.
+  set_state(protocol::SessionState::Running);
+  protocol::TurnStartedEvent started;
+  started.turn_id = turn_id;
+  started.text = text;
+  if (!attachments.empty()) started.attachments = attachments;
+  started.queue_id = queue_id;
+  started.model = resolved_model;
+  publish(std::move(started));
+  ensure_started([this, turn_id, text = std::move(text), attachments = std::move(attachments),
+                  resolved_model](std::optional<EngineError> error) mutable {
+    if (!m_turn || m_turn->turn_id != turn_id) return;  // cancelled while starting
+    if (error) {
+      publish(protocol::AgentErrorEvent{error->message, false, turn_id});
+      adapters::TurnResult failed;
+      failed.stop_reason = protocol::StopReason::Error;
+      failed.error = error->message;
+      on_turn_end(std::move(failed));
+      return;
+    }
+    m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model});
+  });
+}
+
+bool Session::cancel() {
+  if (!m_turn) return false;
+  tear_down_requests();
+  if (m_adapter && !m_starting) {
+    m_adapter->cancel();  // the adapter ends the turn with on_turn_end(Cancelled)
+  } else {
+    adapters::TurnResult cancelled;
+    cancelled.stop_reason = protocol::StopReason::Cancelled;
+    on_turn_end(std::move(cancelled));
+  }
+  return true;
+}
+
+std::optional<EngineError> Session::set_model(const std::string& model) {
+  if (m_adapter && !m_starting) {
+    if (auto error = m_adapter->set_model(model)) return EngineError{error->code, error->message};
+  }
+  m_info.model = model;
+  m_info.updated_at = unix_millis_now();
+  return std::nullopt;
+}
+
+std::optional<EngineError> Session::set_mode(const std::string& mode) {
+  if (m_adapter && !m_starting) {
+    if (auto error = m_adapter->set_mode(mode)) return EngineError{error->code, error->message};
+  }
+  m_info.mode = mode;
+  m_info.updated_at = unix_millis_now();
+  return std::nullopt;
+}
+
+void Session::stop_agent() {
+  if (m_adapter) m_adapter->stop();
+}
+
+void Session::drain_queue(bool after_stop) {
+  if (m_turn || m_queue.empty()) return;
+  if (m_info.state == protocol::SessionState::Stopped && !after_stop) return;  // no automatic restart loops
+  Pending next = std::move(m_queue.front());
+  m_queue.pop_front();
+  start_turn(std::move(next.prompt.text), next.prompt.attachments.value_or(std::vector<protocol::Attachment>{}),
+             std::move(next.model), next.prompt.queue_id, std::nullopt);
+}
+
+// ---- permission and question round trips -------------------------------------------------------------------
+
+void Session::on_permission_request(std::string native_id, adapters::PermissionAsk ask) {
+  const std::string turn_id = m_turn ? m_turn->turn_id : std::string();
+  const std::string request_id = m_engine.register_request(m_info.session_id);
+  OpenPermission open;
+  open.native_id = native_id;
+  open.request.request_id = request_id;
+  open.request.session_id = m_info.session_id;
+  open.request.turn_id = turn_id;
+  open.request.tool = ask.tool;
+  open.request.input = ask.input;
+  open.request.description = ask.description;
+  open.request.suggested_rule = ask.suggested_rule;
+  open.request.reason = ask.reason;
+  open.request.state = protocol::PermissionRequestState::Open;
+  open.request.opened_at = unix_millis_now();
+  open.ask = std::move(ask);
+
+  // A remembered rule answers without asking anyone.
+  const auto match = m_engine.rules().find(m_info.session_id, m_info.cwd, open.ask.tool, open.ask.subject);
+  if (match) open.request.reason = "rule " + match->rule.rule_id;
+  auto [it, inserted] = m_permissions.emplace(request_id, std::move(open));
+  publish(protocol::PermissionRequestedEvent{it->second.request});
+  if (match) {
+    resolve_permission(request_id, match->allow, ResolvedBy::Rule, std::nullopt, std::nullopt, match->rule.rule_id, std::nullopt);
+    return;
+  }
+  if (!m_engine.can_ask_someone()) {
+    // Headless: nobody can answer, so the configured policy decides now instead of stalling the turn.
+    const bool allow = m_engine.config().headless_policy == HeadlessPolicy::Allow;
+    resolve_permission(request_id, allow, ResolvedBy::Headless, std::nullopt, std::nullopt, std::nullopt,
+                       allow ? std::nullopt : std::optional<std::string>("no client is attached to answer"));
+    return;
+  }
+  it->second.timeout = std::make_unique<boost::asio::steady_timer>(m_engine.io(), m_engine.config().request_timeout);
+  it->second.timeout->async_wait([this, request_id](const boost::system::error_code& error) {
+    if (error || m_permissions.count(request_id) == 0) return;
+    resolve_permission(request_id, false, ResolvedBy::Timeout, std::nullopt, std::nullopt, std::nullopt,
+                       std::string("nobody answered in time"));
+  });
+  refresh_running_state();
+}
+
+void Session::answer_permission(const std::string& request_id, protocol::PermissionDecision decision,
+                                std::optional<protocol::PermissionRule> rule, std::optional<std::string> message,
+                                std::optional<std::string> client_id) {
+  auto it = m_permissions.find(request_id);
+  if (it == m_permissions.end()) return;
+  it->second.request.state = protocol::PermissionRequestState::Responding;
+  publish(protocol::PermissionRespondingEvent{request_id, client_id});
+  const bool allow = decision != protocol::PermissionDecision::Deny;
+  std::optional<std::string> rule_id;
+  const auto scope = [&]() -> std::optional<protocol::RuleScope> {
+    switch (decision) {
+      case protocol::PermissionDecision::AllowSession: return protocol::RuleScope::Session;
+      case protocol::PermissionDecision::AllowProject: return protocol::RuleScope::Project;
+      case protocol::PermissionDecision::AllowAlways: return protocol::RuleScope::Always;
+      case protocol::PermissionDecision::AllowOnce:
+      case protocol::PermissionDecision::Deny: return std::nullopt;
+    }
+    return std::nullopt;
+  }();
+  if (scope) {
+    // The client may narrow the suggested rule; without either, the rule covers the tool with any input.
+    protocol::PermissionRule remembered = rule ? *rule
+                                               : it->second.request.suggested_rule.value_or(protocol::PermissionRule{it->second.request.tool, std::nullopt});
+    rule_id = m_engine.rules().add(*scope, m_info.session_id, m_info.cwd, std::move(remembered), true).rule_id;
+    m_engine.publish_rules_changed();
+  }
+  resolve_permission(request_id, allow, ResolvedBy::Client, decision, std::move(client_id), std::move(rule_id), std::move(message));
+}
+
+void Session::resolve_permission(const std::string& request_id, bool allow, ResolvedBy by,
+                                 std::optional<protocol::PermissionDecision> decision, std::optional<std::string> client_id,
+                                 std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled) {
+  auto it = m_permissions.find(request_id);
+  if (it == m_permissions.end()) return;
+  OpenPermission open = std::move(it->second);
+  m_permissions.erase(it);
+  m_engine.close_request(request_id);
+  if (open.timeout) open.timeout->cancel();
+  if (!cancelled && m_adapter) {
+    m_adapter->answer_permission(open.native_id, adapters::PermissionAnswer{allow, std::move(message), nullptr});
+  }
+  protocol::PermissionResolvedEvent resolved;
+  resolved.request_id = request_id;
+  resolved.outcome = cancelled ? protocol::PermissionResolvedEventOutcome::Cancelled
+                     : allow   ? protocol::PermissionResolvedEventOutcome::Allowed
+                               : protocol::PermissionResolvedEventOutcome::Denied;
+  resolved.decision = decision;
+  resolved.resolved_by = by;
+  resolved.client_id = std::move(client_id);
+  resolved.rule_id = std::move(rule_id);
+  resolved.resolved_at = unix_millis_now();
+  publish(std::move(resolved));
+  refresh_running_state();
+}
+
+void Session::on_question(std::string native_id, adapters::QuestionAsk ask) {
+  const std::string request_id = m_engine.register_request(m_info.session_id);
+  OpenQuestion open;
+  open.native_id = std::move(native_id);
+  open.request.request_id = request_id;
+  open.request.session_id = m_info.session_id;
+  open.request.turn_id = m_turn ? m_turn->turn_id : std::string();
+  open.request.questions = std::move(ask.questions);
+  open.request.state = protocol::QuestionRequestState::Open;
+  open.request.opened_at = unix_millis_now();
+  auto [it, inserted] = m_questions.emplace(request_id, std::move(open));
+  publish(protocol::QuestionRequestedEvent{it->second.request});
+  if (!m_engine.can_ask_someone()) {
+    resolve_question(request_id, protocol::QuestionResolvedEventOutcome::Rejected, QuestionBy::Headless, {}, std::nullopt);
+    return;
+  }
+  it->second.timeout = std::make_unique<boost::asio::steady_timer>(m_engine.io(), m_engine.config().request_timeout);
+  it->second.timeout->async_wait([this, request_id](const boost::system::error_code& error) {
+    if (error || m_questions.count(request_id) == 0) return;
+    resolve_question(request_id, protocol::QuestionResolvedEventOutcome::Rejected, QuestionBy::Timeout, {}, std::nullopt);
+  });
+  refresh_running_state();
+}
+
+void Session::answer_question(const std::string& request_id, bool reject, std::vector<std::string> answers,
+                              std::optional<std::string> client_id) {
+  auto it = m_questions.find(request_id);
+  if (it == m_questions.end()) return;
+  it->second.request.state = protocol::QuestionRequestState::Responding;
+  resolve_question(request_id,
+                   reject ? protocol::QuestionResolvedEventOutcome::Rejected : protocol::QuestionResolvedEventOutcome::Answered,
+                   QuestionBy::Client, std::move(answers), std::move(client_id));
+}
+
+void Session::resolve_question(const std::string& request_id, protocol::QuestionResolvedEventOutcome outcome,
+                               QuestionBy by, std::vector<std::string> answers, std::optional<std::string> client_id) {
+  auto it = m_questions.find(request_id);
+  if (it == m_questions.end()) return;
+  OpenQuestion open = std::move(it->second);
+  m_questions.erase(it);
+  m_engine.close_request(request_id);
+  if (open.timeout) open.timeout->cancel();
+  const bool cancelled = outcome == protocol::QuestionResolvedEventOutcome::Cancelled;
+  if (!cancelled && m_adapter) {
+    m_adapter->answer_question(open.native_id,
+                               adapters::QuestionAnswer{outcome == protocol::QuestionResolvedEventOutcome::Rejected, answers});
+  }
+  protocol::QuestionResolvedEvent resolved;
+  resolved.request_id = request_id;
+  resolved.outcome = outcome;
+  if (!answers.empty()) resolved.answers = std::move(answers);
+  resolved.resolved_by = by;
+  resolved.client_id = std::move(client_id);
+  resolved.resolved_at = unix_millis_now();
+  publish(std::move(resolved));
+  refresh_running_state();
+}
+
+void Session::tear_down_requests() {
+  std::vector<std::string> permissions;
+  for (const auto& [id, open] : m_permissions) permissions.push_back(id);
+  for (const auto& id : permissions) {
+    resolve_permission(id, false, ResolvedBy::Cancel, std::nullopt, std::nullopt, std::nullopt, std::nullopt, /*cancelled=*/true);
+  }
+  std::vector<std::string> questions;
+  for (const auto& [id, open] : m_questions) questions.push_back(id);
+  for (const auto& id : questions) {
+    resolve_question(id, protocol::QuestionResolvedEventOutcome::Cancelled, QuestionBy::Cancel, {}, std::nullopt);
+  }
+}
+
+// ---- what the adapter reports ------------------------------------------------------------------------------
+
+void Session::on_provider_session(std::string provider_session_id) { m_provider_session_id = std::move(provider_session_id); }
+
+void Session::on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) {
+  publish(protocol::MessageDeltaEvent{m_turn ? m_turn->turn_id : std::string(), message_id, kind, std::move(text)});
+}
+
+void Session::on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text) {
+  if (m_turn && kind == protocol::DeltaKind::Text) m_turn->last_text = text;
+  publish(protocol::MessageCompletedEvent{m_turn ? m_turn->turn_id : std::string(), message_id,
+                                          protocol::MessageCompletedEventRole::Assistant, kind, std::move(text)});
+}
+
+void Session::on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
+                              std::optional<std::string> parent_tool_call_id) {
+  publish(protocol::ToolStartedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(tool_call_id), std::move(tool),
+                                     std::move(input), std::move(parent_tool_call_id)});
+}
+
+void Session::on_tool_completed(std::string tool_call_id, std::string output, bool is_error) {
+  publish(protocol::ToolCompletedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(tool_call_id), std::move(output), is_error});
+}
+
+void Session::on_error(std::string message, bool recoverable) {
+  publish(protocol::AgentErrorEvent{std::move(message), recoverable,
+                                    m_turn ? std::optional<std::string>(m_turn->turn_id) : std::nullopt});
+}
+
+void Session::on_turn_end(adapters::TurnResult result) {
+  if (!m_turn) return;
+  tear_down_requests();
+  Turn turn = std::move(*m_turn);
+  m_turn.reset();
+  if (result.text.empty()) result.text = turn.last_text;
+  protocol::TurnStoppedEvent stopped;
+  stopped.turn_id = turn.turn_id;
+  stopped.stop_reason = result.stop_reason;
+  if (!result.text.empty()) stopped.text = result.text;
+  stopped.usage = result.usage;
+  stopped.error = result.error;
+  publish(stopped);
+  if (m_info.state != protocol::SessionState::Stopped) set_state(protocol::SessionState::Idle);
+  if (turn.waiter) {
+    protocol::SessionSendResult summary;
+    summary.queued = false;
+    summary.turn_id = turn.turn_id;
+    summary.stop_reason = result.stop_reason;
+    if (!result.text.empty()) summary.text = result.text;
+    summary.usage = result.usage;
+    (*turn.waiter)(summary);
+  }
+  drain_queue();
+}
+
+void Session::on_stopped(std::string reason) {
+  // The agent is gone for good: end the running turn as an error, then report stopped. Queued prompts stay
+  // queued (never dropped): the next send restarts the agent and they run after it.
+  if (m_turn) {
+    adapters::TurnResult failed;
+    failed.stop_reason = protocol::StopReason::Error;
+    failed.error = "the agent stopped: " + reason;
+    m_info.state = protocol::SessionState::Stopped;  // so on_turn_end does not announce idle in between
+    on_turn_end(std::move(failed));
+  }
+  // The adapter may be the caller: destroy it after this call returns.
+  boost::asio::post(m_engine.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
+  m_info.live = false;
+  m_info.state = protocol::SessionState::Idle;  // force the event even if the flag above set it
+  set_state(protocol::SessionState::Stopped, std::move(reason));
+}
+
+}  // namespace switchboard::engine

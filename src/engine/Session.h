@@ -1,0 +1,116 @@
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "engine/EngineError.h"
+#include "switchboard/adapters/AgentAdapter.h"
+#include "switchboard/protocol/generated/Types.h"
+
+namespace switchboard::engine {
+
+class Engine;
+
+// One conversation with one agent: its metadata, its adapter (while live), the running turn, the FIFO queue of
+// prompts sent while busy, and the permission/question requests the running turn has open.
+//
+// Turn invariants (tested for every adapter): state is running before send's reply; an open request keeps the
+// turn running (awaiting_input); a turn ends with turn.stopped followed by session.state idle; a dead agent
+// gives stopped; cancel follows the same stopped → idle path. Lives on the io_context thread.
+class Session : public adapters::AdapterListener {
+ public:
+  using SendDone = std::function<void(Outcome<protocol::SessionSendResult>)>;
+
+  Session(Engine& engine, protocol::SessionInfo info);
+  ~Session() override;
+
+  const protocol::SessionInfo& info() const { return m_info; }
+  protocol::SessionInfo& mutable_info() { return m_info; }
+
+  void send(protocol::SessionSendParams params, SendDone done);
+  bool cancel();
+  std::optional<EngineError> set_model(const std::string& model);
+  std::optional<EngineError> set_mode(const std::string& mode);
+  void stop_agent();
+
+  std::vector<protocol::QueuedPrompt> queue() const;
+  std::vector<protocol::PermissionRequest> open_permissions() const;
+  std::vector<protocol::QuestionRequest> open_questions() const;
+
+  // Answers routed here by the engine (first answer wins is checked by the engine's registry).
+  void answer_permission(const std::string& request_id, protocol::PermissionDecision decision,
+                         std::optional<protocol::PermissionRule> rule, std::optional<std::string> message,
+                         std::optional<std::string> client_id);
+  void answer_question(const std::string& request_id, bool reject, std::vector<std::string> answers,
+                       std::optional<std::string> client_id);
+
+  // AdapterListener
+  void on_provider_session(std::string provider_session_id) override;
+  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) override;
+  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text) override;
+  void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
+                       std::optional<std::string> parent_tool_call_id) override;
+  void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) override;
+  void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override;
+  void on_question(std::string native_id, adapters::QuestionAsk ask) override;
+  void on_turn_end(adapters::TurnResult result) override;
+  void on_error(std::string message, bool recoverable) override;
+  void on_stopped(std::string reason) override;
+
+ private:
+  struct Pending {
+    protocol::QueuedPrompt prompt;
+    std::optional<std::string> model;
+  };
+  struct Turn {
+    std::string turn_id;
+    std::optional<SendDone> waiter;  // send with wait:true
+    std::string last_text;           // last completed assistant text
+  };
+  struct OpenPermission {
+    std::string native_id;
+    protocol::PermissionRequest request;
+    adapters::PermissionAsk ask;
+    std::unique_ptr<boost::asio::steady_timer> timeout;
+  };
+  struct OpenQuestion {
+    std::string native_id;
+    protocol::QuestionRequest request;
+    std::unique_ptr<boost::asio::steady_timer> timeout;
+  };
+
+  void ensure_started(std::function<void(std::optional<EngineError>)> ready);
+  void start_turn(std::string text, std::vector<protocol::Attachment> attachments, std::optional<std::string> model,
+                  std::optional<std::string> queue_id, std::optional<SendDone> waiter);
+  void drain_queue(bool after_stop = false);
+  void set_state(protocol::SessionState state, std::optional<std::string> reason = std::nullopt);
+  void refresh_running_state();
+  void resolve_permission(const std::string& request_id, bool allow, protocol::PermissionResolvedEventResolvedBy by,
+                          std::optional<protocol::PermissionDecision> decision, std::optional<std::string> client_id,
+                          std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled = false);
+  void resolve_question(const std::string& request_id, protocol::QuestionResolvedEventOutcome outcome,
+                        protocol::QuestionResolvedEventResolvedBy by, std::vector<std::string> answers,
+                        std::optional<std::string> client_id);
+  void tear_down_requests();
+  template <class Data>
+  void publish(Data data);
+
+  Engine& m_engine;
+  protocol::SessionInfo m_info;
+  std::unique_ptr<adapters::AgentAdapter> m_adapter;
+  bool m_starting = false;
+  std::vector<std::function<void(std::optional<EngineError>)>> m_start_waiters;
+  std::optional<std::string> m_provider_session_id;
+  std::optional<Turn> m_turn;
+  std::deque<Pending> m_queue;
+  std::map<std::string, OpenPermission> m_permissions;  // by request id
+  std::map<std::string, OpenQuestion> m_questions;
+};
+
+}  // namespace switchboard::engine

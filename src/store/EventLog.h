@@ -1,0 +1,155 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "store/EventTable.h"
+#include "store/StoreError.h"
+#include "switchboard/bus/EncodedEvent.h"
+
+namespace switchboard::store {
+
+class StoreWorker;
+
+struct EventLogOptions {
+  // Retention: the log keeps at most this many events, deleting the oldest after commits. At ~200 bytes an
+  // event (a streamed text delta) the default is ~200 MB of database and ~1 M replayable events, enough for
+  // weeks of heavy use; compact_turn keeps the count far lower in practice (deltas are most events).
+  std::uint64_t max_events = 1'000'000;
+  // A batch is committed once this many events are pending, or flush_delay after the first of them.
+  std::size_t flush_events = 512;
+  std::chrono::milliseconds flush_delay{5};
+  // Bounds one transaction, and the reactor's hand-over of a batch (moving this many pointers).
+  std::size_t max_batch_events = 8192;
+  // Retention deletes at most this many rows per transaction (one per commit, more chained while over).
+  std::uint64_t trim_chunk_events = 8192;
+  // After a failed commit the batch is retried after retry_delay, doubling up to max_retry_delay.
+  std::chrono::milliseconds retry_delay{250};
+  std::chrono::milliseconds max_retry_delay{10000};
+};
+
+// The durable event log: an egress sink that stores every wire event in the events table, and reads them back
+// for replay. Lives on the reactor thread; all SQL runs on the StoreWorker.
+//
+//  - on_event never blocks: it appends to the pending batch. A batch is committed in one transaction when
+//    flush_events are pending or flush_delay after the first pending event (a steady_timer on the reactor),
+//    with at most one batch in flight; the next one accumulates meanwhile.
+//  - Events not yet committed (pending, in flight, or waiting for a retry) stay in memory, and replay_after /
+//    session_events merge them after the stored rows, so a reader never misses the tail and sees no duplicate.
+//  - A failed commit (disk full, locked…) is logged once per failure kind, reported to the error callback, and
+//    retried with backoff; events are never dropped (the backlog is logged as it grows).
+//  - data.turnId is extracted from the event bytes on the store thread (EventFields.h), so sinks need no
+//    extra parameter and the egress's EventSink interface stays as it is.
+//
+// Owned by Store; construct it with open(), wire it with Egress::continue_after(last_seq()) and add_sink().
+class EventLog : public bus::EventSink {
+ public:
+  // Reads the log's state on the store thread and waits for it. Blocking: startup only.
+  static StoreResult<std::unique_ptr<EventLog>> open(boost::asio::io_context& io, StoreWorker& worker,
+                                                     EventLogOptions options = {});
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+  ~EventLog() override;
+
+  void on_event(const bus::EncodedEventPtr& event) override;
+
+  // The highest seq stored or accepted: at open, the stored high-water mark, so seqs continue across restarts
+  // (never reused, even when compaction removed the newest rows).
+  std::uint64_t last_seq() const { return m_last_seq; }
+  // The highest seq known to be committed (durable).
+  std::uint64_t committed_seq() const { return m_committed_seq; }
+  // Events accepted but not yet committed.
+  std::size_t unsaved_count() const { return m_pending.size() + (m_in_flight ? m_in_flight->size() : 0); }
+
+  using Events = std::vector<bus::EncodedEventPtr>;
+  // Events with seq > after_seq, in seq order, at most `limit`: stored rows, then the in-memory tail. Compacted
+  // deltas and events trimmed by retention are absent (compare the first seq with after_seq + 1 to see it).
+  void replay_after(std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
+  // The same for one session's events: pages of a session transcript.
+  void session_events(std::string session_id, std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
+  // Deletes the message.delta rows of a finished turn (the full message events stay), once every event seen so
+  // far is committed (with the batch that carries them, or at once). Gets the number of rows deleted.
+  void compact_turn(std::string session_id, std::string turn_id, StoreCallback<std::size_t> done);
+  // Commits everything accepted so far without waiting for the batch timer; gets the committed seq, or the
+  // error of a failed attempt (the events stay queued for retry).
+  void flush(StoreCallback<std::uint64_t> done);
+
+  // Called once per failure kind while commits keep failing (e.g. to publish an error event); again after
+  // a success followed by new failures.
+  void on_error(std::function<void(const StoreError&)> callback) { m_on_error = std::move(callback); }
+  // Called after each commit with the highest committed seq.
+  void on_commit(std::function<void(std::uint64_t committed_seq)> callback) { m_on_commit = std::move(callback); }
+
+  // Shutdown: hands every uncommitted event and compaction to the store thread as one last job (which
+  // StoreWorker::shutdown then runs) and stops accepting events. Remove the log from the egress first.
+  void close();
+
+ private:
+  EventLog(boost::asio::io_context& io, StoreWorker& worker, EventLogOptions options, std::shared_ptr<EventTable> table);
+
+  struct PendingCompaction {
+    Compaction compaction;
+    StoreCallback<std::size_t> done;
+  };
+  struct FlushWaiter {
+    std::uint64_t through_seq;
+    StoreCallback<std::uint64_t> done;
+  };
+  using Batch = std::shared_ptr<const std::vector<bus::EncodedEventPtr>>;
+
+  void maybe_flush();
+  void arm_flush_timer();
+  void start_batch();
+  void on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions);
+  void on_batch_failed(const StoreError& error);
+  void submit_compaction(PendingCompaction pending);
+  void start_trim();
+  void note_backlog();
+  // Appends to `rows` the in-memory events after both after_seq and rows' last seq (and of `session_id`, if
+  // given), up to `limit`.
+  void merge_unsaved(Events& rows, std::uint64_t after_seq, std::size_t limit, const std::string* session_id) const;
+
+  boost::asio::io_context& m_io;
+  StoreWorker& m_worker;
+  EventLogOptions m_options;
+  // Shared with the jobs on the store thread and touched only there (jobs run one at a time, in order).
+  std::shared_ptr<EventTable> m_table;
+  // Handlers hold a weak_ptr to this, so a result arriving after the log is gone is dropped, not run.
+  std::shared_ptr<EventLog*> m_self;
+
+  std::uint64_t m_last_seq = 0;
+  std::uint64_t m_committed_seq = 0;
+  std::deque<bus::EncodedEventPtr> m_pending;
+  std::chrono::steady_clock::time_point m_first_pending_at;
+  Batch m_in_flight;  // being committed; read by replays meanwhile (the store thread only reads it too)
+  std::deque<PendingCompaction> m_compactions;  // in through_seq order
+  std::vector<FlushWaiter> m_flush_waiters;
+
+  boost::asio::steady_timer m_flush_timer;
+  bool m_flush_timer_armed = false;
+  boost::asio::steady_timer m_retry_timer;
+  bool m_waiting_retry = false;
+  std::chrono::milliseconds m_next_retry_delay;
+  std::set<StoreError::Code> m_reported_failures;  // this failure streak's kinds, logged and reported once
+  std::uint64_t m_failed_attempts = 0;
+  bool m_trim_queued = false;
+  std::size_t m_backlog_warning_at = 0;
+  bool m_closed = false;
+  bool m_warned_after_close = false;
+
+  std::function<void(const StoreError&)> m_on_error;
+  std::function<void(std::uint64_t)> m_on_commit;
+};
+
+}  // namespace switchboard::store

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "store/StoreError.h"
+#include "switchboard/bus/EncodedEvent.h"
+
+namespace SQLite {
+class Database;
+}
+
+namespace switchboard::store {
+
+// A request to drop the message.delta rows of one turn, to be applied once the log has committed every event
+// up to through_seq (the last seq it had seen when the request was made).
+struct Compaction {
+  std::string session_id;
+  std::string turn_id;
+  std::uint64_t through_seq = 0;
+};
+
+struct AppendOutcome {
+  std::uint64_t committed_through = 0;  // the highest seq now durable
+  std::vector<std::size_t> compacted;   // rows deleted by each compaction applied with the batch
+  // Filled by the event log's commit job after its retention step (see EventLog).
+  std::uint64_t excess_rows = 0;        // rows still over max_events
+  std::optional<StoreError> trim_error;
+};
+
+// The event log's SQL: append a batch, read ranges, trim to the retention cap, compact a turn. Used on the
+// store thread only, inside StoreWorker jobs (its methods throw SQLite::Exception, which the worker turns
+// into StoreError). It also keeps the two figures the log needs without scanning: the high-water seq and the
+// row count.
+class EventTable {
+ public:
+  // Reads the high-water seq (max of the stored mark and max(seq)) and the row count. Once, at open.
+  void load(SQLite::Database& db);
+
+  std::uint64_t high_water() const { return m_high_water; }
+  std::uint64_t row_count() const { return m_rows; }
+
+  enum class Duplicates { Fail, Ignore };
+  // One transaction: inserts `events` (seq order), raises the high-water mark and each session's last_seq,
+  // then applies `compactions`. Duplicates::Ignore is for the final hand-over at close, which may repeat a
+  // batch whose outcome is unknown; otherwise a seq that exists already is a Conflict (seqs are never reused).
+  AppendOutcome append(SQLite::Database& db, std::span<const bus::EncodedEventPtr> events,
+                       std::span<const Compaction> compactions, Duplicates duplicates);
+
+  // Deletes the oldest rows beyond `max_rows`, at most `chunk` of them, in one transaction of their own (never
+  // one huge DELETE: each call is bounded). Returns how many rows are still over the cap.
+  std::uint64_t trim(SQLite::Database& db, std::uint64_t max_rows, std::uint64_t chunk);
+
+  // Deletes the message.delta rows of one turn and marks the turn's remaining rows compacted, in one
+  // transaction. Returns the rows deleted.
+  std::size_t compact(SQLite::Database& db, const Compaction& compaction);
+
+  // Stored events with seq > after_seq, in seq order, at most `limit`.
+  std::vector<bus::EncodedEventPtr> read_after(SQLite::Database& db, std::uint64_t after_seq, std::size_t limit);
+  // The same, restricted to one session's events.
+  std::vector<bus::EncodedEventPtr> read_session(SQLite::Database& db, const std::string& session_id,
+                                                 std::uint64_t after_seq, std::size_t limit);
+
+ private:
+  std::size_t compact_in_transaction(SQLite::Database& db, const Compaction& compaction);
+
+  std::uint64_t m_high_water = 0;
+  std::uint64_t m_rows = 0;
+  bool m_warned_unknown_type = false;
+};
+
+}  // namespace switchboard::store

@@ -1,0 +1,160 @@
+#include "store/Migrations.h"
+
+#include <string>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Transaction.h>
+#include <spdlog/spdlog.h>
+
+#include "switchboard/support/Bug.h"
+
+namespace switchboard::store {
+namespace {
+
+// Version 1: the tables of the issue, as specified.
+//  - Text columns that always have a value are NOT NULL with '' as "unset" (title, model, mode, state), so
+//    readers need no NULL handling; columns where absence means something (rules' cwd and pattern, a run's
+//    ended_at, an event's session_id and turn_id) stay nullable.
+//  - TEXT PRIMARY KEYs say NOT NULL explicitly: SQLite's legacy quirk lets NULL into a non-INTEGER key.
+//  - events.seq is the egress's seq (the rowid, so range scans and "delete the oldest" are b-tree walks);
+//    session_id is NULL for global events; turn_id is data.turnId; compacted marks the events of a turn whose
+//    message.delta rows compact_turn removed.
+constexpr std::string_view kVersion1 = R"sql(
+PRAGMA application_id = 1398227524;
+
+CREATE TABLE sessions (
+  id          TEXT PRIMARY KEY NOT NULL,
+  agent       TEXT NOT NULL,
+  cwd         TEXT NOT NULL,
+  title       TEXT NOT NULL DEFAULT '',
+  model       TEXT NOT NULL DEFAULT '',
+  mode        TEXT NOT NULL DEFAULT '',
+  archived    INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+  state       TEXT NOT NULL DEFAULT '',
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  last_seq    INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE runs (
+  id                   INTEGER PRIMARY KEY,
+  session_id           TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  provider_session_id  TEXT NOT NULL,
+  started_at           INTEGER NOT NULL,
+  ended_at             INTEGER
+);
+
+CREATE TABLE permission_rules (
+  id          TEXT PRIMARY KEY NOT NULL,
+  scope       TEXT NOT NULL CHECK (scope IN ('project', 'always')),
+  cwd         TEXT CHECK (scope = 'always' OR cwd IS NOT NULL),
+  tool        TEXT NOT NULL,
+  pattern     TEXT,
+  decision    TEXT NOT NULL CHECK (decision IN ('allow', 'deny')),
+  created_at  INTEGER NOT NULL
+);
+
+CREATE TABLE interrupted_turns (
+  session_id      TEXT PRIMARY KEY NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  turn_id         TEXT NOT NULL,
+  prompt_json     TEXT NOT NULL,
+  interrupted_at  INTEGER NOT NULL
+);
+
+CREATE TABLE events (
+  seq         INTEGER PRIMARY KEY,
+  session_id  TEXT,
+  type        TEXT NOT NULL,
+  json        TEXT NOT NULL,
+  turn_id     TEXT,
+  compacted   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX events_by_session ON events(session_id, seq);
+)sql";
+
+// Version 2: what the store's queries need beyond the issue's tables.
+//  - store_meta keeps the event log's high-water seq: compact_turn may delete the newest row, and seqs must
+//    never be reused after a restart (SSE clients resume by Last-Event-ID). Seeded from existing events.
+//  - events_by_turn serves compact_turn without scanning a whole session (partial: global events have none).
+//  - sessions_by_created serves the newest-first session list and its cursor; runs_by_session serves
+//    list_runs and the ON DELETE CASCADE from sessions.
+constexpr std::string_view kVersion2 = R"sql(
+CREATE TABLE store_meta (
+  key    TEXT PRIMARY KEY NOT NULL,
+  value  INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO store_meta(key, value) SELECT 'events.high_water_seq', coalesce(max(seq), 0) FROM events;
+
+CREATE INDEX events_by_turn ON events(session_id, turn_id) WHERE turn_id IS NOT NULL;
+CREATE INDEX sessions_by_created ON sessions(created_at, id);
+CREATE INDEX runs_by_session ON runs(session_id, id);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
+    {2, "event high-water mark; indexes for compaction, session list and runs", kVersion2},
+};
+
+int read_int_pragma(SQLite::Database& db, const char* pragma) {
+  return db.execAndGet(std::string("PRAGMA ") + pragma).getInt();
+}
+
+bool has_user_tables(SQLite::Database& db) {
+  return db.execAndGet("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+             .getInt() > 0;
+}
+
+}  // namespace
+
+std::span<const Migration> schema_migrations() { return kMigrations; }
+
+int latest_schema_version() { return kMigrations[std::size(kMigrations) - 1].version; }
+
+StoreResult<MigrationReport> migrate(SQLite::Database& db, std::span<const Migration> migrations) {
+  SWITCHBOARD_ASSERT(!migrations.empty(), "an empty migration list");
+  const std::string file = db.getFilename();
+  int version = 0;
+  try {
+    // The first read of the file: a file that is not SQLite fails here (SQLITE_NOTADB → Corrupt).
+    const int application_id = read_int_pragma(db, "application_id");
+    version = read_int_pragma(db, "user_version");
+    if (application_id != 0 && application_id != kApplicationId) {
+      return StoreError{StoreError::Code::Conflict,
+                        "database " + file + " belongs to another program (application_id " +
+                            std::to_string(application_id) + "); refusing to open it"};
+    }
+    const int latest = migrations.back().version;
+    if (version > latest) {
+      return StoreError{StoreError::Code::Conflict,
+                        "database " + file + " has schema version " + std::to_string(version) +
+                            ", newer than this switchboard understands (" + std::to_string(latest) +
+                            "); refusing to open it: run a newer switchboard or move the file away"};
+    }
+    if (version == 0 && has_user_tables(db)) {
+      return StoreError{StoreError::Code::Conflict,
+                        "database " + file + " has tables but no switchboard schema version; refusing to open it"};
+    }
+  } catch (...) {
+    return error_from_current_exception("cannot read database " + file);
+  }
+
+  MigrationReport report{version, version};
+  for (const Migration& migration : migrations) {
+    if (migration.version <= report.to_version) continue;
+    try {
+      SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+      db.exec(std::string(migration.sql));
+      db.exec("PRAGMA user_version = " + std::to_string(migration.version));
+      transaction.commit();
+    } catch (...) {
+      auto error = error_from_current_exception("database " + file + ": migration to schema version " +
+                                                std::to_string(migration.version) + " failed");
+      return error;
+    }
+    spdlog::info("store: migrated {} to schema version {} ({})", file, migration.version, migration.description);
+    report.to_version = migration.version;
+  }
+  return report;
+}
+
+}  // namespace switchboard::store

@@ -1,0 +1,296 @@
+#include "store/SessionStore.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <sqlite3.h>
+
+#include "store/Database.h"
+#include "store/StoreWorker.h"
+#include "switchboard/support/Clock.h"
+
+namespace switchboard::store {
+
+std::string SessionCursor::encode() const { return std::to_string(created_at) + ":" + id; }
+
+std::optional<SessionCursor> SessionCursor::decode(std::string_view token) {
+  const auto colon = token.find(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  SessionCursor cursor;
+  const auto [end, error] = std::from_chars(token.data(), token.data() + colon, cursor.created_at);
+  if (error != std::errc() || end != token.data() + colon) return std::nullopt;
+  cursor.id = std::string(token.substr(colon + 1));
+  return cursor;
+}
+
+namespace {
+
+constexpr std::size_t kMaxPage = 1000;
+constexpr const char* kSessionColumns =
+    "id, agent, cwd, title, model, mode, archived, state, created_at, updated_at, last_seq";
+constexpr const char* kRunColumns = "id, session_id, provider_session_id, started_at, ended_at";
+
+StoreError not_found(std::string what) { return StoreError{StoreError::Code::NotFound, std::move(what)}; }
+
+bool is_constraint(const SQLite::Exception& e, int extended_code) { return e.getExtendedErrorCode() == extended_code; }
+
+SessionRecord read_session(const SQLite::Statement& row) {
+  SessionRecord session;
+  session.id = row.getColumn(0).getString();
+  session.agent = row.getColumn(1).getString();
+  session.cwd = row.getColumn(2).getString();
+  session.title = row.getColumn(3).getString();
+  session.model = row.getColumn(4).getString();
+  session.mode = row.getColumn(5).getString();
+  session.archived = row.getColumn(6).getInt() != 0;
+  session.state = row.getColumn(7).getString();
+  session.created_at = row.getColumn(8).getInt64();
+  session.updated_at = row.getColumn(9).getInt64();
+  session.last_seq = static_cast<std::uint64_t>(row.getColumn(10).getInt64());
+  return session;
+}
+
+std::optional<SessionRecord> find_session(SQLite::Database& db, const std::string& id) {
+  SQLite::Statement query(db, std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE id = ?");
+  query.bind(1, id);
+  if (!query.executeStep()) return std::nullopt;
+  return read_session(query);
+}
+
+RunRecord read_run(const SQLite::Statement& row) {
+  RunRecord run;
+  run.id = row.getColumn(0).getInt64();
+  run.session_id = row.getColumn(1).getString();
+  run.provider_session_id = row.getColumn(2).getString();
+  run.started_at = row.getColumn(3).getInt64();
+  if (!row.getColumn(4).isNull()) run.ended_at = row.getColumn(4).getInt64();
+  return run;
+}
+
+std::optional<RunRecord> find_run(SQLite::Database& db, std::int64_t id) {
+  SQLite::Statement query(db, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+  query.bind(1, id);
+  if (!query.executeStep()) return std::nullopt;
+  return read_run(query);
+}
+
+}  // namespace
+
+void SessionStore::insert_session(SessionRecord session, StoreCallback<SessionRecord> done) {
+  m_worker.submit(
+      "insert session",
+      [session = std::move(session)](Database& db) -> StoreResult<SessionRecord> {
+        SQLite::Statement insert(db.sql(), std::string("INSERT INTO sessions(") + kSessionColumns +
+                                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.bind(1, session.id);
+        insert.bind(2, session.agent);
+        insert.bind(3, session.cwd);
+        insert.bind(4, session.title);
+        insert.bind(5, session.model);
+        insert.bind(6, session.mode);
+        insert.bind(7, session.archived ? 1 : 0);
+        insert.bind(8, session.state);
+        insert.bind(9, session.created_at);
+        insert.bind(10, session.updated_at);
+        insert.bind(11, static_cast<std::int64_t>(session.last_seq));
+        try {
+          insert.exec();
+        } catch (const SQLite::Exception& e) {
+          if (!is_constraint(e, SQLITE_CONSTRAINT_PRIMARYKEY)) throw;
+          return StoreError{StoreError::Code::Conflict, "insert session: session " + session.id + " exists already"};
+        }
+        return session;
+      },
+      std::move(done));
+}
+
+void SessionStore::update_session(std::string id, SessionUpdate update, StoreCallback<SessionRecord> done) {
+  m_worker.submit(
+      "update session",
+      [id = std::move(id), update = std::move(update)](Database& db) -> StoreResult<SessionRecord> {
+        // Only the columns given; COALESCE-style SQL would need every optional bound as NULL-or-value and could
+        // not set a column to an explicit empty string differently from "unchanged".
+        std::string sql = "UPDATE sessions SET updated_at = ?";
+        if (update.title) sql += ", title = ?";
+        if (update.model) sql += ", model = ?";
+        if (update.mode) sql += ", mode = ?";
+        if (update.state) sql += ", state = ?";
+        if (update.archived) sql += ", archived = ?";
+        sql += " WHERE id = ?";
+        SQLite::Statement statement(db.sql(), sql);
+        int index = 1;
+        statement.bind(index++, update.updated_at.value_or(unix_millis_now()));
+        for (const auto* field : {&update.title, &update.model, &update.mode, &update.state}) {
+          if (*field) statement.bind(index++, **field);
+        }
+        if (update.archived) statement.bind(index++, *update.archived ? 1 : 0);
+        statement.bind(index, id);
+        if (statement.exec() == 0) return not_found("update session: no session " + id);
+        auto session = find_session(db.sql(), id);
+        if (!session) return not_found("update session: no session " + id);
+        return std::move(*session);
+      },
+      std::move(done));
+}
+
+void SessionStore::get_session(std::string id, StoreCallback<SessionRecord> done) {
+  m_worker.submit(
+      "get session",
+      [id = std::move(id)](Database& db) -> StoreResult<SessionRecord> {
+        auto session = find_session(db.sql(), id);
+        if (!session) return not_found("no session " + id);
+        return std::move(*session);
+      },
+      std::move(done));
+}
+
+void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> done) {
+  m_worker.submit(
+      "list sessions",
+      [query = std::move(query)](Database& db) -> StoreResult<SessionPage> {
+        const std::size_t limit = std::clamp<std::size_t>(query.limit, 1, kMaxPage);
+        std::string sql = std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE 1";
+        if (query.agent) sql += " AND agent = :agent";
+        if (query.cwd) sql += " AND cwd = :cwd";
+        if (query.archived) sql += " AND archived = :archived";
+        if (query.after) sql += " AND (created_at < :created OR (created_at = :created AND id < :id))";
+        // One row more than asked tells whether another page follows.
+        sql += " ORDER BY created_at DESC, id DESC LIMIT :limit";
+        SQLite::Statement statement(db.sql(), sql);
+        if (query.agent) statement.bind(":agent", *query.agent);
+        if (query.cwd) statement.bind(":cwd", *query.cwd);
+        if (query.archived) statement.bind(":archived", *query.archived ? 1 : 0);
+        if (query.after) {
+          statement.bind(":created", query.after->created_at);
+          statement.bind(":id", query.after->id);
+        }
+        statement.bind(":limit", static_cast<std::int64_t>(limit + 1));
+        SessionPage page;
+        while (statement.executeStep()) page.sessions.push_back(read_session(statement));
+        if (page.sessions.size() > limit) {
+          page.sessions.pop_back();
+          page.next = SessionCursor{page.sessions.back().created_at, page.sessions.back().id};
+        }
+        return page;
+      },
+      std::move(done));
+}
+
+void SessionStore::delete_session(std::string id, StoreCallback<void> done) {
+  m_worker.submit(
+      "delete session",
+      [id = std::move(id)](Database& db) -> StoreResult<void> {
+        SQLite::Statement statement(db.sql(), "DELETE FROM sessions WHERE id = ?");
+        statement.bind(1, id);
+        if (statement.exec() == 0) return not_found("delete session: no session " + id);
+        return {};
+      },
+      std::move(done));
+}
+
+void SessionStore::add_run(std::string session_id, std::string provider_session_id, std::int64_t started_at,
+                           StoreCallback<RunRecord> done) {
+  m_worker.submit(
+      "add run",
+      [run = RunRecord{0, std::move(session_id), std::move(provider_session_id), started_at, std::nullopt}](
+          Database& db) mutable -> StoreResult<RunRecord> {
+        SQLite::Statement insert(db.sql(), "INSERT INTO runs(session_id, provider_session_id, started_at) VALUES (?, ?, ?)");
+        insert.bind(1, run.session_id);
+        insert.bind(2, run.provider_session_id);
+        insert.bind(3, run.started_at);
+        try {
+          insert.exec();
+        } catch (const SQLite::Exception& e) {
+          if (!is_constraint(e, SQLITE_CONSTRAINT_FOREIGNKEY)) throw;
+          return not_found("add run: no session " + run.session_id);
+        }
+        run.id = db.sql().getLastInsertRowid();
+        return run;
+      },
+      std::move(done));
+}
+
+void SessionStore::end_run(std::int64_t run_id, std::int64_t ended_at, StoreCallback<RunRecord> done) {
+  m_worker.submit(
+      "end run",
+      [run_id, ended_at](Database& db) -> StoreResult<RunRecord> {
+        SQLite::Statement statement(db.sql(), "UPDATE runs SET ended_at = ? WHERE id = ?");
+        statement.bind(1, ended_at);
+        statement.bind(2, run_id);
+        if (statement.exec() == 0) return not_found("end run: no run " + std::to_string(run_id));
+        auto run = find_run(db.sql(), run_id);
+        if (!run) return not_found("end run: no run " + std::to_string(run_id));
+        return std::move(*run);
+      },
+      std::move(done));
+}
+
+void SessionStore::list_runs(std::string session_id, StoreCallback<std::vector<RunRecord>> done) {
+  m_worker.submit(
+      "list runs",
+      [session_id = std::move(session_id)](Database& db) -> StoreResult<std::vector<RunRecord>> {
+        SQLite::Statement query(db.sql(), std::string("SELECT ") + kRunColumns + " FROM runs WHERE session_id = ? ORDER BY id");
+        query.bind(1, session_id);
+        std::vector<RunRecord> runs;
+        while (query.executeStep()) runs.push_back(read_run(query));
+        return runs;
+      },
+      std::move(done));
+}
+
+void SessionStore::mark_interrupted(InterruptedTurn turn, StoreCallback<void> done) {
+  m_worker.submit(
+      "mark turn interrupted",
+      [turn = std::move(turn)](Database& db) -> StoreResult<void> {
+        SQLite::Statement upsert(db.sql(),
+                                 "INSERT INTO interrupted_turns(session_id, turn_id, prompt_json, interrupted_at) "
+                                 "VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET turn_id = excluded.turn_id, "
+                                 "prompt_json = excluded.prompt_json, interrupted_at = excluded.interrupted_at");
+        upsert.bind(1, turn.session_id);
+        upsert.bind(2, turn.turn_id);
+        upsert.bind(3, turn.prompt_json);
+        upsert.bind(4, turn.interrupted_at);
+        try {
+          upsert.exec();
+        } catch (const SQLite::Exception& e) {
+          if (!is_constraint(e, SQLITE_CONSTRAINT_FOREIGNKEY)) throw;
+          return not_found("mark turn interrupted: no session " + turn.session_id);
+        }
+        return {};
+      },
+      std::move(done));
+}
+
+void SessionStore::list_interrupted(StoreCallback<std::vector<InterruptedTurn>> done) {
+  m_worker.submit(
+      "list interrupted turns",
+      [](Database& db) -> StoreResult<std::vector<InterruptedTurn>> {
+        SQLite::Statement query(db.sql(),
+                                "SELECT session_id, turn_id, prompt_json, interrupted_at FROM interrupted_turns "
+                                "ORDER BY interrupted_at, session_id");
+        std::vector<InterruptedTurn> turns;
+        while (query.executeStep()) {
+          turns.push_back(InterruptedTurn{query.getColumn(0).getString(), query.getColumn(1).getString(),
+                                          query.getColumn(2).getString(), query.getColumn(3).getInt64()});
+        }
+        return turns;
+      },
+      std::move(done));
+}
+
+void SessionStore::clear_interrupted(std::string session_id, StoreCallback<void> done) {
+  m_worker.submit(
+      "clear interrupted turn",
+      [session_id = std::move(session_id)](Database& db) -> StoreResult<void> {
+        SQLite::Statement statement(db.sql(), "DELETE FROM interrupted_turns WHERE session_id = ?");
+        statement.bind(1, session_id);
+        statement.exec();
+        return {};
+      },
+      std::move(done));
+}
+
+}  // namespace switchboard::store

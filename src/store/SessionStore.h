@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "store/StoreRecords.h"
+#include "store/StoreError.h"
+
+namespace switchboard::store {
+
+class StoreWorker;
+
+// Asynchronous access to sessions and the rows that belong to a session (its runs, its interrupted turn).
+// Every call queues a job on the StoreWorker and returns at once; the callback runs later on the reactor thread
+// with the value or a StoreError (NotFound, Conflict, Io, Corrupt, Busy, Full). Calls are applied in the order
+// they are made. Owned by Store; holds no state of its own.
+class SessionStore {
+ public:
+  explicit SessionStore(StoreWorker& worker) : m_worker(worker) {}
+
+  // Conflict if the id exists. Gets the stored row.
+  void insert_session(SessionRecord session, StoreCallback<SessionRecord> done);
+  // NotFound if there is no such session. Gets the row as updated.
+  void update_session(std::string id, SessionUpdate update, StoreCallback<SessionRecord> done);
+  void get_session(std::string id, StoreCallback<SessionRecord> done);
+  // Newest first, filtered, one page at a time (pass the page's `next` back as `query.after`).
+  void list_sessions(SessionQuery query, StoreCallback<SessionPage> done);
+  // NotFound if there is no such session. Its runs and interrupted turn go with it; its events stay in the
+  // event log (they are part of the global seq stream) until retention removes them.
+  void delete_session(std::string id, StoreCallback<void> done);
+
+  // NotFound if the session does not exist. Gets the run with its id.
+  void add_run(std::string session_id, std::string provider_session_id, std::int64_t started_at,
+               StoreCallback<RunRecord> done);
+  // NotFound if there is no such run.
+  void end_run(std::int64_t run_id, std::int64_t ended_at, StoreCallback<RunRecord> done);
+  // Oldest first.
+  void list_runs(std::string session_id, StoreCallback<std::vector<RunRecord>> done);
+
+  // Replaces the session's interrupted turn, if any. NotFound if the session does not exist.
+  void mark_interrupted(InterruptedTurn turn, StoreCallback<void> done);
+  // Oldest interruption first.
+  void list_interrupted(StoreCallback<std::vector<InterruptedTurn>> done);
+  // Idempotent: clearing a session without an interrupted turn succeeds.
+  void clear_interrupted(std::string session_id, StoreCallback<void> done);
+
+ private:
+  StoreWorker& m_worker;
+};
+
+}  // namespace switchboard::store

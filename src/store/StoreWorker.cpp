@@ -1,0 +1,86 @@
+#include "store/StoreWorker.h"
+
+#include <spdlog/spdlog.h>
+
+#include "store/Database.h"
+#include "switchboard/support/Bug.h"
+
+namespace switchboard::store {
+
+StoreResult<DatabaseInfo> StoreWorker::open(const std::filesystem::path& path, const DatabaseOptions& options) {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_thread.joinable() || m_stopping) {
+      return StoreError{StoreError::Code::Io, "cannot open database " + path.string() + ": the store was opened before"};
+    }
+  }
+  std::promise<StoreResult<DatabaseInfo>> opened;
+  auto result = opened.get_future();
+  m_thread = std::thread(&StoreWorker::thread_main, this, path, options, std::move(opened));
+  m_thread_id = m_thread.get_id();
+  return result.get();
+}
+
+void StoreWorker::thread_main(std::filesystem::path path, DatabaseOptions options,
+                              std::promise<StoreResult<DatabaseInfo>> opened) {
+  auto db = Database::open(path, options);
+  if (!db) {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stopping = true;
+    }
+    opened.set_value(db.error());
+    return;
+  }
+  {
+    std::lock_guard lock(m_mutex);
+    m_accepting = !m_stopping;
+  }
+  opened.set_value((*db)->info());
+
+  std::deque<std::unique_ptr<Task>> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(m_mutex);
+      m_wake.wait(lock, [this] { return !m_queue.empty() || m_stopping; });
+      if (m_queue.empty()) break;  // stopping, and everything submitted has run
+      batch.swap(m_queue);
+    }
+    for (auto& task : batch) task->run(db->get());
+    batch.clear();  // destroys the tasks (and their callbacks' captures) here, outside the lock
+  }
+  db->reset();  // closes the connection: checkpoints the WAL into the database file
+  spdlog::debug("store: {} closed", path.string());
+}
+
+void StoreWorker::enqueue(std::unique_ptr<Task> task) {
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_accepting) {
+      m_queue.push_back(std::move(task));
+      m_wake.notify_one();
+      return;
+    }
+  }
+  task->run(nullptr);  // posts (or sets) the "not open" error; never runs the caller's callback inline
+}
+
+void StoreWorker::shutdown() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_accepting = false;
+    m_stopping = true;
+  }
+  m_wake.notify_one();
+  if (m_thread.joinable()) {
+    SWITCHBOARD_ASSERT(!on_worker_thread(), "StoreWorker::shutdown on the store thread");
+    m_thread.join();
+  }
+}
+
+bool StoreWorker::is_open() const {
+  std::lock_guard lock(m_mutex);
+  return m_accepting;
+}
+
+}  // namespace switchboard::store

@@ -1,0 +1,168 @@
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include "switchboard/adapters/AgentAdapter.h"
+
+namespace switchboard::testing {
+
+// A test-only agent (never shipped, never selectable by users): each turn plays a script of steps, one posted
+// handler per step, so the engine sees the same asynchrony as with a real CLI. Steps that ask (permission,
+// question) pause the script until the engine answers; `hold` pauses until the test calls resume().
+class ScriptedAdapter : public adapters::AgentAdapter {
+ public:
+  struct Delta { std::string text; };
+  struct Message { std::string text; };
+  struct Tool { std::string id; std::string name; std::string output; };
+  struct Ask { std::string tool; std::string subject; };
+  struct AskQuestion { std::string question; };
+  struct Hold {};
+  struct Fail { std::string message; };  // recoverable error event
+  struct Die { std::string reason; };    // the process is gone
+  struct End { protocol::StopReason reason = protocol::StopReason::EndTurn; };
+  using Step = std::variant<Delta, Message, Tool, Ask, AskQuestion, Hold, Fail, Die, End>;
+  using Script = std::vector<Step>;
+
+  // Shared between the test and the adapter instances the engine creates.
+  struct Control {
+    std::deque<Script> turns;                  // one script per turn, in order
+    std::vector<adapters::TurnInput> inputs;   // what the engine sent
+    std::vector<adapters::PermissionAnswer> permission_answers;
+    std::vector<adapters::QuestionAnswer> question_answers;
+    std::vector<std::string> models_set;
+    int starts = 0;
+    int cancels = 0;
+    int stops = 0;
+    std::optional<adapters::AdapterError> fail_start;
+    bool supports_model_switch = true;
+    std::function<void()> resume;  // set while a Hold step waits
+  };
+
+  ScriptedAdapter(boost::asio::io_context& io, adapters::AdapterListener& listener, std::shared_ptr<Control> control)
+      : m_io(io), m_listener(listener), m_control(std::move(control)), m_alive(std::make_shared<bool>(true)) {}
+  ~ScriptedAdapter() override { *m_alive = false; }
+
+  static adapters::AgentDescriptor descriptor(boost::asio::io_context& io, std::shared_ptr<Control> control) {
+    adapters::AgentDescriptor d;
+    d.name = "scripted";
+    d.discover = [] {
+      protocol::AgentInfo info;
+      info.agent = "scripted";
+      info.installed = true;
+      info.capabilities = protocol::AgentCapabilities{true, true, true, false, false, false, true, true, false};
+      return info;
+    };
+    d.create = [&io, control](adapters::AdapterListener& listener) {
+      return std::make_unique<ScriptedAdapter>(io, listener, control);
+    };
+    return d;
+  }
+
+  protocol::AgentCapabilities capabilities() const override {
+    return protocol::AgentCapabilities{true, true, true, false, false, false, m_control->supports_model_switch, true, false};
+  }
+  void start(const adapters::StartOptions&, std::function<void(std::optional<adapters::AdapterError>)> done) override {
+    ++m_control->starts;
+    later([this, done = std::move(done)] {
+      done(m_control->fail_start);
+      if (!m_control->fail_start) m_listener.on_provider_session("provider-" + std::to_string(m_control->starts));
+    });
+  }
+  void send(adapters::TurnInput input) override {
+    m_control->inputs.push_back(input);
+    m_script = m_control->turns.empty() ? Script{Message{"ok"}, End{}} : m_control->turns.front();
+    if (!m_control->turns.empty()) m_control->turns.pop_front();
+    m_step = 0;
+    m_running = true;
+    later([this] { advance(); });
+  }
+  void cancel() override {
+    ++m_control->cancels;
+    if (!m_running) return;
+    m_running = false;
+    m_control->resume = nullptr;
+    later([this] { m_listener.on_turn_end(adapters::TurnResult{protocol::StopReason::Cancelled, "", std::nullopt, std::nullopt}); });
+  }
+  void answer_permission(const std::string&, adapters::PermissionAnswer answer) override {
+    m_control->permission_answers.push_back(answer);
+    later([this] { advance(); });
+  }
+  void answer_question(const std::string&, adapters::QuestionAnswer answer) override {
+    m_control->question_answers.push_back(answer);
+    later([this] { advance(); });
+  }
+  std::optional<adapters::AdapterError> set_model(const std::string& model) override {
+    if (!m_control->supports_model_switch) return adapters::AdapterError{protocol::ErrorCode::Unsupported, "no model switching"};
+    m_control->models_set.push_back(model);
+    return std::nullopt;
+  }
+  std::optional<adapters::AdapterError> set_mode(const std::string&) override { return std::nullopt; }
+  void stop() override { ++m_control->stops; }
+
+ private:
+  template <class F>
+  void later(F work) {
+    boost::asio::post(m_io, [alive = m_alive, work = std::move(work)]() mutable {
+      if (*alive) work();
+    });
+  }
+
+  // Runs steps until one has to wait.
+  void advance() {
+    while (m_running && m_step < m_script.size()) {
+      const Step step = m_script[m_step++];
+      if (const auto* delta = std::get_if<Delta>(&step)) m_listener.on_delta("m1", protocol::DeltaKind::Text, delta->text);
+      else if (const auto* message = std::get_if<Message>(&step)) m_listener.on_message("m1", protocol::DeltaKind::Text, message->text);
+      else if (const auto* tool = std::get_if<Tool>(&step)) {
+        m_listener.on_tool_started(tool->id, tool->name, nlohmann::json{{"command", tool->name}}, std::nullopt);
+        m_listener.on_tool_completed(tool->id, tool->output, false);
+      } else if (const auto* ask = std::get_if<Ask>(&step)) {
+        adapters::PermissionAsk permission;
+        permission.tool = ask->tool;
+        permission.input = nlohmann::json{{"command", ask->subject}};
+        permission.description = "run " + ask->subject;
+        permission.subject = ask->subject;
+        permission.suggested_rule = protocol::PermissionRule{ask->tool, ask->subject};
+        permission.reason = "default mode asks for " + ask->tool;
+        m_listener.on_permission_request("native-" + std::to_string(m_step), permission);
+        return;  // resumes on answer_permission
+      } else if (const auto* question = std::get_if<AskQuestion>(&step)) {
+        m_listener.on_question("native-q-" + std::to_string(m_step), adapters::QuestionAsk{{protocol::Question{question->question, std::nullopt, std::nullopt, std::nullopt}}});
+        return;
+      } else if (std::holds_alternative<Hold>(step)) {
+        m_control->resume = [this] { later([this] { advance(); }); };
+        return;
+      } else if (const auto* fail = std::get_if<Fail>(&step)) {
+        m_listener.on_error(fail->message, true);
+      } else if (const auto* die = std::get_if<Die>(&step)) {
+        m_running = false;
+        m_listener.on_stopped(die->reason);
+        return;
+      } else if (const auto* end = std::get_if<End>(&step)) {
+        m_running = false;
+        m_listener.on_turn_end(adapters::TurnResult{end->reason, "", protocol::Usage{10, 20, std::nullopt, std::nullopt}, std::nullopt});
+        return;
+      }
+    }
+  }
+
+  boost::asio::io_context& m_io;
+  adapters::AdapterListener& m_listener;
+  std::shared_ptr<Control> m_control;
+  std::shared_ptr<bool> m_alive;
+  Script m_script;
+  std::size_t m_step = 0;
+  bool m_running = false;
+};
+
+}  // namespace switchboard::testing

@@ -1,0 +1,103 @@
+#pragma once
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include "store/StoreError.h"
+#include "switchboard/bus/EncodedEvent.h"
+#include "switchboard/protocol/generated/Events.h"
+
+namespace switchboard::testing {
+
+// A fresh directory under /tmp for one test, removed with everything in it afterwards.
+class StoreTempDir {
+ public:
+  StoreTempDir() {
+    char name[] = "/tmp/switchboard-store-XXXXXX";
+    if (::mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
+    m_path = name;
+  }
+  ~StoreTempDir() {
+    std::error_code ignored;
+    std::filesystem::permissions(m_path, std::filesystem::perms::owner_all, ignored);
+    std::filesystem::remove_all(m_path, ignored);
+  }
+  StoreTempDir(const StoreTempDir&) = delete;
+  StoreTempDir& operator=(const StoreTempDir&) = delete;
+
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path db() const { return m_path / "switchboard.db"; }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+// An egress-shaped event: the same JSON layout Egress::encode writes, with data.turnId when `turn_id` is set.
+inline bus::EncodedEventPtr make_store_event(std::uint64_t seq, std::string session_id = "s-1",
+                                             protocol::EventKind kind = protocol::EventKind::MessageDelta,
+                                             std::string turn_id = "t-1", std::string text = "hello") {
+  auto event = std::make_shared<bus::EncodedEvent>();
+  event->seq = seq;
+  event->kind = kind;
+  event->session_id = std::move(session_id);
+  std::string json = "{\"seq\":" + std::to_string(seq) + ",\"type\":\"" +
+                     std::string(protocol::event_info(kind).type) + "\",\"ts\":1700000000000";
+  if (!event->session_id.empty()) json += ",\"sessionId\":\"" + event->session_id + "\"";
+  json += ",\"data\":{";
+  if (!turn_id.empty()) json += "\"turnId\":\"" + turn_id + "\",\"messageId\":\"m-1\",";
+  json += "\"kind\":\"text\",\"text\":\"" + text + "\"}}";
+  event->json = std::move(json);
+  return event;
+}
+
+// Runs `io` until `done()` holds, one handler at a time; false after `timeout`. Store jobs hold work on the
+// io_context while they are queued, so run_one_for waits for them instead of returning early.
+template <class Done>
+bool run_until(boost::asio::io_context& io, Done done, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  io.restart();
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    if (io.run_one_for(std::chrono::milliseconds(50)) == 0) io.restart();
+  }
+  return true;
+}
+
+// Starts an asynchronous store call with a callback that records its result, and runs `io` until it arrives.
+template <class T, class Start>
+store::StoreResult<T> await_store(boost::asio::io_context& io, Start start) {
+  std::optional<store::StoreResult<T>> result;
+  start([&result](store::StoreResult<T> value) { result.emplace(std::move(value)); });
+  if (!run_until(io, [&result] { return result.has_value(); })) {
+    return store::StoreError{store::StoreError::Code::Io, "test: timed out waiting for the store"};
+  }
+  return std::move(*result);
+}
+
+}  // namespace switchboard::testing
+
+// REQUIRE(result) prints "ok" or the StoreError. Without this Catch would pick boost's operator<< for result,
+// which needs an operator<< for every T.
+namespace Catch {
+template <class T>
+struct StringMaker<boost::system::result<T, switchboard::store::StoreError>> {
+  static std::string convert(const boost::system::result<T, switchboard::store::StoreError>& result) {
+    if (result) return "ok";
+    std::ostringstream text;
+    text << "error: " << result.error();
+    return text.str();
+  }
+};
+}  // namespace Catch

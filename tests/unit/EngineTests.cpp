@@ -1,0 +1,452 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "engine/Engine.h"
+#include "engine/EngineMethods.h"
+#include "support/RecordingPeer.h"
+#include "support/ScriptedAdapter.h"
+#include "switchboard/bus/EventBus.h"
+#include "switchboard/rpc/Dispatcher.h"
+
+using namespace switchboard;
+using testing::ScriptedAdapter;
+namespace p = protocol;
+
+namespace {
+
+struct EngineFixture {
+  boost::asio::io_context io{1};
+  bus::EventBus bus;
+  bus::EventBus::Installation installation{bus};
+  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
+  engine::EngineConfig config;
+  std::unique_ptr<engine::Engine> engine;
+  rpc::Dispatcher dispatcher;
+  std::vector<bus::BusEvent> events;
+  bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
+  std::string cwd = std::filesystem::temp_directory_path().string();
+
+  explicit EngineFixture(bool client_attached = true, engine::EngineConfig cfg = {}) : config(std::move(cfg)) {
+    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)}, config);
+    engine::bind_engine_methods(dispatcher, *engine);
+    if (client_attached) bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
+  }
+
+  std::string create(std::optional<std::string> model = std::nullopt, std::string dir = "") {
+    p::SessionCreateParams params;
+    params.agent = "scripted";
+    params.cwd = dir.empty() ? cwd : dir;
+    params.model = model;
+    auto outcome = engine->create_session(params);
+    REQUIRE(std::holds_alternative<p::SessionInfo>(outcome));
+    return std::get<p::SessionInfo>(outcome).session_id;
+  }
+
+  // Sends and returns the outcome slot (filled when the engine replies).
+  std::shared_ptr<std::optional<engine::Outcome<p::SessionSendResult>>> send(const std::string& session, std::string text,
+                                                                             bool wait = true, std::optional<std::string> model = std::nullopt) {
+    auto slot = std::make_shared<std::optional<engine::Outcome<p::SessionSendResult>>>();
+    p::SessionSendParams params;
+    params.session_id = session;
+    params.text = std::move(text);
+    params.wait = wait;
+    params.model = std::move(model);
+    engine->send(params, [slot](engine::Outcome<p::SessionSendResult> outcome) { *slot = std::move(outcome); });
+    return slot;
+  }
+
+  void settle() {
+    io.restart();
+    io.poll();
+    while (io.poll() > 0) {
+    }
+  }
+
+  std::vector<std::string> types() const {
+    std::vector<std::string> out;
+    for (const auto& e : events) {
+      std::string name(p::event_info(e.kind()).type);
+      if (const auto* state = std::get_if<p::SessionStateEvent>(&e.payload)) name += ":" + std::string(p::to_string(state->state));
+      out.push_back(name);
+    }
+    return out;
+  }
+  template <class T>
+  std::vector<T> all() const {
+    std::vector<T> out;
+    for (const auto& e : events) {
+      if (const auto* data = std::get_if<T>(&e.payload)) out.push_back(*data);
+    }
+    return out;
+  }
+  std::string open_permission_id() const {
+    const auto requested = all<p::PermissionRequestedEvent>();
+    REQUIRE_FALSE(requested.empty());
+    return requested.back().request.request_id;
+  }
+};
+
+const p::SessionSendResult& result_of(const std::shared_ptr<std::optional<engine::Outcome<p::SessionSendResult>>>& slot) {
+  REQUIRE(slot->has_value());
+  REQUIRE(std::holds_alternative<p::SessionSendResult>(**slot));
+  return std::get<p::SessionSendResult>(**slot);
+}
+
+}  // namespace
+
+TEST_CASE("engine: a turn streams and ends with stopped then idle; send resolves with a summary", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Delta{"Hel"}, ScriptedAdapter::Delta{"lo"}, ScriptedAdapter::Message{"Hello"},
+                              ScriptedAdapter::Tool{"tool-1", "ls", "a\nb"}, ScriptedAdapter::End{}});
+  f.events.clear();
+  const auto reply = f.send(session, "hi");
+  CHECK_FALSE(reply->has_value());  // waits for the turn
+  f.settle();
+  const auto& summary = result_of(reply);
+  CHECK_FALSE(summary.queued);
+  CHECK(summary.stop_reason == p::StopReason::EndTurn);
+  CHECK(summary.text == std::optional<std::string>("Hello"));
+  REQUIRE(summary.usage);
+  CHECK(summary.usage->output_tokens == std::optional<std::int64_t>(20));
+  CHECK(f.types() == std::vector<std::string>{"session.state:running", "turn.started", "message.delta", "message.delta",
+                                              "message.completed", "tool.started", "tool.completed", "turn.stopped",
+                                              "session.state:idle"});
+  for (const auto& e : f.events) CHECK(e.session_id == session);
+  CHECK(f.control->inputs.at(0).text == "hi");
+}
+
+TEST_CASE("engine: the session reports running before send's reply (wait false)", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Hold{}, ScriptedAdapter::End{}});
+  p::SessionState state_at_reply{};
+  p::SessionSendParams params;
+  params.session_id = session;
+  params.text = "go";
+  params.wait = false;
+  std::optional<p::SessionSendResult> result;
+  f.engine->send(params, [&](engine::Outcome<p::SessionSendResult> outcome) {
+    state_at_reply = std::get<p::SessionInfo>(f.engine->get_session(session)).state;
+    result = std::get<p::SessionSendResult>(outcome);
+  });
+  REQUIRE(result);
+  CHECK(state_at_reply == p::SessionState::Running);
+  CHECK(result->turn_id.has_value());
+  CHECK_FALSE(result->queued);
+  f.settle();
+  f.control->resume();
+  f.settle();
+  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Idle);
+}
+
+TEST_CASE("engine: prompts sent while busy are queued FIFO and run in order", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Hold{}, ScriptedAdapter::End{}});
+  const auto first = f.send(session, "first");
+  f.settle();
+  const auto second = f.send(session, "second");
+  const auto third = f.send(session, "third");
+  // Queued sends return at once.
+  CHECK(result_of(second).queued);
+  CHECK(result_of(third).queued);
+  CHECK(result_of(second).queue_id != result_of(third).queue_id);
+  const auto queued = f.all<p::TurnQueuedEvent>();
+  REQUIRE(queued.size() == 2);
+  CHECK(queued[0].position == 1);
+  CHECK(queued[1].position == 2);
+  CHECK(queued[1].prompt.text == "third");
+  const auto snapshot = std::get<p::SessionAttachResult>(f.engine->attach(session));
+  REQUIRE(snapshot.queue.size() == 2);
+  CHECK(snapshot.queue[0].text == "second");
+
+  f.control->resume();
+  f.settle();
+  REQUIRE(f.control->inputs.size() == 3);
+  CHECK(f.control->inputs[0].text == "first");
+  CHECK(f.control->inputs[1].text == "second");
+  CHECK(f.control->inputs[2].text == "third");
+  CHECK(result_of(first).stop_reason == p::StopReason::EndTurn);
+  // The queued turns say where they came from.
+  const auto started = f.all<p::TurnStartedEvent>();
+  REQUIRE(started.size() == 3);
+  CHECK(started[1].queue_id == result_of(second).queue_id);
+  CHECK(f.all<p::TurnStoppedEvent>().size() == 3);
+  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Idle);
+}
+
+TEST_CASE("engine: cancel tears down open requests and follows stopped then idle", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Ask{"Bash", "rm -rf build"}, ScriptedAdapter::End{}});
+  const auto reply = f.send(session, "clean");
+  f.settle();
+  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::AwaitingInput);
+  const auto request_id = f.open_permission_id();
+  f.events.clear();
+  CHECK(std::get<bool>(f.engine->cancel(session)));
+  f.settle();
+  CHECK(f.control->cancels == 1);
+  const auto resolved = f.all<p::PermissionResolvedEvent>();
+  REQUIRE(resolved.size() == 1);
+  CHECK(resolved[0].request_id == request_id);
+  CHECK(resolved[0].outcome == p::PermissionResolvedEventOutcome::Cancelled);
+  CHECK(resolved[0].resolved_by == p::PermissionResolvedEventResolvedBy::Cancel);
+  CHECK(result_of(reply).stop_reason == p::StopReason::Cancelled);
+  const auto t = f.types();
+  REQUIRE(t.size() >= 2);
+  CHECK(t[t.size() - 2] == "turn.stopped");
+  CHECK(t.back() == "session.state:idle");
+  CHECK_FALSE(std::get<bool>(f.engine->cancel(session)));  // nothing running any more
+  // A late answer to the torn-down request is "already answered", not a failure.
+  auto error = f.engine->respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
+  REQUIRE(error);
+  CHECK(error->code == p::ErrorCode::AlreadyAnswered);
+}
+
+TEST_CASE("engine: first answer wins; the racing second client gets -32002", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Ask{"Bash", "make"}, ScriptedAdapter::Message{"built"}, ScriptedAdapter::End{}});
+  const auto reply = f.send(session, "build it");
+  f.settle();
+  const auto request_id = f.open_permission_id();
+  auto tui = std::make_shared<testing::RecordingPeer>(false);
+  auto browser = std::make_shared<testing::RecordingPeer>(false);
+  const std::string answer = R"({"jsonrpc":"2.0","id":1,"method":"permission.respond","params":{"requestId":")" + request_id + R"(","decision":"allow_once"}})";
+  f.dispatcher.handle_message(answer, tui);
+  f.dispatcher.handle_message(answer, browser);
+  REQUIRE(tui->responses.size() == 1);
+  REQUIRE(browser->responses.size() == 1);
+  CHECK(tui->responses[0].contains("result"));
+  CHECK(browser->responses[0].at("error").at("code") == -32002);
+  f.dispatcher.handle_message(R"({"jsonrpc":"2.0","id":2,"method":"permission.respond","params":{"requestId":"req-nope","decision":"deny"}})", tui);
+  CHECK(tui->responses[1].at("error").at("code") == -32011);
+  f.settle();
+  REQUIRE(f.control->permission_answers.size() == 1);
+  CHECK(f.control->permission_answers[0].allow);
+  CHECK(result_of(reply).text == std::optional<std::string>("built"));
+  // open → responding → resolved, each step an event.
+  const auto t = f.types();
+  const auto at = [&](const std::string& name) { return std::find(t.begin(), t.end(), name) - t.begin(); };
+  CHECK(at("permission.requested") < at("permission.responding"));
+  CHECK(at("permission.responding") < at("permission.resolved"));
+}
+
+TEST_CASE("engine: a request nobody answers times out as deny; questions as rejection", "[engine]") {
+  engine::EngineConfig config;
+  config.request_timeout = std::chrono::milliseconds(20);
+  EngineFixture f(true, config);
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Ask{"Bash", "curl"}, ScriptedAdapter::AskQuestion{"Which?"}, ScriptedAdapter::End{}});
+  const auto reply = f.send(session, "go");
+  for (int i = 0; i < 200 && !reply->has_value(); ++i) {
+    f.io.restart();
+    f.io.run_for(std::chrono::milliseconds(5));
+  }
+  REQUIRE(reply->has_value());
+  const auto resolved = f.all<p::PermissionResolvedEvent>();
+  REQUIRE(resolved.size() == 1);
+  CHECK(resolved[0].resolved_by == p::PermissionResolvedEventResolvedBy::Timeout);
+  CHECK(resolved[0].outcome == p::PermissionResolvedEventOutcome::Denied);
+  REQUIRE(f.control->permission_answers.size() == 1);
+  CHECK_FALSE(f.control->permission_answers[0].allow);
+  const auto questions = f.all<p::QuestionResolvedEvent>();
+  REQUIRE(questions.size() == 1);
+  CHECK(questions[0].resolved_by == p::QuestionResolvedEventResolvedBy::Timeout);
+  CHECK(f.control->question_answers.at(0).rejected);
+}
+
+TEST_CASE("engine: headless, the configured policy answers at once (default deny)", "[engine]") {
+  EngineFixture f(/*client_attached=*/false);
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Ask{"Bash", "ls"}, ScriptedAdapter::End{}});
+  const auto reply = f.send(session, "go");
+  f.settle();
+  REQUIRE(reply->has_value());
+  const auto resolved = f.all<p::PermissionResolvedEvent>();
+  REQUIRE(resolved.size() == 1);
+  CHECK(resolved[0].resolved_by == p::PermissionResolvedEventResolvedBy::Headless);
+  CHECK(resolved[0].outcome == p::PermissionResolvedEventOutcome::Denied);
+  for (const auto& t : f.types()) CHECK(t != "session.state:awaiting_input");
+  // A client that attaches later can answer again; one that detaches leaves the daemon headless.
+  f.bus.publish_global(p::ClientAttachedEvent{"web", p::Transport::Http, true});
+  CHECK(f.engine->can_ask_someone());
+  f.bus.publish_global(p::ClientDetachedEvent{"web"});
+  CHECK_FALSE(f.engine->can_ask_someone());
+}
+
+TEST_CASE("engine: remembered rules answer without asking (session / project / always)", "[engine]") {
+  EngineFixture f;
+  const auto dir_a = (std::filesystem::temp_directory_path() / "sb-engine-a").string();
+  const auto dir_b = (std::filesystem::temp_directory_path() / "sb-engine-b").string();
+  std::filesystem::create_directories(dir_a);
+  std::filesystem::create_directories(dir_b);
+  auto ask_and_answer = [&](const std::string& session, std::optional<p::PermissionDecision> decision) {
+    f.control->turns.push_back({ScriptedAdapter::Ask{"Bash", "npm test"}, ScriptedAdapter::End{}});
+    f.events.clear();
+    const auto reply = f.send(session, "test");
+    f.settle();
+    if (decision) {
+      REQUIRE_FALSE(f.engine->respond_permission(p::PermissionRespondParams{f.open_permission_id(), *decision, std::nullopt, std::nullopt}, "tui"));
+      f.settle();
+    }
+    REQUIRE(reply->has_value());
+    const auto resolved = f.all<p::PermissionResolvedEvent>();
+    REQUIRE(resolved.size() == 1);
+    return resolved[0].resolved_by;
+  };
+  const auto s1 = f.create(std::nullopt, dir_a);
+  const auto s2 = f.create(std::nullopt, dir_a);
+  const auto s3 = f.create(std::nullopt, dir_b);
+  SECTION("session") {
+    CHECK(ask_and_answer(s1, p::PermissionDecision::AllowSession) == p::PermissionResolvedEventResolvedBy::Client);
+    CHECK(ask_and_answer(s1, std::nullopt) == p::PermissionResolvedEventResolvedBy::Rule);
+    CHECK(ask_and_answer(s2, p::PermissionDecision::AllowOnce) == p::PermissionResolvedEventResolvedBy::Client);
+  }
+  SECTION("project") {
+    CHECK(ask_and_answer(s1, p::PermissionDecision::AllowProject) == p::PermissionResolvedEventResolvedBy::Client);
+    CHECK(ask_and_answer(s2, std::nullopt) == p::PermissionResolvedEventResolvedBy::Rule);
+    CHECK(ask_and_answer(s3, p::PermissionDecision::AllowOnce) == p::PermissionResolvedEventResolvedBy::Client);
+  }
+  SECTION("always; listed; removed") {
+    CHECK(ask_and_answer(s1, p::PermissionDecision::AllowAlways) == p::PermissionResolvedEventResolvedBy::Client);
+    CHECK(ask_and_answer(s3, std::nullopt) == p::PermissionResolvedEventResolvedBy::Rule);
+    const auto rules = f.engine->list_rules(std::nullopt, std::nullopt);
+    REQUIRE(rules.size() == 1);
+    CHECK(rules[0].scope == p::RuleScope::Always);
+    CHECK(rules[0].rule.pattern == std::optional<std::string>("npm test"));  // the suggested rule
+    REQUIRE_FALSE(f.engine->remove_rule(rules[0].rule_id));
+    CHECK(ask_and_answer(s3, p::PermissionDecision::AllowOnce) == p::PermissionResolvedEventResolvedBy::Client);
+    CHECK(f.engine->remove_rule("rule-nope")->code == p::ErrorCode::UnknownRule);
+  }
+}
+
+TEST_CASE("engine: attach replays open requests and the queue to a reconnecting client", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Ask{"Edit", "src/main.cpp"}, ScriptedAdapter::End{}});
+  f.send(session, "edit");
+  f.settle();
+  f.send(session, "later");
+  const auto snapshot = std::get<p::SessionAttachResult>(f.engine->attach(session));
+  CHECK(snapshot.session.state == p::SessionState::AwaitingInput);
+  REQUIRE(snapshot.permissions.size() == 1);
+  CHECK(snapshot.permissions[0].tool == "Edit");
+  CHECK(snapshot.permissions[0].description == "run src/main.cpp");
+  CHECK(snapshot.permissions[0].reason == "default mode asks for Edit");
+  REQUIRE(snapshot.permissions[0].suggested_rule);
+  REQUIRE(snapshot.queue.size() == 1);
+  CHECK(snapshot.queue[0].text == "later");
+  // The client that was there has gone; the request survives and a new client answers it.
+  f.bus.publish_global(p::ClientDetachedEvent{"tui"});
+  f.bus.publish_global(p::ClientAttachedEvent{"tui-2", p::Transport::Stdio, true});
+  CHECK_FALSE(f.engine->respond_permission(p::PermissionRespondParams{snapshot.permissions[0].request_id, p::PermissionDecision::Deny, std::nullopt, std::string("no")}, "tui-2"));
+  f.settle();
+  CHECK(f.control->permission_answers.at(0).message == std::optional<std::string>("no"));
+}
+
+TEST_CASE("engine: model precedence is override, then configuration, then the session's pin", "[engine]") {
+  CHECK(engine::resolve_model("o", "c", "p") == std::optional<std::string>("o"));
+  CHECK(engine::resolve_model(std::nullopt, "c", "p") == std::optional<std::string>("c"));
+  CHECK(engine::resolve_model(std::nullopt, std::nullopt, "p") == std::optional<std::string>("p"));
+  CHECK_FALSE(engine::resolve_model(std::nullopt, std::nullopt, std::nullopt).has_value());
+
+  engine::EngineConfig config;
+  SECTION("pin only") {
+    EngineFixture f(true, config);
+    const auto session = f.create("pinned");
+    f.send(session, "a");
+    f.settle();
+    CHECK(f.control->inputs.at(0).model == std::optional<std::string>("pinned"));
+  }
+  SECTION("configuration over pin, override over both") {
+    config.default_models["scripted"] = "configured";
+    EngineFixture f(true, config);
+    const auto session = f.create("pinned");
+    f.send(session, "a");
+    f.settle();
+    f.send(session, "b", true, "override");
+    f.settle();
+    CHECK(f.control->inputs.at(0).model == std::optional<std::string>("configured"));
+    CHECK(f.control->inputs.at(1).model == std::optional<std::string>("override"));
+  }
+}
+
+TEST_CASE("engine: an agent that dies gives error then stopped; the queue survives and restarts it", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Delta{"wor"}, ScriptedAdapter::Hold{}, ScriptedAdapter::Die{"killed"}});
+  const auto first = f.send(session, "one");
+  f.settle();
+  const auto queued = f.send(session, "two");
+  CHECK(result_of(queued).queued);
+  f.events.clear();
+  f.control->resume();
+  f.settle();
+  CHECK(result_of(first).stop_reason == p::StopReason::Error);
+  CHECK(f.types() == std::vector<std::string>{"turn.stopped", "session.state:stopped"});
+  CHECK(f.all<p::SessionStateEvent>().back().reason == std::optional<std::string>("killed"));
+  CHECK_FALSE(std::get<p::SessionInfo>(f.engine->get_session(session)).live);
+  // The next send restarts the agent: the backlog ("two") runs first, then the new prompt.
+  const auto third = f.send(session, "three");
+  f.settle();
+  CHECK(f.control->starts == 2);
+  REQUIRE(f.control->inputs.size() == 3);
+  CHECK(f.control->inputs[1].text == "two");
+  CHECK(f.control->inputs[2].text == "three");
+}
+
+TEST_CASE("engine: expected failures map to stable codes", "[engine]") {
+  EngineFixture f;
+  auto peer = std::make_shared<testing::RecordingPeer>(false);
+  auto call = [&](const std::string& method, const std::string& params) {
+    f.dispatcher.handle_message(R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params + "}", peer);
+    return peer->responses.back();
+  };
+  CHECK(call("session.get", R"({"sessionId":"s-nope"})").at("error").at("code") == -32010);
+  CHECK(call("session.create", R"({"agent":"nope","cwd":"/"})").at("error").at("code") == -32012);
+  CHECK(call("session.create", R"({"agent":"scripted","cwd":"/definitely/not/here"})").at("error").at("code") == -32014);
+  CHECK(call("session.create", R"({"agent":"scripted","cwd":7})").at("error").at("code") == -32602);
+  const auto created = call("session.create", R"({"agent":"scripted","cwd":"/","title":"t"})");
+  const std::string id = created.at("result").at("session").at("sessionId");
+  f.control->supports_model_switch = false;
+  f.send(id, "start the agent");
+  f.settle();
+  CHECK(call("session.setModel", R"({"sessionId":")" + id + R"(","model":"big"})").at("error").at("code") == -32015);
+  CHECK(call("session.rename", R"({"sessionId":")" + id + R"(","title":"renamed"})").at("result").at("session").at("title") == "renamed");
+  CHECK(call("session.list", "{}").at("result").at("sessions").size() == 1);
+  CHECK(call("session.archive", R"({"sessionId":")" + id + R"(","archived":true})").at("result").at("session").at("archived") == true);
+  CHECK(call("session.list", "{}").at("result").at("sessions").empty());
+  CHECK(call("session.list", R"({"archived":true})").at("result").at("sessions").size() == 1);
+  CHECK(call("agents.list", "{}").at("result").at("agents").at(0).at("agent") == "scripted");
+  CHECK(call("session.delete", R"({"sessionId":")" + id + R"("})").contains("result"));
+  CHECK(f.control->stops == 1);
+  CHECK(call("session.delete", R"({"sessionId":")" + id + R"("})").at("error").at("code") == -32010);
+}
+
+TEST_CASE("engine: session.list pages newest first", "[engine]") {
+  EngineFixture f;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(f.create());
+  p::SessionListParams params;
+  params.limit = 2;
+  std::vector<std::string> seen;
+  for (int page = 0; page < 5; ++page) {
+    const auto result = f.engine->list_sessions(params);
+    for (const auto& s : result.sessions) seen.push_back(s.session_id);
+    if (!result.next_cursor) break;
+    params.cursor = result.next_cursor;
+  }
+  CHECK(seen.size() == 5);
+  std::sort(ids.begin(), ids.end());
+  auto sorted = seen;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(sorted == ids);  // every session exactly once
+}

@@ -1,0 +1,326 @@
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "store/Store.h"
+#include "support/StoreTestSupport.h"
+
+using namespace switchboard::store;
+using switchboard::testing::await_store;
+using switchboard::testing::StoreTempDir;
+
+namespace {
+
+struct Fixture {
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  std::unique_ptr<Store> store;
+
+  Fixture() {
+    auto opened = Store::open(io, dir.db());
+    REQUIRE(opened);
+    store = std::move(*opened);
+  }
+
+  SessionStore& sessions() { return store->sessions(); }
+
+  StoreResult<SessionRecord> insert(SessionRecord session) {
+    return await_store<SessionRecord>(io, [&](auto done) { sessions().insert_session(session, done); });
+  }
+  StoreResult<SessionPage> list(SessionQuery query) {
+    return await_store<SessionPage>(io, [&](auto done) { sessions().list_sessions(query, done); });
+  }
+  // Every id the query returns, following the cursor page by page.
+  std::vector<std::string> list_all(SessionQuery query) {
+    std::vector<std::string> ids;
+    for (int pages = 0; pages < 1000; ++pages) {
+      auto page = list(query);
+      REQUIRE(page);
+      for (const auto& session : page->sessions) ids.push_back(session.id);
+      if (!page->next) break;
+      // Through the wire form, as a client would send it back.
+      query.after = SessionCursor::decode(page->next->encode());
+      REQUIRE(query.after);
+    }
+    return ids;
+  }
+};
+
+SessionRecord session(std::string id, std::int64_t created_at, std::string agent = "claude", std::string cwd = "/w") {
+  SessionRecord record;
+  record.id = std::move(id);
+  record.agent = std::move(agent);
+  record.cwd = std::move(cwd);
+  record.created_at = created_at;
+  record.updated_at = created_at;
+  return record;
+}
+
+}  // namespace
+
+TEST_CASE("store: session insert, get, update, delete", "[store]") {
+  Fixture f;
+  auto record = session("s-1", 1000);
+  record.title = "first";
+  record.model = "opus";
+  record.mode = "plan";
+  record.state = "idle";
+  REQUIRE(f.insert(record));
+
+  auto duplicate = f.insert(session("s-1", 2000));
+  REQUIRE_FALSE(duplicate);
+  CHECK(duplicate.error().code == StoreError::Code::Conflict);
+  CHECK_THAT(duplicate.error().message, Catch::Contains("s-1 exists already"));
+
+  auto got = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().get_session("s-1", done); });
+  REQUIRE(got);
+  CHECK(got->title == "first");
+  CHECK(got->model == "opus");
+  CHECK(got->mode == "plan");
+  CHECK(got->state == "idle");
+  CHECK(got->created_at == 1000);
+  CHECK_FALSE(got->archived);
+
+  SessionUpdate update;
+  update.title = "renamed";
+  update.archived = true;
+  update.updated_at = 5000;
+  auto updated = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("s-1", update, done); });
+  REQUIRE(updated);
+  CHECK(updated->title == "renamed");
+  CHECK(updated->archived);
+  CHECK(updated->model == "opus");  // untouched fields keep their value
+  CHECK(updated->updated_at == 5000);
+  CHECK(updated->created_at == 1000);
+
+  SessionUpdate stamp_only;
+  stamp_only.state = "";  // an explicit empty value is a change, not "absent"
+  auto stamped = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("s-1", stamp_only, done); });
+  REQUIRE(stamped);
+  CHECK(stamped->state.empty());
+  CHECK(stamped->updated_at > 5000);  // defaults to now
+
+  auto missing = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("nope", update, done); });
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == StoreError::Code::NotFound);
+
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().delete_session("s-1", done); }));
+  auto gone = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().get_session("s-1", done); });
+  REQUIRE_FALSE(gone);
+  CHECK(gone.error().code == StoreError::Code::NotFound);
+  auto again = await_store<void>(f.io, [&](auto done) { f.sessions().delete_session("s-1", done); });
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == StoreError::Code::NotFound);
+}
+
+TEST_CASE("store: session list is newest first, paged by cursor, filtered", "[store]") {
+  Fixture f;
+  // 25 sessions; several share a creation time, so the id breaks ties and the cursor must carry it.
+  for (int i = 0; i < 25; ++i) {
+    auto record = session("s-" + std::to_string(100 + i), 1000 + i / 3, i % 2 == 0 ? "claude" : "codex",
+                          i % 5 == 0 ? "/a" : "/b");
+    record.archived = i % 4 == 0;
+    REQUIRE(f.insert(record));
+  }
+  std::vector<std::string> expected;
+  for (int i = 24; i >= 0; --i) expected.push_back("s-" + std::to_string(100 + i));
+
+  SessionQuery everything;
+  everything.limit = 7;
+  CHECK(f.list_all(everything) == expected);
+
+  auto first = f.list(everything);
+  REQUIRE(first);
+  CHECK(first->sessions.size() == 7);
+  CHECK(first->next);
+
+  SessionQuery one_page;
+  one_page.limit = 25;
+  auto whole = f.list(one_page);
+  REQUIRE(whole);
+  CHECK(whole->sessions.size() == 25);
+  CHECK_FALSE(whole->next);  // exactly full: no empty page after it
+
+  SessionQuery codex_in_b;
+  codex_in_b.agent = "codex";
+  codex_in_b.cwd = "/b";
+  codex_in_b.limit = 2;
+  std::vector<std::string> expected_filtered;
+  for (int i = 24; i >= 0; --i) {
+    if (i % 2 == 1 && i % 5 != 0) expected_filtered.push_back("s-" + std::to_string(100 + i));
+  }
+  CHECK(f.list_all(codex_in_b) == expected_filtered);
+
+  SessionQuery archived;
+  archived.archived = true;
+  std::vector<std::string> expected_archived;
+  for (int i = 24; i >= 0; --i) {
+    if (i % 4 == 0) expected_archived.push_back("s-" + std::to_string(100 + i));
+  }
+  CHECK(f.list_all(archived) == expected_archived);
+
+  CHECK_FALSE(SessionCursor::decode("garbage"));
+  CHECK_FALSE(SessionCursor::decode(":id"));
+  CHECK_FALSE(SessionCursor::decode("12x:id"));
+  const auto with_colon = SessionCursor::decode("12:a:b");
+  REQUIRE(with_colon);
+  CHECK(with_colon->created_at == 12);
+  CHECK(with_colon->id == "a:b");
+}
+
+TEST_CASE("store: runs bind a session to provider sessions", "[store]") {
+  Fixture f;
+  REQUIRE(f.insert(session("s-1", 1)));
+  auto first = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("s-1", "prov-a", 10, done); });
+  REQUIRE(first);
+  CHECK(first->id > 0);
+  CHECK_FALSE(first->ended_at);
+  auto second = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("s-1", "prov-b", 20, done); });
+  REQUIRE(second);
+  auto ended = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().end_run(first->id, 15, done); });
+  REQUIRE(ended);
+  CHECK(ended->ended_at == 15);
+
+  auto runs = await_store<std::vector<RunRecord>>(f.io, [&](auto done) { f.sessions().list_runs("s-1", done); });
+  REQUIRE(runs);
+  REQUIRE(runs->size() == 2);
+  CHECK((*runs)[0].provider_session_id == "prov-a");
+  CHECK((*runs)[0].ended_at == 15);
+  CHECK((*runs)[1].provider_session_id == "prov-b");
+
+  auto orphan = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("nope", "p", 1, done); });
+  REQUIRE_FALSE(orphan);
+  CHECK(orphan.error().code == StoreError::Code::NotFound);
+  auto no_run = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().end_run(99999, 1, done); });
+  REQUIRE_FALSE(no_run);
+  CHECK(no_run.error().code == StoreError::Code::NotFound);
+
+  // Deleting the session takes its runs with it.
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().delete_session("s-1", done); }));
+  auto after = await_store<std::vector<RunRecord>>(f.io, [&](auto done) { f.sessions().list_runs("s-1", done); });
+  REQUIRE(after);
+  CHECK(after->empty());
+}
+
+TEST_CASE("store: interrupted turns are marked, replaced, listed and cleared", "[store]") {
+  Fixture f;
+  REQUIRE(f.insert(session("s-1", 1)));
+  REQUIRE(f.insert(session("s-2", 2)));
+  auto mark = [&](InterruptedTurn turn) {
+    return await_store<void>(f.io, [&](auto done) { f.sessions().mark_interrupted(turn, done); });
+  };
+  auto list = [&] {
+    auto turns = await_store<std::vector<InterruptedTurn>>(f.io, [&](auto done) { f.sessions().list_interrupted(done); });
+    REQUIRE(turns);
+    return *turns;
+  };
+  REQUIRE(mark({"s-2", "t-9", R"({"text":"two"})", 50}));
+  REQUIRE(mark({"s-1", "t-1", R"({"text":"one"})", 100}));
+  REQUIRE(mark({"s-1", "t-2", R"({"text":"one again"})", 200}));  // one per session: replaces t-1
+  auto turns = list();
+  REQUIRE(turns.size() == 2);
+  CHECK(turns[0].session_id == "s-2");
+  CHECK(turns[1].turn_id == "t-2");
+  CHECK(turns[1].prompt_json == R"({"text":"one again"})");
+
+  auto orphan = mark({"nope", "t", "{}", 1});
+  REQUIRE_FALSE(orphan);
+  CHECK(orphan.error().code == StoreError::Code::NotFound);
+
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().clear_interrupted("s-2", done); }));
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().clear_interrupted("s-2", done); }));  // idempotent
+  CHECK(list().size() == 1);
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().delete_session("s-1", done); }));
+  CHECK(list().empty());  // cascaded
+}
+
+TEST_CASE("store: permission rules are added, listed by cwd and removed", "[store]") {
+  Fixture f;
+  RuleStore& rules = f.store->rules();
+  auto add = [&](PermissionRule rule) {
+    return await_store<PermissionRule>(f.io, [&](auto done) { rules.add_rule(rule, done); });
+  };
+  auto list = [&](std::optional<std::string> cwd) {
+    std::vector<std::string> ids;
+    auto listed = await_store<std::vector<PermissionRule>>(f.io, [&](auto done) { rules.list_rules(cwd, done); });
+    REQUIRE(listed);
+    for (const auto& rule : *listed) ids.push_back(rule.id);
+    return ids;
+  };
+  REQUIRE(add({"r-1", RuleScope::Project, "/a", "Bash", "git status*", RuleDecision::Allow, 1}));
+  REQUIRE(add({"r-2", RuleScope::Project, "/b", "Edit", std::nullopt, RuleDecision::Deny, 2}));
+  auto always = add({"r-3", RuleScope::Always, "/ignored", "Read", std::nullopt, RuleDecision::Allow, 3});
+  REQUIRE(always);
+  CHECK_FALSE(always->cwd);  // an Always rule applies everywhere: its cwd is not kept
+
+  auto duplicate = add({"r-1", RuleScope::Always, std::nullopt, "X", std::nullopt, RuleDecision::Allow, 4});
+  REQUIRE_FALSE(duplicate);
+  CHECK(duplicate.error().code == StoreError::Code::Conflict);
+  auto homeless = add({"r-4", RuleScope::Project, std::nullopt, "X", std::nullopt, RuleDecision::Allow, 4});
+  REQUIRE_FALSE(homeless);
+  CHECK(homeless.error().code == StoreError::Code::Conflict);
+
+  CHECK(list(std::nullopt) == std::vector<std::string>{"r-1", "r-2", "r-3"});
+  CHECK(list("/a") == std::vector<std::string>{"r-1", "r-3"});
+  CHECK(list("/elsewhere") == std::vector<std::string>{"r-3"});
+
+  auto listed = await_store<std::vector<PermissionRule>>(f.io, [&](auto done) { rules.list_rules("/a", done); });
+  REQUIRE(listed);
+  const PermissionRule& first = (*listed)[0];
+  CHECK(first.scope == RuleScope::Project);
+  CHECK(first.cwd == "/a");
+  CHECK(first.tool == "Bash");
+  CHECK(first.pattern == "git status*");
+  CHECK(first.decision == RuleDecision::Allow);
+  CHECK(first.created_at == 1);
+  CHECK((*listed)[1].decision == RuleDecision::Allow);
+
+  REQUIRE(await_store<void>(f.io, [&](auto done) { rules.remove_rule("r-1", done); }));
+  auto again = await_store<void>(f.io, [&](auto done) { rules.remove_rule("r-1", done); });
+  REQUIRE_FALSE(again);
+  CHECK(again.error().code == StoreError::Code::NotFound);
+  CHECK(list(std::nullopt) == std::vector<std::string>{"r-2", "r-3"});
+}
+
+TEST_CASE("store: a session's last_seq follows its committed events", "[store]") {
+  Fixture f;
+  REQUIRE(f.insert(session("s-1", 1)));
+  for (std::uint64_t seq = 1; seq <= 30; ++seq) {
+    f.store->events().on_event(switchboard::testing::make_store_event(seq, seq % 2 ? "s-1" : "s-2"));
+  }
+  REQUIRE(await_store<std::uint64_t>(f.io, [&](auto done) { f.store->events().flush(done); }));
+  auto got = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().get_session("s-1", done); });
+  REQUIRE(got);
+  CHECK(got->last_seq == 29);
+}
+
+TEST_CASE("store: callbacks run on the io_context thread, in submission order", "[store]") {
+  Fixture f;
+  const auto reactor = std::this_thread::get_id();
+  std::vector<int> order;
+  bool all_on_reactor = true;
+  for (int i = 0; i < 50; ++i) {
+    f.sessions().get_session("missing-" + std::to_string(i), [&, i](StoreResult<SessionRecord> r) {
+      all_on_reactor = all_on_reactor && std::this_thread::get_id() == reactor && !r;
+      order.push_back(i);
+    });
+  }
+  CHECK(order.empty());  // never inline
+  REQUIRE(switchboard::testing::run_until(f.io, [&] { return order.size() == 50; }));
+  CHECK(all_on_reactor);
+  for (int i = 0; i < 50; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+
+  // After close, calls still answer (with an error), and still through the io_context.
+  f.store->close();
+  std::optional<StoreResult<SessionRecord>> late;
+  f.sessions().get_session("x", [&](StoreResult<SessionRecord> r) { late.emplace(std::move(r)); });
+  CHECK_FALSE(late);
+  REQUIRE(switchboard::testing::run_until(f.io, [&] { return late.has_value(); }));
+  REQUIRE_FALSE(*late);
+  CHECK(late->error().code == StoreError::Code::Io);
+}
