@@ -95,9 +95,11 @@ void HttpServer::accept(Listener& listener) {
     if (error == asio::error::operation_aborted || !listener.acceptor.is_open()) return;
     if (!error) {
       set_cloexec(socket.native_handle());
+      // Small request/response exchanges: never let Nagle hold back the tail of a response.
+      boost::system::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
       if (m_context.sessions.size() + m_context.hub.client_count() >= m_context.max_connections) {
         spdlog::warn("http: {} connections open, refusing another", m_context.max_connections);
-        boost::system::error_code ignored;
         socket.close(ignored);
       } else {
         std::make_shared<HttpSession>(std::move(socket), m_context)->start();

@@ -146,7 +146,7 @@ void EventLog::start_batch() {
 }
 
 void EventLog::on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions) {
-  const Batch batch = std::exchange(m_in_flight, nullptr);
+  Batch batch = std::exchange(m_in_flight, nullptr);
   if (m_closed) return;  // close() handed these events over again, with everything else
   if (!result) {
     // Back to the front of the queue, in order, and due at once when the retry comes.
@@ -154,6 +154,9 @@ void EventLog::on_batch_done(StoreResult<AppendOutcome> result, std::size_t comp
     m_first_pending_at = std::chrono::steady_clock::now() - m_options.flush_delay;
     return on_batch_failed(result.error());
   }
+  // The log often holds the last reference to these events (the transports have written them): freeing a
+  // few thousand of them is the store thread's work, not a stall of the reactor.
+  m_worker.dispose(std::move(batch));
   const AppendOutcome& outcome = *result;
   if (m_failed_attempts > 0) {
     spdlog::info("event log: commits succeed again after {} failed attempts", m_failed_attempts);

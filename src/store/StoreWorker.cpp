@@ -65,6 +65,20 @@ void StoreWorker::enqueue(std::unique_ptr<Task> task) {
   task->run(nullptr);  // posts (or sets) the "not open" error; never runs the caller's callback inline
 }
 
+class StoreWorker::DisposeTask final : public Task {
+ public:
+  explicit DisposeTask(std::shared_ptr<const void> object) : m_object(std::move(object)) {}
+  void run(Database*) override { m_object.reset(); }
+
+ private:
+  std::shared_ptr<const void> m_object;
+};
+
+void StoreWorker::dispose(std::shared_ptr<const void> object) {
+  // When the worker is not running, enqueue runs the task right here: the reactor pays after all, once.
+  enqueue(std::make_unique<DisposeTask>(std::move(object)));
+}
+
 void StoreWorker::shutdown() {
   {
     std::lock_guard lock(m_mutex);

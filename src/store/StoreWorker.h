@@ -49,6 +49,10 @@ class StoreWorker {
   template <class Job>
   void submit(const char* what, Job job, std::function<void(std::invoke_result_t<Job&, Database&>)> done);
 
+  // Drops `object` on the worker thread, after the jobs submitted before. For the last reference to something
+  // expensive to destroy (a committed batch of thousands of events), so the reactor does not pay for it.
+  void dispose(std::shared_ptr<const void> object);
+
   // Runs a job and waits for its result. For startup and tests only: never call it on a running reactor.
   template <class Job>
   std::invoke_result_t<Job&, Database&> run_blocking(const char* what, Job job);
@@ -72,6 +76,7 @@ class StoreWorker {
   class PostingTask;
   template <class Job, class Result>
   class BlockingTask;
+  class DisposeTask;
 
   template <class Result, class Job>
   static Result run_job(const char* what, Job& job, Database* db);
