@@ -211,34 +211,39 @@ void Engine::close_request(const std::string& request_id) {
   }
 }
 
+Outcome<Session*> Engine::session_of_open_request(const std::string& request_id) const {
+  // First answer wins: a request that was open once and is closed now was answered (or torn down) already.
+  if (m_closed_requests.count(request_id) != 0) {
+    return EngineError{ErrorCode::AlreadyAnswered, "request " + request_id + " was already answered"};
+  }
+  const auto it = m_open_requests.find(request_id);
+  auto* session = it == m_open_requests.end() ? nullptr : find(it->second);
+  if (session == nullptr) return EngineError{ErrorCode::UnknownRequest, "no open request " + request_id.substr(0, 100)};
+  return session;
+}
+
 std::optional<EngineError> Engine::respond_permission(const protocol::PermissionRespondParams& params,
                                                       std::optional<std::string> client_id) {
-  if (m_closed_requests.count(params.request_id) != 0) {
-    return EngineError{ErrorCode::AlreadyAnswered, "request " + params.request_id + " was already answered"};
+  const auto found = session_of_open_request(params.request_id);
+  if (const auto* error = std::get_if<EngineError>(&found)) return *error;
+  auto* session = std::get<Session*>(found);
+  if (!session->has_open_permission(params.request_id)) {
+    return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a permission request"};
   }
-  const auto it = m_open_requests.find(params.request_id);
-  auto* session = it == m_open_requests.end() ? nullptr : find(it->second);
-  if (session == nullptr) return EngineError{ErrorCode::UnknownRequest, "no open request " + params.request_id.substr(0, 100)};
-  const auto open = session->open_permissions();
-  const bool is_permission = std::any_of(open.begin(), open.end(), [&](const auto& r) { return r.request_id == params.request_id; });
-  if (!is_permission) return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a permission request"};
   session->answer_permission(params.request_id, params.decision, params.rule, params.message, std::move(client_id));
   return std::nullopt;
 }
 
 std::optional<EngineError> Engine::respond_question(const protocol::QuestionRespondParams& params,
                                                     std::optional<std::string> client_id) {
-  if (m_closed_requests.count(params.request_id) != 0) {
-    return EngineError{ErrorCode::AlreadyAnswered, "request " + params.request_id + " was already answered"};
+  const auto found = session_of_open_request(params.request_id);
+  if (const auto* error = std::get_if<EngineError>(&found)) return *error;
+  auto* session = std::get<Session*>(found);
+  if (!session->has_open_question(params.request_id)) {
+    return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a question request"};
   }
-  const auto it = m_open_requests.find(params.request_id);
-  auto* session = it == m_open_requests.end() ? nullptr : find(it->second);
-  if (session == nullptr) return EngineError{ErrorCode::UnknownRequest, "no open request " + params.request_id.substr(0, 100)};
-  const auto open = session->open_questions();
-  const bool is_question = std::any_of(open.begin(), open.end(), [&](const auto& r) { return r.request_id == params.request_id; });
-  if (!is_question) return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a question request"};
-  session->answer_question(params.request_id, params.reject.value_or(false), params.answers.value_or(std::vector<std::string>{}),
-                           std::move(client_id));
+  session->answer_question(params.request_id, params.reject.value_or(false),
+                           params.answers.value_or(std::vector<std::string>{}), std::move(client_id));
   return std::nullopt;
 }
 

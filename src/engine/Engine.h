@@ -84,6 +84,7 @@ class Engine {
 
  private:
   Session* find(const std::string& session_id) const;
+  Outcome<Session*> session_of_open_request(const std::string& request_id) const;
 
   boost::asio::io_context& m_io;
   bus::EventBus& m_bus;

@@ -42,6 +42,8 @@ class Session : public adapters::AdapterListener {
   std::vector<protocol::QueuedPrompt> queue() const;
   std::vector<protocol::PermissionRequest> open_permissions() const;
   std::vector<protocol::QuestionRequest> open_questions() const;
+  bool has_open_permission(const std::string& request_id) const { return m_permissions.count(request_id) != 0; }
+  bool has_open_question(const std::string& request_id) const { return m_questions.count(request_id) != 0; }
 
   // Answers routed here by the engine (first answer wins is checked by the engine's registry).
   void answer_permission(const std::string& request_id, protocol::PermissionDecision decision,

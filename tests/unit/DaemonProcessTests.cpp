@@ -9,39 +9,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/FdIo.h"
 #include "support/SpawnedDaemon.h"
 
 using nlohmann::json;
 using switchboard::testing::SpawnedDaemon;
+using switchboard::testing::read_all;
+using switchboard::testing::write_all;
+using switchboard::testing::read_line;
 
 namespace {
 
-void write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    REQUIRE(n > 0);
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 
-// Reads one '\n'-terminated line (blocking); empty at EOF.
-std::string read_line(int fd) {
-  std::string line;
-  char c;
-  while (::read(fd, &c, 1) == 1) {
-    if (c == '\n') return line;
-    line.push_back(c);
-  }
-  return line;
-}
 
-std::string read_all(int fd) {
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  return out;
-}
 
 int dev_null(int flags) { return ::open("/dev/null", flags | O_CLOEXEC); }
 

@@ -14,12 +14,15 @@
 #include <nlohmann/json.hpp>
 
 #include "support/RawHttpClient.h"
+#include "support/FdIo.h"
 #include "support/SpawnedDaemon.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using switchboard::testing::RawHttpClient;
 using switchboard::testing::SpawnedDaemon;
+using switchboard::testing::read_all;
+using switchboard::testing::read_line;
 
 namespace {
 
@@ -39,20 +42,7 @@ std::string slurp(const fs::path& path) {
   return text.str();
 }
 
-std::string read_all(int fd) {
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  return out;
-}
 
-std::string read_line(int fd) {
-  std::string line;
-  char c;
-  while (::read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
-  return line;
-}
 
 // Waits for the runtime file of a daemon started on `dir` and returns it parsed.
 json wait_for_runtime(const fs::path& dir) {
