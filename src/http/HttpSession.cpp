@@ -145,12 +145,37 @@ void HttpSession::send(Response response, bool close_after) {
   const bool keep = !close_after && shared->keep_alive();
   m_stream.expires_after(m_context.idle_timeout);
   bhttp::async_write(m_stream, *shared, [self = shared_from_this(), shared, keep](const boost::system::error_code& error, std::size_t) {
-    if (error || !keep) {
+    if (error) {
       boost::system::error_code ignored;
       self->m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
       return;
     }
+    if (!keep) return self->linger_and_close();
     self->read_request();
+  });
+}
+
+void HttpSession::linger_and_close() {
+  // Closing a socket that still has unread input makes TCP send a reset, and the client may then lose the
+  // response we just wrote (a 413 for a body it is still sending, say). So: stop sending, read and discard what
+  // the client still sends for a short while, then close.
+  boost::system::error_code ignored;
+  m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+  m_stream.expires_after(std::chrono::seconds(2));
+  discard_input(0);
+}
+
+void HttpSession::discard_input(std::size_t discarded) {
+  constexpr std::size_t kMaxDiscard = 1024 * 1024;
+  m_buffer.consume(m_buffer.size());
+  m_stream.async_read_some(m_buffer.prepare(16 * 1024), [self = shared_from_this(), discarded](const boost::system::error_code& error, std::size_t n) {
+    self->m_buffer.commit(n);
+    if (error || discarded + n > kMaxDiscard) {
+      boost::system::error_code ignored;
+      self->m_stream.socket().close(ignored);
+      return;
+    }
+    self->discard_input(discarded + n);
   });
 }
 

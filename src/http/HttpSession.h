@@ -43,6 +43,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void send(Response response, bool close_after = false);
   Response make_response(boost::beast::http::status status, std::string body, std::string_view content_type);
   void refuse(boost::beast::http::status status, std::string_view why);
+  void linger_and_close();
+  void discard_input(std::size_t discarded);
 
   boost::beast::tcp_stream m_stream;
   HttpContext& m_context;

@@ -87,6 +87,10 @@ TEST_CASE("HTTP refuses what it must: status codes for bad requests", "[http]") 
     RawHttpClient client(h.port());
     CHECK(client.request("POST", "/rpc", {h.bearer(), kJson}, std::string(5000, ' ')).status == 413);
   }
+  SECTION("413 reaches a client that is still sending a large body (no reset before the answer)") {
+    RawHttpClient client(h.port());
+    CHECK(client.request("POST", "/rpc", {h.bearer(), kJson}, std::string(512 * 1024, ' ')).status == 413);
+  }
   SECTION("404 and 405") {
     RawHttpClient a(h.port());
     CHECK(a.request("GET", "/nope", {h.bearer()}).status == 404);
