@@ -1,6 +1,7 @@
 #include "switchboard/transport/FdWriter.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +30,10 @@ FdWriter::FdWriter(boost::asio::io_context& io, int fd) : m_io(io), m_stream(io)
   m_stream.assign(m_fd, error);
   if (!error) {
     m_pollable = true;
+    m_stream.native_non_blocking(true, error);
+    // A bigger pipe buffer means fewer waits for the reader (best effort; not every pipe allows it).
+    struct stat info {};
+    if (::fstat(m_fd, &info) == 0 && S_ISFIFO(info.st_mode)) (void)::fcntl(m_fd, F_SETPIPE_SZ, 1 << 20);
     return;
   }
   m_stream.release();
@@ -37,6 +42,9 @@ FdWriter::FdWriter(boost::asio::io_context& io, int fd) : m_io(io), m_stream(io)
 FdWriter::~FdWriter() {
   if (m_pollable) {
     boost::system::error_code ignored;
+    // O_NONBLOCK belongs to the open file, which we may share with our parent (a terminal, say): hand it back
+    // in blocking mode.
+    m_stream.native_non_blocking(false, ignored);
     m_stream.close(ignored);
   } else if (m_fd >= 0) {
     ::close(m_fd);
@@ -71,17 +79,45 @@ void FdWriter::kick() {
 void FdWriter::start_write() {
   m_writing = true;
   m_in_flight.swap(m_pending);
-  boost::asio::async_write(m_stream, boost::asio::buffer(m_in_flight),
-                           [self = shared_from_this()](const boost::system::error_code& error, std::size_t) {
-                             self->m_writing = false;
-                             self->m_in_flight.clear();
-                             if (error) {
-                               self->fail(error.message());
-                               return;
-                             }
-                             if (!self->m_pending.empty()) self->start_write();
-                             else self->check_drained();
-                           });
+  m_offset = 0;
+  write_now();
+}
+
+// Writes as much as the descriptor accepts right now, in as few write() calls as it takes (no 64 KiB cap,
+// no handler turn per chunk); waits for writability only when the pipe is full.
+void FdWriter::write_now() {
+  while (m_offset < m_in_flight.size()) {
+    const ssize_t n = ::write(m_fd, m_in_flight.data() + m_offset, m_in_flight.size() - m_offset);
+    if (n >= 0) {
+      m_offset += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      m_stream.async_wait(boost::asio::posix::stream_descriptor::wait_write,
+                          [self = shared_from_this()](const boost::system::error_code& error) {
+                            if (error) {
+                              self->m_writing = false;
+                              self->fail(error.message());
+                              return;
+                            }
+                            self->write_now();
+                          });
+      return;
+    }
+    m_writing = false;
+    fail(std::strerror(errno));
+    return;
+  }
+  // Like an asio completion, finish in a posted handler, so output appended during this turn is batched.
+  boost::asio::post(m_io, [self = shared_from_this()] { self->after_write(); });
+}
+
+void FdWriter::after_write() {
+  m_writing = false;
+  m_in_flight.clear();
+  if (!m_pending.empty()) start_write();
+  else check_drained();
 }
 
 void FdWriter::write_directly() {

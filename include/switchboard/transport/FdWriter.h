@@ -37,6 +37,8 @@ class FdWriter : public std::enable_shared_from_this<FdWriter> {
  private:
   void kick();
   void start_write();
+  void write_now();
+  void after_write();
   void write_directly();
   void fail(const std::string& why);
   void check_drained();
@@ -48,7 +50,8 @@ class FdWriter : public std::enable_shared_from_this<FdWriter> {
   bool m_writing = false;
   bool m_broken = false;
   std::string m_pending;    // appended to while a write is in flight
-  std::string m_in_flight;  // owned by the current async_write
+  std::string m_in_flight;  // being written; nothing appends to it
+  std::size_t m_offset = 0;  // bytes of m_in_flight already written
   std::size_t m_high_water_logged = 0;
   std::function<void()> m_on_broken;
   std::function<void()> m_when_drained;
