@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <mutex>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -21,7 +22,8 @@ std::string open_failure_hint(const fs::path& path) {
   if (!fs::exists(parent, error)) return " (directory " + parent.string() + " does not exist)";
   if (!fs::is_directory(parent, error)) return " (" + parent.string() + " is not a directory)";
   if (::access(parent.c_str(), W_OK) != 0) return " (directory " + parent.string() + " is not writable)";
-  if (fs::exists(path, error) && ::access(path.c_str(), R_OK | W_OK) != 0) return " (file is not readable and writable)";
+  if (fs::exists(path, error) && ::access(path.c_str(), R_OK | W_OK) != 0)
+    return " (file is not readable and writable)";
   return {};
 }
 
@@ -44,6 +46,10 @@ Database::~Database() {
 }
 
 StoreResult<std::unique_ptr<Database>> Database::open(const fs::path& path, const DatabaseOptions& options) {
+  // SQLite's allocation statistics take a global mutex on every malloc and free (~5% of an append, measured);
+  // nothing here reads them. Must precede SQLite's initialization, hence once, before the first open.
+  static std::once_flag configured;
+  std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   std::unique_ptr<Database> db;
   try {
     db.reset(new Database(path, options));

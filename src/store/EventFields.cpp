@@ -14,7 +14,8 @@ class Scanner {
   explicit Scanner(std::string_view text) : m_text(text) {}
 
   void skip_space() {
-    while (m_at < m_text.size() && (m_text[m_at] == ' ' || m_text[m_at] == '\n' || m_text[m_at] == '\r' || m_text[m_at] == '\t')) {
+    while (m_at < m_text.size() &&
+           (m_text[m_at] == ' ' || m_text[m_at] == '\n' || m_text[m_at] == '\r' || m_text[m_at] == '\t')) {
       ++m_at;
     }
   }
@@ -100,11 +101,13 @@ bool walk_object(Scanner& scanner, Member&& member) {
     bool escaped = false;
     if (!scanner.string(key, escaped) || !scanner.consume(':')) return false;
     switch (member(escaped ? std::string_view() : key, scanner)) {
-      case Walk::Stop: return true;
+      case Walk::Stop:
+        return true;
       case Walk::Skip:
         if (!scanner.skip_value()) return false;
         break;
-      case Walk::Consumed: break;
+      case Walk::Consumed:
+        break;
     }
     if (scanner.consume(',')) continue;
     return scanner.consume('}');

@@ -72,7 +72,8 @@ void EventLog::on_event(const bus::EncodedEventPtr& event) {
     }
     return;
   }
-  SWITCHBOARD_ASSERT(event->seq > m_last_seq, "event seq not after the log's last seq (Egress::continue_after missing?)");
+  SWITCHBOARD_ASSERT(event->seq > m_last_seq,
+                     "event seq not after the log's last seq (Egress::continue_after missing?)");
   if (event->seq <= m_last_seq) {
     spdlog::error("event log: event {} is not after seq {}; not stored (a stored seq is never overwritten)", event->seq,
                   m_last_seq);
@@ -169,8 +170,9 @@ void EventLog::on_batch_done(StoreResult<AppendOutcome> result, std::size_t comp
 
   // Collect the callbacks first and call them once the log's state is consistent: they may call back in.
   std::vector<std::pair<StoreCallback<std::size_t>, std::size_t>> compacted;
-  for (std::size_t i = 0; i < compactions && !m_compactions.empty(); ++i) {
-    compacted.emplace_back(std::move(m_compactions.front().done), outcome.compacted.at(i));
+  SWITCHBOARD_ASSERT(outcome.compacted.size() == compactions, "a commit applied another number of compactions");
+  for (std::size_t i = 0; i < compactions && i < outcome.compacted.size() && !m_compactions.empty(); ++i) {
+    compacted.emplace_back(std::move(m_compactions.front().done), outcome.compacted[i]);
     m_compactions.pop_front();
   }
   // Compactions whose events were all committed by earlier batches go on their own.
@@ -233,10 +235,8 @@ void EventLog::start_trim() {
   m_trim_queued = true;
   m_worker.submit(
       "event log retention",
-      [table = m_table, max_events = m_options.max_events,
-       chunk = m_options.trim_chunk_events](Database& db) -> StoreResult<std::uint64_t> {
-        return table->trim(db.sql(), max_events, chunk);
-      },
+      [table = m_table, max_events = m_options.max_events, chunk = m_options.trim_chunk_events](
+          Database& db) -> StoreResult<std::uint64_t> { return table->trim(db.sql(), max_events, chunk); },
       [self = std::weak_ptr(m_self)](StoreResult<std::uint64_t> excess) {
         const auto log = self.lock();
         if (!log) return;
@@ -274,7 +274,8 @@ void EventLog::flush(StoreCallback<std::uint64_t> done) {
   maybe_flush();
 }
 
-void EventLog::merge_unsaved(Events& rows, std::uint64_t after_seq, std::size_t limit, const std::string* session_id) const {
+void EventLog::merge_unsaved(Events& rows, std::uint64_t after_seq, std::size_t limit,
+                             const std::string* session_id) const {
   if (rows.size() >= limit) return;  // full: the reader asks again from the last row
   std::uint64_t floor = rows.empty() ? after_seq : std::max(after_seq, rows.back()->seq);
   const auto take_from = [&](const auto& events) {
@@ -348,12 +349,13 @@ void EventLog::close() {
   const std::uint64_t first = events->empty() ? 0 : events->front()->seq;
   const std::uint64_t last = events->empty() ? 0 : events->back()->seq;
   if (!events->empty() && !m_worker.is_open()) {
-    spdlog::error("event log: {} events (seq {}..{}) could not be stored: the store closed before the log", events->size(),
-                  first, last);
+    spdlog::error("event log: {} events (seq {}..{}) could not be stored: the store closed before the log",
+                  events->size(), first, last);
   }
   m_worker.submit(
       "event log final commit",
-      [table = m_table, events, compactions = std::move(compactions), first, last](Database& db) -> StoreResult<AppendOutcome> {
+      [table = m_table, events, compactions = std::move(compactions), first,
+       last](Database& db) -> StoreResult<AppendOutcome> {
         try {
           return table->append(db.sql(), *events, compactions, EventTable::Duplicates::Ignore);
         } catch (...) {
@@ -364,15 +366,20 @@ void EventLog::close() {
           return error;
         }
       },
-      [compaction_callbacks = std::move(compaction_callbacks), waiters = std::move(waiters)](StoreResult<AppendOutcome> result) mutable {
+      [compaction_callbacks = std::move(compaction_callbacks),
+       waiters = std::move(waiters)](StoreResult<AppendOutcome> result) mutable {
         for (std::size_t i = 0; i < compaction_callbacks.size(); ++i) {
           if (!compaction_callbacks[i]) continue;
-          if (result) compaction_callbacks[i](result->compacted.at(i));
-          else compaction_callbacks[i](result.error());
+          if (!result)
+            compaction_callbacks[i](result.error());
+          else if (i < result->compacted.size())
+            compaction_callbacks[i](result->compacted[i]);
         }
         for (auto& waiter : waiters) {
-          if (result) waiter.done(result->committed_through);
-          else waiter.done(result.error());
+          if (result)
+            waiter.done(result->committed_through);
+          else
+            waiter.done(result.error());
         }
       });
 }

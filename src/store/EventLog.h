@@ -96,7 +96,8 @@ class EventLog : public bus::EventSink {
   void close();
 
  private:
-  EventLog(boost::asio::io_context& io, StoreWorker& worker, EventLogOptions options, std::shared_ptr<EventTable> table);
+  EventLog(boost::asio::io_context& io, StoreWorker& worker, EventLogOptions options,
+           std::shared_ptr<EventTable> table);
 
   struct PendingCompaction {
     Compaction compaction;

@@ -15,6 +15,15 @@ namespace switchboard::store {
 namespace {
 
 constexpr const char* kHighWaterKey = "events.high_water_seq";
+constexpr std::size_t kRememberedTurns = 4096;
+constexpr std::size_t kCurrentTurnSessions = 32;
+
+std::string turn_key(const std::string& session_id, const std::string& turn_id) {
+  std::string key;
+  key.reserve(session_id.size() + 1 + turn_id.size());
+  key.append(session_id).append(1, '\x1f').append(turn_id);
+  return key;
+}
 
 std::int64_t as_sql(std::uint64_t value) {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(value, std::numeric_limits<std::int64_t>::max()));
@@ -42,30 +51,39 @@ AppendOutcome EventTable::append(SQLite::Database& db, std::span<const bus::Enco
   std::uint64_t inserted = 0;
   SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
   if (!events.empty()) {
-    SQLite::Statement insert(db, duplicates == Duplicates::Fail
-                                     ? "INSERT INTO events(seq, session_id, type, json, turn_id) VALUES (?, ?, ?, ?, ?)"
-                                     : "INSERT INTO events(seq, session_id, type, json, turn_id) VALUES (?, ?, ?, ?, ?) "
-                                       "ON CONFLICT(seq) DO NOTHING");
+    SQLite::Statement insert(db,
+                             duplicates == Duplicates::Fail
+                                 ? "INSERT INTO events(seq, session_id, type, json, turn_id) VALUES (?, ?, ?, ?, ?)"
+                                 : "INSERT INTO events(seq, session_id, type, json, turn_id) VALUES (?, ?, ?, ?, ?) "
+                                   "ON CONFLICT(seq) DO NOTHING");
     // Per session, the highest seq of this batch (a batch spans few sessions: a linear scan beats a map).
     std::vector<std::pair<const std::string*, std::uint64_t>> session_last;
     for (const bus::EncodedEventPtr& event : events) {
       insert.bind(1, as_sql(event->seq));
-      if (event->session_id.empty()) insert.bind(2);
-      else insert.bindNoCopy(2, event->session_id);
+      if (event->session_id.empty())
+        insert.bind(2);
+      else
+        insert.bindNoCopy(2, event->session_id);
       insert.bindNoCopy(3, event_type_name(event->kind));
       insert.bindNoCopy(4, event->json);
       // Extracted here, on the store thread, so the reactor's on_event stays a push_back.
       const std::optional<std::string> turn_id = extract_turn_id(event->json);
-      if (turn_id) insert.bind(5, *turn_id);
-      else insert.bind(5);
+      if (turn_id) {
+        insert.bind(5, *turn_id);
+        if (!event->session_id.empty()) remember_turn(event->session_id, *turn_id, event->seq);
+      } else {
+        insert.bind(5);
+      }
       inserted += static_cast<std::uint64_t>(insert.exec());
       insert.reset();
       high_water = std::max(high_water, event->seq);
       if (event->session_id.empty()) continue;
       auto found = std::find_if(session_last.begin(), session_last.end(),
                                 [&event](const auto& entry) { return *entry.first == event->session_id; });
-      if (found == session_last.end()) session_last.emplace_back(&event->session_id, event->seq);
-      else found->second = std::max(found->second, event->seq);
+      if (found == session_last.end())
+        session_last.emplace_back(&event->session_id, event->seq);
+      else
+        found->second = std::max(found->second, event->seq);
     }
     SQLite::Statement session_update(db, "UPDATE sessions SET last_seq = ?2 WHERE id = ?1 AND last_seq < ?2");
     for (const auto& [session_id, last] : session_last) {
@@ -125,15 +143,45 @@ std::size_t EventTable::compact(SQLite::Database& db, const Compaction& compacti
   return deleted;
 }
 
+void EventTable::remember_turn(const std::string& session_id, const std::string& turn_id, std::uint64_t seq) {
+  auto current = std::find_if(m_current_turns.begin(), m_current_turns.end(),
+                              [&session_id](const CurrentTurn& entry) { return entry.session_id == session_id; });
+  if (current != m_current_turns.end() && current->turn_id == turn_id) return;  // already remembered
+  if (current != m_current_turns.end()) {
+    current->turn_id = turn_id;
+  } else {
+    if (m_current_turns.size() >= kCurrentTurnSessions) m_current_turns.erase(m_current_turns.begin());
+    m_current_turns.push_back(CurrentTurn{session_id, turn_id});
+  }
+  // A failed transaction may leave an entry whose events were rolled back: harmless, its seq is only a lower
+  // bound for the scan (the retried batch has the same seqs).
+  auto [entry, inserted] = m_turn_first_seq.try_emplace(turn_key(session_id, turn_id), seq);
+  if (!inserted) return;
+  m_turn_order.push_back(entry->first);
+  if (m_turn_order.size() > kRememberedTurns) {
+    m_turn_first_seq.erase(m_turn_order.front());
+    m_turn_order.pop_front();
+  }
+}
+
 std::size_t EventTable::compact_in_transaction(SQLite::Database& db, const Compaction& compaction) {
-  SQLite::Statement remove(db, "DELETE FROM events WHERE session_id = ? AND turn_id = ? AND type = ?");
+  // From the turn's first seq when we remember it; otherwise the whole session (after a restart, or for a
+  // turn older than the remembered ones): either way a range of events_by_session, filtered.
+  std::uint64_t from_seq = 0;
+  if (const auto found = m_turn_first_seq.find(turn_key(compaction.session_id, compaction.turn_id));
+      found != m_turn_first_seq.end()) {
+    from_seq = found->second;
+  }
+  SQLite::Statement remove(db, "DELETE FROM events WHERE session_id = ? AND seq >= ? AND turn_id = ? AND type = ?");
   remove.bindNoCopy(1, compaction.session_id);
-  remove.bindNoCopy(2, compaction.turn_id);
-  remove.bindNoCopy(3, event_type_name(protocol::EventKind::MessageDelta));
+  remove.bind(2, as_sql(from_seq));
+  remove.bindNoCopy(3, compaction.turn_id);
+  remove.bindNoCopy(4, event_type_name(protocol::EventKind::MessageDelta));
   const int deleted = remove.exec();
-  SQLite::Statement mark(db, "UPDATE events SET compacted = 1 WHERE session_id = ? AND turn_id = ?");
+  SQLite::Statement mark(db, "UPDATE events SET compacted = 1 WHERE session_id = ? AND seq >= ? AND turn_id = ?");
   mark.bindNoCopy(1, compaction.session_id);
-  mark.bindNoCopy(2, compaction.turn_id);
+  mark.bind(2, as_sql(from_seq));
+  mark.bindNoCopy(3, compaction.turn_id);
   mark.exec();
   return static_cast<std::size_t>(deleted);
 }
@@ -166,7 +214,8 @@ std::vector<bus::EncodedEventPtr> read_rows(SQLite::Statement& query, bool& warn
 
 }  // namespace
 
-std::vector<bus::EncodedEventPtr> EventTable::read_after(SQLite::Database& db, std::uint64_t after_seq, std::size_t limit) {
+std::vector<bus::EncodedEventPtr> EventTable::read_after(SQLite::Database& db, std::uint64_t after_seq,
+                                                         std::size_t limit) {
   SQLite::Statement query(db, "SELECT seq, session_id, type, json FROM events WHERE seq > ? ORDER BY seq LIMIT ?");
   query.bind(1, as_sql(after_seq));
   query.bind(2, limit_as_sql(limit));

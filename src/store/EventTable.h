@@ -2,9 +2,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "store/StoreError.h"
@@ -28,7 +30,7 @@ struct AppendOutcome {
   std::uint64_t committed_through = 0;  // the highest seq now durable
   std::vector<std::size_t> compacted;   // rows deleted by each compaction applied with the batch
   // Filled by the event log's commit job after its retention step (see EventLog).
-  std::uint64_t excess_rows = 0;        // rows still over max_events
+  std::uint64_t excess_rows = 0;  // rows still over max_events
   std::optional<StoreError> trim_error;
 };
 
@@ -67,10 +69,23 @@ class EventTable {
 
  private:
   std::size_t compact_in_transaction(SQLite::Database& db, const Compaction& compaction);
+  void remember_turn(const std::string& session_id, const std::string& turn_id, std::uint64_t seq);
 
   std::uint64_t m_high_water = 0;
   std::uint64_t m_rows = 0;
   bool m_warned_unknown_type = false;
+  // The first seq of recent turns, keyed by session id + '\x1f' + turn id, so compaction scans the session's
+  // index from there rather than from its first event. Bounded: the oldest entries are forgotten (their
+  // compaction then scans the whole session, as it does after a restart).
+  std::unordered_map<std::string, std::uint64_t> m_turn_first_seq;
+  std::deque<std::string> m_turn_order;
+  // Each recently active session's current turn: almost every event continues its session's turn, and this
+  // check (a couple of short string compares) spares it building a key and hashing it.
+  struct CurrentTurn {
+    std::string session_id;
+    std::string turn_id;
+  };
+  std::vector<CurrentTurn> m_current_turns;
 };
 
 }  // namespace switchboard::store

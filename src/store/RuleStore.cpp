@@ -40,15 +40,19 @@ void RuleStore::add_rule(PermissionRule rule, StoreCallback<PermissionRule> done
         if (rule.scope == RuleScope::Project && !rule.cwd) {
           return StoreError{StoreError::Code::Conflict, "add permission rule: a project rule needs a cwd"};
         }
-        SQLite::Statement insert(db.sql(), std::string("INSERT INTO permission_rules(") + kRuleColumns +
-                                               ") VALUES (?, ?, ?, ?, ?, ?, ?)");
+        SQLite::Statement insert(
+            db.sql(), std::string("INSERT INTO permission_rules(") + kRuleColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?)");
         insert.bind(1, rule.id);
         insert.bind(2, to_sql(rule.scope));
-        if (rule.cwd) insert.bind(3, *rule.cwd);
-        else insert.bind(3);
+        if (rule.cwd)
+          insert.bind(3, *rule.cwd);
+        else
+          insert.bind(3);
         insert.bind(4, rule.tool);
-        if (rule.pattern) insert.bind(5, *rule.pattern);
-        else insert.bind(5);
+        if (rule.pattern)
+          insert.bind(5, *rule.pattern);
+        else
+          insert.bind(5);
         insert.bind(6, to_sql(rule.decision));
         insert.bind(7, rule.created_at);
         try {
@@ -84,7 +88,8 @@ void RuleStore::remove_rule(std::string id, StoreCallback<void> done) {
       [id = std::move(id)](Database& db) -> StoreResult<void> {
         SQLite::Statement statement(db.sql(), "DELETE FROM permission_rules WHERE id = ?");
         statement.bind(1, id);
-        if (statement.exec() == 0) return StoreError{StoreError::Code::NotFound, "remove permission rule: no rule " + id};
+        if (statement.exec() == 0)
+          return StoreError{StoreError::Code::NotFound, "remove permission rule: no rule " + id};
         return {};
       },
       std::move(done));

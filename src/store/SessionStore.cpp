@@ -197,7 +197,8 @@ void SessionStore::add_run(std::string session_id, std::string provider_session_
       "add run",
       [run = RunRecord{0, std::move(session_id), std::move(provider_session_id), started_at, std::nullopt}](
           Database& db) mutable -> StoreResult<RunRecord> {
-        SQLite::Statement insert(db.sql(), "INSERT INTO runs(session_id, provider_session_id, started_at) VALUES (?, ?, ?)");
+        SQLite::Statement insert(db.sql(),
+                                 "INSERT INTO runs(session_id, provider_session_id, started_at) VALUES (?, ?, ?)");
         insert.bind(1, run.session_id);
         insert.bind(2, run.provider_session_id);
         insert.bind(3, run.started_at);
@@ -232,7 +233,8 @@ void SessionStore::list_runs(std::string session_id, StoreCallback<std::vector<R
   m_worker.submit(
       "list runs",
       [session_id = std::move(session_id)](Database& db) -> StoreResult<std::vector<RunRecord>> {
-        SQLite::Statement query(db.sql(), std::string("SELECT ") + kRunColumns + " FROM runs WHERE session_id = ? ORDER BY id");
+        SQLite::Statement query(db.sql(),
+                                std::string("SELECT ") + kRunColumns + " FROM runs WHERE session_id = ? ORDER BY id");
         query.bind(1, session_id);
         std::vector<RunRecord> runs;
         while (query.executeStep()) runs.push_back(read_run(query));
@@ -245,10 +247,11 @@ void SessionStore::mark_interrupted(InterruptedTurn turn, StoreCallback<void> do
   m_worker.submit(
       "mark turn interrupted",
       [turn = std::move(turn)](Database& db) -> StoreResult<void> {
-        SQLite::Statement upsert(db.sql(),
-                                 "INSERT INTO interrupted_turns(session_id, turn_id, prompt_json, interrupted_at) "
-                                 "VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET turn_id = excluded.turn_id, "
-                                 "prompt_json = excluded.prompt_json, interrupted_at = excluded.interrupted_at");
+        SQLite::Statement upsert(
+            db.sql(),
+            "INSERT INTO interrupted_turns(session_id, turn_id, prompt_json, interrupted_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET turn_id = excluded.turn_id, "
+            "prompt_json = excluded.prompt_json, interrupted_at = excluded.interrupted_at");
         upsert.bind(1, turn.session_id);
         upsert.bind(2, turn.turn_id);
         upsert.bind(3, turn.prompt_json);

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "store/StoreRecords.h"
 #include "store/StoreError.h"
+#include "store/StoreRecords.h"
 
 namespace switchboard::store {
 

@@ -10,12 +10,18 @@ namespace switchboard::store {
 
 std::string_view to_string(StoreError::Code code) {
   switch (code) {
-    case StoreError::Code::NotFound: return "not found";
-    case StoreError::Code::Conflict: return "conflict";
-    case StoreError::Code::Io: return "i/o error";
-    case StoreError::Code::Corrupt: return "corrupt";
-    case StoreError::Code::Busy: return "busy";
-    case StoreError::Code::Full: return "full";
+    case StoreError::Code::NotFound:
+      return "not found";
+    case StoreError::Code::Conflict:
+      return "conflict";
+    case StoreError::Code::Io:
+      return "i/o error";
+    case StoreError::Code::Corrupt:
+      return "corrupt";
+    case StoreError::Code::Busy:
+      return "busy";
+    case StoreError::Code::Full:
+      return "full";
   }
   return "unknown";
 }
@@ -31,13 +37,19 @@ StoreError::Code classify(int extended_code) {
   if (extended_code == SQLITE_CONSTRAINT_FOREIGNKEY) return StoreError::Code::NotFound;
   switch (extended_code & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return StoreError::Code::Busy;
-    case SQLITE_FULL: return StoreError::Code::Full;
+    case SQLITE_LOCKED:
+      return StoreError::Code::Busy;
+    case SQLITE_FULL:
+      return StoreError::Code::Full;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return StoreError::Code::Corrupt;
-    case SQLITE_CONSTRAINT: return StoreError::Code::Conflict;
-    case SQLITE_NOTFOUND: return StoreError::Code::NotFound;
-    default: return StoreError::Code::Io;
+    case SQLITE_NOTADB:
+      return StoreError::Code::Corrupt;
+    case SQLITE_CONSTRAINT:
+      return StoreError::Code::Conflict;
+    case SQLITE_NOTFOUND:
+      return StoreError::Code::NotFound;
+    default:
+      return StoreError::Code::Io;
   }
 }
 

@@ -52,7 +52,7 @@ struct SessionQuery {
   std::optional<std::string> agent;
   std::optional<std::string> cwd;
   std::optional<bool> archived;
-  std::size_t limit = 50;  // clamped to [1, 1000]
+  std::size_t limit = 50;              // clamped to [1, 1000]
   std::optional<SessionCursor> after;  // the previous page's `next`
 };
 

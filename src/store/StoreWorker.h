@@ -156,7 +156,8 @@ std::invoke_result_t<Job&, Database&> StoreWorker::run_blocking(const char* what
   using Result = std::invoke_result_t<Job&, Database&>;
   std::promise<Result> promise;
   auto future = promise.get_future();
-  if (on_worker_thread()) return StoreError{StoreError::Code::Io, std::string(what) + ": run_blocking on the store thread"};
+  if (on_worker_thread())
+    return StoreError{StoreError::Code::Io, std::string(what) + ": run_blocking on the store thread"};
   enqueue(std::make_unique<BlockingTask<Job, Result>>(what, std::move(job), std::move(promise)));
   return future.get();
 }

@@ -52,8 +52,8 @@ inline bus::EncodedEventPtr make_store_event(std::uint64_t seq, std::string sess
   event->seq = seq;
   event->kind = kind;
   event->session_id = std::move(session_id);
-  std::string json = "{\"seq\":" + std::to_string(seq) + ",\"type\":\"" +
-                     std::string(protocol::event_info(kind).type) + "\",\"ts\":1700000000000";
+  std::string json = "{\"seq\":" + std::to_string(seq) + ",\"type\":\"" + std::string(protocol::event_info(kind).type) +
+                     "\",\"ts\":1700000000000";
   if (!event->session_id.empty()) json += ",\"sessionId\":\"" + event->session_id + "\"";
   json += ",\"data\":{";
   if (!turn_id.empty()) json += "\"turnId\":\"" + turn_id + "\",\"messageId\":\"m-1\",";

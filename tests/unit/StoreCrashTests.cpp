@@ -86,7 +86,7 @@ struct ChildOutput {
   std::uint64_t started_after = 0;  // the log's last_seq when the child opened it
   std::uint64_t max_acked = 0;      // the highest seq the child saw committed
   std::size_t acks = 0;
-  std::string other;                // any line that is not ours
+  std::string other;  // any line that is not ours
 };
 
 ChildOutput parse(const std::string& text) {
@@ -137,7 +137,8 @@ TEST_CASE(kChildTest, "[.store-crash-child]") {
     if (log.unsaved_count() < 3000) {  // small batches: many commits, each a chance to be cut
       const auto burst = 50 + random() % 400;
       for (std::size_t i = 0; i < burst; ++i) {
-        log.on_event(make_store_event(next, "s-" + std::to_string(next % 5), switchboard::protocol::EventKind::MessageDelta,
+        log.on_event(make_store_event(next, "s-" + std::to_string(next % 5),
+                                      switchboard::protocol::EventKind::MessageDelta,
                                       "t-" + std::to_string(next / 1000), "delta number " + std::to_string(next)));
         ++next;
       }
@@ -185,8 +186,8 @@ TEST_CASE("store: kill -9 loses no acknowledged event; the log reopens intact an
     const auto min_seq = static_cast<std::uint64_t>(stats.getColumn(1).getInt64());
     const auto max_seq = static_cast<std::uint64_t>(stats.getColumn(2).getInt64());
     CHECK(min_seq == 1);
-    CHECK(count == max_seq);               // contiguous from 1: no hole, no duplicate (seq is the key)
-    CHECK(max_seq >= seen.max_acked);      // every acknowledged event is there
+    CHECK(count == max_seq);                // contiguous from 1: no hole, no duplicate (seq is the key)
+    CHECK(max_seq >= seen.max_acked);       // every acknowledged event is there
     CHECK(seen.max_acked > stored_before);  // and this round added some
     stored_before = max_seq;
   }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include <SQLiteCpp/Database.h>
@@ -88,7 +89,7 @@ TEST_CASE("store: a new file is created at the latest schema version, WAL, FULL,
     CHECK(db.tableExists(table));
   }
   CHECK(has_index(db, "events_by_session"));
-  CHECK(has_index(db, "events_by_turn"));
+  CHECK(has_index(db, "sessions_by_created"));
 }
 
 TEST_CASE("store: Durability::ProcessCrash selects synchronous=NORMAL", "[store]") {
@@ -148,8 +149,8 @@ TEST_CASE("store: a hand-made version-1 file is migrated, keeping its rows and i
 
   SQLite::Database db(dir.db().string(), SQLite::OPEN_READONLY);
   CHECK(db.execAndGet("SELECT value FROM store_meta WHERE key = 'events.high_water_seq'").getInt64() == 7);
-  CHECK(has_index(db, "events_by_turn"));
   CHECK(has_index(db, "sessions_by_created"));
+  CHECK(has_index(db, "runs_by_session"));
   CHECK(db.execAndGet("SELECT count(*) FROM events").getInt() == 3);
 }
 
@@ -186,7 +187,8 @@ TEST_CASE("store: a file from a newer switchboard is refused, not opened", "[sto
   auto store = Store::open(io, dir.db());
   REQUIRE_FALSE(store);
   CHECK(store.error().code == StoreError::Code::Conflict);
-  CHECK_THAT(store.error().message, Catch::Contains("newer than this switchboard") && Catch::Contains(dir.db().string()));
+  CHECK_THAT(store.error().message,
+             Catch::Contains("newer than this switchboard") && Catch::Contains(dir.db().string()));
   // Untouched: still the newer version, nothing migrated or dropped.
   CHECK(pragma(dir.db(), "user_version") == latest_schema_version() + 5);
 }
@@ -301,8 +303,9 @@ TEST_CASE("store failure gives a clear error", "[store]") {
     REQUIRE_FALSE(worker.open(dir.path() / "missing" / "x.db"));
     bool called_inline = true;
     std::optional<StoreResult<int>> result;
-    worker.submit("noop", [](Database&) -> StoreResult<int> { return 1; },
-                  [&](StoreResult<int> r) { result.emplace(std::move(r)); });
+    worker.submit(
+        "noop", [](Database&) -> StoreResult<int> { return 1; },
+        [&](StoreResult<int> r) { result.emplace(std::move(r)); });
     called_inline = result.has_value();
     io.restart();
     io.run();
@@ -311,4 +314,52 @@ TEST_CASE("store failure gives a clear error", "[store]") {
     REQUIRE_FALSE(*result);
     CHECK_THAT(result->error().message, Catch::Contains("noop: the store is not open"));
   }
+}
+
+TEST_CASE("store: exceptions thrown by jobs become StoreError values", "[store]") {
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  StoreWorker worker(io);
+  REQUIRE(worker.open(dir.db()));
+
+  auto syntax = worker.run_blocking("bad sql", [](Database& db) -> StoreResult<int> {
+    db.sql().exec("SELEC nothing");
+    return 0;
+  });
+  REQUIRE_FALSE(syntax);
+  CHECK(syntax.error().code == StoreError::Code::Io);
+  CHECK_THAT(syntax.error().message, Catch::StartsWith("bad sql: ") && Catch::Contains("syntax error"));
+
+  auto constraint = worker.run_blocking("duplicate", [](Database& db) -> StoreResult<int> {
+    db.sql().exec(
+        "INSERT INTO permission_rules(id, scope, tool, decision, created_at) VALUES ('r', 'always', 't', 'allow', 1)");
+    db.sql().exec(
+        "INSERT INTO permission_rules(id, scope, tool, decision, created_at) VALUES ('r', 'always', 't', 'allow', 1)");
+    return 0;
+  });
+  REQUIRE_FALSE(constraint);
+  CHECK(constraint.error().code == StoreError::Code::Conflict);
+
+  auto other = worker.run_blocking("plain", [](Database&) -> StoreResult<int> { throw std::runtime_error("boom"); });
+  REQUIRE_FALSE(other);
+  CHECK(other.error().message == "plain: boom");
+
+  // A caller that passes no callback is fine too; the job still runs, in order.
+  worker.submit(
+      "fire and forget",
+      [](Database& db) -> StoreResult<int> {
+        db.sql().exec(
+            "INSERT INTO permission_rules(id, scope, tool, decision, created_at) VALUES ('q', 'always', 't', 'deny', "
+            "2)");
+        return 0;
+      },
+      nullptr);
+  auto count = worker.run_blocking("count", [](Database& db) -> StoreResult<int> {
+    return db.sql().execAndGet("SELECT count(*) FROM permission_rules").getInt();
+  });
+  REQUIRE(count);
+  CHECK(*count == 2);
+  worker.shutdown();
+  io.restart();
+  io.run();  // the posted no-op result of the fire-and-forget job
 }

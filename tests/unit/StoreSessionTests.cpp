@@ -100,12 +100,14 @@ TEST_CASE("store: session insert, get, update, delete", "[store]") {
 
   SessionUpdate stamp_only;
   stamp_only.state = "";  // an explicit empty value is a change, not "absent"
-  auto stamped = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("s-1", stamp_only, done); });
+  auto stamped =
+      await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("s-1", stamp_only, done); });
   REQUIRE(stamped);
   CHECK(stamped->state.empty());
   CHECK(stamped->updated_at > 5000);  // defaults to now
 
-  auto missing = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("nope", update, done); });
+  auto missing =
+      await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("nope", update, done); });
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == StoreError::Code::NotFound);
 
@@ -215,7 +217,8 @@ TEST_CASE("store: interrupted turns are marked, replaced, listed and cleared", "
     return await_store<void>(f.io, [&](auto done) { f.sessions().mark_interrupted(turn, done); });
   };
   auto list = [&] {
-    auto turns = await_store<std::vector<InterruptedTurn>>(f.io, [&](auto done) { f.sessions().list_interrupted(done); });
+    auto turns =
+        await_store<std::vector<InterruptedTurn>>(f.io, [&](auto done) { f.sessions().list_interrupted(done); });
     REQUIRE(turns);
     return *turns;
   };
