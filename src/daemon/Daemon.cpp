@@ -97,6 +97,14 @@ std::optional<int> Daemon::claim_data_dir() {
           return kExitAlreadyRunning;
         }
       }
+      if (runtime.is_object() && !runtime.contains("url") && runtime.contains("pid")) {
+        // A daemon serving stdio only: there is nothing to connect to, but the user should know who it is.
+        std::fprintf(stderr,
+                     "switchboard: already running for %s (pid %s, stdio only); use another --data-dir or "
+                     "--ephemeral for a second daemon\n",
+                     m_data_dir.c_str(), runtime["pid"].dump().c_str());
+        return kExitAlreadyRunning;
+      }
       std::fprintf(stderr, "switchboard: another process holds the lock on %s but does not answer at %s\n",
                    m_data_dir.c_str(), where.c_str());
       return kExitAlreadyRunning;
@@ -201,6 +209,12 @@ int Daemon::run_stdio() {
   if (auto failed = open_store()) return *failed;
   if (m_options.http) {
     if (auto failed = start_http()) return *failed;
+  } else if (m_data_dir_claimed) {
+    // Who holds the data directory, for a second daemon started on it by mistake.
+    const nlohmann::json runtime{{"pid", ::getpid()},
+                                 {"protocolVersion", protocol::kProtocolVersion},
+                                 {"version", std::string(kVersion)}};
+    if (auto error = m_runtime_file.write(m_data_dir, runtime.dump(2) + "\n")) spdlog::warn("{}", *error);
   }
   transport::StdioTransport::Options stdio_options;
   stdio_options.input_fd = m_options.stdin_fd;
