@@ -91,13 +91,15 @@ class Claude:
         self.started = time.monotonic()
         self.proc = subprocess.Popen(self.args, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr)
-        self.lines = []  # everything printed, parsed, in order
+        self.raw = []  # everything printed, as printed (one str per line, no newline)
+        self.lines = []  # the same, parsed
         self.sent = []  # everything we wrote to stdin
         self.queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
         for raw in self.proc.stdout:
+            self.raw.append(raw.decode("utf-8", "replace").rstrip("\n"))
             try:
                 obj = json.loads(raw)
             except ValueError:
@@ -499,19 +501,19 @@ SCENARIOS = {
 
 
 def write_fixture(out_dir, name, processes, scratch):
-    """stdout (and what we sent) per process, scratch paths made stable."""
+    """stdout as printed (and what we sent, as sent) per process, scratch paths made stable."""
     real = os.path.realpath(scratch)
     slug = "".join(c if c.isalnum() else "-" for c in real)
 
-    def clean(obj):
-        return json.dumps(obj).replace(real, "<scratch>").replace(slug, "-scratch-")
+    def clean(line):
+        return line.replace(real, "<scratch>").replace(slug, "-scratch-")
 
     os.makedirs(out_dir, exist_ok=True)
     for i, proc in enumerate(processes):
         suffix = "" if len(processes) == 1 else f".{i + 1}"
-        for kind, items in (("", proc.lines), (".stdin", proc.sent)):
+        for kind, lines in (("", proc.raw), (".stdin", [json.dumps(o) for o in proc.sent])):
             with open(os.path.join(out_dir, f"{name}{suffix}{kind}.ndjson"), "w") as f:
-                f.writelines(clean(o) + "\n" for o in items)
+                f.writelines(clean(line) + "\n" for line in lines)
 
 
 def in_private_netns(argv):
