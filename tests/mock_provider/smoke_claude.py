@@ -414,6 +414,37 @@ def scenario_two_turns(exe, scratch):
         mock.stop()
 
 
+def scenario_side_requests(exe, scratch):
+    """Side requests that must not eat scripted turns: generate_session_title (a streamed /v1/messages call,
+    answered by a rule) and get_context_usage (count_tokens calls)."""
+    mock = Mock(scratch, {
+        "rules": [{"match": {"system_contains": "sentence-case title"}, "reply": {"text": '{"title": "Fix the login bug"}'}}],
+        "turns": [{"text": "Hello."}]})
+    claude = Claude(exe, scratch, mock)
+    try:
+        claude.send({"type": "control_request", "request_id": "title-1",
+                     "request": {"subtype": "generate_session_title", "description": "fix the login bug"}})
+        title = claude.wait_for("title", lambda o: o.get("type") == "control_response")
+        check(title["response"] == {"subtype": "success", "request_id": "title-1",
+                                    "response": {"title": "Fix the login bug"}}, f"title {title}")
+        claude.say("hello")
+        result = claude.wait_result()
+        check(result["result"] == "Hello.", f"result {result}")
+        claude.send({"type": "control_request", "request_id": "ctx-1", "request": {"subtype": "get_context_usage"}})
+        usage = claude.wait_for("context usage", lambda o: o.get("type") == "control_response")
+        check(usage["response"]["subtype"] == "success" and usage["response"]["response"]["totalTokens"] > 0,
+              f"context usage {json.dumps(usage)[:300]}")
+        counted = [r for r in mock.records() if r.get("reply") == "count_tokens"]
+        check(counted, "no count_tokens request")
+        check([r["reply"] for r in mock.message_requests()] == ["rule 0", "turn 0"], "a side request took a turn")
+        check(claude.finish() == 0, "exit code")
+        return [claude], {"title_response": title["response"], "count_tokens_requests": len(counted),
+                          "context_usage_keys": sorted(usage["response"]["response"].keys())}
+    finally:
+        claude.kill()
+        mock.stop()
+
+
 def scenario_long_stream(exe, scratch):
     """A long answer, 2000 text deltas: all of it arrives, in order, one stream_event per delta."""
     mock = Mock(scratch, {"turns": [{"content": [{"type": "text", "deltas": [f"w{i} " for i in range(2000)]}]}]})
@@ -495,7 +526,7 @@ SCENARIOS = {
     "text": scenario_text, "permission_allow": scenario_allow, "permission_deny": scenario_deny,
     "interrupt": scenario_interrupt, "overloaded_retry": scenario_overloaded,
     "api_error": scenario_api_error, "two_turns": scenario_two_turns,
-    "long_stream": scenario_long_stream,
+    "long_stream": scenario_long_stream, "side_requests": scenario_side_requests,
     "resume": scenario_resume, "root_bypass": scenario_root,
 }
 
