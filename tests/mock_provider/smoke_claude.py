@@ -75,7 +75,8 @@ class Mock:
 
 
 class Claude:
-    """One `claude -p` duplex process: stdin/stdout NDJSON, stderr to a file."""
+    """One `claude -p` duplex process: stdin/stdout NDJSON. Its stdout is also appended to
+    claude.stdout.ndjson in the scratch dir, its stderr to claude.stderr.txt (kept when a scenario fails)."""
 
     def __init__(self, exe, scratch, mock, extra_args=(), extra_env=None, cwd=None):
         self.scratch = scratch
@@ -87,10 +88,10 @@ class Claude:
         self.env.update(extra_env or {})
         self.args = [exe, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
                      "--include-partial-messages", "--permission-prompt-tool", "stdio", *extra_args]
-        self.stderr = open(os.path.join(scratch, "claude.stderr.txt"), "ab")
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(self.args, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr)
+        with open(os.path.join(scratch, "claude.stderr.txt"), "ab") as stderr:
+            self.proc = subprocess.Popen(self.args, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=stderr)
         self.raw = []  # everything printed, as printed (one str per line, no newline)
         self.lines = []  # the same, parsed
         self.sent = []  # everything we wrote to stdin
@@ -98,15 +99,21 @@ class Claude:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
-        for raw in self.proc.stdout:
-            self.raw.append(raw.decode("utf-8", "replace").rstrip("\n"))
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                obj = {"type": "<not json>", "text": raw.decode("utf-8", "replace")}
-            self.lines.append(obj)
-            self.queue.put(obj)
+        with open(os.path.join(self.scratch, "claude.stdout.ndjson"), "ab") as copy:
+            for raw in self.proc.stdout:
+                copy.write(raw)
+                copy.flush()
+                self._take(raw)
         self.queue.put(None)
+
+    def _take(self, raw):
+        self.raw.append(raw.decode("utf-8", "replace").rstrip("\n"))
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            obj = {"type": "<not json>", "text": raw.decode("utf-8", "replace")}
+        self.lines.append(obj)
+        self.queue.put(obj)
 
     def send(self, obj):
         self.sent.append(obj)
@@ -289,6 +296,62 @@ def scenario_deny(exe, scratch):
         return [claude], {"tool_result": results[0], "permission_denials": denials}
     finally:
         claude.kill()
+        mock.stop()
+
+
+def scenario_deny_interrupt(exe, scratch):
+    """Deny with `interrupt: true`: the tool is refused and the whole turn stops (no further model request)."""
+    mock = Mock(scratch, tool_script({"last_user_has_tool_result": True}))
+    claude = Claude(exe, scratch, mock)
+    try:
+        claude.say("please create a file")
+        ask = claude.wait_for("can_use_tool", lambda o: o.get("type") == "control_request")
+        answer(claude, ask, {"behavior": "deny", "message": "Stop here.", "interrupt": True})
+        result = claude.wait_result()
+        check(result["subtype"] == "error_during_execution" and result["terminal_reason"] == "aborted_tools",
+              f"result {result}")
+        results = tool_results(claude.lines)
+        check(len(results) == 1 and results[0]["is_error"], f"tool results {results}")
+        check(len(mock.message_requests()) == 1, "the model was asked again after an interrupting deny")
+        rc = claude.finish()
+        check(rc == 1, f"exit code {rc}")  # the exit code follows the last turn's result: is_error → 1
+        return [claude], {"tool_result": results[0]["content"][:80] + "…", "terminal_reason": result["terminal_reason"],
+                          "exit_code": rc}
+    finally:
+        claude.kill()
+        mock.stop()
+
+
+def scenario_allow_quirks(exe, scratch):
+    """`updatedInput` is required on allow (2.1.197): without it the CLI fails the tool with a ZodError and
+    counts a denial. With a changed `updatedInput`, the changed command is what runs."""
+    mock = Mock(scratch, {"turns": tool_script({})["turns"] * 2})
+    first = Claude(exe, scratch, mock)
+    second = None
+    try:
+        first.say("please create a file")
+        answer(first, first.wait_for("can_use_tool", lambda o: o.get("type") == "control_request"),
+               {"behavior": "allow"})
+        r1 = first.wait_result()
+        results = tool_results(first.lines)
+        check(results[0]["is_error"] and "ZodError" in results[0]["content"], f"tool results {results}")
+        check(len(r1["permission_denials"]) == 1, f"denials {r1['permission_denials']}")
+        check(first.finish() == 0, "first exit code")
+        second = Claude(exe, scratch, mock)
+        second.say("please create a file")
+        answer(second, second.wait_for("can_use_tool", lambda o: o.get("type") == "control_request"),
+               {"behavior": "allow", "updatedInput": {"command": "echo rewritten", "description": "Changed"}})
+        r2 = second.wait_result()
+        results = tool_results(second.lines)
+        check(results[0]["content"] == "rewritten" and not results[0]["is_error"], f"tool results {results}")
+        check(not os.path.exists(os.path.join(second.cwd, "created_by_tool.txt")), "the original command ran")
+        check(r2["permission_denials"] == [], f"denials {r2['permission_denials']}")
+        check(second.finish() == 0, "second exit code")
+        return [first, second], {"allow_without_updatedInput": tool_results(first.lines)[0]["content"][:60] + "…"}
+    finally:
+        first.kill()
+        if second:
+            second.kill()
         mock.stop()
 
 
@@ -524,6 +587,7 @@ def scenario_root(exe, scratch):
 
 SCENARIOS = {
     "text": scenario_text, "permission_allow": scenario_allow, "permission_deny": scenario_deny,
+    "permission_deny_interrupt": scenario_deny_interrupt, "permission_allow_quirks": scenario_allow_quirks,
     "interrupt": scenario_interrupt, "overloaded_retry": scenario_overloaded,
     "api_error": scenario_api_error, "two_turns": scenario_two_turns,
     "long_stream": scenario_long_stream, "side_requests": scenario_side_requests,
