@@ -516,7 +516,7 @@ def scenario_long_stream(exe, scratch):
         claude.say("talk a lot")
         result = claude.wait_result()
         expected = "".join(f"w{i} " for i in range(2000))
-        check(result["subtype"] == "success" and result["result"].strip() == expected.strip(),
+        check(result["subtype"] == "success" and result["result"] == expected,
               f"long result differs: {result['result'][:60]!r}...{result['result'][-60:]!r} ({len(result['result'])} chars)")
         deltas = text_deltas(claude.lines)
         check("".join(deltas) == expected, f"{len(deltas)} deltas do not add up")
