@@ -141,11 +141,21 @@ std::optional<int> Daemon::open_store() {
   m_egress.continue_after(m_store->events().last_seq());
   m_egress.add_sink(m_store->events());
   m_history.log = &m_store->events();
+  // Deltas are most of a turn's events and useless once its message.completed exists: a finished turn's deltas
+  // are deleted from the log (after they are committed), so the log holds far more conversation per byte.
+  m_compaction = m_bus.subscribe(protocol::EventKind::TurnStopped, [this](const bus::BusEvent& event) {
+    if (!m_store || event.session_id.empty()) return;
+    const auto& stopped = std::get<protocol::TurnStoppedEvent>(event.payload);
+    m_store->events().compact_turn(event.session_id, stopped.turn_id, [](store::StoreResult<std::size_t> removed) {
+      if (!removed) spdlog::warn("store: compacting a finished turn failed: {}", removed.error());
+    });
+  });
   return std::nullopt;
 }
 
 void Daemon::close_store() {
   if (!m_store) return;
+  m_compaction.reset();
   m_history.log = nullptr;
   m_egress.remove_sink(m_store->events());
   m_engine.set_persistence(nullptr);

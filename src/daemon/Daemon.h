@@ -94,6 +94,7 @@ class Daemon {
   std::unique_ptr<store::Store> m_store;
   std::unique_ptr<StoredSessions> m_persistence;
   EventHistory m_history;
+  bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;
   boost::asio::signal_set m_signals{m_io};
   boost::asio::steady_timer m_shutdown_timer{m_io};
