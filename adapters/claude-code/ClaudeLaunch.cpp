@@ -33,6 +33,19 @@ std::vector<std::string> command_line(const LaunchOptions& options) {
   return argv;
 }
 
+std::vector<std::string> version_command(const std::string& executable) { return {executable, "--version"}; }
+
+std::optional<std::string> parse_version_output(std::string_view output) {
+  while (!output.empty() && (output.front() == ' ' || output.front() == '\n')) output.remove_prefix(1);
+  const std::size_t end = output.find_first_not_of("0123456789.");
+  const std::string_view version = output.substr(0, end);
+  // At least "major.minor", digits first and last.
+  if (version.empty() || version.find('.') == std::string_view::npos || version.front() == '.' || version.back() == '.') {
+    return std::nullopt;
+  }
+  return std::string(version);
+}
+
 EnvironmentChanges environment_for(const ProviderEndpoint& endpoint) {
   EnvironmentChanges changes;
   changes.set = {{"DISABLE_AUTOUPDATER", "1"},

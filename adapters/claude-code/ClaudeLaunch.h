@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct LaunchOptions {
 
 // Duplex stream-json with partial messages and permission prompts on stdio, as the Agent SDK runs it.
 std::vector<std::string> command_line(const LaunchOptions& options);
+
+// The probe that discovery runs (with a deadline): `claude --version`, which prints e.g. "2.1.197 (Claude Code)".
+std::vector<std::string> version_command(const std::string& executable);
+// The version in that output ("2.1.197"); none when the output is not a version.
+std::optional<std::string> parse_version_output(std::string_view output);
 
 // Where the CLI sends its model requests, and with what key. Unset fields leave the user's own configuration
 // (their login, or their ANTHROPIC_* variables) in charge.

@@ -79,7 +79,7 @@ TEST_CASE("claude history: a recorded session replays as prompts, messages, tool
       "provider_session " + kRecordedSession,
       R"(prompt ed292b8e-b39b-4226-85bd-484dc4c62751 "create [[bash: touch created_bypass.txt && echo bypassed]]" at 2026-11-29T22:22:44.284Z)",
       R"(message msg_mock_0001:0 text "Mock model: calling Bash.")",
-      R"(tool_started toolu_mock_0001 Bash {"command":"touch created_bypass.txt && echo bypassed","description":"Run a shell command (mock)"})",
+      R"x(tool_started toolu_mock_0001 Bash {"command":"touch created_bypass.txt && echo bypassed","description":"Run a shell command (mock)"})x",
       R"(tool_completed toolu_mock_0001 ok "bypassed")",
       R"(message msg_mock_0003:0 text "Mock model: the tool returned: bypassed")",
       R"(turn_end end_turn "Mock model: the tool returned: bypassed" in=39033 out=74 cached=0)",

@@ -64,11 +64,11 @@ TEST_CASE("claude messages: images are inlined before the prompt and other files
   huge.path = "/work/huge.png";
   huge.note = "the image is too large to inline";
   const auto message = user_message("look", {notes, image, huge});
-  const nlohmann::json expected_content = nlohmann::json::parse(R"([
+  const nlohmann::json expected_content = nlohmann::json::parse(R"x([
     {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
     {"type":"text","text":"look"},
     {"type":"text","text":"Attached files (read them as needed):\n- /work/notes.md\n- /work/huge.png (the image is too large to inline)"}
-  ])");
+  ])x");
   CHECK(message["message"]["content"] == expected_content);
 }
 
@@ -240,4 +240,13 @@ TEST_CASE("claude launch: applying the environment replaces and removes inherite
   CHECK(child == std::vector<std::string>{"PATH=/usr/bin", "HOME=/root", "EMPTY=", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
                                           "DISABLE_ERROR_REPORTING=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
                                           "ANTHROPIC_BASE_URL=http://127.0.0.1:1", "ANTHROPIC_API_KEY=test"});
+}
+
+TEST_CASE("claude launch: the version probe and its output", "[claude][messages]") {
+  CHECK(version_command("claude") == std::vector<std::string>{"claude", "--version"});
+  CHECK(parse_version_output("2.1.197 (Claude Code)\n") == std::optional<std::string>("2.1.197"));
+  CHECK(parse_version_output("\n2.1.332\n") == std::optional<std::string>("2.1.332"));
+  CHECK(parse_version_output("Error: claude native binary not installed.") == std::nullopt);
+  CHECK(parse_version_output("") == std::nullopt);
+  CHECK(parse_version_output("7 (odd)") == std::nullopt);
 }

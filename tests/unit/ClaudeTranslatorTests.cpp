@@ -24,8 +24,8 @@ struct Harness {
   ClaudeRecordingControl control;
   ClaudeTranslator translator{sink, control};
 
-  void feed(const std::string& line) { translator.feed_line(line); }
-  void feed(const nlohmann::json& message) { translator.feed_line(message.dump()); }
+  void feed(std::string_view line) { translator.feed_line(line); }
+  void feed_json(const nlohmann::json& message) { translator.feed_line(message.dump()); }
 };
 
 std::optional<ControlRequestKind> kind_of(const std::string& subtype) {
@@ -45,7 +45,7 @@ void replay_exchange(Harness& h, const std::string& fixture) {
     const auto record = nlohmann::json::parse(text);
     const auto& message = record.at("msg");
     if (record.at("dir") == "from_cli") {
-      h.feed(message);
+      h.feed_json(message);
       continue;
     }
     if (record.at("dir") != "to_cli") continue;
@@ -121,7 +121,7 @@ TEST_CASE("claude translator: a recorded permission turn and a second turn give 
       R"(delta msg_mock_0001:0 text "calling ")",
       R"(delta msg_mock_0001:0 text "Bash.")",
       R"(message msg_mock_0001:0 text "Mock model: calling Bash.")",
-      R"(tool_started toolu_mock_0001 Bash {"command":"touch created_by_tool.txt && echo made","description":"Run a shell command (mock)"})",
+      R"x(tool_started toolu_mock_0001 Bash {"command":"touch created_by_tool.txt && echo made","description":"Run a shell command (mock)"})x",
       "permission bd49cc89-160f-48df-8d27-7db57a82fad1 Bash",
       R"(tool_completed toolu_mock_0001 ok "made")",
       R"(delta msg_mock_0003:0 text "Mock ")",
@@ -177,11 +177,11 @@ TEST_CASE("claude translator: a recorded denial ends in an error tool result and
   const Lines expected{
       "provider_session d43b99c6-5a19-4765-9e83-e2e66836f7c7",
       R"(message msg_mock_0001:0 text "Mock model: calling Bash.")",
-      R"(tool_started toolu_mock_0001 Bash {"command":"touch created_deny.txt","description":"Run a shell command (mock)"})",
+      R"x(tool_started toolu_mock_0001 Bash {"command":"touch created_deny.txt","description":"Run a shell command (mock)"})x",
       "permission aaae8a0e-ed53-4d5e-b9d3-0aca6ebee893 Bash",
-      R"(tool_completed toolu_mock_0001 error "Denied by drive_claude.py (test)")",
-      R"(message msg_mock_0003:0 text "Mock model: the tool returned (tool reported an error): Denied by drive_claude.py (test)")",
-      R"(turn_end end_turn "Mock model: the tool returned (tool reported an error): Denied by drive_claude.py (test)" in=44657 out=81 cached=0)",
+      R"x(tool_completed toolu_mock_0001 error "Denied by drive_claude.py (test)")x",
+      R"x(message msg_mock_0003:0 text "Mock model: the tool returned (tool reported an error): Denied by drive_claude.py (test)")x",
+      R"x(turn_end end_turn "Mock model: the tool returned (tool reported an error): Denied by drive_claude.py (test)" in=44657 out=81 cached=0)x",
   };
   CHECK(h.sink.lines == expected);
   check_clean(h);
@@ -214,7 +214,7 @@ TEST_CASE("claude translator: interrupting a running tool completes it as an err
   Harness h;
   replay_exchange(h, "recorded-exchange-interrupt-tool.ndjson");
   REQUIRE(h.sink.lines.size() == 7);
-  CHECK(h.sink.lines[2] == R"(tool_started toolu_mock_0001 Bash {"command":"sleep 30; echo done","description":"Run a shell command (mock)"})");
+  CHECK(h.sink.lines[2] == R"x(tool_started toolu_mock_0001 Bash {"command":"sleep 30; echo done","description":"Run a shell command (mock)"})x");
   CHECK(h.sink.lines[3].starts_with(R"(tool_completed toolu_mock_0001 error "The user doesn't want to proceed with this tool use.)"));
   CHECK(h.sink.lines[4] == "turn_end cancelled in=22278 out=52 cached=0");
   CHECK(h.sink.lines[6].starts_with("turn_end end_turn"));
@@ -310,7 +310,7 @@ TEST_CASE("claude translator: compaction and retries are statuses that the next 
       "provider_session sess-1",
       R"(status compacting "compacting the conversation")",
       "status working",
-      R"(status compacted "compacted the conversation (auto, 155000 tokens before)")",
+      R"x(status compacted "compacted the conversation (auto, 155000 tokens before)")x",
       R"(status retrying "the model request failed (HTTP 500: api_error); retrying")",
       "status working",
   };
@@ -466,8 +466,8 @@ TEST_CASE("claude translator: error results become an error event and an error t
   h.feed(R"({"type":"result","subtype":"success","is_error":true,"api_error_status":null,"result":"Not logged in · Please run /login"})");
   h.feed(R"({"type":"result","subtype":"success","is_error":true,"api_error_status":401,"result":"API Error: 401"})");
   const Lines expected{
-      R"(error recoverable "the agent stopped after reaching its turn limit (3 turns)")",
-      R"(turn_end error error="the agent stopped after reaching its turn limit (3 turns)")",
+      R"x(error recoverable "the agent stopped after reaching its turn limit (3 turns)")x",
+      R"x(turn_end error error="the agent stopped after reaching its turn limit (3 turns)")x",
       R"(error recoverable "tool crashed; then more")",
       R"(turn_end error error="tool crashed; then more")",
       R"(error recoverable "the agent stopped after reaching its cost budget")",
@@ -497,11 +497,11 @@ TEST_CASE("claude translator: error_during_execution is a cancel only after an i
   const Lines expected{
       "provider_session sess-1",
       "turn_end cancelled",
-      R"(error recoverable "the agent failed (error_during_execution)")",
-      R"(turn_end error error="the agent failed (error_during_execution)")",
+      R"x(error recoverable "the agent failed (error_during_execution)")x",
+      R"x(turn_end error error="the agent failed (error_during_execution)")x",
       "turn_end cancelled",
-      R"(error recoverable "the agent failed (error_during_execution)")",
-      R"(turn_end error error="the agent failed (error_during_execution)")",
+      R"x(error recoverable "the agent failed (error_during_execution)")x",
+      R"x(turn_end error error="the agent failed (error_during_execution)")x",
   };
   CHECK(h.sink.lines == expected);
 }
@@ -546,7 +546,7 @@ TEST_CASE("claude translator: permission asks describe the tool and suggest a ru
                                 R"("permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Read","ruleContent":"~/**"}],"behavior":"allow","destination":"session"}])"));
   h.feed(can_use_tool("r-fetch", R"("tool_name":"WebFetch","input":{"url":"https://example.com/a","prompt":"summarize"},)"
                                  R"("permission_suggestions":[{"type":"addRules","rules":[{"toolName":"WebFetch","ruleContent":"domain:example.com"}],"behavior":"allow","destination":"session"}])"));
-  h.feed(can_use_tool("r-mcp", R"("tool_name":"mcp__db__query","display_name":"query (db)","input":{"sql":"select 1"},)"
+  h.feed(can_use_tool("r-mcp", R"x("tool_name":"mcp__db__query","display_name":"query (db)","input":{"sql":"select 1"},)x"
                                R"("permission_suggestions":[{"type":"addRules","rules":[{"toolName":"mcp__db__query"}],"behavior":"allow","destination":"session"},{"type":"setMode","mode":"acceptEdits","destination":"session"}],)"
                                R"("decision_reason":"a hook asked for confirmation")"));
   h.feed(can_use_tool("r-task", R"("tool_name":"Task","input":{"description":"Survey the code","prompt":"…","subagent_type":"Explore"})"));
@@ -579,7 +579,7 @@ TEST_CASE("claude translator: AskUserQuestion becomes a question whose answer is
   Harness h;
   h.feed(can_use_tool("q-1", R"("tool_name":"AskUserQuestion","input":{"questions":[)"
                              R"({"question":"Which database?","header":"DB","options":[{"label":"Postgres","description":"relational"},{"label":"SQLite","description":"embedded"}],"multiSelect":false},)"
-                             R"({"question":"Which features?","header":"Features","options":[{"label":"Auth","description":""},{"label":"Search","description":""}],"multiSelect":true}]},"tool_use_id":"toolu_q"})"));
+                             R"({"question":"Which features?","header":"Features","options":[{"label":"Auth","description":""},{"label":"Search","description":""}],"multiSelect":true}]},"tool_use_id":"toolu_q")"));
   CHECK(h.sink.lines == Lines{"question q-1 2"});
   REQUIRE(h.sink.questions.size() == 1);
   const auto& questions = h.sink.questions[0].questions;
