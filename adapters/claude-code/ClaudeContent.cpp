@@ -40,8 +40,15 @@ bool is_synthetic(const nlohmann::json& message) { return native::string_or_empt
 
 void report_assistant_content(const nlohmann::json& message, const std::optional<std::string>& parent_tool_use_id,
                               BlockNumbering& numbering, AdapterListener& listener, std::string* last_text) {
-  const auto* content = native::array_at(message, "content");
+  const auto* content = native::member(message, "content");
   if (content == nullptr) return;
+  if (content->is_string()) {
+    // The API allows a plain string for a message's content; it is one text block.
+    return report_assistant_content({{"id", native::string_or_empty(message, "id")},
+                                     {"content", nlohmann::json::array({{{"type", "text"}, {"text", *content}}})}},
+                                    parent_tool_use_id, numbering, listener, last_text);
+  }
+  if (!content->is_array()) return;
   const std::string native_id = native::string_or_empty(message, "id");
   for (const auto& block : *content) {
     const std::size_t index = numbering.next(native_id);

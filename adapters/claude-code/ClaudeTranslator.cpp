@@ -31,6 +31,14 @@ bool one_of(const std::array<std::string_view, N>& names, std::string_view name)
   return false;
 }
 
+// A CLI that keeps writing garbage (a version with another format, stray prints) must not flood the log: the
+// first bad lines are warnings, the rest debug messages; stats() has the count.
+constexpr std::uint64_t kLoudMalformedLines = 20;
+
+spdlog::level::level_enum log_level_for(std::uint64_t malformed_so_far) {
+  return malformed_so_far <= kLoudMalformedLines ? spdlog::level::warn : spdlog::level::debug;
+}
+
 std::optional<std::string> parent_of(const nlohmann::json& message) { return native::string_at(message, "parent_tool_use_id"); }
 
 std::string_view request_name(ControlRequestKind kind) {
@@ -81,7 +89,7 @@ void ClaudeTranslator::feed_line(std::string_view line) {
   if (message.is_discarded()) {
     ++m_stats.lines;
     ++m_stats.malformed;
-    spdlog::warn("claude: skipped a stdout line that is not JSON: {:.200}", line);
+    spdlog::log(log_level_for(m_stats.malformed), "claude: skipped a stdout line that is not JSON: {:.200}", line);
     return;
   }
   feed(message);
@@ -413,7 +421,7 @@ void ClaudeTranslator::on_control_cancel(const nlohmann::json& message) {
 
 void ClaudeTranslator::malformed(std::string_view why, const nlohmann::json& message) {
   ++m_stats.malformed;
-  spdlog::warn("claude: skipped a malformed line ({}): {:.200}", why, native::dump(message));
+  spdlog::log(log_level_for(m_stats.malformed), "claude: skipped a malformed line ({}): {:.200}", why, native::dump(message));
 }
 
 void ClaudeTranslator::unknown(std::string_view what) {

@@ -30,6 +30,10 @@ struct TranslatorStats {
 // its blocks, the open can_use_tool requests, the control requests the adapter sent, the process's cumulative
 // cost). It does no I/O: normalized events go to `events`, adapter-only facts to `control`, and the adapter writes
 // whatever answers are needed. Nothing it is fed makes it throw; bad lines are counted, logged and skipped.
+//
+// Re-entrancy: the translator finishes its bookkeeping before each callback, so a listener may call
+// take_tool_request() or expect_control_response() from inside one. The engine does exactly that when a
+// remembered rule or the headless policy answers a permission request at once.
 class ClaudeTranslator {
  public:
   ClaudeTranslator(AdapterListener& events, ClaudeControlSink& control);

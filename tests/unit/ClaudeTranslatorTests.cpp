@@ -377,6 +377,13 @@ TEST_CASE("claude translator: an assistant line with several blocks numbers them
   check_clean(h);
 }
 
+TEST_CASE("claude translator: an assistant message whose content is a plain string is one text block", "[claude][translator]") {
+  Harness h;
+  h.feed(R"({"type":"assistant","message":{"id":"msg_s","role":"assistant","content":"plain"},"session_id":"sess-1"})");
+  CHECK(h.sink.lines == Lines{R"(message msg_s:0 text "plain")"});
+  check_clean(h);
+}
+
 TEST_CASE("claude translator: a sub-agent's stream and messages and tools carry its Task as parent", "[claude][translator]") {
   Harness h;
   h.feed(kInit);
@@ -530,6 +537,28 @@ TEST_CASE("claude translator: a can_use_tool request is open until taken once; t
   h.feed(R"({"type":"control_cancel_request","request_id":"req-3"})");
   CHECK_FALSE(h.translator.take_tool_request("req-3"));
   check_clean(h);
+}
+
+TEST_CASE("claude translator: a listener may answer a request from inside the callback that asks it", "[claude][translator]") {
+  // As the engine does when a remembered rule or the headless policy decides at once.
+  struct AnsweringSink : ClaudeRecordingSink {
+    ClaudeTranslator* translator = nullptr;
+    std::vector<nlohmann::json> written;
+    void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override {
+      ClaudeRecordingSink::on_permission_request(native_id, ask);
+      const auto request = translator->take_tool_request(native_id);
+      REQUIRE(request);
+      written.push_back(permission_response(*request, adapters::PermissionAnswer{false, std::string("headless"), nullptr}));
+    }
+  };
+  AnsweringSink sink;
+  ClaudeRecordingControl control;
+  ClaudeTranslator translator(sink, control);
+  sink.translator = &translator;
+  translator.feed_line(can_use_tool("req-9", R"("tool_name":"Bash","input":{"command":"ls"})"));
+  REQUIRE(sink.written.size() == 1);
+  CHECK(sink.written[0]["response"]["response"] == nlohmann::json{{"behavior", "deny"}, {"message", "headless"}});
+  CHECK_FALSE(translator.take_tool_request("req-9"));
 }
 
 TEST_CASE("claude translator: permission asks describe the tool and suggest a rule in our glob terms", "[claude][translator]") {
