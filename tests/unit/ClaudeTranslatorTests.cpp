@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -741,4 +742,71 @@ TEST_CASE("claude translator: blank lines and CRLF endings are tolerated", "[cla
   CHECK(h.sink.lines == Lines{"provider_session sess-1"});
   CHECK(h.translator.stats().lines == 1);
   CHECK(h.translator.stats().malformed == 0);
+}
+
+namespace {
+
+void collect_pointers(const nlohmann::json& value, const nlohmann::json::json_pointer& at, std::vector<nlohmann::json::json_pointer>& out) {
+  out.push_back(at);
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.items()) collect_pointers(child, at / key, out);
+  } else if (value.is_array() && !value.empty()) {
+    collect_pointers(value[0], at / 0, out);  // items share a shape; the first stands for all (keeps this fast)
+  }
+}
+
+// One recorded line of each shape (type, subtype, event, block): the lines to mutate.
+std::vector<nlohmann::json> recorded_cli_shapes() {
+  std::vector<nlohmann::json> messages;
+  std::set<std::string> seen;
+  const auto keep = [&](nlohmann::json message) {
+    const auto at = [&](const char* pointer) {
+      const auto ptr = nlohmann::json::json_pointer(pointer);
+      return message.contains(ptr) ? message[ptr].dump() : std::string();
+    };
+    const std::string shape = at("/type") + at("/subtype") + at("/event/type") + at("/event/delta/type") +
+                              at("/message/content/0/type") + at("/request/subtype") + at("/response/subtype");
+    if (seen.insert(shape).second) messages.push_back(std::move(message));
+  };
+  for (const char* exchange : {"recorded-exchange-stdio-permission.ndjson", "recorded-exchange-stdio-deny.ndjson",
+                               "recorded-exchange-interrupt.ndjson", "recorded-exchange-interrupt-tool.ndjson",
+                               "recorded-exchange-controls.ndjson"}) {
+    for (const auto& line : testing::claude_fixture_lines(exchange)) {
+      const auto record = nlohmann::json::parse(line);
+      if (record.at("dir") == "from_cli") keep(record.at("msg"));
+    }
+  }
+  for (const char* stdout_lines : {"recorded-stdout-http529.ndjson", "recorded-stdout-default-denied.ndjson", "recorded-stdout-bare.ndjson"}) {
+    for (const auto& line : testing::claude_fixture_lines(stdout_lines)) keep(nlohmann::json::parse(line));
+  }
+  return messages;
+}
+
+}  // namespace
+
+TEST_CASE("claude translator: every recorded line with any one value swapped for another type never throws", "[claude][translator]") {
+  Harness h;
+  h.translator.expect_control_response("intr-x", ControlRequestKind::Interrupt);
+  const std::vector<nlohmann::json> replacements{nullptr, 7, 0.5, "x", nlohmann::json::array(), nlohmann::json::object(), true};
+  std::size_t fed = 0;
+  for (const auto& message : recorded_cli_shapes()) {
+    // The initialize answer is thousands of values the translator only passes on; mutating each costs seconds.
+    if (message.value("type", "") == "control_response" && message.dump().size() > 4096) continue;
+    std::vector<nlohmann::json::json_pointer> pointers;
+    collect_pointers(message, nlohmann::json::json_pointer(), pointers);
+    for (const auto& pointer : pointers) {
+      if (pointer.empty()) continue;
+      for (const auto& replacement : replacements) {
+        auto mutated = message;
+        mutated[pointer] = replacement;
+        REQUIRE_NOTHROW(h.translator.feed_line(mutated.dump()));
+        ++fed;
+      }
+    }
+    // And the line cut short at a few places.
+    const std::string text = message.dump();
+    for (std::size_t cut = 1; cut < text.size(); cut += 1 + text.size() / 16) REQUIRE_NOTHROW(h.translator.feed_line(text.substr(0, cut)));
+  }
+  CHECK(fed > 1000);
+  CHECK(h.translator.stats().lines > fed);
 }
