@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -70,6 +71,16 @@ struct QuestionAnswer {
   std::vector<std::string> answers;
 };
 
+// Something the agent is busy with besides answering: a retry after a failed model request, compaction. The
+// engine publishes it as agent.status; a later status or the end of the turn replaces it.
+struct AgentStatus {
+  protocol::AgentStatusKind status = protocol::AgentStatusKind::Working;
+  std::optional<std::string> message;
+  std::optional<std::int64_t> attempt;
+  std::optional<std::int64_t> max_attempts;
+  std::optional<std::int64_t> retry_delay_ms;
+};
+
 struct TurnResult {
   protocol::StopReason stop_reason = protocol::StopReason::EndTurn;
   std::string text;  // final assistant text
@@ -82,14 +93,19 @@ class AdapterListener {
  public:
   virtual ~AdapterListener() = default;
   virtual void on_provider_session(std::string provider_session_id) = 0;
-  virtual void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) = 0;
-  virtual void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text) = 0;
+  // `parent_tool_call_id` is set for messages a sub-agent writes: the tool call (e.g. Claude's Task) running it.
+  // It has a default so that adapters for agents without sub-agents need not mention it.
+  virtual void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                        std::optional<std::string> parent_tool_call_id = std::nullopt) = 0;
+  virtual void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                          std::optional<std::string> parent_tool_call_id = std::nullopt) = 0;
   virtual void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
                                std::optional<std::string> parent_tool_call_id) = 0;
   virtual void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) = 0;
   // `native_id` is the adapter's own handle for the request; the engine answers with it.
   virtual void on_permission_request(std::string native_id, PermissionAsk ask) = 0;
   virtual void on_question(std::string native_id, QuestionAsk ask) = 0;
+  virtual void on_status(AgentStatus status) = 0;
   virtual void on_turn_end(TurnResult result) = 0;
   virtual void on_error(std::string message, bool recoverable) = 0;
   virtual void on_stopped(std::string reason) = 0;

@@ -104,6 +104,28 @@ bool decode(const nlohmann::json& json, DeltaKind& out, json::DecodeContext& con
 
 void encode(json::JsonWriter& writer, DeltaKind value) { writer.string(to_string(value)); }
 
+std::string_view to_string(AgentStatusKind value) {
+  switch (value) {
+    case AgentStatusKind::Working: return "working";
+    case AgentStatusKind::Retrying: return "retrying";
+    case AgentStatusKind::Compacting: return "compacting";
+    case AgentStatusKind::Compacted: return "compacted";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, AgentStatusKind& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"working\", \"retrying\", \"compacting\", \"compacted\"", json);
+  if (*text == "working") { out = AgentStatusKind::Working; return true; }
+  if (*text == "retrying") { out = AgentStatusKind::Retrying; return true; }
+  if (*text == "compacting") { out = AgentStatusKind::Compacting; return true; }
+  if (*text == "compacted") { out = AgentStatusKind::Compacted; return true; }
+  return context.fail("one of \"working\", \"retrying\", \"compacting\", \"compacted\"", json);
+}
+
+void encode(json::JsonWriter& writer, AgentStatusKind value) { writer.string(to_string(value)); }
+
 std::string_view to_string(Transport value) {
   switch (value) {
     case Transport::Stdio: return "stdio";
@@ -1488,6 +1510,49 @@ void encode(json::JsonWriter& writer, const AgentErrorEvent& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, AgentStatusEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "status", "message", "attempt", "maxAttempts", "retryDelayMs"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "status", out.status, context)) return false;
+  if (!json::decode_optional(json, "message", out.message, context)) return false;
+  if (!json::decode_optional(json, "attempt", out.attempt, context)) return false;
+  if (out.attempt.has_value() && (*out.attempt) < 1) return context.fail_at("attempt", "integer >= 1", json.at("attempt"));
+  if (!json::decode_optional(json, "maxAttempts", out.max_attempts, context)) return false;
+  if (out.max_attempts.has_value() && (*out.max_attempts) < 1) return context.fail_at("maxAttempts", "integer >= 1", json.at("maxAttempts"));
+  if (!json::decode_optional(json, "retryDelayMs", out.retry_delay_ms, context)) return false;
+  if (out.retry_delay_ms.has_value() && (*out.retry_delay_ms) < 0) return context.fail_at("retryDelayMs", "integer >= 0", json.at("retryDelayMs"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentStatusEvent& value) {
+  writer.begin_object();
+  if (value.turn_id) {
+    writer.key_raw("\"turnId\":");
+    encode(writer, *value.turn_id);
+  }
+  writer.key_raw("\"status\":");
+  encode(writer, value.status);
+  if (value.message) {
+    writer.key_raw("\"message\":");
+    encode(writer, *value.message);
+  }
+  if (value.attempt) {
+    writer.key_raw("\"attempt\":");
+    encode(writer, *value.attempt);
+  }
+  if (value.max_attempts) {
+    writer.key_raw("\"maxAttempts\":");
+    encode(writer, *value.max_attempts);
+  }
+  if (value.retry_delay_ms) {
+    writer.key_raw("\"retryDelayMs\":");
+    encode(writer, *value.retry_delay_ms);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, ClientAttachedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"clientId", "transport", "answersPermissions"};
@@ -1579,13 +1644,14 @@ void encode(json::JsonWriter& writer, MessageCompletedEventRole value) { writer.
 
 bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "role", "kind", "text"};
+  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "role", "kind", "text", "parentToolCallId"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
   if (!json::decode_required(json, "messageId", out.message_id, context)) return false;
   if (!json::decode_required(json, "role", out.role, context)) return false;
   if (!json::decode_required(json, "kind", out.kind, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "parentToolCallId", out.parent_tool_call_id, context)) return false;
   return true;
 }
 
@@ -1601,17 +1667,22 @@ void encode(json::JsonWriter& writer, const MessageCompletedEvent& value) {
   encode(writer, value.kind);
   writer.key_raw("\"text\":");
   encode(writer, value.text);
+  if (value.parent_tool_call_id) {
+    writer.key_raw("\"parentToolCallId\":");
+    encode(writer, *value.parent_tool_call_id);
+  }
   writer.end_object();
 }
 
 bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "kind", "text"};
+  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "kind", "text", "parentToolCallId"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
   if (!json::decode_required(json, "messageId", out.message_id, context)) return false;
   if (!json::decode_required(json, "kind", out.kind, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "parentToolCallId", out.parent_tool_call_id, context)) return false;
   return true;
 }
 
@@ -1625,6 +1696,10 @@ void encode(json::JsonWriter& writer, const MessageDeltaEvent& value) {
   encode(writer, value.kind);
   writer.key_raw("\"text\":");
   encode(writer, value.text);
+  if (value.parent_tool_call_id) {
+    writer.key_raw("\"parentToolCallId\":");
+    encode(writer, *value.parent_tool_call_id);
+  }
   writer.end_object();
 }
 

@@ -16,6 +16,7 @@ enum class EventScope : std::uint8_t { Session, Global };
 // One enumerator per schema/events/ file, in the order of the payload variant below.
 enum class EventKind : std::uint16_t {
   AgentError,
+  AgentStatus,
   ClientAttached,
   ClientDetached,
   DaemonShutdown,
@@ -39,7 +40,7 @@ enum class EventKind : std::uint16_t {
 };
 
 // The payload of every event; a type that is not listed here cannot be published.
-using EventPayload = std::variant<AgentErrorEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
+using EventPayload = std::variant<AgentErrorEvent, AgentStatusEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
 
 struct EventInfo {
   std::string_view type;
@@ -47,8 +48,9 @@ struct EventInfo {
   bool internal;  // never leaves the daemon: the bridge drops it
 };
 
-inline constexpr std::array<EventInfo, 21> kEvents = {{
+inline constexpr std::array<EventInfo, 22> kEvents = {{
     {"agent.error", EventScope::Session, false},
+    {"agent.status", EventScope::Session, false},
     {"client.attached", EventScope::Global, true},
     {"client.detached", EventScope::Global, true},
     {"daemon.shutdown", EventScope::Global, false},
