@@ -9,6 +9,7 @@
 
 #include "daemon/Daemon.h"
 #include "daemon/Logging.h"
+#include "process/ExecShim.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/version.h"
 
@@ -37,6 +38,10 @@ void add_http_options(CLI::App& command, switchboard::daemon::HttpOptions& http,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `switchboard __exec-shim ...` is how the daemon starts agents (see process/ExecShim.h): it must exec at
+  // once, before any option parsing or logging set-up.
+  if (switchboard::process::is_exec_shim_call(argc, argv)) return switchboard::process::run_exec_shim(argc, argv);
+
   CLI::App app{"switchboard: hosts coding agents behind one JSON-RPC protocol"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand
