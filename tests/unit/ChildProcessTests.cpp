@@ -247,7 +247,8 @@ TEST_CASE("child process: only fds 0 to 2 are inherited", "[process]") {
   UniqueFd socket(::socket(AF_INET, SOCK_STREAM, 0));
   REQUIRE(socket);
   boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  REQUIRE((::fcntl(acceptor.native_handle(), F_GETFD) & FD_CLOEXEC) == 0);  // the reason closefrom is needed
+  REQUIRE((::fcntl(plain.get(), F_GETFD) & FD_CLOEXEC) == 0);
+  REQUIRE((::fcntl(socket.get(), F_GETFD) & FD_CLOEXEC) == 0);
 
   const std::set<std::string> expected{"0", "1", "2"};
   SECTION("as seen from the parent") {
@@ -255,6 +256,9 @@ TEST_CASE("child process: only fds 0 to 2 are inherited", "[process]") {
     SpawnSpec spec;
     spec.program = "/bin/cat";
     auto child = spawn_ok(io, std::move(spec), record);
+    // Once cat has echoed a line it is blocked reading: its start-up files (locale) are closed by then.
+    REQUIRE(child->write_stdin("ping\n"));
+    REQUIRE(run_until(io, [&] { return !record->lines.empty(); }));
     CHECK(open_fds_of(child->pid()) == expected);
     for (const char* fd : {"0", "1", "2"}) {
       const auto target = std::filesystem::read_symlink("/proc/" + std::to_string(child->pid()) + "/fd/" + fd);

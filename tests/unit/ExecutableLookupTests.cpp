@@ -20,6 +20,12 @@ std::filesystem::path make_file(const std::filesystem::path& path, bool executab
   return path;
 }
 
+// The path found; fails the test with the error otherwise.
+std::filesystem::path found(const ProcessResult<std::filesystem::path>& result) {
+  if (!result) FAIL("lookup failed: " << result.error());
+  return *result;
+}
+
 }  // namespace
 
 TEST_CASE("executable lookup: PATH order and skipped empty entries", "[process]") {
@@ -28,8 +34,8 @@ TEST_CASE("executable lookup: PATH order and skipped empty entries", "[process]"
   make_file(dir.path() / "b" / "tool", true);
   const std::string a = (dir.path() / "a").string();
   const std::string b = (dir.path() / "b").string();
-  CHECK(find_executable("tool", a + ":" + b, {}).value() == first);
-  CHECK(find_executable("tool", "::" + b, {}).value() == dir.path() / "b" / "tool");
+  CHECK(found(find_executable("tool", a + ":" + b, {})) == first);
+  CHECK(found(find_executable("tool", "::" + b, {})) == dir.path() / "b" / "tool");
   // An empty entry does not mean "the working directory" here (execvp would search it).
   make_file(dir.path() / "tool", true);
   const auto not_found = find_executable("tool", ":", dir.path());
@@ -45,15 +51,15 @@ TEST_CASE("executable lookup: a non-executable match is reported unless a later 
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == ProcessError::Code::NotExecutable);
   const auto later = make_file(dir.path() / "b" / "tool", true);
-  CHECK(find_executable("tool", a + ":" + (dir.path() / "b").string(), {}).value() == later);
+  CHECK(found(find_executable("tool", a + ":" + (dir.path() / "b").string(), {})) == later);
 }
 
 TEST_CASE("executable lookup: paths with a slash are not searched", "[process]") {
   ProcessTempDir dir;
   make_file(dir.path() / "bin" / "tool", true);
-  CHECK(find_executable("bin/tool", "/usr/bin", dir.path()).value() == dir.path() / "bin" / "tool");
-  CHECK(find_executable("./bin/../bin/tool", "", dir.path()).value() == dir.path() / "bin" / "tool");
-  CHECK(find_executable("/bin/sh", "", {}).value() == "/bin/sh");
+  CHECK(found(find_executable("bin/tool", "/usr/bin", dir.path())) == dir.path() / "bin" / "tool");
+  CHECK(found(find_executable("./bin/../bin/tool", "", dir.path())) == dir.path() / "bin" / "tool");
+  CHECK(found(find_executable("/bin/sh", "", {})) == "/bin/sh");
   const auto empty = find_executable("", "/bin", {});
   REQUIRE_FALSE(empty);
   CHECK(empty.error().code == ProcessError::Code::InvalidSpec);

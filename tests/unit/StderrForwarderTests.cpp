@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -22,7 +23,8 @@ class CapturedLog {
  public:
   CapturedLog() : m_previous(spdlog::default_logger()) {
     m_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
-    m_sink->set_pattern("%v");
+    // No end-of-line: the test compares the bare messages.
+    m_sink->set_formatter(std::make_unique<spdlog::pattern_formatter>("%v", spdlog::pattern_time_type::local, ""));
     auto logger = std::make_shared<spdlog::logger>("captured", m_sink);
     logger->set_level(spdlog::level::trace);
     spdlog::set_default_logger(logger);
