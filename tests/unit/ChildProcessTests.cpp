@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -535,4 +536,19 @@ TEST_CASE("child process: signal_group reaches the whole group", "[process]") {
   CHECK(record->lines.back() == "interrupted");
   CHECK(*record->exit == ExitStatus::exited(5));
   CHECK_FALSE(child->signal_group(SIGINT));  // exited
+}
+
+TEST_CASE("child process: destroying it and then its io_context without running it still kills the child",
+          "[process]") {
+  pid_t pid = 0;
+  {
+    boost::asio::io_context io{1};
+    auto record = std::make_shared<ProcessRecord>();
+    auto child = spawn_ok(io, shell("exec sleep 1000"), record);
+    pid = child->pid();
+  }  // handle, then io_context (with the pending exit watch) destroyed; the reactor never ran
+  CHECK(wait_process_gone(pid));
+  CHECK_FALSE(ProcessGroupRegistry::the().contains(pid));
+  int status = 0;
+  ::waitpid(pid, &status, 0);  // the zombie, if the state's last WNOHANG came too early
 }
