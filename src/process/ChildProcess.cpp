@@ -286,26 +286,32 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
   // True once the child is reaped.
   bool try_reap() {
     if (m_status) return true;
-    int status = 0;
-    pid_t result;
+    // Peek first (WNOWAIT): while the leader is an unreaped zombie its pid, and so its process group id, cannot
+    // be reused, which makes this the one moment where killing the rest of the group is certain to hit only it.
+    siginfo_t info{};
+    int rc;
     do {
-      result = ::waitpid(m_pid, &status, WNOHANG);  // this pid only: other children are not ours to reap
-    } while (result < 0 && errno == EINTR);
-    if (result == 0) return false;
-    if (result < 0) {
-      spdlog::error("{}: waitpid failed ({}): something else reaped it", m_log_name, std::strerror(errno));
+      rc = ::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT);  // this pid only
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+      spdlog::error("{}: waitid failed ({}): something else reaped it", m_log_name, std::strerror(errno));
       on_reaped(ExitStatus{});
-    } else {
-      on_reaped(ExitStatus::from_wait_status(status));
+      return true;
     }
+    if (info.si_pid == 0) return false;  // still running (a spurious wake-up)
+    // Whatever the child left behind in its group goes with it.
+    send_to_group(SIGKILL);
+    int status = 0;
+    pid_t reaped;
+    do {
+      reaped = ::waitpid(m_pid, &status, WNOHANG);
+    } while (reaped < 0 && errno == EINTR);
+    on_reaped(reaped == m_pid ? ExitStatus::from_wait_status(status) : ExitStatus{});
     return true;
   }
 
   void on_reaped(ExitStatus status) {
     m_status = status;
-    // Whatever the child left behind in its group goes with it. The pgid cannot have been reused: Linux keeps
-    // a pid number allocated while any process still uses it as its process group id.
-    send_to_group(SIGKILL);
     ProcessGroupRegistry::the().remove(m_pid);
     m_stop_timer.cancel();
     boost::system::error_code ignored;
