@@ -16,11 +16,21 @@
 
 namespace {
 
-// Options of the HTTP transport, shared by `serve` and `stdio --http`.
-void add_http_options(CLI::App& command, switchboard::daemon::HttpOptions& http, std::string& data_dir) {
+// Where state lives and how much of it is kept, shared by `serve` and `stdio`.
+void add_state_options(CLI::App& command, switchboard::daemon::DaemonOptions& options, std::string& data_dir) {
   command.add_option("--data-dir", data_dir,
-                     "state directory (one daemon per directory; default $SWITCHBOARD_DATA_DIR, "
-                     "$XDG_DATA_HOME/switchboard or ~/.local/share/switchboard)");
+                     "state directory: database, event log, lock (one daemon per directory; default "
+                     "$SWITCHBOARD_DATA_DIR, $XDG_DATA_HOME/switchboard or ~/.local/share/switchboard)");
+  command.add_flag("--ephemeral", options.ephemeral,
+                   "keep nothing on disk: sessions and events live only as long as this process");
+  command.add_option("--max-stored-events", options.store.event_log.max_events,
+                     "event log retention: the oldest events beyond this many are deleted")
+      ->check(CLI::Range(std::uint64_t{1000}, std::uint64_t{1} << 40))
+      ->capture_default_str();
+}
+
+// Options of the HTTP transport, shared by `serve` and `stdio --http`.
+void add_http_options(CLI::App& command, switchboard::daemon::HttpOptions& http) {
   command.add_option("--host", http.server.host, "address to listen on (loopback unless --allow-remote)")
       ->capture_default_str();
   command.add_option("--port", http.server.port, "port to listen on; 0 picks a free one; a taken port is "
@@ -66,10 +76,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bool stdio_http = false;
   stdio->add_flag("--http", stdio_http, "also serve HTTP + SSE from this process (same sessions and events)");
-  add_http_options(*stdio, http, data_dir);
+  add_state_options(*stdio, options, data_dir);
+  add_http_options(*stdio, http);
 
   auto* serve = app.add_subcommand("serve", "serve JSON-RPC over HTTP and events over SSE on localhost");
-  add_http_options(*serve, http, data_dir);
+  add_state_options(*serve, options, data_dir);
+  add_http_options(*serve, http);
 
   auto* version = app.add_subcommand("version", "print the version and protocol version");
 

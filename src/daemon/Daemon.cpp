@@ -35,7 +35,7 @@ Daemon::Daemon(DaemonOptions options)
     : m_options(std::move(options)), m_engine(m_io, m_bus, {}) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
-  bind_methods(m_dispatcher, m_engine, CoreMethodsConfig{m_options.max_line_bytes});
+  bind_methods(m_dispatcher, m_engine, m_history, CoreMethodsConfig{m_options.max_line_bytes});
   m_engine.set_last_seq_source([this] { return m_egress.last_seq(); });
   m_signals.add(SIGINT);
   m_signals.add(SIGTERM);
@@ -64,8 +64,8 @@ void Daemon::on_signal(const boost::system::error_code& error, int signal) {
   begin_shutdown(protocol::DaemonShutdownEventReason::Signal);
 }
 
-std::optional<int> Daemon::start_http() {
-  const HttpOptions& options = *m_options.http;
+std::optional<int> Daemon::claim_data_dir() {
+  if (m_data_dir_claimed) return std::nullopt;
   m_data_dir = m_options.data_dir.value_or(DataDirectory::default_path());
   if (auto error = DataDirectory::prepare(m_data_dir)) {
     spdlog::error("{}", *error);
@@ -97,13 +97,89 @@ std::optional<int> Daemon::start_http() {
           return kExitAlreadyRunning;
         }
       }
+      if (runtime.is_object() && !runtime.contains("url") && runtime.contains("pid")) {
+        // A daemon serving stdio only: there is nothing to connect to, but the user should know who it is.
+        std::fprintf(stderr,
+                     "switchboard: already running for %s (pid %s, stdio only); use another --data-dir or "
+                     "--ephemeral for a second daemon\n",
+                     m_data_dir.c_str(), runtime["pid"].dump().c_str());
+        return kExitAlreadyRunning;
+      }
       std::fprintf(stderr, "switchboard: another process holds the lock on %s but does not answer at %s\n",
                    m_data_dir.c_str(), where.c_str());
       return kExitAlreadyRunning;
     }
   }
+  m_data_dir_claimed = true;
+  return std::nullopt;
+}
+
+std::optional<int> Daemon::open_store() {
+  if (m_options.ephemeral) return std::nullopt;
+  if (auto failed = claim_data_dir()) return failed;
+  const auto path = m_data_dir / store::Store::kFileName;
+  auto opened = store::Store::open(m_io, path, m_options.store);
+  if (!opened) {
+    spdlog::error("cannot open the database: {}", opened.error());
+    std::fprintf(stderr, "switchboard: cannot open %s: %s\n", path.c_str(), opened.error().message.c_str());
+    return kExitFailure;
+  }
+  m_store = std::move(*opened);
+  auto state = StoredSessions::load(m_io, *m_store);
+  if (!state) {
+    spdlog::error("cannot read the database: {}", state.error());
+    std::fprintf(stderr, "switchboard: cannot read %s: %s\n", path.c_str(), state.error().message.c_str());
+    return kExitFailure;
+  }
+  spdlog::info("store: {} sessions, {} with outstanding prompts, {} rules; events through seq {}", state->sessions.size(),
+               state->outstanding.size(), state->rules.size(), m_store->events().last_seq());
+  m_persistence = std::make_unique<StoredSessions>(*m_store);
+  m_engine.set_persistence(m_persistence.get());
+  m_engine.restore(std::move(*state));
+  // Seqs continue where the log stopped, so a client's Last-Event-ID from before a restart still means the
+  // same event.
+  m_egress.continue_after(m_store->events().last_seq());
+  m_egress.add_sink(m_store->events());
+  m_history.log = &m_store->events();
+  // Deltas are most of a turn's events and useless once its message.completed exists: a finished turn's deltas
+  // are deleted from the log (after they are committed), so the log holds far more conversation per byte.
+  m_compaction = m_bus.subscribe(protocol::EventKind::TurnStopped, [this](const bus::BusEvent& event) {
+    if (!m_store || event.session_id.empty()) return;
+    const auto& stopped = std::get<protocol::TurnStoppedEvent>(event.payload);
+    m_store->events().compact_turn(event.session_id, stopped.turn_id, [](store::StoreResult<std::size_t> removed) {
+      if (!removed) spdlog::warn("store: compacting a finished turn failed: {}", removed.error());
+    });
+  });
+  return std::nullopt;
+}
+
+void Daemon::close_store() {
+  if (!m_store) return;
+  m_compaction.reset();
+  m_history.log = nullptr;
+  m_egress.remove_sink(m_store->events());
+  m_engine.set_persistence(nullptr);
+  m_store->close();
+}
+
+std::optional<int> Daemon::start_http() {
+  const HttpOptions& options = *m_options.http;
+  if (auto failed = claim_data_dir()) return failed;
 
   m_hub = std::make_unique<http::SseHub>(options.sse);
+  // Events before this process are in the log only; so are events the memory history has dropped.
+  m_hub->set_floor(m_egress.last_seq());
+  if (m_store) {
+    m_hub->set_archive([log = &m_store->events()](std::uint64_t after, std::size_t limit, auto done) {
+      log->replay_after(after, limit, [done = std::move(done)](store::StoreResult<store::EventLog::Events> events) {
+        if (!events) {
+          spdlog::error("store: replay failed: {}", events.error());
+          return done(std::nullopt);
+        }
+        done(std::move(*events));
+      });
+    });
+  }
   m_http_context = std::make_unique<http::HttpContext>(m_dispatcher, *m_hub);
   m_http_context->identity_json = identity_json();
   m_http_context->max_body_bytes = options.max_body_bytes;
@@ -140,8 +216,15 @@ std::optional<int> Daemon::start_http() {
 }
 
 int Daemon::run_stdio() {
+  if (auto failed = open_store()) return *failed;
   if (m_options.http) {
     if (auto failed = start_http()) return *failed;
+  } else if (m_data_dir_claimed) {
+    // Who holds the data directory, for a second daemon started on it by mistake.
+    const nlohmann::json runtime{{"pid", ::getpid()},
+                                 {"protocolVersion", protocol::kProtocolVersion},
+                                 {"version", std::string(kVersion)}};
+    if (auto error = m_runtime_file.write(m_data_dir, runtime.dump(2) + "\n")) spdlog::warn("{}", *error);
   }
   transport::StdioTransport::Options stdio_options;
   stdio_options.input_fd = m_options.stdin_fd;
@@ -158,17 +241,20 @@ int Daemon::run_stdio() {
   spdlog::info("switchboard stdio ready (pid {})", ::getpid());
   m_io.run();
   m_stdio.reset();
+  close_store();
   return kExitOk;
 }
 
 int Daemon::run_serve() {
   if (!m_options.http) m_options.http = HttpOptions{};
+  if (auto failed = open_store()) return *failed;
   if (auto failed = start_http()) return *failed;
   // The one line a user needs: the fragment carries the token to the page without ever reaching a server log.
   std::printf("switchboard %s listening on %s\nopen %s#token=%s\n", std::string(kVersion).c_str(), m_url.c_str(),
               m_url.c_str(), m_http_context->policy.token.c_str());
   std::fflush(stdout);
   m_io.run();
+  close_store();
   return kExitOk;
 }
 

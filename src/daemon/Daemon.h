@@ -12,10 +12,13 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "daemon/DataDirectory.h"
+#include "daemon/HistoryMethods.h"
+#include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "http/HttpContext.h"
 #include "http/HttpServer.h"
 #include "http/SseHub.h"
+#include "store/Store.h"
 #include "switchboard/bus/Egress.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/protocol/generated/Types.h"
@@ -38,6 +41,10 @@ struct DaemonOptions {
   int stdout_fd = 1;
   std::optional<std::filesystem::path> data_dir;  // default: DataDirectory::default_path()
   std::optional<HttpOptions> http;                // serve HTTP + SSE too
+  // Keep nothing on disk: no database, no event log, no data-directory lock (unless HTTP needs the
+  // directory for its runtime file). Sessions live as long as the process.
+  bool ephemeral = false;
+  store::StoreOptions store;
 };
 
 // Exit codes of the binary.
@@ -65,6 +72,13 @@ class Daemon {
 
  private:
   void on_signal(const boost::system::error_code& error, int signal);
+  // Prepares and locks the data directory (once); returns an exit code on failure.
+  std::optional<int> claim_data_dir();
+  // Opens the database, restores the engine's sessions and rules, and makes the event log the egress's
+  // durable sink (seqs continue from the highest stored). Returns an exit code on failure.
+  std::optional<int> open_store();
+  // After the reactor stopped: the log takes the last events, commits and closes.
+  void close_store();
   // Claims the data directory and starts listening; returns an exit code on failure.
   std::optional<int> start_http();
   void wait_for_clients_then_finish();
@@ -76,11 +90,17 @@ class Daemon {
   bus::EventBus::Installation m_bus_installation{m_bus};
   bus::Egress m_egress{m_bus};
   rpc::Dispatcher m_dispatcher;
+  // The store outlives the engine that writes through it (members are destroyed in reverse order).
+  std::unique_ptr<store::Store> m_store;
+  std::unique_ptr<StoredSessions> m_persistence;
+  EventHistory m_history;
+  bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;
   boost::asio::signal_set m_signals{m_io};
   boost::asio::steady_timer m_shutdown_timer{m_io};
 
   std::filesystem::path m_data_dir;
+  bool m_data_dir_claimed = false;
   InstanceLock m_lock;
   RuntimeFile m_runtime_file;
   std::unique_ptr<http::SseHub> m_hub;

@@ -32,8 +32,8 @@ std::optional<std::string> resolve_model(const std::optional<std::string>& call_
 }
 
 Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,
-               EngineConfig config)
-    : m_io(io), m_bus(bus), m_agents(std::move(agents)), m_config(std::move(config)) {
+               EngineConfig config, SessionPersistence* persistence)
+    : m_io(io), m_bus(bus), m_agents(std::move(agents)), m_config(std::move(config)), m_persistence(persistence) {
   // Who can answer prompts: clients that said so at initialize, and SSE watchers (a browser console).
   m_attached = m_bus.subscribe(protocol::EventKind::ClientAttached, [this](const bus::BusEvent& event) {
     const auto& attached = std::get<protocol::ClientAttachedEvent>(event.payload);
@@ -46,6 +46,19 @@ Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adap
 }
 
 Engine::~Engine() = default;
+
+void Engine::restore(PersistedState state) {
+  for (auto& info : state.sessions) {
+    info.live = false;  // no agent process survives a daemon restart
+    info.state = protocol::SessionState::Idle;
+    const std::string id = info.session_id;
+    auto session = std::make_unique<Session>(*this, std::move(info));
+    const auto work = state.outstanding.find(id);
+    session->restore(work == state.outstanding.end() ? std::nullopt : std::optional<OutstandingWork>(work->second));
+    m_sessions.emplace(id, std::move(session));
+  }
+  for (auto& rule : state.rules) m_rules.restore(std::move(rule));
+}
 
 void Engine::stop_all() {
   for (auto& [id, session] : m_sessions) session->stop_agent();
@@ -69,17 +82,17 @@ std::vector<protocol::AgentInfo> Engine::list_agents() const {
   return agents;
 }
 
-Outcome<protocol::SessionInfo> Engine::create_session(const protocol::SessionCreateParams& params) {
+void Engine::create_session(const protocol::SessionCreateParams& params, Then<protocol::SessionInfo> done) {
   const auto* descriptor = agent(params.agent);
-  if (descriptor == nullptr) return EngineError{ErrorCode::UnknownAgent, "no agent named " + params.agent.substr(0, 100)};
+  if (descriptor == nullptr) return done(EngineError{ErrorCode::UnknownAgent, "no agent named " + params.agent.substr(0, 100)});
   const auto info = descriptor->discover();
   if (!info.installed) {
-    return EngineError{ErrorCode::AgentUnavailable,
-                       params.agent + " is not available: " + info.problem.value_or("not installed")};
+    return done(EngineError{ErrorCode::AgentUnavailable,
+                            params.agent + " is not available: " + info.problem.value_or("not installed")});
   }
   struct stat st {};
   if (::stat(params.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return EngineError{ErrorCode::BadWorkingDirectory, "not a directory: " + params.cwd.substr(0, 500)};
+    return done(EngineError{ErrorCode::BadWorkingDirectory, "not a directory: " + params.cwd.substr(0, 500)});
   }
   protocol::SessionInfo session;
   session.session_id = random_id("s-", 8);
@@ -90,9 +103,15 @@ Outcome<protocol::SessionInfo> Engine::create_session(const protocol::SessionCre
   session.mode = params.mode;
   session.state = protocol::SessionState::Idle;
   session.created_at = session.updated_at = unix_millis_now();
-  auto [it, inserted] = m_sessions.emplace(session.session_id, std::make_unique<Session>(*this, session));
-  m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
-  return it->second->info();
+  auto add = [this, session, done = std::move(done)](std::optional<EngineError> error) {
+    if (error) return done(*error);  // stored nowhere, so it does not exist
+    auto [it, inserted] = m_sessions.emplace(session.session_id, std::make_unique<Session>(*this, session));
+    m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
+    done(it->second->info());
+  };
+  // A session exists once it is stored: a crash right after the reply must not lose it.
+  if (m_persistence) return m_persistence->insert_session(session, std::move(add));
+  add(std::nullopt);
 }
 
 Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id) const {
@@ -127,32 +146,44 @@ protocol::SessionListResult Engine::list_sessions(const protocol::SessionListPar
   return result;
 }
 
-Outcome<protocol::SessionInfo> Engine::rename(const std::string& session_id, const std::string& title) {
+void Engine::update(const std::string& session_id, const std::function<std::optional<EngineError>(Session&)>& apply,
+                    Then<protocol::SessionInfo> done) {
   auto* session = find(session_id);
-  if (session == nullptr) return unknown_session(session_id);
-  session->mutable_info().title = title;
+  if (session == nullptr) return done(unknown_session(session_id));
+  if (auto error = apply(*session)) return done(*error);
   session->mutable_info().updated_at = unix_millis_now();
   m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
-  return session->info();
+  if (!m_persistence) return done(session->info());
+  m_persistence->update_session(session->info(), [done = std::move(done), info = session->info()](std::optional<EngineError> error) {
+    if (error) return done(EngineError{error->code, "the change is in effect but was not saved: " + error->message});
+    done(info);
+  });
 }
 
-Outcome<protocol::SessionInfo> Engine::archive(const std::string& session_id, bool archived) {
-  auto* session = find(session_id);
-  if (session == nullptr) return unknown_session(session_id);
-  session->mutable_info().archived = archived;
-  session->mutable_info().updated_at = unix_millis_now();
-  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
-  return session->info();
+void Engine::rename(const std::string& session_id, const std::string& title, Then<protocol::SessionInfo> done) {
+  update(session_id, [&](Session& session) { session.mutable_info().title = title; return std::optional<EngineError>(); },
+         std::move(done));
 }
 
-std::optional<EngineError> Engine::delete_session(const std::string& session_id) {
-  auto it = m_sessions.find(session_id);
-  if (it == m_sessions.end()) return unknown_session(session_id);
-  it->second->stop_agent();
-  m_rules.forget_session(session_id);
-  m_sessions.erase(it);
-  m_bus.publish(session_id, protocol::SessionDeletedEvent{});
-  return std::nullopt;
+void Engine::archive(const std::string& session_id, bool archived, Then<protocol::SessionInfo> done) {
+  update(session_id, [&](Session& session) { session.mutable_info().archived = archived; return std::optional<EngineError>(); },
+         std::move(done));
+}
+
+void Engine::delete_session(const std::string& session_id, Done done) {
+  if (find(session_id) == nullptr) return done(unknown_session(session_id));
+  auto forget = [this, session_id, done = std::move(done)](std::optional<EngineError> error) {
+    if (error) return done(*error);
+    auto it = m_sessions.find(session_id);
+    if (it == m_sessions.end()) return done(unknown_session(session_id));  // deleted twice at once
+    it->second->stop_agent();
+    m_rules.forget_session(session_id);
+    m_sessions.erase(it);
+    m_bus.publish(session_id, protocol::SessionDeletedEvent{});
+    done(std::nullopt);
+  };
+  if (m_persistence) return m_persistence->delete_session(session_id, std::move(forget));
+  forget(std::nullopt);
 }
 
 Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session_id) const {
@@ -164,29 +195,28 @@ Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session
   result.permissions = session->open_permissions();
   result.questions = session->open_questions();
   result.last_seq = m_last_seq ? static_cast<std::int64_t>(m_last_seq()) : 0;
+  result.interrupted = session->interrupted_prompt();
   return result;
 }
 
-Outcome<protocol::SessionInfo> Engine::set_model(const std::string& session_id, const std::string& model) {
-  auto* session = find(session_id);
-  if (session == nullptr) return unknown_session(session_id);
-  if (auto error = session->set_model(model)) return *error;
-  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
-  return session->info();
+void Engine::set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done) {
+  update(session_id, [&](Session& session) { return session.set_model(model); }, std::move(done));
 }
 
-Outcome<protocol::SessionInfo> Engine::set_mode(const std::string& session_id, const std::string& mode) {
-  auto* session = find(session_id);
-  if (session == nullptr) return unknown_session(session_id);
-  if (auto error = session->set_mode(mode)) return *error;
-  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
-  return session->info();
+void Engine::set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done) {
+  update(session_id, [&](Session& session) { return session.set_mode(mode); }, std::move(done));
 }
 
 void Engine::send(protocol::SessionSendParams params, Session::SendDone done) {
   auto* session = find(params.session_id);
   if (session == nullptr) return done(unknown_session(params.session_id));
   session->send(std::move(params), std::move(done));
+}
+
+void Engine::resume(const protocol::SessionResumeParams& params, Session::SendDone done) {
+  auto* session = find(params.session_id);
+  if (session == nullptr) return done(unknown_session(params.session_id));
+  session->resume(params.wait.value_or(true), std::move(done));
 }
 
 Outcome<bool> Engine::cancel(const std::string& session_id) {
@@ -252,10 +282,32 @@ std::vector<protocol::RememberedRule> Engine::list_rules(const std::optional<std
   return m_rules.list(session_id, cwd);
 }
 
-std::optional<EngineError> Engine::remove_rule(const std::string& rule_id) {
-  if (!m_rules.remove(rule_id)) return EngineError{ErrorCode::UnknownRule, "no rule " + rule_id.substr(0, 100)};
+void Engine::remove_rule(const std::string& rule_id, Done done) {
+  const auto* rule = m_rules.get(rule_id);
+  if (rule == nullptr) return done(EngineError{ErrorCode::UnknownRule, "no rule " + rule_id.substr(0, 100)});
+  auto forget = [this, rule_id, done = std::move(done)](std::optional<EngineError> error) {
+    if (error) return done(*error);
+    if (!m_rules.remove(rule_id)) return done(EngineError{ErrorCode::UnknownRule, "no rule " + rule_id.substr(0, 100)});
+    publish_rules_changed();
+    done(std::nullopt);
+  };
+  // Session rules were never stored; the others are forgotten in the store first, so a failure keeps them.
+  if (m_persistence && rule->scope != protocol::RuleScope::Session) return m_persistence->remove_rule(rule_id, std::move(forget));
+  forget(std::nullopt);
+}
+
+protocol::RememberedRule Engine::remember_rule(protocol::RuleScope scope, const std::string& session_id,
+                                               const std::string& cwd, protocol::PermissionRule rule, bool allow) {
+  auto remembered = m_rules.add(scope, session_id, cwd, std::move(rule), allow);
+  if (m_persistence && scope != protocol::RuleScope::Session) {
+    // The rule is in force at once; a failure to store it only means it is forgotten at restart, which the
+    // log says (the answer that created it already went to the agent).
+    m_persistence->add_rule(remembered, [id = remembered.rule_id](std::optional<EngineError> error) {
+      if (error) spdlog::error("rule {} is in force but could not be saved: {}", id, error->message);
+    });
+  }
   publish_rules_changed();
-  return std::nullopt;
+  return remembered;
 }
 
 void Engine::publish_rules_changed() {

@@ -16,6 +16,7 @@
 #include "engine/EngineError.h"
 #include "engine/RuleBook.h"
 #include "engine/Session.h"
+#include "engine/SessionPersistence.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/bus/EventBus.h"
 
@@ -42,21 +43,33 @@ std::optional<std::string> resolve_model(const std::optional<std::string>& call_
 // transports: EngineMethods binds it to the dispatcher, and everything clients see leaves through the bus.
 class Engine {
  public:
+  // `persistence` may be null (everything lives in memory only); otherwise it must outlive the engine.
   Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,
-         EngineConfig config = {});
+         EngineConfig config = {}, SessionPersistence* persistence = nullptr);
   ~Engine();
 
+  template <class T>
+  using Then = std::function<void(Outcome<T>)>;
+  using Done = std::function<void(std::optional<EngineError>)>;
+
+  // Loads what the store kept from earlier runs: sessions come back cold (no agent process), those with
+  // outstanding prompts as `interrupted`, remembered project/always rules in force. Call before serving.
+  void restore(PersistedState state);
+
   std::vector<protocol::AgentInfo> list_agents() const;
-  Outcome<protocol::SessionInfo> create_session(const protocol::SessionCreateParams& params);
+  // Changes a client asks for answer through a callback: with persistence they complete once stored, and a
+  // storage failure reaches the caller as StoreFailure. Without persistence they complete before returning.
+  void create_session(const protocol::SessionCreateParams& params, Then<protocol::SessionInfo> done);
   Outcome<protocol::SessionInfo> get_session(const std::string& session_id) const;
   protocol::SessionListResult list_sessions(const protocol::SessionListParams& params) const;
-  Outcome<protocol::SessionInfo> rename(const std::string& session_id, const std::string& title);
-  Outcome<protocol::SessionInfo> archive(const std::string& session_id, bool archived);
-  std::optional<EngineError> delete_session(const std::string& session_id);
+  void rename(const std::string& session_id, const std::string& title, Then<protocol::SessionInfo> done);
+  void archive(const std::string& session_id, bool archived, Then<protocol::SessionInfo> done);
+  void delete_session(const std::string& session_id, Done done);
   Outcome<protocol::SessionAttachResult> attach(const std::string& session_id) const;
-  Outcome<protocol::SessionInfo> set_model(const std::string& session_id, const std::string& model);
-  Outcome<protocol::SessionInfo> set_mode(const std::string& session_id, const std::string& mode);
+  void set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done);
+  void set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done);
   void send(protocol::SessionSendParams params, Session::SendDone done);
+  void resume(const protocol::SessionResumeParams& params, Session::SendDone done);
   Outcome<bool> cancel(const std::string& session_id);
   std::optional<EngineError> respond_permission(const protocol::PermissionRespondParams& params,
                                                 std::optional<std::string> client_id);
@@ -64,7 +77,7 @@ class Engine {
                                               std::optional<std::string> client_id);
   std::vector<protocol::RememberedRule> list_rules(const std::optional<std::string>& session_id,
                                                    const std::optional<std::string>& cwd) const;
-  std::optional<EngineError> remove_rule(const std::string& rule_id);
+  void remove_rule(const std::string& rule_id, Done done);
 
   // Stops every agent (daemon shutdown).
   void stop_all();
@@ -75,6 +88,12 @@ class Engine {
   const EngineConfig& config() const { return m_config; }
   RuleBook& rules() { return m_rules; }
   void publish_rules_changed();
+  // Remembers a rule a client chose, and stores it if it outlives the session (project, always).
+  protocol::RememberedRule remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
+                                         protocol::PermissionRule rule, bool allow);
+  SessionPersistence* persistence() const { return m_persistence; }
+  // For a daemon that opens its store after constructing the engine; before anything is served.
+  void set_persistence(SessionPersistence* persistence) { m_persistence = persistence; }
   const adapters::AgentDescriptor* agent(const std::string& name) const;
   std::string register_request(const std::string& session_id);
   void close_request(const std::string& request_id);
@@ -85,11 +104,17 @@ class Engine {
  private:
   Session* find(const std::string& session_id) const;
   Outcome<Session*> session_of_open_request(const std::string& request_id) const;
+  // Runs `apply` on the session, publishes session.updated and stores the result; `done` gets the new info or
+  // the error (an unknown session, what `apply` refused, or a storage failure: the change is then in effect
+  // until the daemon restarts, and the caller is told it was not saved).
+  void update(const std::string& session_id, const std::function<std::optional<EngineError>(Session&)>& apply,
+              Then<protocol::SessionInfo> done);
 
   boost::asio::io_context& m_io;
   bus::EventBus& m_bus;
   std::vector<adapters::AgentDescriptor> m_agents;
   EngineConfig m_config;
+  SessionPersistence* m_persistence;
   RuleBook m_rules;
   std::map<std::string, std::unique_ptr<Session>> m_sessions;
   // Every request ever opened: open ones map to their session; closed ones are remembered (bounded) so a late

@@ -18,6 +18,22 @@ void answer(Reply<Result>& reply, const Outcome<Value>& outcome, Make make) {
   reply(make(std::get<Value>(outcome)));
 }
 
+// Replies later, when the engine's callback runs: the reply moves into it.
+template <class Result, class Value, class Make>
+std::function<void(Outcome<Value>)> answer_later(Reply<Result> reply, Make make) {
+  auto shared = std::make_shared<Reply<Result>>(std::move(reply));
+  return [shared, make](const Outcome<Value>& outcome) { answer(*shared, outcome, make); };
+}
+
+template <class Result>
+std::function<void(std::optional<EngineError>)> answer_empty_later(Reply<Result> reply) {
+  auto shared = std::make_shared<Reply<Result>>(std::move(reply));
+  return [shared](const std::optional<EngineError>& error) {
+    if (error) return (*shared)(to_rpc(*error));
+    (*shared)(Result{});
+  };
+}
+
 template <class Result>
 void answer_empty(Reply<Result>& reply, const std::optional<EngineError>& error) {
   if (error) return reply(to_rpc(*error));
@@ -32,7 +48,7 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
     reply(p::AgentsListResult{engine.list_agents()});
   });
   dispatcher.bind<p::SessionCreateMethod>([&engine](const p::SessionCreateParams& params, Reply<p::SessionCreateResult> reply, const CallContext&) {
-    answer(reply, engine.create_session(params), [](const p::SessionInfo& s) { return p::SessionCreateResult{s}; });
+    engine.create_session(params, answer_later<p::SessionCreateResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionCreateResult{s}; }));
   });
   dispatcher.bind<p::SessionGetMethod>([&engine](const p::SessionGetParams& params, Reply<p::SessionGetResult> reply, const CallContext&) {
     answer(reply, engine.get_session(params.session_id), [](const p::SessionInfo& s) { return p::SessionGetResult{s}; });
@@ -41,29 +57,29 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
     reply(engine.list_sessions(params));
   });
   dispatcher.bind<p::SessionRenameMethod>([&engine](const p::SessionRenameParams& params, Reply<p::SessionRenameResult> reply, const CallContext&) {
-    answer(reply, engine.rename(params.session_id, params.title), [](const p::SessionInfo& s) { return p::SessionRenameResult{s}; });
+    engine.rename(params.session_id, params.title, answer_later<p::SessionRenameResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionRenameResult{s}; }));
   });
   dispatcher.bind<p::SessionArchiveMethod>([&engine](const p::SessionArchiveParams& params, Reply<p::SessionArchiveResult> reply, const CallContext&) {
-    answer(reply, engine.archive(params.session_id, params.archived), [](const p::SessionInfo& s) { return p::SessionArchiveResult{s}; });
+    engine.archive(params.session_id, params.archived, answer_later<p::SessionArchiveResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionArchiveResult{s}; }));
   });
   dispatcher.bind<p::SessionDeleteMethod>([&engine](const p::SessionDeleteParams& params, Reply<p::SessionDeleteResult> reply, const CallContext&) {
-    answer_empty(reply, engine.delete_session(params.session_id));
+    engine.delete_session(params.session_id, answer_empty_later(std::move(reply)));
   });
   dispatcher.bind<p::SessionAttachMethod>([&engine](const p::SessionAttachParams& params, Reply<p::SessionAttachResult> reply, const CallContext&) {
     answer(reply, engine.attach(params.session_id), [](const p::SessionAttachResult& r) { return r; });
   });
   dispatcher.bind<p::SessionSetModelMethod>([&engine](const p::SessionSetModelParams& params, Reply<p::SessionSetModelResult> reply, const CallContext&) {
-    answer(reply, engine.set_model(params.session_id, params.model), [](const p::SessionInfo& s) { return p::SessionSetModelResult{s}; });
+    engine.set_model(params.session_id, params.model, answer_later<p::SessionSetModelResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionSetModelResult{s}; }));
   });
   dispatcher.bind<p::SessionSetModeMethod>([&engine](const p::SessionSetModeParams& params, Reply<p::SessionSetModeResult> reply, const CallContext&) {
-    answer(reply, engine.set_mode(params.session_id, params.mode), [](const p::SessionInfo& s) { return p::SessionSetModeResult{s}; });
+    engine.set_mode(params.session_id, params.mode, answer_later<p::SessionSetModeResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionSetModeResult{s}; }));
   });
   dispatcher.bind<p::SessionSendMethod>([&engine](const p::SessionSendParams& params, Reply<p::SessionSendResult> reply, const CallContext&) {
-    // The reply may come at the end of the turn: it moves into the engine's callback.
-    auto shared = std::make_shared<Reply<p::SessionSendResult>>(std::move(reply));
-    engine.send(params, [shared](Outcome<p::SessionSendResult> outcome) {
-      answer(*shared, outcome, [](const p::SessionSendResult& r) { return r; });
-    });
+    // The reply may come at the end of the turn.
+    engine.send(params, answer_later<p::SessionSendResult, p::SessionSendResult>(std::move(reply), [](const p::SessionSendResult& r) { return r; }));
+  });
+  dispatcher.bind<p::SessionResumeMethod>([&engine](const p::SessionResumeParams& params, Reply<p::SessionSendResult> reply, const CallContext&) {
+    engine.resume(params, answer_later<p::SessionSendResult, p::SessionSendResult>(std::move(reply), [](const p::SessionSendResult& r) { return r; }));
   });
   dispatcher.bind<p::SessionCancelMethod>([&engine](const p::SessionCancelParams& params, Reply<p::SessionCancelResult> reply, const CallContext&) {
     answer(reply, engine.cancel(params.session_id), [](bool cancelled) { return p::SessionCancelResult{cancelled}; });
@@ -78,7 +94,7 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
     reply(p::RulesListResult{engine.list_rules(params.session_id, params.cwd)});
   });
   dispatcher.bind<p::RulesRemoveMethod>([&engine](const p::RulesRemoveParams& params, Reply<p::RulesRemoveResult> reply, const CallContext&) {
-    answer_empty(reply, engine.remove_rule(params.rule_id));
+    engine.remove_rule(params.rule_id, answer_empty_later(std::move(reply)));
   });
   // clang-format on
 }

@@ -43,6 +43,11 @@ protocol::RememberedRule RuleBook::add(protocol::RuleScope scope, const std::str
   return remembered;
 }
 
+const protocol::RememberedRule* RuleBook::get(const std::string& rule_id) const {
+  const auto it = std::find_if(m_rules.begin(), m_rules.end(), [&](const auto& r) { return r.rule_id == rule_id; });
+  return it == m_rules.end() ? nullptr : &*it;
+}
+
 bool RuleBook::remove(const std::string& rule_id) {
   return std::erase_if(m_rules, [&](const auto& r) { return r.rule_id == rule_id; }) > 0;
 }

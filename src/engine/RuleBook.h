@@ -25,6 +25,9 @@ class RuleBook {
 
   protocol::RememberedRule add(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
                                protocol::PermissionRule rule, bool allow);
+  // Puts back a rule remembered by an earlier run of the daemon (from the store), id and all.
+  void restore(protocol::RememberedRule rule) { m_rules.push_back(std::move(rule)); }
+  const protocol::RememberedRule* get(const std::string& rule_id) const;
   bool remove(const std::string& rule_id);
   void forget_session(const std::string& session_id);
   std::vector<protocol::RememberedRule> list(const std::optional<std::string>& session_id,

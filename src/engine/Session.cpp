@@ -73,6 +73,22 @@ void Session::ensure_started(std::function<void(std::optional<EngineError>)> rea
     return;
   }
   m_starting = true;
+  if (m_look_up_last_run && !m_provider_session_id && m_engine.persistence()) {
+    // A session from an earlier run of the daemon: resume the agent's own session, so it has the history.
+    m_look_up_last_run = false;
+    m_engine.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self)](std::optional<std::string> id) {
+      auto self = weak.lock();
+      if (!self) return;
+      if (id && !(*self)->m_provider_session_id) (*self)->m_provider_session_id = std::move(id);
+      (*self)->start_adapter();
+    });
+    return;
+  }
+  start_adapter();
+}
+
+void Session::start_adapter() {
+  const auto* descriptor = m_engine.agent(m_info.agent);
   m_adapter = descriptor->create(*this);
   adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
   m_adapter->start(options, [this](std::optional<adapters::AdapterError> error) {
@@ -90,12 +106,67 @@ void Session::ensure_started(std::function<void(std::optional<EngineError>)> rea
   });
 }
 
+void Session::restore(const std::optional<OutstandingWork>& work) {
+  m_look_up_last_run = true;
+  if (!work || work->empty()) return;
+  // The prompt whose turn was cut off (or, if the agent had stopped, the first one queued) is offered for
+  // resumption; the rest stay queued behind it, in order.
+  std::deque<protocol::QueuedPrompt> prompts(work->queued.begin(), work->queued.end());
+  if (work->running) prompts.push_front(*work->running);
+  m_interrupted = std::move(prompts.front());
+  prompts.pop_front();
+  for (auto& prompt : prompts) m_queue.push_back(Pending{std::move(prompt), std::nullopt});
+  m_info.state = protocol::SessionState::Interrupted;
+  m_saved_outstanding = "restored";  // differs from any serialization: the next save always writes
+}
+
+void Session::save_outstanding() {
+  auto* persistence = m_engine.persistence();
+  if (persistence == nullptr) return;
+  OutstandingWork work;
+  if (m_turn) {
+    work.running = m_turn->prompt;
+  } else if (m_interrupted) {
+    work.running = m_interrupted;
+  }
+  for (const auto& pending : m_queue) work.queued.push_back(pending.prompt);
+  std::string serialized;
+  if (!work.empty()) {
+    serialized = work.running ? work.running->queue_id : std::string("-");
+    for (const auto& prompt : work.queued) serialized += "," + prompt.queue_id;
+  }
+  if (serialized == m_saved_outstanding) return;
+  m_saved_outstanding = std::move(serialized);
+  persistence->save_outstanding(m_info.session_id, work);
+}
+
+void Session::resume(bool wait, SendDone done) {
+  if (!m_interrupted) {
+    return done(EngineError{ErrorCode::NotInterrupted, "session " + m_info.session_id + " has no interrupted turn"});
+  }
+  if (m_turn || m_starting) {
+    return done(EngineError{ErrorCode::NotInterrupted, "session " + m_info.session_id + " is already running a turn"});
+  }
+  run_interrupted(wait ? std::optional<SendDone>(done) : std::nullopt);
+  if (!wait) {
+    protocol::SessionSendResult result;
+    result.queued = false;
+    result.turn_id = m_turn ? std::optional<std::string>(m_turn->turn_id) : std::nullopt;
+    done(result);
+  }
+}
+
+void Session::run_interrupted(std::optional<SendDone> waiter) {
+  protocol::QueuedPrompt prompt = std::move(*m_interrupted);
+  m_interrupted.reset();
+  start_turn(std::move(prompt.text), prompt.attachments.value_or(std::vector<protocol::Attachment>{}), std::nullopt,
+             std::nullopt, std::move(waiter));
+}
+
 void Session::send(protocol::SessionSendParams params, SendDone done) {
   const bool wait = params.wait.value_or(true);
   std::vector<protocol::Attachment> attachments = params.attachments.value_or(std::vector<protocol::Attachment>{});
-  // An agent that died leaves its queued prompts waiting; the next send restarts it and the backlog runs first.
-  const bool restart_backlog = m_info.state == protocol::SessionState::Stopped && !m_turn && !m_starting && !m_queue.empty();
-  if (m_turn || m_starting || !m_queue.empty()) {
+  if (m_turn || m_starting || !m_queue.empty() || m_interrupted) {
     // Queued, not raced: FIFO behind the running turn; every client sees it queued.
     Pending pending;
     pending.prompt.queue_id = random_id("q-", 6);
@@ -109,7 +180,16 @@ void Session::send(protocol::SessionSendParams params, SendDone done) {
     result.queued = true;
     result.queue_id = pending.prompt.queue_id;
     done(result);
-    if (restart_backlog) drain_queue(/*after_stop=*/true);
+    save_outstanding();
+    // Nothing running: prompts left waiting (an agent that died, an interrupted session after a restart) run
+    // now, oldest first, and this one after them. Nothing is dropped and nothing overtakes.
+    if (!m_turn && !m_starting) {
+      if (m_interrupted) {
+        run_interrupted(std::nullopt);
+      } else {
+        drain_queue(/*after_stop=*/true);
+      }
+    }
     return;
   }
   start_turn(std::move(params.text), std::move(attachments), std::move(params.model), std::nullopt,
@@ -126,9 +206,14 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
                          std::optional<std::string> queue_id, std::optional<SendDone> waiter) {
   Turn turn;
   turn.turn_id = random_id("t-", 8);
+  turn.prompt.queue_id = turn.turn_id;
+  turn.prompt.text = text;
+  if (!attachments.empty()) turn.prompt.attachments = attachments;
+  turn.prompt.queued_at = unix_millis_now();
   turn.waiter = std::move(waiter);
   m_turn = std::move(turn);
   const std::string turn_id = m_turn->turn_id;
+  save_outstanding();
   const auto configured = [&]() -> std::optional<std::string> {
     const auto it = m_engine.config().default_models.find(m_info.agent);
     return it == m_engine.config().default_models.end() ? std::nullopt : std::optional<std::string>(it->second);
@@ -159,6 +244,14 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
 }
 
 bool Session::cancel() {
+  if (!m_turn && m_interrupted && !m_starting) {
+    // The interrupted prompt is the turn the user is cancelling: it is discarded, visibly.
+    m_interrupted.reset();
+    save_outstanding();
+    set_state(protocol::SessionState::Idle, "the interrupted prompt was discarded");
+    if (!m_queue.empty()) drain_queue(/*after_stop=*/true);
+    return true;
+  }
   if (!m_turn) return false;
   tear_down_requests();
   if (m_adapter && !m_starting) {
@@ -269,8 +362,7 @@ void Session::answer_permission(const std::string& request_id, protocol::Permiss
     // The client may narrow the suggested rule; without either, the rule covers the tool with any input.
     protocol::PermissionRule remembered = rule ? *rule
                                                : it->second.request.suggested_rule.value_or(protocol::PermissionRule{it->second.request.tool, std::nullopt});
-    rule_id = m_engine.rules().add(*scope, m_info.session_id, m_info.cwd, std::move(remembered), true).rule_id;
-    m_engine.publish_rules_changed();
+    rule_id = m_engine.remember_rule(*scope, m_info.session_id, m_info.cwd, std::move(remembered), true).rule_id;
   }
   resolve_permission(request_id, allow, ResolvedBy::Client, decision, std::move(client_id), std::move(rule_id), std::move(message));
 }
@@ -374,7 +466,12 @@ void Session::tear_down_requests() {
 
 // ---- what the adapter reports ------------------------------------------------------------------------------
 
-void Session::on_provider_session(std::string provider_session_id) { m_provider_session_id = std::move(provider_session_id); }
+void Session::on_provider_session(std::string provider_session_id) {
+  if (m_provider_session_id == provider_session_id) return;
+  m_provider_session_id = std::move(provider_session_id);
+  // Recorded as a run, so that after a restart the session resumes the agent's own conversation.
+  if (auto* persistence = m_engine.persistence()) persistence->record_run(m_info.session_id, *m_provider_session_id);
+}
 
 void Session::on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) {
   publish(protocol::MessageDeltaEvent{m_turn ? m_turn->turn_id : std::string(), message_id, kind, std::move(text)});
@@ -425,6 +522,7 @@ void Session::on_turn_end(adapters::TurnResult result) {
     (*turn.waiter)(summary);
   }
   drain_queue();
+  save_outstanding();
 }
 
 void Session::on_stopped(std::string reason) {

@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "engine/EngineError.h"
+#include "engine/SessionPersistence.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/protocol/generated/Types.h"
 
@@ -34,10 +35,18 @@ class Session : public adapters::AdapterListener {
   protocol::SessionInfo& mutable_info() { return m_info; }
 
   void send(protocol::SessionSendParams params, SendDone done);
+  // Runs the interrupted prompt again (NotInterrupted if there is none).
+  void resume(bool wait, SendDone done);
+  // Cancels the running turn, or discards the interrupted prompt of an interrupted session.
   bool cancel();
   std::optional<EngineError> set_model(const std::string& model);
   std::optional<EngineError> set_mode(const std::string& mode);
   void stop_agent();
+
+  // For a session loaded from the store: it is cold (no agent yet) and may have been cut off mid-turn. The
+  // newest run's provider session id is looked up when the agent is next started, so it resumes.
+  void restore(const std::optional<OutstandingWork>& work);
+  std::optional<protocol::QueuedPrompt> interrupted_prompt() const { return m_interrupted; }
 
   std::vector<protocol::QueuedPrompt> queue() const;
   std::vector<protocol::PermissionRequest> open_permissions() const;
@@ -72,6 +81,7 @@ class Session : public adapters::AdapterListener {
   };
   struct Turn {
     std::string turn_id;
+    protocol::QueuedPrompt prompt;   // what the user sent, kept until the turn ends (queueId: the turn id)
     std::optional<SendDone> waiter;  // send with wait:true
     std::string last_text;           // last completed assistant text
   };
@@ -88,6 +98,10 @@ class Session : public adapters::AdapterListener {
   };
 
   void ensure_started(std::function<void(std::optional<EngineError>)> ready);
+  void start_adapter();
+  void run_interrupted(std::optional<SendDone> waiter);
+  // Stores what the session still owes the user (running prompt, queue), when it changed.
+  void save_outstanding();
   void start_turn(std::string text, std::vector<protocol::Attachment> attachments, std::optional<std::string> model,
                   std::optional<std::string> queue_id, std::optional<SendDone> waiter);
   void drain_queue(bool after_stop = false);
@@ -109,6 +123,11 @@ class Session : public adapters::AdapterListener {
   bool m_starting = false;
   std::vector<std::function<void(std::optional<EngineError>)>> m_start_waiters;
   std::optional<std::string> m_provider_session_id;
+  bool m_look_up_last_run = false;  // restored from the store: find the provider session id before starting
+  std::optional<protocol::QueuedPrompt> m_interrupted;
+  std::string m_saved_outstanding;  // what save_outstanding last stored, serialized ("" = nothing)
+  // Callbacks from the store hold a weak_ptr to this, so a session deleted meanwhile is not touched.
+  std::shared_ptr<Session*> m_self = std::make_shared<Session*>(this);
   std::optional<Turn> m_turn;
   std::deque<Pending> m_queue;
   std::map<std::string, OpenPermission> m_permissions;  // by request id

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -34,11 +35,27 @@ struct SseLimits {
   std::chrono::milliseconds retry_hint{2000};
 };
 
+// Reads events older than the in-memory history from the durable log: at most `limit` events with seq >
+// `after`, oldest first; `done` gets nullopt if the log could not be read. Answers on the io_context thread.
+using EventArchive = std::function<void(std::uint64_t after, std::size_t limit,
+                                        std::function<void(std::optional<std::vector<bus::EncodedEventPtr>>)> done)>;
+
 // The egress sink for Server-Sent Events: formats each event into a frame, keeps a bounded history for
 // reconnecting clients, and fans frames out to the connected SseSessions. Single-threaded (io_context).
+// With an archive (the durable event log), a Last-Event-ID older than the history is served from the log,
+// also across daemon restarts; without one, the client gets an explicit `gap` event for what is gone.
 class SseHub : public bus::EventSink {
  public:
   explicit SseHub(SseLimits limits) : m_limits(limits) {}
+
+  // Events up to `seq` were emitted before this hub existed (an earlier run of the daemon): they are not in
+  // memory, so a replay that needs them asks the archive (or reports them as a gap).
+  void set_floor(std::uint64_t seq) {
+    m_evicted_through = std::max(m_evicted_through, seq);
+    m_last_seq = std::max(m_last_seq, seq);
+  }
+  void set_archive(EventArchive archive) { m_archive = std::move(archive); }
+  const EventArchive& archive() const { return m_archive; }
 
   void on_event(const bus::EncodedEventPtr& event) override;
 
@@ -72,6 +89,7 @@ class SseHub : public bus::EventSink {
   std::uint64_t m_last_seq = 0;
   std::vector<std::shared_ptr<SseSession>> m_sessions;
   std::function<void()> m_on_empty;
+  EventArchive m_archive;
 };
 
 }  // namespace switchboard::http

@@ -10,6 +10,8 @@ namespace switchboard::http {
 namespace {
 
 constexpr std::size_t kFramesPerWrite = 256;
+// Events read from the archive per store round trip while a client catches up.
+constexpr std::size_t kArchivePageEvents = 2048;
 
 SseFramePtr make_frame(std::string bytes) {
   auto frame = std::make_shared<SseFrame>();
@@ -38,13 +40,23 @@ void SseSession::start(std::string head, std::optional<std::uint64_t> last_event
   enqueue(make_frame(std::move(head) + "retry: " + std::to_string(m_hub.limits().retry_hint.count()) + "\n\n"));
   if (last_event_id) {
     auto replay = m_hub.replay_after(*last_event_id);
-    if (replay.gap) {
-      // Explicit, so the client knows to refetch state instead of silently missing events.
-      enqueue(make_frame("event: gap\ndata: {\"from\":" + std::to_string(replay.gap->first) +
-                         ",\"to\":" + std::to_string(replay.gap->second) + "}\n\n"));
-    }
-    for (auto& frame : replay.frames) {
-      if (wanted(*frame)) enqueue(std::move(frame));
+    if (replay.gap && m_hub.archive()) {
+      // Older than memory: the durable log has them. What memory has, and what is published meanwhile, is held
+      // back and follows the archive's events, so the client sees every seq in order, once.
+      m_catching_up = true;
+      for (auto& frame : replay.frames) {
+        if (wanted(*frame)) m_held.push_back(std::move(frame));
+      }
+      read_archive(*last_event_id, replay.gap->second);
+    } else {
+      if (replay.gap) {
+        // Explicit, so the client knows to refetch state instead of silently missing events.
+        enqueue(make_frame("event: gap\ndata: {\"from\":" + std::to_string(replay.gap->first) +
+                           ",\"to\":" + std::to_string(replay.gap->second) + "}\n\n"));
+      }
+      for (auto& frame : replay.frames) {
+        if (wanted(*frame)) enqueue(std::move(frame));
+      }
     }
   }
   // Nothing can be published between the replay above and this attach (one thread), so no hole, no duplicate.
@@ -60,15 +72,65 @@ void SseSession::start(std::string head, std::optional<std::uint64_t> last_event
 
 void SseSession::push(const SseFramePtr& frame) {
   if (m_closed || !wanted(*frame)) return;
+  if (accept(frame)) write_next();
+}
+
+bool SseSession::accept(SseFramePtr frame) {
   const auto& limits = m_hub.limits();
-  if (m_queue.size() + 1 > limits.client_queue_frames || m_queued_bytes + frame->bytes.size() > limits.client_queue_bytes) {
-    spdlog::warn("sse: client {} fell behind ({} frames, {} bytes queued); disconnecting it", m_remote,
-                 m_queue.size(), m_queued_bytes);
+  const std::size_t frames = m_queue.size() + m_held.size();
+  const std::size_t bytes = m_queued_bytes + m_held_bytes;
+  if (frames + 1 > limits.client_queue_frames || bytes + frame->bytes.size() > limits.client_queue_bytes) {
+    spdlog::warn("sse: client {} fell behind ({} frames, {} bytes queued); disconnecting it", m_remote, frames, bytes);
     close("too slow");
-    return;
+    return false;
   }
-  enqueue(frame);
+  if (m_catching_up) {
+    m_held_bytes += frame->bytes.size();
+    m_held.push_back(std::move(frame));
+  } else {
+    enqueue(std::move(frame));
+  }
+  return true;
+}
+
+void SseSession::read_archive(std::uint64_t after, std::uint64_t through) {
+  m_hub.archive()(after, kArchivePageEvents,
+                  [self = shared_from_this(), after, through](std::optional<std::vector<bus::EncodedEventPtr>> events) {
+                    if (self->m_closed) return;
+                    if (!events) {
+                      spdlog::warn("sse: the event log could not be read for client {}; sending a gap", self->m_remote);
+                      self->enqueue(make_frame("event: gap\ndata: {\"from\":" + std::to_string(after + 1) +
+                                               ",\"to\":" + std::to_string(through) + "}\n\n"));
+                      return self->finish_catch_up();
+                    }
+                    std::uint64_t reached = after;
+                    for (const auto& event : *events) {
+                      if (event->seq > through) break;  // memory has it (held)
+                      reached = event->seq;
+                      auto frame = std::make_shared<SseFrame>();
+                      frame->seq = event->seq;
+                      frame->session_id = event->session_id;
+                      frame->bytes = SseHub::format_frame(event->seq, event->json);
+                      if (self->wanted(*frame)) self->enqueue(std::move(frame));
+                    }
+                    // A full page that stopped short of memory: there is more in the log.
+                    if (events->size() == kArchivePageEvents && reached < through && reached > after) {
+                      self->write_next();
+                      return self->read_archive(reached, through);
+                    }
+                    self->finish_catch_up();
+                  });
+}
+
+void SseSession::finish_catch_up() {
+  m_catching_up = false;
+  while (!m_held.empty()) {
+    enqueue(std::move(m_held.front()));
+    m_held.pop_front();
+  }
+  m_held_bytes = 0;
   write_next();
+  if (m_finishing && !m_writing && m_queue.empty()) close("finished");
 }
 
 void SseSession::enqueue(SseFramePtr frame) {
@@ -95,7 +157,7 @@ void SseSession::write_next() {
       return;
     }
     self->m_sent_since_heartbeat = true;
-    if (self->m_finishing && self->m_queue.empty()) return self->close("finished");
+    if (self->m_finishing && self->m_queue.empty() && !self->m_catching_up) return self->close("finished");
     self->write_next();
   });
 }
@@ -124,7 +186,7 @@ void SseSession::schedule_heartbeat() {
 
 void SseSession::finish() {
   m_finishing = true;
-  if (!m_writing && m_queue.empty()) close("finished");
+  if (!m_writing && m_queue.empty() && !m_catching_up) close("finished");
 }
 
 void SseSession::close(std::string_view reason) {
@@ -133,6 +195,8 @@ void SseSession::close(std::string_view reason) {
   spdlog::debug("sse: closing client {}: {}", m_remote, reason);
   m_heartbeat.cancel();
   m_queue.clear();
+  m_held.clear();
+  m_held_bytes = 0;
   boost::system::error_code ignored;
   m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   m_stream.socket().close(ignored);

@@ -42,6 +42,11 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   void watch_for_close();
   void schedule_heartbeat();
   bool wanted(const SseFrame& frame) const;
+  // Catch-up from the archive: pages of events in (after, through], then the frames held meanwhile.
+  void read_archive(std::uint64_t after, std::uint64_t through);
+  void finish_catch_up();
+  // Queues a frame for the client, or holds it while the catch-up runs; false if the client fell too far behind.
+  bool accept(SseFramePtr frame);
 
   boost::beast::tcp_stream m_stream;
   SseHub& m_hub;
@@ -49,6 +54,9 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   std::string m_remote;
   boost::asio::steady_timer m_heartbeat;
   std::deque<SseFramePtr> m_queue;
+  bool m_catching_up = false;
+  std::deque<SseFramePtr> m_held;  // newer frames (memory history, live) waiting for the archive's older ones
+  std::size_t m_held_bytes = 0;
   std::size_t m_queued_bytes = 0;
   std::vector<SseFramePtr> m_in_flight;
   bool m_writing = false;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include <boost/system/result.hpp>
+#include <fmt/ostream.h>
 
 namespace switchboard::store {
 
@@ -43,3 +44,7 @@ using StoreCallback = std::function<void(StoreResult<T>)>;
 StoreError error_from_current_exception(std::string_view context);
 
 }  // namespace switchboard::store
+
+// Lets log lines format a StoreError directly ("<code>: <message>").
+template <>
+struct fmt::formatter<switchboard::store::StoreError> : fmt::ostream_formatter {};

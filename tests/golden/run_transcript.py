@@ -36,10 +36,12 @@ other listed members (extra members in the actual object are ignored).
 import decimal
 import difflib
 import json
+import os
 import re
 import shlex
 import signal
 import subprocess
+import tempfile
 import sys
 
 TIMEOUT_SECONDS = 60
@@ -246,8 +248,12 @@ def main(argv):
         return 1
 
     command = [binary, "--log-level", "off", "stdio", *args]
+    # Each run gets a data directory of its own: transcripts start from an empty store (seq 1) and never touch
+    # the user's data.
+    data_dir = tempfile.TemporaryDirectory(prefix="switchboard-transcript-")
+    environment = dict(os.environ, SWITCHBOARD_DATA_DIR=os.path.join(data_dir.name, "data"))
     try:
-        process = subprocess.run(command, input=stdin, capture_output=True, timeout=TIMEOUT_SECONDS)
+        process = subprocess.run(command, input=stdin, capture_output=True, timeout=TIMEOUT_SECONDS, env=environment)
     except subprocess.TimeoutExpired:
         print(f"FAIL: {shlex.join(command)} did not exit within {TIMEOUT_SECONDS} s after stdin was closed")
         return 1

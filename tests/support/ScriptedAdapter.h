@@ -40,6 +40,7 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     std::vector<adapters::PermissionAnswer> permission_answers;
     std::vector<adapters::QuestionAnswer> question_answers;
     std::vector<std::string> models_set;
+    std::vector<adapters::StartOptions> start_options;  // one per start, in order
     int starts = 0;
     int cancels = 0;
     int stops = 0;
@@ -71,8 +72,9 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   protocol::AgentCapabilities capabilities() const override {
     return protocol::AgentCapabilities{true, true, true, false, false, false, m_control->supports_model_switch, true, false};
   }
-  void start(const adapters::StartOptions&, std::function<void(std::optional<adapters::AdapterError>)> done) override {
+  void start(const adapters::StartOptions& options, std::function<void(std::optional<adapters::AdapterError>)> done) override {
     ++m_control->starts;
+    m_control->start_options.push_back(options);
     later([this, done = std::move(done)] {
       done(m_control->fail_start);
       if (!m_control->fail_start) m_listener.on_provider_session("provider-" + std::to_string(m_control->starts));

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,10 +18,28 @@ extern char** environ;
 namespace switchboard::testing {
 
 // Runs the real switchboard binary with the given descriptors as its stdin/stdout/stderr (test-only helper;
-// the daemon's own child-process supervision lives in src/).
+// the daemon's own child-process supervision lives in src/). Unless the arguments name a --data-dir, the
+// daemon gets a fresh one of its own (SWITCHBOARD_DATA_DIR), removed afterwards: tests never touch the user's
+// data and never contend for one lock.
 class SpawnedDaemon {
  public:
   SpawnedDaemon(std::vector<std::string> args, int stdin_fd, int stdout_fd, int stderr_fd) {
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (std::string_view(*e).rfind("SWITCHBOARD_DATA_DIR=", 0) != 0) env_strings.emplace_back(*e);
+    }
+    bool has_data_dir = false;
+    for (const auto& arg : args) has_data_dir = has_data_dir || arg == "--data-dir";
+    if (!has_data_dir) {
+      char pattern[] = "/tmp/switchboard-spawned-XXXXXX";
+      if (::mkdtemp(pattern) != nullptr) {
+        m_own_data_dir = pattern;
+        env_strings.push_back("SWITCHBOARD_DATA_DIR=" + m_own_data_dir.string() + "/data");
+      }
+    }
+    std::vector<char*> envp;
+    for (auto& entry : env_strings) envp.push_back(entry.data());
+    envp.push_back(nullptr);
     std::vector<char*> argv;
     args.insert(args.begin(), SWITCHBOARD_BINARY);
     for (auto& arg : args) argv.push_back(arg.data());
@@ -30,7 +50,7 @@ class SpawnedDaemon {
     posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
     posix_spawn_file_actions_adddup2(&actions, stderr_fd, 2);
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    m_status = posix_spawn(&m_pid, argv[0], &actions, nullptr, argv.data(), environ);
+    m_status = posix_spawn(&m_pid, argv[0], &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
   }
   ~SpawnedDaemon() {
@@ -38,6 +58,8 @@ class SpawnedDaemon {
       ::kill(m_pid, SIGKILL);
       ::waitpid(m_pid, nullptr, 0);
     }
+    std::error_code ignored;
+    if (!m_own_data_dir.empty()) std::filesystem::remove_all(m_own_data_dir, ignored);
   }
 
   bool started() const { return m_status == 0; }
@@ -63,6 +85,7 @@ class SpawnedDaemon {
   pid_t m_pid = -1;
   int m_status = -1;
   bool m_reaped = false;
+  std::filesystem::path m_own_data_dir;
 };
 
 }  // namespace switchboard::testing

@@ -42,9 +42,21 @@ struct EngineFixture {
     params.agent = "scripted";
     params.cwd = dir.empty() ? cwd : dir;
     params.model = model;
-    auto outcome = engine->create_session(params);
-    REQUIRE(std::holds_alternative<p::SessionInfo>(outcome));
-    return std::get<p::SessionInfo>(outcome).session_id;
+    std::optional<engine::Outcome<p::SessionInfo>> outcome;
+    engine->create_session(params, [&](engine::Outcome<p::SessionInfo> result) { outcome = std::move(result); });
+    settle();
+    REQUIRE(outcome);
+    REQUIRE(std::holds_alternative<p::SessionInfo>(*outcome));
+    return std::get<p::SessionInfo>(*outcome).session_id;
+  }
+
+  // Removes a rule and returns the engine's answer once it came.
+  std::optional<engine::EngineError> remove_rule(const std::string& rule_id) {
+    std::optional<std::optional<engine::EngineError>> answer;
+    engine->remove_rule(rule_id, [&](std::optional<engine::EngineError> error) { answer = std::move(error); });
+    settle();
+    REQUIRE(answer);
+    return *answer;
   }
 
   // Sends and returns the outcome slot (filled when the engine replies).
@@ -322,9 +334,9 @@ TEST_CASE("engine: remembered rules answer without asking (session / project / a
     REQUIRE(rules.size() == 1);
     CHECK(rules[0].scope == p::RuleScope::Always);
     CHECK(rules[0].rule.pattern == std::optional<std::string>("npm test"));  // the suggested rule
-    REQUIRE_FALSE(f.engine->remove_rule(rules[0].rule_id));
+    REQUIRE_FALSE(f.remove_rule(rules[0].rule_id));
     CHECK(ask_and_answer(s3, p::PermissionDecision::AllowOnce) == p::PermissionResolvedEventResolvedBy::Client);
-    CHECK(f.engine->remove_rule("rule-nope")->code == p::ErrorCode::UnknownRule);
+    CHECK(f.remove_rule("rule-nope")->code == p::ErrorCode::UnknownRule);
   }
 }
 

@@ -45,7 +45,8 @@ TEST_CASE("the daemon binds exactly the methods of schema/methods; both ways", "
   switchboard::bus::EventBus bus;
   switchboard::engine::Engine engine(io, bus, {});
   switchboard::rpc::Dispatcher dispatcher;
-  switchboard::daemon::bind_methods(dispatcher, engine, {1024});
+  switchboard::daemon::EventHistory history;
+  switchboard::daemon::bind_methods(dispatcher, engine, history, {1024});
   const auto bound = dispatcher.bound_methods();
   const std::set<std::string> registry(bound.begin(), bound.end());
   const std::set<std::string> generated(protocol::kMethodNames.begin(), protocol::kMethodNames.end());

@@ -666,6 +666,46 @@ void encode(json::JsonWriter& writer, const AgentInfo& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "queued", "queueId", "stopReason", "text", "usage"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "queued", out.queued, context)) return false;
+  if (!json::decode_optional(json, "queueId", out.queue_id, context)) return false;
+  if (!json::decode_optional(json, "stopReason", out.stop_reason, context)) return false;
+  if (!json::decode_optional(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "usage", out.usage, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSendResult& value) {
+  writer.begin_object();
+  if (value.turn_id) {
+    writer.key_raw("\"turnId\":");
+    encode(writer, *value.turn_id);
+  }
+  writer.key_raw("\"queued\":");
+  encode(writer, value.queued);
+  if (value.queue_id) {
+    writer.key_raw("\"queueId\":");
+    encode(writer, *value.queue_id);
+  }
+  if (value.stop_reason) {
+    writer.key_raw("\"stopReason\":");
+    encode(writer, *value.stop_reason);
+  }
+  if (value.text) {
+    writer.key_raw("\"text\":");
+    encode(writer, *value.text);
+  }
+  if (value.usage) {
+    writer.key_raw("\"usage\":");
+    encode(writer, *value.usage);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   (void)out;  // no fields to fill
@@ -985,14 +1025,14 @@ void encode(json::JsonWriter& writer, const SessionAttachParams& value) {
 
 bool decode(const nlohmann::json& json, SessionAttachResult& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"session", "queue", "permissions", "questions", "lastSeq", "pendingPrompt"};
+  static constexpr std::string_view kKnown[] = {"session", "queue", "permissions", "questions", "lastSeq", "interrupted"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "session", out.session, context)) return false;
   if (!json::decode_required(json, "queue", out.queue, context)) return false;
   if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
   if (!json::decode_required(json, "questions", out.questions, context)) return false;
   if (!json::decode_required(json, "lastSeq", out.last_seq, context)) return false;
-  if (!json::decode_optional(json, "pendingPrompt", out.pending_prompt, context)) return false;
+  if (!json::decode_optional(json, "interrupted", out.interrupted, context)) return false;
   return true;
 }
 
@@ -1008,9 +1048,9 @@ void encode(json::JsonWriter& writer, const SessionAttachResult& value) {
   encode(writer, value.questions);
   writer.key_raw("\"lastSeq\":");
   encode(writer, value.last_seq);
-  if (value.pending_prompt) {
-    writer.key_raw("\"pendingPrompt\":");
-    encode(writer, *value.pending_prompt);
+  if (value.interrupted) {
+    writer.key_raw("\"interrupted\":");
+    encode(writer, *value.interrupted);
   }
   writer.end_object();
 }
@@ -1123,6 +1163,55 @@ bool decode(const nlohmann::json& json, SessionDeleteResult& out, json::DecodeCo
 void encode(json::JsonWriter& writer, const SessionDeleteResult& value) {
   (void)value;  // no fields to write
   writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "afterSeq", "limit"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "afterSeq", out.after_seq, context)) return false;
+  if (out.after_seq.has_value() && (*out.after_seq) < 0) return context.fail_at("afterSeq", "integer >= 0", json.at("afterSeq"));
+  if (!json::decode_optional(json, "limit", out.limit, context)) return false;
+  if (out.limit.has_value() && (*out.limit) < 1) return context.fail_at("limit", "integer >= 1", json.at("limit"));
+  if (out.limit.has_value() && (*out.limit) > 1000) return context.fail_at("limit", "integer <= 1000", json.at("limit"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionEventsParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  if (value.after_seq) {
+    writer.key_raw("\"afterSeq\":");
+    encode(writer, *value.after_seq);
+  }
+  if (value.limit) {
+    writer.key_raw("\"limit\":");
+    encode(writer, *value.limit);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"events", "nextAfterSeq"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "events", out.events, context)) return false;
+  if (!json::decode_optional(json, "nextAfterSeq", out.next_after_seq, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"events\":");
+  encode(writer, value.events);
+  if (value.next_after_seq) {
+    writer.key_raw("\"nextAfterSeq\":");
+    encode(writer, *value.next_after_seq);
+  }
   writer.end_object();
 }
 
@@ -1251,6 +1340,27 @@ void encode(json::JsonWriter& writer, const SessionRenameResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, SessionResumeParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "wait"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "wait", out.wait, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionResumeParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessionId\":");
+  encode(writer, value.session_id);
+  if (value.wait) {
+    writer.key_raw("\"wait\":");
+    encode(writer, *value.wait);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"sessionId", "text", "attachments", "model", "wait"};
@@ -1281,46 +1391,6 @@ void encode(json::JsonWriter& writer, const SessionSendParams& value) {
   if (value.wait) {
     writer.key_raw("\"wait\":");
     encode(writer, *value.wait);
-  }
-  writer.end_object();
-}
-
-bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context) {
-  if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"turnId", "queued", "queueId", "stopReason", "text", "usage"};
-  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
-  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
-  if (!json::decode_required(json, "queued", out.queued, context)) return false;
-  if (!json::decode_optional(json, "queueId", out.queue_id, context)) return false;
-  if (!json::decode_optional(json, "stopReason", out.stop_reason, context)) return false;
-  if (!json::decode_optional(json, "text", out.text, context)) return false;
-  if (!json::decode_optional(json, "usage", out.usage, context)) return false;
-  return true;
-}
-
-void encode(json::JsonWriter& writer, const SessionSendResult& value) {
-  writer.begin_object();
-  if (value.turn_id) {
-    writer.key_raw("\"turnId\":");
-    encode(writer, *value.turn_id);
-  }
-  writer.key_raw("\"queued\":");
-  encode(writer, value.queued);
-  if (value.queue_id) {
-    writer.key_raw("\"queueId\":");
-    encode(writer, *value.queue_id);
-  }
-  if (value.stop_reason) {
-    writer.key_raw("\"stopReason\":");
-    encode(writer, *value.stop_reason);
-  }
-  if (value.text) {
-    writer.key_raw("\"text\":");
-    encode(writer, *value.text);
-  }
-  if (value.usage) {
-    writer.key_raw("\"usage\":");
-    encode(writer, *value.usage);
   }
   writer.end_object();
 }

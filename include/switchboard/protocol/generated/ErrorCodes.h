@@ -29,6 +29,7 @@ enum class ErrorCode : std::int32_t {
   Unsupported = -32015,
   UnknownRule = -32016,
   StoreFailure = -32017,
+  NotInterrupted = -32018,
 };
 
 struct ErrorCodeInfo {
@@ -37,7 +38,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 19> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 20> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -57,6 +58,7 @@ inline constexpr std::array<ErrorCodeInfo, 19> kErrorCodes = {{
     {ErrorCode::Unsupported, "Unsupported", "The agent does not support this operation (see its capabilities)."},
     {ErrorCode::UnknownRule, "UnknownRule", "No remembered rule has this id."},
     {ErrorCode::StoreFailure, "StoreFailure", "The daemon's database could not complete the operation (disk full, locked, corrupt); details are in the log."},
+    {ErrorCode::NotInterrupted, "NotInterrupted", "The session has no interrupted turn to resume."},
 }};
 
 }  // namespace switchboard::protocol

@@ -128,6 +128,15 @@ struct SessionDeleteMethod {
   using Result = SessionDeleteResult;
 };
 
+// One page of a session's stored events (its normalized transcript), oldest first, read from the durable event log. Page forward by passing nextAfterSeq back as afterSeq. Text deltas of finished turns may have been compacted away (their message.completed events stay); events older than the log's retention are gone.
+struct SessionEventsMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.events";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionEventsParams;
+  using Result = SessionEventsResult;
+};
+
 // One session.
 struct SessionGetMethod {
   static constexpr bool kFromSchema = true;
@@ -153,6 +162,15 @@ struct SessionRenameMethod {
   static constexpr bool kAllowedBeforeInitialize = false;
   using Params = SessionRenameParams;
   using Result = SessionRenameResult;
+};
+
+// Run again the prompt of an interrupted session (a daemon restart cut its turn off). The agent's own session is resumed, so it sees the conversation so far. Like session.send, it resolves when the turn ends unless wait is false.
+struct SessionResumeMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.resume";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionResumeParams;
+  using Result = SessionSendResult;
 };
 
 // Send a prompt. Starts a turn, or queues the prompt (FIFO) while a turn runs. By default resolves when the turn ends; with wait:false it returns at once. Everything streams as events either way.
@@ -182,7 +200,7 @@ struct SessionSetModelMethod {
   using Result = SessionSetModelResult;
 };
 
-inline constexpr std::array<std::string_view, 19> kMethodNames = {{
+inline constexpr std::array<std::string_view, 21> kMethodNames = {{
     "agents.list",
     "initialize",
     "permission.respond",
@@ -196,9 +214,11 @@ inline constexpr std::array<std::string_view, 19> kMethodNames = {{
     "session.cancel",
     "session.create",
     "session.delete",
+    "session.events",
     "session.get",
     "session.list",
     "session.rename",
+    "session.resume",
     "session.send",
     "session.setMode",
     "session.setModel",

@@ -224,6 +224,18 @@ struct AgentInfo {
 bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentInfo& value);
 
+// What session.send and session.resume resolve with: a queued prompt's queue id, or the turn's id and (when the call waited) its summary.
+struct SessionSendResult {
+  std::optional<std::string> turn_id;
+  bool queued{};
+  std::optional<std::string> queue_id;
+  std::optional<StopReason> stop_reason;
+  std::optional<std::string> text;
+  std::optional<Usage> usage;
+};
+bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSendResult& value);
+
 struct AgentsListParams {
 };
 bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context);
@@ -345,7 +357,7 @@ struct SessionAttachResult {
   std::vector<PermissionRequest> permissions;
   std::vector<QuestionRequest> questions;
   std::int64_t last_seq{};
-  std::optional<std::string> pending_prompt;  // For an interrupted session: the prompt whose turn the daemon restart cut off.
+  std::optional<QueuedPrompt> interrupted;  // For an interrupted session: the prompt whose turn a daemon restart cut off (queueId is that turn's id). session.resume runs it again.
 };
 bool decode(const nlohmann::json& json, SessionAttachResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionAttachResult& value);
@@ -389,6 +401,21 @@ struct SessionDeleteResult {
 bool decode(const nlohmann::json& json, SessionDeleteResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionDeleteResult& value);
 
+struct SessionEventsParams {
+  std::string session_id;
+  std::optional<std::int64_t> after_seq;  // Only events with a larger seq; default 0 (from the start).
+  std::optional<std::int64_t> limit;  // At most this many events; default 200.
+};
+bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionEventsParams& value);
+
+struct SessionEventsResult {
+  std::vector<EventEnvelope> events;
+  std::optional<std::int64_t> next_after_seq;  // Present when the page is full: pass it as afterSeq for the next page.
+};
+bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionEventsResult& value);
+
 struct SessionGetParams {
   std::string session_id;
 };
@@ -431,6 +458,13 @@ struct SessionRenameResult {
 bool decode(const nlohmann::json& json, SessionRenameResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionRenameResult& value);
 
+struct SessionResumeParams {
+  std::string session_id;
+  std::optional<bool> wait;  // Default true: resolve when the turn ends. false: resolve at once with the turn id.
+};
+bool decode(const nlohmann::json& json, SessionResumeParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionResumeParams& value);
+
 struct SessionSendParams {
   std::string session_id;
   std::string text;
@@ -440,17 +474,6 @@ struct SessionSendParams {
 };
 bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionSendParams& value);
-
-struct SessionSendResult {
-  std::optional<std::string> turn_id;
-  bool queued{};
-  std::optional<std::string> queue_id;
-  std::optional<StopReason> stop_reason;
-  std::optional<std::string> text;
-  std::optional<Usage> usage;
-};
-bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context);
-void encode(json::JsonWriter& writer, const SessionSendResult& value);
 
 struct SessionSetModeParams {
   std::string session_id;

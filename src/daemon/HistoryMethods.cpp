@@ -1,0 +1,54 @@
+#include "daemon/HistoryMethods.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "switchboard/json/DecodeContext.h"
+#include "switchboard/protocol/generated/Methods.h"
+
+namespace switchboard::daemon {
+namespace {
+
+namespace p = protocol;
+constexpr std::int64_t kDefaultPageSize = 200;
+
+}  // namespace
+
+void bind_history_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventHistory& history) {
+  dispatcher.bind<p::SessionEventsMethod>([&engine, &history](const p::SessionEventsParams& params,
+                                                              rpc::Reply<p::SessionEventsResult> reply,
+                                                              const rpc::CallContext&) {
+    const auto session = engine.get_session(params.session_id);
+    if (const auto* error = std::get_if<engine::EngineError>(&session)) {
+      return reply(rpc::RpcError{error->code, error->message, nullptr});
+    }
+    if (history.log == nullptr) {
+      return reply(rpc::RpcError{p::ErrorCode::Unsupported, "this daemon keeps no event log (it runs --ephemeral)", nullptr});
+    }
+    const auto after = static_cast<std::uint64_t>(params.after_seq.value_or(0));
+    const auto limit = static_cast<std::size_t>(params.limit.value_or(kDefaultPageSize));
+    auto shared = std::make_shared<rpc::Reply<p::SessionEventsResult>>(std::move(reply));
+    history.log->session_events(params.session_id, after, limit, [shared, limit](store::StoreResult<store::EventLog::Events> events) {
+      if (!events) {
+        spdlog::error("store: reading session events failed: {}", events.error());
+        return (*shared)(rpc::RpcError{p::ErrorCode::StoreFailure, "reading the session's events failed", nullptr});
+      }
+      p::SessionEventsResult result;
+      result.events.reserve(events->size());
+      for (const auto& event : *events) {
+        // The stored bytes are exactly what the egress sent; they decode as the schema's envelope.
+        p::EventEnvelope envelope;
+        json::DecodeContext context;
+        if (!p::decode(nlohmann::json::parse(event->json, nullptr, false), envelope, context)) {
+          spdlog::error("store: event {} does not decode as an envelope at {}; skipped", event->seq, context.error().pointer);
+          continue;
+        }
+        result.events.push_back(std::move(envelope));
+      }
+      if (events->size() == limit && !events->empty()) result.next_after_seq = static_cast<std::int64_t>(events->back()->seq);
+      (*shared)(std::move(result));
+    });
+  });
+}
+
+}  // namespace switchboard::daemon

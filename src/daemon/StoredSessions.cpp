@@ -1,0 +1,279 @@
+#include "daemon/StoredSessions.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "switchboard/json/DecodeContext.h"
+#include "switchboard/json/JsonWriter.h"
+#include "switchboard/support/Clock.h"
+
+namespace switchboard::daemon {
+namespace {
+
+using protocol::ErrorCode;
+
+// The caller learns that storage failed and in which operation; the details (paths, SQLite's words) stay in
+// the log.
+engine::EngineError store_failure(const char* what, const store::StoreError& error) {
+  spdlog::error("store: {} failed: {}", what, error);
+  return engine::EngineError{ErrorCode::StoreFailure, std::string(what) + " failed: the database reported " +
+                                                          std::string(store::to_string(error.code))};
+}
+
+void log_only(const char* what, const store::StoreError& error) { spdlog::error("store: {} failed: {}", what, error); }
+
+store::SessionRecord to_record(const protocol::SessionInfo& info) {
+  store::SessionRecord record;
+  record.id = info.session_id;
+  record.agent = info.agent;
+  record.cwd = info.cwd;
+  record.title = info.title.value_or("");
+  record.model = info.model.value_or("");
+  record.mode = info.mode.value_or("");
+  record.archived = info.archived;
+  record.state = std::string(protocol::to_string(info.state));
+  record.created_at = info.created_at;
+  record.updated_at = info.updated_at;
+  return record;
+}
+
+std::optional<std::string> non_empty(const std::string& text) {
+  return text.empty() ? std::nullopt : std::optional<std::string>(text);
+}
+
+protocol::SessionInfo to_info(const store::SessionRecord& record) {
+  protocol::SessionInfo info;
+  info.session_id = record.id;
+  info.agent = record.agent;
+  info.cwd = record.cwd;
+  info.title = non_empty(record.title);
+  info.model = non_empty(record.model);
+  info.mode = non_empty(record.mode);
+  info.archived = record.archived;
+  info.state = protocol::SessionState::Idle;  // the engine decides what a restored session's state is
+  info.live = false;
+  info.created_at = record.created_at;
+  info.updated_at = record.updated_at;
+  return info;
+}
+
+store::PermissionRule to_row(const protocol::RememberedRule& rule) {
+  store::PermissionRule row;
+  row.id = rule.rule_id;
+  row.scope = rule.scope == protocol::RuleScope::Always ? store::RuleScope::Always : store::RuleScope::Project;
+  row.cwd = rule.cwd;
+  row.tool = rule.rule.tool;
+  row.pattern = rule.rule.pattern;
+  row.decision = rule.decision == protocol::RememberedRuleDecision::Deny ? store::RuleDecision::Deny : store::RuleDecision::Allow;
+  row.created_at = rule.created_at;
+  return row;
+}
+
+protocol::RememberedRule to_rule(const store::PermissionRule& row) {
+  protocol::RememberedRule rule;
+  rule.rule_id = row.id;
+  rule.scope = row.scope == store::RuleScope::Always ? protocol::RuleScope::Always : protocol::RuleScope::Project;
+  if (row.scope == store::RuleScope::Project) rule.cwd = row.cwd;
+  rule.rule.tool = row.tool;
+  rule.rule.pattern = row.pattern;
+  rule.decision = row.decision == store::RuleDecision::Deny ? protocol::RememberedRuleDecision::Deny
+                                                            : protocol::RememberedRuleDecision::Allow;
+  rule.created_at = row.created_at;
+  return rule;
+}
+
+// The interrupted-turn row's prompt_json: {"running": QueuedPrompt?, "queued": [QueuedPrompt...]}, written with
+// the schema's own encoders so that what comes back decodes with the schema's decoders.
+std::string encode_work(const engine::OutstandingWork& work) {
+  std::string out;
+  json::JsonWriter writer(out);
+  writer.begin_object();
+  if (work.running) {
+    writer.key("running");
+    protocol::encode(writer, *work.running);
+  }
+  writer.key("queued");
+  writer.begin_array();
+  for (const auto& prompt : work.queued) protocol::encode(writer, prompt);
+  writer.end_array();
+  writer.end_object();
+  return out;
+}
+
+std::optional<engine::OutstandingWork> decode_work(const std::string& text) {
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (!parsed.is_object()) return std::nullopt;
+  engine::OutstandingWork work;
+  json::DecodeContext context;
+  if (parsed.contains("running")) {
+    protocol::QueuedPrompt prompt;
+    if (!protocol::decode(parsed.at("running"), prompt, context)) return std::nullopt;
+    work.running = std::move(prompt);
+  }
+  if (parsed.contains("queued") && parsed.at("queued").is_array()) {
+    for (const auto& item : parsed.at("queued")) {
+      protocol::QueuedPrompt prompt;
+      if (!protocol::decode(item, prompt, context)) return std::nullopt;
+      work.queued.push_back(std::move(prompt));
+    }
+  }
+  return work;
+}
+
+// Runs the reactor until `finished` is set (startup only: the store posts its results to the io_context).
+void run_until(boost::asio::io_context& io, const bool& finished) {
+  io.restart();
+  while (!finished && io.run_one() > 0) {
+  }
+}
+
+}  // namespace
+
+store::StoreResult<engine::PersistedState> StoredSessions::load(boost::asio::io_context& io, store::Store& store) {
+  engine::PersistedState state;
+  std::optional<store::StoreError> failure;
+
+  // Sessions, page by page (the store clamps a page to 1000 rows).
+  std::optional<store::SessionCursor> after;
+  for (;;) {
+    bool finished = false;
+    bool more = false;
+    store::SessionQuery query;
+    query.limit = 1000;
+    query.after = after;
+    store.sessions().list_sessions(query, [&](store::StoreResult<store::SessionPage> page) {
+      finished = true;
+      if (!page) {
+        failure = page.error();
+        return;
+      }
+      for (const auto& record : page->sessions) state.sessions.push_back(to_info(record));
+      after = page->next;
+      more = page->next.has_value();
+    });
+    run_until(io, finished);
+    if (failure) return *failure;
+    if (!more) break;
+  }
+
+  bool finished = false;
+  store.sessions().list_interrupted([&](store::StoreResult<std::vector<store::InterruptedTurn>> turns) {
+    finished = true;
+    if (!turns) {
+      failure = turns.error();
+      return;
+    }
+    for (const auto& turn : *turns) {
+      auto work = decode_work(turn.prompt_json);
+      if (!work) {
+        // Never fatal: the session still loads; what it owed is reported, not guessed.
+        spdlog::error("store: the outstanding prompts of session {} could not be read; they are dropped: {}",
+                      turn.session_id, turn.prompt_json.substr(0, 200));
+        continue;
+      }
+      state.outstanding.emplace(turn.session_id, std::move(*work));
+    }
+  });
+  run_until(io, finished);
+  if (failure) return *failure;
+
+  finished = false;
+  store.rules().list_rules(std::nullopt, [&](store::StoreResult<std::vector<store::PermissionRule>> rules) {
+    finished = true;
+    if (!rules) {
+      failure = rules.error();
+      return;
+    }
+    for (const auto& row : *rules) state.rules.push_back(to_rule(row));
+  });
+  run_until(io, finished);
+  if (failure) return *failure;
+  return state;
+}
+
+void StoredSessions::insert_session(const protocol::SessionInfo& session, Done done) {
+  m_store.sessions().insert_session(to_record(session), [done = std::move(done)](store::StoreResult<store::SessionRecord> result) {
+    if (!result) return done(store_failure("saving the new session", result.error()));
+    done(std::nullopt);
+  });
+}
+
+void StoredSessions::update_session(const protocol::SessionInfo& session, Done done) {
+  const auto record = to_record(session);
+  store::SessionUpdate update;
+  update.title = record.title;
+  update.model = record.model;
+  update.mode = record.mode;
+  update.state = record.state;
+  update.archived = record.archived;
+  update.updated_at = record.updated_at;
+  m_store.sessions().update_session(session.session_id, std::move(update),
+                                    [done = std::move(done), id = session.session_id](store::StoreResult<store::SessionRecord> result) {
+                                      if (result) return done(std::nullopt);
+                                      if (result.error().code == store::StoreError::Code::NotFound) {
+                                        return done(engine::EngineError{ErrorCode::UnknownSession, "no session " + id});
+                                      }
+                                      done(store_failure("saving the session", result.error()));
+                                    });
+}
+
+void StoredSessions::delete_session(const std::string& session_id, Done done) {
+  m_store.sessions().delete_session(session_id, [done = std::move(done), session_id](store::StoreResult<void> result) {
+    // A session created before it could be stored does not exist in the store: deleting it is still fine.
+    if (result || result.error().code == store::StoreError::Code::NotFound) return done(std::nullopt);
+    done(store_failure("deleting the session", result.error()));
+  });
+}
+
+void StoredSessions::record_run(const std::string& session_id, const std::string& provider_session_id) {
+  m_store.sessions().add_run(session_id, provider_session_id, unix_millis_now(), [](store::StoreResult<store::RunRecord> result) {
+    if (!result) log_only("recording the agent's session id", result.error());
+  });
+}
+
+void StoredSessions::latest_run(const std::string& session_id, std::function<void(std::optional<std::string>)> done) {
+  m_store.sessions().list_runs(session_id, [done = std::move(done)](store::StoreResult<std::vector<store::RunRecord>> runs) {
+    if (!runs) {
+      log_only("reading the session's runs", runs.error());
+      return done(std::nullopt);  // the agent starts a fresh conversation rather than not at all
+    }
+    if (runs->empty() || runs->back().provider_session_id.empty()) return done(std::nullopt);
+    done(runs->back().provider_session_id);
+  });
+}
+
+void StoredSessions::save_outstanding(const std::string& session_id, const engine::OutstandingWork& work) {
+  if (work.empty()) {
+    m_store.sessions().clear_interrupted(session_id, [](store::StoreResult<void> result) {
+      if (!result) log_only("clearing the session's outstanding prompts", result.error());
+    });
+    return;
+  }
+  store::InterruptedTurn turn;
+  turn.session_id = session_id;
+  turn.turn_id = work.running ? work.running->queue_id : std::string();
+  turn.prompt_json = encode_work(work);
+  turn.interrupted_at = unix_millis_now();
+  m_store.sessions().mark_interrupted(std::move(turn), [](store::StoreResult<void> result) {
+    // NotFound: the session was deleted meanwhile, nothing is owed any more.
+    if (!result && result.error().code != store::StoreError::Code::NotFound) {
+      log_only("saving the session's outstanding prompts", result.error());
+    }
+  });
+}
+
+void StoredSessions::add_rule(const protocol::RememberedRule& rule, Done done) {
+  m_store.rules().add_rule(to_row(rule), [done = std::move(done)](store::StoreResult<store::PermissionRule> result) {
+    if (!result) return done(store_failure("saving the rule", result.error()));
+    done(std::nullopt);
+  });
+}
+
+void StoredSessions::remove_rule(const std::string& rule_id, Done done) {
+  m_store.rules().remove_rule(rule_id, [done = std::move(done)](store::StoreResult<void> result) {
+    if (result || result.error().code == store::StoreError::Code::NotFound) return done(std::nullopt);
+    done(store_failure("removing the rule", result.error()));
+  });
+}
+
+}  // namespace switchboard::daemon

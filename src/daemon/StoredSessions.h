@@ -1,0 +1,35 @@
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include "engine/SessionPersistence.h"
+#include "store/Store.h"
+
+namespace switchboard::daemon {
+
+// The engine's persistence, backed by the SQLite store: sessions, their runs, the prompts a session still owes
+// (the store's interrupted-turn row, holding the running prompt and the queue as JSON), and project/always rules.
+// Storage failures are logged here with their details; callers get a StoreFailure with a short reason.
+class StoredSessions : public engine::SessionPersistence {
+ public:
+  explicit StoredSessions(store::Store& store) : m_store(store) {}
+
+  // Reads everything the engine restores at startup. Blocking (runs the io_context until the store answered):
+  // call it before serving, when nothing else runs on the reactor.
+  static store::StoreResult<engine::PersistedState> load(boost::asio::io_context& io, store::Store& store);
+
+  void insert_session(const protocol::SessionInfo& session, Done done) override;
+  void update_session(const protocol::SessionInfo& session, Done done) override;
+  void delete_session(const std::string& session_id, Done done) override;
+  void record_run(const std::string& session_id, const std::string& provider_session_id) override;
+  void latest_run(const std::string& session_id,
+                  std::function<void(std::optional<std::string>)> done) override;
+  void save_outstanding(const std::string& session_id, const engine::OutstandingWork& work) override;
+  void add_rule(const protocol::RememberedRule& rule, Done done) override;
+  void remove_rule(const std::string& rule_id, Done done) override;
+
+ private:
+  store::Store& m_store;
+};
+
+}  // namespace switchboard::daemon

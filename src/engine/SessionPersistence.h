@@ -1,0 +1,62 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/EngineError.h"
+#include "switchboard/protocol/generated/Types.h"
+
+namespace switchboard::engine {
+
+// The prompts a session still owes the user: the one whose turn is running (its queueId is the turn id) and the
+// ones queued behind it. Saved whenever it changes and cleared when the session goes idle with an empty queue,
+// so that after a crash or restart nothing the user sent is lost: the session comes back `interrupted`.
+struct OutstandingWork {
+  std::optional<protocol::QueuedPrompt> running;
+  std::vector<protocol::QueuedPrompt> queued;
+
+  bool empty() const { return !running && queued.empty(); }
+};
+
+// Everything the engine reloads at startup.
+struct PersistedState {
+  std::vector<protocol::SessionInfo> sessions;
+  std::map<std::string, OutstandingWork> outstanding;  // by session id
+  std::vector<protocol::RememberedRule> rules;         // project and always rules (session rules die with the daemon)
+};
+
+// What the engine needs from durable storage. The engine keeps every session's metadata in memory (a few hundred
+// bytes each) and writes through this interface; it reads only at startup (PersistedState) and when a cold
+// session needs its agent's own session id to resume.
+//
+// Calls are applied in the order they are made. Callbacks run later on the io_context thread. Changes a client
+// asked for (create, rename, delete, rules) wait for `done` so a storage failure reaches that caller as
+// StoreFailure; bookkeeping the engine does on its own (state, runs, outstanding work) is fire-and-forget and
+// failures are logged by the implementation.
+class SessionPersistence {
+ public:
+  using Done = std::function<void(std::optional<EngineError>)>;
+
+  virtual ~SessionPersistence() = default;
+
+  virtual void insert_session(const protocol::SessionInfo& session, Done done) = 0;
+  virtual void update_session(const protocol::SessionInfo& session, Done done) = 0;
+  virtual void delete_session(const std::string& session_id, Done done) = 0;
+
+  // A run binds our session to the agent's own session id (what resuming needs).
+  virtual void record_run(const std::string& session_id, const std::string& provider_session_id) = 0;
+  // The provider session id of the session's newest run, if any.
+  virtual void latest_run(const std::string& session_id,
+                          std::function<void(std::optional<std::string> provider_session_id)> done) = 0;
+
+  // Replaces the session's outstanding work; an empty one clears it.
+  virtual void save_outstanding(const std::string& session_id, const OutstandingWork& work) = 0;
+
+  virtual void add_rule(const protocol::RememberedRule& rule, Done done) = 0;
+  virtual void remove_rule(const std::string& rule_id, Done done) = 0;
+};
+
+}  // namespace switchboard::engine
