@@ -9,6 +9,8 @@
 
 #include "daemon/Daemon.h"
 #include "daemon/Logging.h"
+#include "process/ExecShim.h"
+#include "process/FatalSignalCleanup.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/version.h"
 
@@ -47,6 +49,12 @@ void add_http_options(CLI::App& command, switchboard::daemon::HttpOptions& http)
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `switchboard __exec-shim ...` is how the daemon starts agents (see process/ExecShim.h): it must exec at
+  // once, before any option parsing or logging set-up.
+  if (switchboard::process::is_exec_shim_call(argc, argv)) return switchboard::process::run_exec_shim(argc, argv);
+  // A crash or exit() of the daemon SIGKILLs the agent process groups it started (process/FatalSignalCleanup.h).
+  switchboard::process::install_fatal_signal_cleanup();
+
   CLI::App app{"switchboard: hosts coding agents behind one JSON-RPC protocol"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand
