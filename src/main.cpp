@@ -2,11 +2,14 @@
 // This file only parses the command line and hands over to Daemon.
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "claude-code/ClaudeCodeAdapter.h"
 #include "daemon/Daemon.h"
 #include "daemon/Logging.h"
 #include "process/ExecShim.h"
@@ -97,6 +100,15 @@ int main(int argc, char** argv) {
     return switchboard::daemon::kExitUsage;
   }
   if (!data_dir.empty()) options.data_dir = data_dir;
+  options.agents = [](boost::asio::io_context& io) {
+    namespace claude = switchboard::adapters::claude;
+    claude::ClaudeCodeConfig config;
+    if (const char* bin = std::getenv("SWITCHBOARD_CLAUDE_BIN"); bin && *bin) config.executable = bin;
+    std::error_code error;
+    config.exec_shim = std::filesystem::read_symlink("/proc/self/exe", error);
+    config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
+    return std::vector<switchboard::adapters::AgentDescriptor>{claude::claude_code_agent(io, std::move(config))};
+  };
   if (*stdio) {
     if (stdio_http) options.http = http;
     switchboard::daemon::Daemon daemon(options);

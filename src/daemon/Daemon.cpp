@@ -11,6 +11,7 @@
 #include "daemon/CoreMethods.h"
 #include "daemon/InstanceProbe.h"
 #include "daemon/Methods.h"
+#include "process/ProcessGroupRegistry.h"
 #include "switchboard/support/RandomId.h"
 #include "switchboard/version.h"
 
@@ -31,8 +32,8 @@ std::string identity_json() {
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options)
-    // No agent adapter ships yet: the engine starts with an empty registry (the adapter issues fill it).
-    : m_options(std::move(options)), m_engine(m_io, m_bus, {}) {
+    : m_options(std::move(options)),
+      m_engine(m_io, m_bus, m_options.agents ? m_options.agents(m_io) : std::vector<adapters::AgentDescriptor>{}) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
   bind_methods(m_dispatcher, m_engine, m_history, CoreMethodsConfig{m_options.max_line_bytes});
@@ -55,6 +56,7 @@ void Daemon::on_signal(const boost::system::error_code& error, int signal) {
   if (m_signals_seen > 1 || m_shutting_down) {
     // The second signal means "now": the user already asked once and we are still here.
     spdlog::warn("second signal {}, exiting at once", signal);
+    process::ProcessGroupRegistry::the().kill_all_now();  // _exit skips every cleanup: no agent may outlive us
     ::_exit(128 + signal);
   }
   spdlog::info("signal {} received, shutting down", signal);
@@ -288,6 +290,10 @@ void Daemon::finish_shutdown() {
   // The signal handler stayed armed while we drained, so a second Ctrl-C still worked; now it can go.
   boost::system::error_code ignored;
   m_signals.cancel(ignored);
+  // Agents were asked to stop when shutdown began (idle ones have exited on EOF by now); whatever still runs,
+  // with every tool it started, is killed: nothing the daemon started outlives it. The store already holds the
+  // prompts they owed, so those sessions come back interrupted.
+  process::ProcessGroupRegistry::the().kill_all_now();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
 }

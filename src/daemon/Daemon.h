@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -45,6 +47,8 @@ struct DaemonOptions {
   // directory for its runtime file). Sessions live as long as the process.
   bool ephemeral = false;
   store::StoreOptions store;
+  // The agents this daemon can host (adapters/ builds them; the daemon knows none by name).
+  std::function<std::vector<adapters::AgentDescriptor>(boost::asio::io_context&)> agents;
 };
 
 // Exit codes of the binary.
