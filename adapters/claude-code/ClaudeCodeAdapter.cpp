@@ -64,7 +64,7 @@ class ClaudeCodeAdapter::TurnWatch : public AdapterListener {
   void on_question(std::string native_id, QuestionAsk ask) override { m_engine.on_question(std::move(native_id), std::move(ask)); }
   void on_status(AgentStatus status) override { m_engine.on_status(std::move(status)); }
   void on_turn_end(TurnResult result) override {
-    m_adapter.turn_ended();
+    m_adapter.turn_ended(result);
     m_engine.on_turn_end(std::move(result));
   }
   void on_error(std::string message, bool recoverable) override { m_engine.on_error(std::move(message), recoverable); }
@@ -208,6 +208,7 @@ void ClaudeCodeAdapter::write_prompt(const std::string& text, const std::vector<
 void ClaudeCodeAdapter::cancel() {
   if (!m_turn_running) return;
   const auto id = next_request_id("interrupt");
+  m_interrupt_sent = true;
   send_control(interrupt_request(id), id, ControlRequestKind::Interrupt);
   // The CLI answers an interrupt with the turn's result at once; one that does not is stuck and is replaced:
   // killing it ends the turn (stopped), and the next send starts a fresh process that resumes the session.
@@ -219,9 +220,16 @@ void ClaudeCodeAdapter::cancel() {
   });
 }
 
-void ClaudeCodeAdapter::turn_ended() {
+void ClaudeCodeAdapter::turn_ended(const TurnResult& result) {
   m_turn_running = false;
   m_cancel_timer.cancel();
+  if (std::exchange(m_interrupt_sent, false) && result.stop_reason == protocol::StopReason::Cancelled && m_process) {
+    // Claude Code abandons a running tool on interrupt without killing it (the Bash command runs on, in a
+    // session of its own). Cancel means the work stops: everything the CLI started goes, the CLI stays.
+    if (const auto killed = m_process->kill_started_processes(); killed > 0) {
+      spdlog::info("claude: killed {} process(es) a cancelled tool left behind", killed);
+    }
+  }
 }
 
 void ClaudeCodeAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer) {

@@ -72,7 +72,7 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   void finish_start(std::optional<AdapterError> error);
   void on_process_exit(const std::string& status);
   void write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared);
-  void turn_ended();
+  void turn_ended(const TurnResult& result);
 
   boost::asio::io_context& m_io;
   AdapterListener& m_listener;
@@ -87,6 +87,7 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   std::string m_init_request_id;
   std::uint64_t m_request_counter = 0;
   bool m_turn_running = false;
+  bool m_interrupt_sent = false;  // the running turn was interrupted by us
   bool m_stop_requested = false;
   bool m_stopped_reported = false;
   // Async work (attachment reads) holds a weak_ptr to this, so an adapter destroyed meanwhile is left alone.

@@ -56,7 +56,7 @@ void Daemon::on_signal(const boost::system::error_code& error, int signal) {
   if (m_signals_seen > 1 || m_shutting_down) {
     // The second signal means "now": the user already asked once and we are still here.
     spdlog::warn("second signal {}, exiting at once", signal);
-    process::ProcessGroupRegistry::the().kill_all_now();  // _exit skips every cleanup: no agent may outlive us
+    process::ProcessGroupRegistry::the().kill_all_and_descendants();  // _exit skips every cleanup: no agent may outlive us
     ::_exit(128 + signal);
   }
   spdlog::info("signal {} received, shutting down", signal);
@@ -293,7 +293,7 @@ void Daemon::finish_shutdown() {
   // Agents were asked to stop when shutdown began (idle ones have exited on EOF by now); whatever still runs,
   // with every tool it started, is killed: nothing the daemon started outlives it. The store already holds the
   // prompts they owed, so those sessions come back interrupted.
-  process::ProcessGroupRegistry::the().kill_all_now();
+  process::ProcessGroupRegistry::the().kill_all_and_descendants();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
 }

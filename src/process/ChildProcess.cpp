@@ -1,4 +1,5 @@
 #include "process/ChildProcess.h"
+#include "process/GroupMembers.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -223,7 +224,12 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
 
  private:
   bool send_to_group(int signal) {
-    // The negative pid addresses the group the child leads (POSIX_SPAWN_SETPGROUP with pgid 0).
+    // First what escaped the group (tools an agent started with setsid), found by parentage while the child is
+    // alive to be their ancestor; then the group the child leads (POSIX_SPAWN_SETPGROUP with pgid 0), by its
+    // negative pid.
+    if (signal == SIGTERM || signal == SIGKILL) {
+      for (const pid_t started : processes_started_by(m_pid)) ::kill(started, signal);
+    }
     if (::kill(-m_pid, signal) == 0) return true;
     if (errno != ESRCH) spdlog::warn("{}: cannot send signal {} to its group: {}", m_log_name, signal, std::strerror(errno));
     return false;
@@ -464,6 +470,15 @@ void ChildProcess::stop(StopPolicy policy, StopCallback on_stopped) {
 
 void ChildProcess::kill() { m_state->kill_now(); }
 bool ChildProcess::signal_group(int signal) { return m_state->signal_group(signal); }
+
+std::size_t ChildProcess::kill_started_processes() {
+  if (!running()) return 0;
+  std::size_t killed = 0;
+  for (const pid_t started : processes_started_by(pid())) {
+    if (::kill(started, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
 
 std::string ChildProcess::stderr_tail() const { return m_state->m_stderr.tail(); }
 

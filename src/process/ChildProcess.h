@@ -102,6 +102,10 @@ class ChildProcess {
   void kill();
   // Sends `signal` to the whole process group (e.g. SIGINT); false if the child has exited or kill() failed.
   bool signal_group(int signal);
+  // SIGKILLs every process the child started that still runs (its group and its descendants, see
+  // GroupMembers.h), but not the child: what an agent's tools left behind when it abandoned them (Claude Code
+  // leaves an interrupted Bash command running, in a session of its own). Returns how many were signalled.
+  std::size_t kill_started_processes();
 
   // The last bytes the child wrote to stderr (SpawnSpec::stderr_options.tail_bytes), for error messages.
   std::string stderr_tail() const;

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "process/GroupMembers.h"
+
 namespace switchboard::process {
 
 namespace {
@@ -52,6 +54,15 @@ std::size_t ProcessGroupRegistry::kill_all_now() const noexcept {
   }
   errno = saved_errno;
   return count;
+}
+
+std::size_t ProcessGroupRegistry::kill_all_and_descendants() const {
+  for (const auto& slot : m_groups) {
+    const pid_t pgid = slot.load();
+    if (pgid <= 1) continue;
+    for (const pid_t started : processes_started_by(pgid)) ::kill(started, SIGKILL);
+  }
+  return kill_all_now();
 }
 
 }  // namespace switchboard::process

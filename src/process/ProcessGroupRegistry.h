@@ -39,6 +39,9 @@ class ProcessGroupRegistry {
   // SIGKILLs every registered group; the entries stay (the leaders are still to be reaped by their owners).
   // Async-signal-safe and errno-preserving. Returns how many groups were signalled.
   std::size_t kill_all_now() const noexcept;
+  // The same, first killing what each group's leader started outside its group (tools in sessions of their own,
+  // found by parentage in /proc). Not async-signal-safe: for the daemon's orderly shutdown.
+  std::size_t kill_all_and_descendants() const;
 
  private:
   static_assert(std::atomic<pid_t>::is_always_lock_free, "kill_all_now must be async-signal-safe");

@@ -23,11 +23,22 @@ namespace switchboard::testing {
 // data and never contend for one lock.
 class SpawnedDaemon {
  public:
-  SpawnedDaemon(std::vector<std::string> args, int stdin_fd, int stdout_fd, int stderr_fd) {
+  // `extra_env`: "NAME=value" entries added to (or replacing in) the test's own environment.
+  SpawnedDaemon(std::vector<std::string> args, int stdin_fd, int stdout_fd, int stderr_fd,
+                const std::vector<std::string>& extra_env = {}) {
     std::vector<std::string> env_strings;
+    const auto overridden = [&](std::string_view entry) {
+      if (entry.rfind("SWITCHBOARD_DATA_DIR=", 0) == 0) return true;
+      for (const auto& extra : extra_env) {
+        const auto name = extra.substr(0, extra.find('=') + 1);
+        if (entry.rfind(name, 0) == 0) return true;
+      }
+      return false;
+    };
     for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string_view(*e).rfind("SWITCHBOARD_DATA_DIR=", 0) != 0) env_strings.emplace_back(*e);
+      if (!overridden(*e)) env_strings.emplace_back(*e);
     }
+    for (const auto& extra : extra_env) env_strings.push_back(extra);
     bool has_data_dir = false;
     for (const auto& arg : args) has_data_dir = has_data_dir || arg == "--data-dir";
     if (!has_data_dir) {

@@ -240,6 +240,31 @@ TEST_CASE("child process: grandchildren die with the process group", "[process]"
   }
 }
 
+TEST_CASE("child process: what the child started in a session of its own is found and killed too", "[process]") {
+  // Agents start tools detached (setsid), out of their process group: the group kill alone misses them.
+  boost::asio::io_context io{1};
+  auto record = std::make_shared<ProcessRecord>();
+  SECTION("on demand while the child runs on") {
+    auto child = spawn_ok(io, shell("setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; exec cat"), record);
+    REQUIRE(run_until(io, [&] { return !record->lines.empty(); }));
+    const pid_t detached = std::stoi(record->lines.front());
+    CHECK_FALSE(process_gone(detached));
+    CHECK(child->kill_started_processes() >= 1);
+    CHECK(wait_process_gone(detached));
+    CHECK(child->running());  // the child itself stays
+    child->close_stdin();
+    REQUIRE(run_until(io, [&] { return child->finished(); }));
+  }
+  SECTION("when the child is killed") {
+    auto child = spawn_ok(io, shell("setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; exec cat"), record);
+    REQUIRE(run_until(io, [&] { return !record->lines.empty(); }));
+    const pid_t detached = std::stoi(record->lines.front());
+    child->kill();
+    REQUIRE(run_until(io, [&] { return child->finished(); }));
+    CHECK(wait_process_gone(detached));
+  }
+}
+
 TEST_CASE("child process: only fds 0 to 2 are inherited", "[process]") {
   boost::asio::io_context io{1};
   // What Asio and careless code leave open without close-on-exec: a plain fd, a socket, a listening acceptor.
