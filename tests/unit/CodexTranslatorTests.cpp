@@ -263,24 +263,31 @@ TEST_CASE("Codex translator survives malformed and unknown lines", "[codex]") {
 }
 
 TEST_CASE("Codex translator never throws on recorded lines with values of another type or cut short", "[codex]") {
+  // One translator for everything (its malformed-line warnings quiet down after the first few); a turn is open
+  // so that turn-scoped handlers run too.
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
   const std::vector<nlohmann::json> replacements{nullptr, 7, -1.5, "s", true, nlohmann::json::array(), nlohmann::json::object()};
+  std::size_t fed = 0;
   for (const auto* name : {"text.ndjson", "command.ndjson", "approval.ndjson", "patch.ndjson", "interrupt.ndjson", "api_error.ndjson"}) {
     for (const auto& line : testing::codex_fixture_lines(name)) {
+      // Thread responses are hundreds of values the translator only passes on; mutating each costs seconds.
+      if (line.size() > 4096) continue;
       const auto original = nlohmann::json::parse(line);
-      const auto flat = original.flatten();
-      for (const auto& [pointer, value] : flat.items()) {
+      const auto flat = original.flatten();  // kept alive: items() refers to it
+      for (const auto& entry : flat.items()) {
+        const nlohmann::json::json_pointer pointer(entry.key());
         for (const auto& replacement : replacements) {
-          auto changed = flat;
+          auto changed = original;
           changed[pointer] = replacement;
-          Harness h;
-          h.translator.expect_response(3, RequestKind::TurnStart);
-          CHECK_NOTHROW(h.feed(changed.unflatten()));
+          REQUIRE_NOTHROW(h.feed(changed));
+          ++fed;
         }
       }
-      Harness h;
-      CHECK_NOTHROW(h.translator.feed_line(line.substr(0, line.size() / 2)));
+      for (std::size_t cut = 1; cut < line.size(); cut += 1 + line.size() / 8) REQUIRE_NOTHROW(h.translator.feed_line(line.substr(0, cut)));
     }
   }
+  CHECK(fed > 1000);
 }
 
 TEST_CASE("Codex requests the adapter cannot answer go to the control sink", "[codex]") {
