@@ -477,9 +477,35 @@ def scenario_api_error(exe, scratch):
         mock.stop()
 
 
+def scenario_escalate(exe, scratch):
+    """Policy on-request + workspace-write: the model asks to run outside the sandbox (`sandbox_permissions:
+    require_escalated` with a justification); the approval request carries the justification as `reason`."""
+    target = os.path.join(scratch, "outside", "escalated.txt")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    mock = Mock(scratch, {"turns": [
+        {"exec": f"touch {target} && echo ok", "escalate": True, "justification": "needs to write outside the workspace"},
+        {"match": {"last_input_is_tool_output": True}, "text": "Escalated."}]})
+    codex = Codex(exe, scratch, mock)
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="on-request", sandbox="workspace-write")
+        codex.turn(thread, "write outside")
+        ask = codex.wait_method("item/commandExecution/requestApproval")
+        check(ask["params"].get("reason") == "needs to write outside the workspace", f"ask {ask}")
+        codex.answer(ask, "accept")
+        turn = codex.wait_turn_completed()
+        check(turn["status"] == "completed", f"turn {turn}")
+        check(os.path.exists(target), "the escalated command did not run")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"reason": ask["params"]["reason"], "available": ask["params"].get("availableDecisions")}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
 SCENARIOS = {
     "text": scenario_text, "command": scenario_command, "approval": scenario_approval,
-    "accept_for_session": scenario_accept_for_session, "patch": scenario_patch, "interrupt": scenario_interrupt,
+    "accept_for_session": scenario_accept_for_session, "escalate": scenario_escalate, "patch": scenario_patch, "interrupt": scenario_interrupt,
     "resume": scenario_resume, "api_error": scenario_api_error,
 }
 

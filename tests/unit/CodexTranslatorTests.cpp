@@ -420,3 +420,16 @@ TEST_CASE("Codex retried errors and compaction are statuses", "[codex]") {
                             "turn_end error error=\"Unauthorized\"",
                         });
 }
+
+TEST_CASE("Codex escalation request carries the model's justification as the reason", "[codex]") {
+  Harness h;
+  replay(h, "escalate");
+  check_clean(h);
+  REQUIRE(h.sink.permissions.size() == 1);
+  const auto& ask = h.sink.permissions[0].second;
+  CHECK(ask.subject == "touch <scratch>/outside/escalated.txt && echo ok");
+  CHECK(ask.description == "Run: touch <scratch>/outside/escalated.txt && echo ok — needs to write outside the workspace");
+  CHECK(ask.reason == "needs to write outside the workspace");
+  CHECK(ask.input["reason"] == "needs to write outside the workspace");
+  CHECK(h.sink.lines.back().rfind("turn_end end_turn \"Escalated.\"", 0) == 0);
+}
