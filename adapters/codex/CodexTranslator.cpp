@@ -257,7 +257,6 @@ void CodexTranslator::adopt_thread(const nlohmann::json& result) {
   const auto* thread = native::object_at(result, "thread");
   const std::string id = thread != nullptr ? native::string_or_empty(*thread, "id") : std::string();
   if (id.empty()) return malformed("thread response without thread.id", result);
-  if (auto cwd = native::string_at(result, "cwd")) m_cwd = *cwd;
   if (id == m_thread_id) return;
   m_thread_id = id;
   m_events.on_provider_session(id);

@@ -81,7 +81,6 @@ class CodexTranslator {
   TranslatorStats m_stats;
 
   std::string m_thread_id;
-  std::string m_cwd;
   std::map<std::int64_t, RequestKind> m_sent;
   std::map<std::string, ApprovalRequest> m_approvals;  // by native id
   std::map<std::string, nlohmann::json> m_file_changes;  // fileChange item id → its changes (for the approval)
