@@ -55,6 +55,7 @@ class ClaudeCodeAdapter::TurnWatch : public AdapterListener {
   void on_tool_started(std::string id, std::string tool, nlohmann::json input, std::optional<std::string> parent) override {
     m_engine.on_tool_started(std::move(id), std::move(tool), std::move(input), std::move(parent));
   }
+  void on_tool_output(const std::string& id, std::string text) override { m_engine.on_tool_output(id, std::move(text)); }
   void on_tool_completed(std::string id, std::string output, bool is_error) override {
     m_engine.on_tool_completed(std::move(id), std::move(output), is_error);
   }

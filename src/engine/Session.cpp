@@ -500,6 +500,10 @@ void Session::on_tool_started(std::string tool_call_id, std::string tool, nlohma
                                      std::move(input), std::move(parent_tool_call_id)});
 }
 
+void Session::on_tool_output(const std::string& tool_call_id, std::string text) {
+  publish(protocol::ToolOutputEvent{m_turn ? m_turn->turn_id : std::string(), tool_call_id, std::move(text)});
+}
+
 void Session::on_tool_completed(std::string tool_call_id, std::string output, bool is_error) {
   publish(protocol::ToolCompletedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(tool_call_id), std::move(output), is_error});
 }

@@ -69,6 +69,7 @@ class Session : public adapters::AdapterListener {
                   std::optional<std::string> parent_tool_call_id) override;
   void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
                        std::optional<std::string> parent_tool_call_id) override;
+  void on_tool_output(const std::string& tool_call_id, std::string text) override;
   void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) override;
   void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override;
   void on_question(std::string native_id, adapters::QuestionAsk ask) override;

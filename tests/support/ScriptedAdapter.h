@@ -24,6 +24,7 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   struct Delta { std::string text; };
   struct Message { std::string text; std::optional<std::string> parent{}; };  // parent: a sub-agent's message
   struct Tool { std::string id; std::string name; std::string output; };
+  struct ToolOutput { std::string id; std::string text; };  // a streamed piece of a running tool's output
   struct Ask { std::string tool; std::string subject; };
   struct AskQuestion { std::string question; };
   struct Hold {};
@@ -31,7 +32,7 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   struct Status { adapters::AgentStatus status; };
   struct Die { std::string reason; };    // the process is gone
   struct End { protocol::StopReason reason = protocol::StopReason::EndTurn; };
-  using Step = std::variant<Delta, Message, Tool, Ask, AskQuestion, Hold, Fail, Status, Die, End>;
+  using Step = std::variant<Delta, Message, Tool, ToolOutput, Ask, AskQuestion, Hold, Fail, Status, Die, End>;
   using Script = std::vector<Step>;
 
   // Shared between the test and the adapter instances the engine creates.
@@ -129,6 +130,8 @@ class ScriptedAdapter : public adapters::AgentAdapter {
       else if (const auto* tool = std::get_if<Tool>(&step)) {
         m_listener.on_tool_started(tool->id, tool->name, nlohmann::json{{"command", tool->name}}, std::nullopt);
         m_listener.on_tool_completed(tool->id, tool->output, false);
+      } else if (const auto* output = std::get_if<ToolOutput>(&step)) {
+        m_listener.on_tool_output(output->id, output->text);
       } else if (const auto* ask = std::get_if<Ask>(&step)) {
         adapters::PermissionAsk permission;
         permission.tool = ask->tool;

@@ -163,6 +163,24 @@ TEST_CASE("engine: agent status and sub-agent messages are published with the tu
   CHECK(messages[1].parent_tool_call_id == std::optional<std::string>("toolu_task"));
 }
 
+TEST_CASE("engine: streamed tool output is published as tool.output between the tool's start and end", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::ToolOutput{"tool-1", "a\n"}, ScriptedAdapter::ToolOutput{"tool-1", "b\n"},
+                              ScriptedAdapter::Tool{"tool-1", "ls", "a\nb\n"}, ScriptedAdapter::End{}});
+  f.events.clear();
+  const auto reply = f.send(session, "hi");
+  f.settle();
+  CHECK(result_of(reply).stop_reason == p::StopReason::EndTurn);
+  CHECK(f.types() == std::vector<std::string>{"session.state:running", "turn.started", "tool.output", "tool.output",
+                                              "tool.started", "tool.completed", "turn.stopped", "session.state:idle"});
+  const auto outputs = f.all<p::ToolOutputEvent>();
+  REQUIRE(outputs.size() == 2);
+  CHECK(outputs[0].turn_id == f.all<p::TurnStartedEvent>().at(0).turn_id);
+  CHECK(outputs[0].tool_call_id == "tool-1");
+  CHECK(outputs[1].text == "b\n");
+}
+
 TEST_CASE("engine: the session reports running before send's reply (wait false)", "[engine]") {
   EngineFixture f;
   const auto session = f.create();

@@ -101,6 +101,13 @@ class AdapterListener {
                           std::optional<std::string> parent_tool_call_id = std::nullopt) = 0;
   virtual void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
                                std::optional<std::string> parent_tool_call_id) = 0;
+  // A streamed piece of a running tool's output (a shell command's stdout/stderr as it comes), before the
+  // tool's on_tool_completed, which carries the whole output again. Agents that report output only at the end
+  // never call it, so it has a default.
+  virtual void on_tool_output(const std::string& tool_call_id, std::string text) {
+    static_cast<void>(tool_call_id);
+    static_cast<void>(text);
+  }
   virtual void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) = 0;
   // `native_id` is the adapter's own handle for the request; the engine answers with it.
   virtual void on_permission_request(std::string native_id, PermissionAsk ask) = 0;

@@ -2014,6 +2014,27 @@ void encode(json::JsonWriter& writer, const ToolCompletedEvent& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, ToolOutputEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "text"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
+  if (!json::decode_required(json, "text", out.text, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const ToolOutputEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"turnId\":");
+  encode(writer, value.turn_id);
+  writer.key_raw("\"toolCallId\":");
+  encode(writer, value.tool_call_id);
+  writer.key_raw("\"text\":");
+  encode(writer, value.text);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "tool", "input", "parentToolCallId"};

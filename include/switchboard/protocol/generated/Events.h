@@ -33,6 +33,7 @@ enum class EventKind : std::uint16_t {
   SessionState,
   SessionUpdated,
   ToolCompleted,
+  ToolOutput,
   ToolStarted,
   TurnQueued,
   TurnStarted,
@@ -40,7 +41,7 @@ enum class EventKind : std::uint16_t {
 };
 
 // The payload of every event; a type that is not listed here cannot be published.
-using EventPayload = std::variant<AgentErrorEvent, AgentStatusEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
+using EventPayload = std::variant<AgentErrorEvent, AgentStatusEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolOutputEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
 
 struct EventInfo {
   std::string_view type;
@@ -48,7 +49,7 @@ struct EventInfo {
   bool internal;  // never leaves the daemon: the bridge drops it
 };
 
-inline constexpr std::array<EventInfo, 22> kEvents = {{
+inline constexpr std::array<EventInfo, 23> kEvents = {{
     {"agent.error", EventScope::Session, false},
     {"agent.status", EventScope::Session, false},
     {"client.attached", EventScope::Global, true},
@@ -67,6 +68,7 @@ inline constexpr std::array<EventInfo, 22> kEvents = {{
     {"session.state", EventScope::Session, false},
     {"session.updated", EventScope::Session, false},
     {"tool.completed", EventScope::Session, false},
+    {"tool.output", EventScope::Session, false},
     {"tool.started", EventScope::Session, false},
     {"turn.queued", EventScope::Session, false},
     {"turn.started", EventScope::Session, false},

@@ -677,6 +677,14 @@ struct ToolCompletedEvent {
 bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ToolCompletedEvent& value);
 
+struct ToolOutputEvent {
+  std::string turn_id;
+  std::string tool_call_id;
+  std::string text;
+};
+bool decode(const nlohmann::json& json, ToolOutputEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const ToolOutputEvent& value);
+
 struct ToolStartedEvent {
   std::string turn_id;
   std::string tool_call_id;
