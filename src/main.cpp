@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudeCodeAdapter.h"
+#include "codex/CodexAdapter.h"
 #include "daemon/Daemon.h"
 #include "daemon/Logging.h"
 #include "process/ExecShim.h"
@@ -100,14 +101,24 @@ int main(int argc, char** argv) {
     return switchboard::daemon::kExitUsage;
   }
   if (!data_dir.empty()) options.data_dir = data_dir;
-  options.agents = [](boost::asio::io_context& io) {
+  // The agents this binary hosts. Each adapter finds its CLI and provider from the environment (see
+  // docs/agents/*.md); the daemon itself knows them only as descriptors.
+  options.agents = [data_dir](boost::asio::io_context& io) {
     namespace claude = switchboard::adapters::claude;
-    claude::ClaudeCodeConfig config;
-    if (const char* bin = std::getenv("SWITCHBOARD_CLAUDE_BIN"); bin && *bin) config.executable = bin;
+    namespace codex = switchboard::adapters::codex;
     std::error_code error;
-    config.exec_shim = std::filesystem::read_symlink("/proc/self/exe", error);
-    config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
-    return std::vector<switchboard::adapters::AgentDescriptor>{claude::claude_code_agent(io, std::move(config))};
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    claude::ClaudeCodeConfig claude_config;
+    if (const char* bin = std::getenv("SWITCHBOARD_CLAUDE_BIN"); bin && *bin) claude_config.executable = bin;
+    claude_config.exec_shim = self;
+    claude_config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
+    const auto state_dir = data_dir.empty() ? switchboard::daemon::DataDirectory::default_path() : std::filesystem::path(data_dir);
+    auto codex_config = codex::codex_config_from_environment(state_dir / "codex-home");
+    codex_config.exec_shim = self;
+    std::vector<switchboard::adapters::AgentDescriptor> agents;
+    agents.push_back(claude::claude_code_agent(io, std::move(claude_config)));
+    agents.push_back(codex::codex_agent(io, std::move(codex_config)));
+    return agents;
   };
   if (*stdio) {
     if (stdio_http) options.http = http;
