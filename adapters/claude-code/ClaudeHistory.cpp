@@ -149,7 +149,7 @@ class HistoryReplay {
  public:
   explicit HistoryReplay(HistorySink& sink) : m_sink(sink) {}
 
-  void line(const nlohmann::json& line, HistoryReadStats& stats) {
+  void line(const nlohmann::json& line, HistoryFileStats& stats) {
     if (auto session = native::string_at(line, "sessionId"); session && !session->empty() && !m_session_reported) {
       m_session_reported = true;
       m_sink.on_provider_session(*session);
@@ -163,7 +163,7 @@ class HistoryReplay {
   void finish() { close_turn(); }
 
  private:
-  void user(const nlohmann::json& line, HistoryReadStats& stats) {
+  void user(const nlohmann::json& line, HistoryFileStats& stats) {
     UserLine user = classify_user_line(line);
     switch (user.kind) {
       case UserLineKind::Prompt: {
@@ -185,7 +185,7 @@ class HistoryReplay {
     }
   }
 
-  void assistant(const nlohmann::json& line, HistoryReadStats& stats) {
+  void assistant(const nlohmann::json& line, HistoryFileStats& stats) {
     const auto* message = native::object_at(line, "message");
     if (message == nullptr) {
       ++stats.malformed;
@@ -332,8 +332,8 @@ HistoryListing list_history(const fs::path& config_dir, std::string_view cwd) {
   return listing;
 }
 
-HistoryReadStats read_history(const fs::path& file, HistorySink& sink) {
-  HistoryReadStats stats;
+HistoryFileStats read_history(const fs::path& file, HistorySink& sink) {
+  HistoryFileStats stats;
   HistoryReplay replay(sink);
   std::size_t unparsable = 0;
   stats.opened = for_each_line(file, unparsable, [&](const nlohmann::json& line) {

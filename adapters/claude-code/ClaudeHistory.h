@@ -49,14 +49,12 @@ struct HistoryListing {
 // The CLI's sessions for `cwd`. Sub-agent transcripts (agent-*.jsonl) are not sessions and are left out.
 HistoryListing list_history(const std::filesystem::path& config_dir, std::string_view cwd);
 
-// What a history sink hears besides the live events: the user's prompts, each opening a turn. The turn's activity
-// follows through the AdapterListener callbacks and on_turn_end() closes it (at the next prompt, or at the end).
-class HistorySink : public AdapterListener {
- public:
-  virtual void on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) = 0;
-};
+// What a history sink hears besides the live events (the agent-agnostic interface of AgentAdapter.h): the user's
+// prompts, each opening a turn; the turn's activity follows through the AdapterListener callbacks and
+// on_turn_end() closes it (at the next prompt, or at the end).
+using HistorySink = adapters::HistorySink;
 
-struct HistoryReadStats {
+struct HistoryFileStats {
   bool opened = false;
   std::size_t lines = 0;
   std::size_t malformed = 0;
@@ -67,6 +65,6 @@ struct HistoryReadStats {
 // assistant's messages and tool calls, tool results, and on_turn_end (stop reason from the last assistant
 // message, cancelled if the user interrupted it, error for an API error; usage summed; no cost, which the files
 // do not record).
-HistoryReadStats read_history(const std::filesystem::path& file, HistorySink& sink);
+HistoryFileStats read_history(const std::filesystem::path& file, HistorySink& sink);
 
 }  // namespace switchboard::adapters::claude

@@ -47,6 +47,9 @@ class Session : public adapters::AdapterListener {
   // newest run's provider session id is looked up when the agent is next started, so it resumes.
   void restore(const std::optional<OutstandingWork>& work);
   std::optional<protocol::QueuedPrompt> interrupted_prompt() const { return m_interrupted; }
+  // For an imported session: the agent's own session it continues (already stored as a run), so the first start
+  // resumes it.
+  void bind_provider_session(std::string provider_session_id) { m_provider_session_id = std::move(provider_session_id); }
 
   std::vector<protocol::QueuedPrompt> queue() const;
   std::vector<protocol::PermissionRequest> open_permissions() const;

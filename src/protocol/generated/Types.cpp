@@ -728,6 +728,93 @@ void encode(json::JsonWriter& writer, const SessionSendResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, HistorySession& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"providerSessionId", "title", "cwd", "createdAt", "updatedAt", "promptCount", "path"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (!json::decode_required(json, "title", out.title, context)) return false;
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (!json::decode_optional(json, "createdAt", out.created_at, context)) return false;
+  if (!json::decode_required(json, "updatedAt", out.updated_at, context)) return false;
+  if (!json::decode_optional(json, "promptCount", out.prompt_count, context)) return false;
+  if (out.prompt_count.has_value() && (*out.prompt_count) < 0) return context.fail_at("promptCount", "integer >= 0", json.at("promptCount"));
+  if (!json::decode_optional(json, "path", out.path, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistorySession& value) {
+  writer.begin_object();
+  writer.key_raw("\"providerSessionId\":");
+  encode(writer, value.provider_session_id);
+  writer.key_raw("\"title\":");
+  encode(writer, value.title);
+  writer.key_raw("\"cwd\":");
+  encode(writer, value.cwd);
+  if (value.created_at) {
+    writer.key_raw("\"createdAt\":");
+    encode(writer, *value.created_at);
+  }
+  writer.key_raw("\"updatedAt\":");
+  encode(writer, value.updated_at);
+  if (value.prompt_count) {
+    writer.key_raw("\"promptCount\":");
+    encode(writer, *value.prompt_count);
+  }
+  if (value.path) {
+    writer.key_raw("\"path\":");
+    encode(writer, *value.path);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(HistoryEventType value) {
+  switch (value) {
+    case HistoryEventType::TurnStarted: return "turn.started";
+    case HistoryEventType::MessageCompleted: return "message.completed";
+    case HistoryEventType::ToolStarted: return "tool.started";
+    case HistoryEventType::ToolCompleted: return "tool.completed";
+    case HistoryEventType::TurnStopped: return "turn.stopped";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, HistoryEventType& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\"", json);
+  if (*text == "turn.started") { out = HistoryEventType::TurnStarted; return true; }
+  if (*text == "message.completed") { out = HistoryEventType::MessageCompleted; return true; }
+  if (*text == "tool.started") { out = HistoryEventType::ToolStarted; return true; }
+  if (*text == "tool.completed") { out = HistoryEventType::ToolCompleted; return true; }
+  if (*text == "turn.stopped") { out = HistoryEventType::TurnStopped; return true; }
+  return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\"", json);
+}
+
+void encode(json::JsonWriter& writer, HistoryEventType value) { writer.string(to_string(value)); }
+
+bool decode(const nlohmann::json& json, HistoryEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"type", "ts", "data"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "type", out.type, context)) return false;
+  if (!json::decode_optional(json, "ts", out.ts, context)) return false;
+  if (!json::decode_required(json, "data", out.data, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryEvent& value) {
+  writer.begin_object();
+  writer.key_raw("\"type\":");
+  encode(writer, value.type);
+  if (value.ts) {
+    writer.key_raw("\"ts\":");
+    encode(writer, *value.ts);
+  }
+  writer.key_raw("\"data\":");
+  encode(writer, value.data);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   (void)out;  // no fields to fill
@@ -753,6 +840,96 @@ void encode(json::JsonWriter& writer, const AgentsListResult& value) {
   writer.begin_object();
   writer.key_raw("\"agents\":");
   encode(writer, value.agents);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryListParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (json::utf8_length(out.cwd) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryListParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"agent\":");
+  encode(writer, value.agent);
+  writer.key_raw("\"cwd\":");
+  encode(writer, value.cwd);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryListResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessions", "skippedFiles", "skippedLines"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessions", out.sessions, context)) return false;
+  if (!json::decode_required(json, "skippedFiles", out.skipped_files, context)) return false;
+  if (out.skipped_files < 0) return context.fail_at("skippedFiles", "integer >= 0", json.at("skippedFiles"));
+  if (!json::decode_required(json, "skippedLines", out.skipped_lines, context)) return false;
+  if (out.skipped_lines < 0) return context.fail_at("skippedLines", "integer >= 0", json.at("skippedLines"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryListResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"sessions\":");
+  encode(writer, value.sessions);
+  writer.key_raw("\"skippedFiles\":");
+  encode(writer, value.skipped_files);
+  writer.key_raw("\"skippedLines\":");
+  encode(writer, value.skipped_lines);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryReadParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "providerSessionId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (json::utf8_length(out.cwd) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (json::utf8_length(out.provider_session_id) < 1) return context.fail_at("providerSessionId", "non-empty string", json.at("providerSessionId"));
+  if (json::utf8_length(out.provider_session_id) > 200) return context.fail_at("providerSessionId", "string of at most 200 characters", json.at("providerSessionId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryReadParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"agent\":");
+  encode(writer, value.agent);
+  writer.key_raw("\"cwd\":");
+  encode(writer, value.cwd);
+  writer.key_raw("\"providerSessionId\":");
+  encode(writer, value.provider_session_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryReadResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"providerSessionId", "events", "skippedLines"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (!json::decode_required(json, "events", out.events, context)) return false;
+  if (!json::decode_required(json, "skippedLines", out.skipped_lines, context)) return false;
+  if (out.skipped_lines < 0) return context.fail_at("skippedLines", "integer >= 0", json.at("skippedLines"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryReadResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"providerSessionId\":");
+  encode(writer, value.provider_session_id);
+  writer.key_raw("\"events\":");
+  encode(writer, value.events);
+  writer.key_raw("\"skippedLines\":");
+  encode(writer, value.skipped_lines);
   writer.end_object();
 }
 
@@ -1262,6 +1439,62 @@ bool decode(const nlohmann::json& json, SessionGetResult& out, json::DecodeConte
 }
 
 void encode(json::JsonWriter& writer, const SessionGetResult& value) {
+  writer.begin_object();
+  writer.key_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionImportParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "providerSessionId", "title", "model", "mode"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (json::utf8_length(out.cwd) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (json::utf8_length(out.provider_session_id) < 1) return context.fail_at("providerSessionId", "non-empty string", json.at("providerSessionId"));
+  if (json::utf8_length(out.provider_session_id) > 200) return context.fail_at("providerSessionId", "string of at most 200 characters", json.at("providerSessionId"));
+  if (!json::decode_optional(json, "title", out.title, context)) return false;
+  if (out.title.has_value() && json::utf8_length((*out.title)) > 500) return context.fail_at("title", "string of at most 500 characters", json.at("title"));
+  if (!json::decode_optional(json, "model", out.model, context)) return false;
+  if (!json::decode_optional(json, "mode", out.mode, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionImportParams& value) {
+  writer.begin_object();
+  writer.key_raw("\"agent\":");
+  encode(writer, value.agent);
+  writer.key_raw("\"cwd\":");
+  encode(writer, value.cwd);
+  writer.key_raw("\"providerSessionId\":");
+  encode(writer, value.provider_session_id);
+  if (value.title) {
+    writer.key_raw("\"title\":");
+    encode(writer, *value.title);
+  }
+  if (value.model) {
+    writer.key_raw("\"model\":");
+    encode(writer, *value.model);
+  }
+  if (value.mode) {
+    writer.key_raw("\"mode\":");
+    encode(writer, *value.mode);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionImportResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionImportResult& value) {
   writer.begin_object();
   writer.key_raw("\"session\":");
   encode(writer, value.session);

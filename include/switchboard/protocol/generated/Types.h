@@ -241,6 +241,33 @@ struct SessionSendResult {
 bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionSendResult& value);
 
+// One of an agent's own sessions, found in its local history files (not a session of ours until imported).
+struct HistorySession {
+  std::string provider_session_id;  // The agent's own id for the session: what history.read and session.import take.
+  std::string title;  // The agent's title for it, else its first prompt (shortened); may be empty.
+  std::string cwd;  // The working directory the agent recorded.
+  std::optional<std::int64_t> created_at{};  // Unix epoch milliseconds of its first recorded line, when the history records times.
+  std::int64_t updated_at{};  // Unix epoch milliseconds of its last change (the history file's modification time).
+  std::optional<std::int64_t> prompt_count{};  // How many prompts the user sent in it.
+  std::optional<std::string> path{};  // The history file, for the curious; clients need not read it.
+};
+bool decode(const nlohmann::json& json, HistorySession& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistorySession& value);
+
+enum class HistoryEventType : std::uint8_t { TurnStarted, MessageCompleted, ToolStarted, ToolCompleted, TurnStopped };
+std::string_view to_string(HistoryEventType value);
+bool decode(const nlohmann::json& json, HistoryEventType& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, HistoryEventType value);
+
+// One normalized event replayed from an agent's own history: the same type and data as the live event of that type, without seq or sessionId (it was never on the wire). Turn ids are derived from the history (stable across reads).
+struct HistoryEvent {
+  HistoryEventType type{};  // The event type; data follows that event's schema.
+  std::optional<std::int64_t> ts{};  // Unix epoch milliseconds, when the history records the time (prompts).
+  nlohmann::json data;  // The payload, as the live event of this type carries it.
+};
+bool decode(const nlohmann::json& json, HistoryEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryEvent& value);
+
 struct AgentsListParams {
 };
 bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context);
@@ -251,6 +278,37 @@ struct AgentsListResult {
 };
 bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentsListResult& value);
+
+struct HistoryListParams {
+  std::string agent;
+  std::string cwd;  // An absolute path: the working directory whose sessions the agent filed.
+};
+bool decode(const nlohmann::json& json, HistoryListParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryListParams& value);
+
+struct HistoryListResult {
+  std::vector<HistorySession> sessions;
+  std::int64_t skipped_files{};  // History files that could not be read or hold no conversation.
+  std::int64_t skipped_lines{};  // Malformed lines skipped while reading (never fatal).
+};
+bool decode(const nlohmann::json& json, HistoryListResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryListResult& value);
+
+struct HistoryReadParams {
+  std::string agent;
+  std::string cwd;  // An absolute path: the working directory whose sessions the agent filed.
+  std::string provider_session_id;  // A providerSessionId from history.list.
+};
+bool decode(const nlohmann::json& json, HistoryReadParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryReadParams& value);
+
+struct HistoryReadResult {
+  std::string provider_session_id;
+  std::vector<HistoryEvent> events;
+  std::int64_t skipped_lines{};  // Malformed lines skipped while reading (never fatal).
+};
+bool decode(const nlohmann::json& json, HistoryReadResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryReadResult& value);
 
 struct InitializeParams {
   std::int64_t protocol_version{};
@@ -432,6 +490,23 @@ struct SessionGetResult {
 };
 bool decode(const nlohmann::json& json, SessionGetResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionGetResult& value);
+
+struct SessionImportParams {
+  std::string agent;
+  std::string cwd;  // The working directory the session was filed under; it must exist.
+  std::string provider_session_id;  // A providerSessionId from history.list.
+  std::optional<std::string> title{};  // Default: the agent's title for it.
+  std::optional<std::string> model{};
+  std::optional<std::string> mode{};
+};
+bool decode(const nlohmann::json& json, SessionImportParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionImportParams& value);
+
+struct SessionImportResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionImportResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionImportResult& value);
 
 struct SessionListParams {
   std::optional<std::string> agent{};
