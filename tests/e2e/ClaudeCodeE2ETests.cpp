@@ -97,6 +97,21 @@ std::vector<pid_t> processes_matching(const std::string& needle) {
   return found;
 }
 
+// Pids of live processes whose working directory is `dir` (agent CLIs and their tools run there).
+std::vector<pid_t> processes_working_in(const fs::path& dir) {
+  std::vector<pid_t> found;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return found;
+  while (auto* entry = ::readdir(proc)) {
+    const std::string name = entry->d_name;
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code error;
+    if (fs::read_symlink("/proc/" + name + "/cwd", error) == dir) found.push_back(std::stoi(name));
+  }
+  ::closedir(proc);
+  return found;
+}
+
 template <class Predicate>
 bool eventually(Predicate predicate, std::chrono::seconds limit = std::chrono::seconds(30)) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -147,6 +162,8 @@ struct ClaudeWorld {
     client->close_stdin();
     REQUIRE(client->daemon().wait(std::chrono::seconds(30)) == 0);
     client.reset();
+    // No orphans: nothing the daemon started (the CLI, its tools) outlives it.
+    CHECK(eventually([&] { return processes_working_in(work).empty(); }, std::chrono::seconds(10)));
     start_daemon();
   }
 
@@ -394,4 +411,56 @@ TEST_CASE("claude e2e: a CLI killed mid-turn gives error then stopped and the da
   const auto again = world.client->call("session.send", {{"sessionId", id}, {"text", "come back"}});
   INFO(again.dump());
   CHECK(again["result"]["text"] == "Back again.");
+}
+
+TEST_CASE("claude e2e: a conversation from the CLI's own history is listed and imported and resumed", "[e2e][claude]") {
+  ClaudeWorld world(Json::array({Json{{"text", "Noted: the colour is teal."}},
+                                 Json{{"match", {{"any_user_text_contains", "the colour is teal"}}}, {"text", "It was teal."}}}));
+  if (claude_missing(world.binary)) return;
+  world.start_daemon();
+  // A conversation the CLI recorded in its history (made here through a first session of ours).
+  const auto first = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", first}, {"text", "remember: the colour is teal"}})["result"]["text"] ==
+          "Noted: the colour is teal.");
+  const auto listed = world.client->call("history.list", {{"agent", "claude"}, {"cwd", world.work.string()}});
+  INFO(listed.dump());
+  REQUIRE(listed.contains("result"));
+  REQUIRE(listed["result"]["sessions"].size() == 1);
+  const std::string provider_id = listed["result"]["sessions"][0]["providerSessionId"];
+  // The CLI appends the assistant's line to its history file a moment after it reports the turn's result.
+  Json read;
+  CHECK(eventually([&] {
+    read = world.client->call("history.read", {{"agent", "claude"}, {"cwd", world.work.string()}, {"providerSessionId", provider_id}});
+    return read.contains("result") && read["result"]["events"].dump().find("Noted: the colour is teal.") != std::string::npos;
+  }, std::chrono::seconds(15)));
+  INFO(read.dump());
+  CHECK(read["result"]["skippedLines"] == 0);
+
+  const auto imported = world.client->call("session.import", {{"agent", "claude"}, {"cwd", world.work.string()}, {"providerSessionId", provider_id}});
+  INFO(imported.dump());
+  REQUIRE(imported.contains("result"));
+  const std::string id = imported["result"]["session"]["sessionId"];
+  CHECK(id != first);
+  const auto resumed = world.client->call("session.send", {{"sessionId", id}, {"text", "which colour?"}});
+  INFO(resumed.dump());
+  CHECK(resumed["result"]["text"] == "It was teal.");
+}
+
+TEST_CASE("claude: a missing CLI is reported by agents.list and refused by session.create", "[e2e][claude]") {
+  TempDir tmp;
+  DaemonClient client({"--log-level", "off", "stdio", "--data-dir", (tmp.path / "data").string()},
+                      {"SWITCHBOARD_CLAUDE_BIN=/nonexistent/claude"});
+  REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "e2e"}}}}).contains("result"));
+  const auto agents = client.call("agents.list");
+  REQUIRE(agents.contains("result"));
+  Json claude;
+  for (const auto& agent : agents["result"]["agents"]) {
+    if (agent["agent"] == "claude") claude = agent;
+  }
+  REQUIRE(claude.is_object());
+  CHECK(claude["installed"] == false);
+  CHECK(claude["problem"].get<std::string>().find("not found") != std::string::npos);
+  const auto created = client.call("session.create", {{"agent", "claude"}, {"cwd", tmp.path.string()}});
+  CHECK(created["error"]["code"] == -32013);
+  CHECK(created["error"]["message"].get<std::string>().find("claude") != std::string::npos);
 }
