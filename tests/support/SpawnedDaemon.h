@@ -78,14 +78,15 @@ class SpawnedDaemon {
 
   // Exit status as the shell shows it (128+signal for a signal), or -1 if it did not exit within `timeout`.
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    if (m_reaped) return m_exit;  // waited for already: the same answer, at once
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
       const pid_t r = ::waitpid(m_pid, &status, WNOHANG);
       if (r == m_pid) {
         m_reaped = true;
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+        if (WIFEXITED(status)) return m_exit = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) return m_exit = 128 + WTERMSIG(status);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -96,6 +97,7 @@ class SpawnedDaemon {
   pid_t m_pid = -1;
   int m_status = -1;
   bool m_reaped = false;
+  int m_exit = -1;
   std::filesystem::path m_own_data_dir;
 };
 
