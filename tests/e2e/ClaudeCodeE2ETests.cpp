@@ -422,12 +422,17 @@ TEST_CASE("claude e2e: a conversation from the CLI's own history is listed and i
   const auto first = world.create_session();
   REQUIRE(world.client->call("session.send", {{"sessionId", first}, {"text", "remember: the colour is teal"}})["result"]["text"] ==
           "Noted: the colour is teal.");
-  const auto listed = world.client->call("history.list", {{"agent", "claude"}, {"cwd", world.work.string()}});
+  // The CLI writes its history file through a buffer it flushes on a timer, so the file (and the assistant's line
+  // in it) may appear a moment after the turn's result was reported.
+  Json listed;
+  CHECK(eventually([&] {
+    listed = world.client->call("history.list", {{"agent", "claude"}, {"cwd", world.work.string()}});
+    return listed.contains("result") && !listed["result"]["sessions"].empty();
+  }, std::chrono::seconds(15)));
   INFO(listed.dump());
   REQUIRE(listed.contains("result"));
   REQUIRE(listed["result"]["sessions"].size() == 1);
   const std::string provider_id = listed["result"]["sessions"][0]["providerSessionId"];
-  // The CLI appends the assistant's line to its history file a moment after it reports the turn's result.
   Json read;
   CHECK(eventually([&] {
     read = world.client->call("history.read", {{"agent", "claude"}, {"cwd", world.work.string()}, {"providerSessionId", provider_id}});
