@@ -170,10 +170,10 @@ TEST_CASE("egress writes the recorded bytes for every event type", "[egress]") {
     out.clear();
     Egress::encode(*wire, r.seq, r.ts, out);
     CHECK(out == r.line);
-    // Appending to a non-empty buffer writes the same bytes after what is there.
-    std::string prefixed = "prefix";
-    Egress::encode(*wire, r.seq, r.ts, prefixed);
-    CHECK(prefixed == "prefix" + r.line);
+    // Appending to a buffer of earlier lines writes the same bytes after them.
+    std::string appended = "earlier line\n";
+    Egress::encode(*wire, r.seq, r.ts, appended);
+    CHECK(appended == "earlier line\n" + r.line);
   }
 }
 
