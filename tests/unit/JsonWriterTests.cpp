@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "switchboard/json/JsonWriter.h"
+#include "switchboard/support/Bug.h"
 
 using switchboard::json::JsonWriter;
 
@@ -30,6 +31,7 @@ TEST_CASE("JsonWriter emits compact JSON with inferred commas", "[json]") {
   w.key("c");
   w.unsigned_integer(std::numeric_limits<std::uint64_t>::max());
   w.end_object();
+  w.finish();
   CHECK(out == R"({"a":-5,"b":[true,null,1.5,{}],"c":18446744073709551615})");
   CHECK(nlohmann::json::parse(out)["c"] == std::numeric_limits<std::uint64_t>::max());
 }
@@ -60,7 +62,54 @@ TEST_CASE("JsonWriter writes non-finite numbers as null", "[json]") {
   w.number(std::numeric_limits<double>::infinity());
   w.number(std::numeric_limits<double>::quiet_NaN());
   w.end_array();
+  w.finish();
   CHECK(out == "[null,null]");
+}
+
+TEST_CASE("JsonWriter keeps room while it writes and trims it at finish", "[json]") {
+  std::string out = "[1";
+  {
+    JsonWriter w(out);
+    w.integer(2);
+    CHECK(out.size() > 4);  // the room past the text
+    w.finish();
+    CHECK(out == "[1,2");
+    out.append("]\n");  // allowed after finish(); the writer goes on at the new end
+    w.begin_array();
+    w.string("x");
+    w.end_array();
+  }  // the destructor finishes
+  CHECK(out == "[1,2]\n[\"x\"]");
+
+  std::string big;
+  {
+    JsonWriter w(big);
+    w.begin_array();
+    for (int i = 0; i < 10000; ++i) w.string("item " + std::to_string(i));
+    w.string(std::string(100000, 'q'));
+    w.end_array();
+  }
+  const auto parsed = nlohmann::json::parse(big);
+  CHECK(parsed.size() == 10001);
+  CHECK(parsed[9999] == "item 9999");
+  CHECK(parsed[10000].get<std::string>().size() == 100000);
+  CHECK(big.back() == ']');
+}
+
+TEST_CASE("JsonWriter reports a string changed behind its back", "[json]") {
+  std::vector<std::string> bugs;
+  const auto previous = switchboard::set_bug_handler([&](std::string_view what) { bugs.emplace_back(what); });
+  std::string out;
+  {
+    JsonWriter w(out);
+    w.begin_array();
+    out = "something else";  // a bug: the writer was not finished
+    w.end_array();
+    w.string(std::string(1000, 'x'));  // needs more room: noticed here
+  }
+  switchboard::set_bug_handler(previous);
+  REQUIRE_FALSE(bugs.empty());
+  CHECK(bugs[0].find("changed") != std::string::npos);
 }
 
 // ---- the fast escaper against the reference ---------------------------------------------------------------

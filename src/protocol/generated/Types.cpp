@@ -20,10 +20,10 @@ bool decode(const nlohmann::json& json, ClientInfo& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const ClientInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"name\":");
+  writer.member_raw("\"name\":");
   encode(writer, value.name);
   if (value.version) {
-    writer.key_raw("\"version\":");
+    writer.member_raw(",\"version\":");
     encode(writer, *value.version);
   }
   writer.end_object();
@@ -40,7 +40,7 @@ bool decode(const nlohmann::json& json, ClientCapabilities& out, json::DecodeCon
 void encode(json::JsonWriter& writer, const ClientCapabilities& value) {
   writer.begin_object();
   if (value.answers_permissions) {
-    writer.key_raw("\"answersPermissions\":");
+    writer.member_raw("\"answersPermissions\":");
     encode(writer, *value.answers_permissions);
   }
   writer.end_object();
@@ -58,11 +58,11 @@ bool decode(const nlohmann::json& json, ServerInfo& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const ServerInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"name\":");
+  writer.member_raw("\"name\":");
   encode(writer, value.name);
-  writer.key_raw("\"version\":");
+  writer.member_raw(",\"version\":");
   encode(writer, value.version);
-  writer.key_raw("\"pid\":");
+  writer.member_raw(",\"pid\":");
   encode(writer, value.pid);
   writer.end_object();
 }
@@ -79,9 +79,9 @@ bool decode(const nlohmann::json& json, ServerCapabilities& out, json::DecodeCon
 
 void encode(json::JsonWriter& writer, const ServerCapabilities& value) {
   writer.begin_object();
-  writer.key_raw("\"batch\":");
+  writer.member_raw("\"batch\":");
   encode(writer, value.batch);
-  writer.key_raw("\"maxRequestBytes\":");
+  writer.member_raw(",\"maxRequestBytes\":");
   encode(writer, value.max_request_bytes);
   writer.end_object();
 }
@@ -102,7 +102,13 @@ bool decode(const nlohmann::json& json, DeltaKind& out, json::DecodeContext& con
   return context.fail("one of \"text\", \"thinking\"", json);
 }
 
-void encode(json::JsonWriter& writer, DeltaKind value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, DeltaKind value) {
+  switch (value) {
+    case DeltaKind::Text: writer.quoted_raw("\"text\""); return;
+    case DeltaKind::Thinking: writer.quoted_raw("\"thinking\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(Transport value) {
   switch (value) {
@@ -120,7 +126,13 @@ bool decode(const nlohmann::json& json, Transport& out, json::DecodeContext& con
   return context.fail("one of \"stdio\", \"http\"", json);
 }
 
-void encode(json::JsonWriter& writer, Transport value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, Transport value) {
+  switch (value) {
+    case Transport::Stdio: writer.quoted_raw("\"stdio\""); return;
+    case Transport::Http: writer.quoted_raw("\"http\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -137,17 +149,17 @@ bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext&
 
 void encode(json::JsonWriter& writer, const EventEnvelope& value) {
   writer.begin_object();
-  writer.key_raw("\"seq\":");
+  writer.member_raw("\"seq\":");
   encode(writer, value.seq);
-  writer.key_raw("\"type\":");
+  writer.member_raw(",\"type\":");
   encode(writer, value.type);
-  writer.key_raw("\"ts\":");
+  writer.member_raw(",\"ts\":");
   encode(writer, value.ts);
   if (value.session_id) {
-    writer.key_raw("\"sessionId\":");
+    writer.member_raw(",\"sessionId\":");
     encode(writer, *value.session_id);
   }
-  writer.key_raw("\"data\":");
+  writer.member_raw(",\"data\":");
   encode(writer, value.data);
   writer.end_object();
 }
@@ -174,7 +186,16 @@ bool decode(const nlohmann::json& json, SessionState& out, json::DecodeContext& 
   return context.fail("one of \"idle\", \"running\", \"awaiting_input\", \"stopped\", \"interrupted\"", json);
 }
 
-void encode(json::JsonWriter& writer, SessionState value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, SessionState value) {
+  switch (value) {
+    case SessionState::Idle: writer.quoted_raw("\"idle\""); return;
+    case SessionState::Running: writer.quoted_raw("\"running\""); return;
+    case SessionState::AwaitingInput: writer.quoted_raw("\"awaiting_input\""); return;
+    case SessionState::Stopped: writer.quoted_raw("\"stopped\""); return;
+    case SessionState::Interrupted: writer.quoted_raw("\"interrupted\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -196,33 +217,33 @@ bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& c
 
 void encode(json::JsonWriter& writer, const SessionInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"agent\":");
+  writer.member_raw(",\"agent\":");
   encode(writer, value.agent);
-  writer.key_raw("\"cwd\":");
+  writer.member_raw(",\"cwd\":");
   encode(writer, value.cwd);
   if (value.title) {
-    writer.key_raw("\"title\":");
+    writer.member_raw(",\"title\":");
     encode(writer, *value.title);
   }
   if (value.model) {
-    writer.key_raw("\"model\":");
+    writer.member_raw(",\"model\":");
     encode(writer, *value.model);
   }
   if (value.mode) {
-    writer.key_raw("\"mode\":");
+    writer.member_raw(",\"mode\":");
     encode(writer, *value.mode);
   }
-  writer.key_raw("\"archived\":");
+  writer.member_raw(",\"archived\":");
   encode(writer, value.archived);
-  writer.key_raw("\"state\":");
+  writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.key_raw("\"live\":");
+  writer.member_raw(",\"live\":");
   encode(writer, value.live);
-  writer.key_raw("\"createdAt\":");
+  writer.member_raw(",\"createdAt\":");
   encode(writer, value.created_at);
-  writer.key_raw("\"updatedAt\":");
+  writer.member_raw(",\"updatedAt\":");
   encode(writer, value.updated_at);
   writer.end_object();
 }
@@ -239,10 +260,10 @@ bool decode(const nlohmann::json& json, Attachment& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const Attachment& value) {
   writer.begin_object();
-  writer.key_raw("\"path\":");
+  writer.member_raw("\"path\":");
   encode(writer, value.path);
   if (value.mime_type) {
-    writer.key_raw("\"mimeType\":");
+    writer.member_raw(",\"mimeType\":");
     encode(writer, *value.mime_type);
   }
   writer.end_object();
@@ -261,15 +282,15 @@ bool decode(const nlohmann::json& json, QueuedPrompt& out, json::DecodeContext& 
 
 void encode(json::JsonWriter& writer, const QueuedPrompt& value) {
   writer.begin_object();
-  writer.key_raw("\"queueId\":");
+  writer.member_raw("\"queueId\":");
   encode(writer, value.queue_id);
-  writer.key_raw("\"text\":");
+  writer.member_raw(",\"text\":");
   encode(writer, value.text);
   if (value.attachments) {
-    writer.key_raw("\"attachments\":");
+    writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
-  writer.key_raw("\"queuedAt\":");
+  writer.member_raw(",\"queuedAt\":");
   encode(writer, value.queued_at);
   writer.end_object();
 }
@@ -288,7 +309,7 @@ bool decode(const nlohmann::json& json, Usage& out, json::DecodeContext& context
 void encode(json::JsonWriter& writer, const Usage& value) {
   writer.begin_object();
   if (value.input_tokens) {
-    writer.key_raw("\"inputTokens\":");
+    writer.member_raw("\"inputTokens\":");
     encode(writer, *value.input_tokens);
   }
   if (value.output_tokens) {
@@ -328,7 +349,16 @@ bool decode(const nlohmann::json& json, StopReason& out, json::DecodeContext& co
   return context.fail("one of \"end_turn\", \"cancelled\", \"error\", \"max_tokens\", \"refusal\"", json);
 }
 
-void encode(json::JsonWriter& writer, StopReason value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, StopReason value) {
+  switch (value) {
+    case StopReason::EndTurn: writer.quoted_raw("\"end_turn\""); return;
+    case StopReason::Cancelled: writer.quoted_raw("\"cancelled\""); return;
+    case StopReason::Error: writer.quoted_raw("\"error\""); return;
+    case StopReason::MaxTokens: writer.quoted_raw("\"max_tokens\""); return;
+    case StopReason::Refusal: writer.quoted_raw("\"refusal\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(PermissionDecision value) {
   switch (value) {
@@ -352,7 +382,16 @@ bool decode(const nlohmann::json& json, PermissionDecision& out, json::DecodeCon
   return context.fail("one of \"allow_once\", \"allow_session\", \"allow_project\", \"allow_always\", \"deny\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionDecision value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionDecision value) {
+  switch (value) {
+    case PermissionDecision::AllowOnce: writer.quoted_raw("\"allow_once\""); return;
+    case PermissionDecision::AllowSession: writer.quoted_raw("\"allow_session\""); return;
+    case PermissionDecision::AllowProject: writer.quoted_raw("\"allow_project\""); return;
+    case PermissionDecision::AllowAlways: writer.quoted_raw("\"allow_always\""); return;
+    case PermissionDecision::Deny: writer.quoted_raw("\"deny\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -366,10 +405,10 @@ bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext
 
 void encode(json::JsonWriter& writer, const PermissionRule& value) {
   writer.begin_object();
-  writer.key_raw("\"tool\":");
+  writer.member_raw("\"tool\":");
   encode(writer, value.tool);
   if (value.pattern) {
-    writer.key_raw("\"pattern\":");
+    writer.member_raw(",\"pattern\":");
     encode(writer, *value.pattern);
   }
   writer.end_object();
@@ -393,7 +432,14 @@ bool decode(const nlohmann::json& json, RuleScope& out, json::DecodeContext& con
   return context.fail("one of \"session\", \"project\", \"always\"", json);
 }
 
-void encode(json::JsonWriter& writer, RuleScope value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, RuleScope value) {
+  switch (value) {
+    case RuleScope::Session: writer.quoted_raw("\"session\""); return;
+    case RuleScope::Project: writer.quoted_raw("\"project\""); return;
+    case RuleScope::Always: writer.quoted_raw("\"always\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(RememberedRuleDecision value) {
   switch (value) {
@@ -411,7 +457,13 @@ bool decode(const nlohmann::json& json, RememberedRuleDecision& out, json::Decod
   return context.fail("one of \"allow\", \"deny\"", json);
 }
 
-void encode(json::JsonWriter& writer, RememberedRuleDecision value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, RememberedRuleDecision value) {
+  switch (value) {
+    case RememberedRuleDecision::Allow: writer.quoted_raw("\"allow\""); return;
+    case RememberedRuleDecision::Deny: writer.quoted_raw("\"deny\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, RememberedRule& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -429,23 +481,23 @@ bool decode(const nlohmann::json& json, RememberedRule& out, json::DecodeContext
 
 void encode(json::JsonWriter& writer, const RememberedRule& value) {
   writer.begin_object();
-  writer.key_raw("\"ruleId\":");
+  writer.member_raw("\"ruleId\":");
   encode(writer, value.rule_id);
-  writer.key_raw("\"scope\":");
+  writer.member_raw(",\"scope\":");
   encode(writer, value.scope);
   if (value.session_id) {
-    writer.key_raw("\"sessionId\":");
+    writer.member_raw(",\"sessionId\":");
     encode(writer, *value.session_id);
   }
   if (value.cwd) {
-    writer.key_raw("\"cwd\":");
+    writer.member_raw(",\"cwd\":");
     encode(writer, *value.cwd);
   }
-  writer.key_raw("\"rule\":");
+  writer.member_raw(",\"rule\":");
   encode(writer, value.rule);
-  writer.key_raw("\"decision\":");
+  writer.member_raw(",\"decision\":");
   encode(writer, value.decision);
-  writer.key_raw("\"createdAt\":");
+  writer.member_raw(",\"createdAt\":");
   encode(writer, value.created_at);
   writer.end_object();
 }
@@ -466,7 +518,13 @@ bool decode(const nlohmann::json& json, PermissionRequestState& out, json::Decod
   return context.fail("one of \"open\", \"responding\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionRequestState value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionRequestState value) {
+  switch (value) {
+    case PermissionRequestState::Open: writer.quoted_raw("\"open\""); return;
+    case PermissionRequestState::Responding: writer.quoted_raw("\"responding\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -487,27 +545,27 @@ bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const PermissionRequest& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
+  writer.member_raw("\"requestId\":");
   encode(writer, value.request_id);
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw(",\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"turnId\":");
+  writer.member_raw(",\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"tool\":");
+  writer.member_raw(",\"tool\":");
   encode(writer, value.tool);
-  writer.key_raw("\"input\":");
+  writer.member_raw(",\"input\":");
   encode(writer, value.input);
-  writer.key_raw("\"description\":");
+  writer.member_raw(",\"description\":");
   encode(writer, value.description);
   if (value.suggested_rule) {
-    writer.key_raw("\"suggestedRule\":");
+    writer.member_raw(",\"suggestedRule\":");
     encode(writer, *value.suggested_rule);
   }
-  writer.key_raw("\"reason\":");
+  writer.member_raw(",\"reason\":");
   encode(writer, value.reason);
-  writer.key_raw("\"state\":");
+  writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.key_raw("\"openedAt\":");
+  writer.member_raw(",\"openedAt\":");
   encode(writer, value.opened_at);
   writer.end_object();
 }
@@ -525,18 +583,18 @@ bool decode(const nlohmann::json& json, Question& out, json::DecodeContext& cont
 
 void encode(json::JsonWriter& writer, const Question& value) {
   writer.begin_object();
-  writer.key_raw("\"question\":");
+  writer.member_raw("\"question\":");
   encode(writer, value.question);
   if (value.header) {
-    writer.key_raw("\"header\":");
+    writer.member_raw(",\"header\":");
     encode(writer, *value.header);
   }
   if (value.options) {
-    writer.key_raw("\"options\":");
+    writer.member_raw(",\"options\":");
     encode(writer, *value.options);
   }
   if (value.multi_select) {
-    writer.key_raw("\"multiSelect\":");
+    writer.member_raw(",\"multiSelect\":");
     encode(writer, *value.multi_select);
   }
   writer.end_object();
@@ -558,7 +616,13 @@ bool decode(const nlohmann::json& json, QuestionRequestState& out, json::DecodeC
   return context.fail("one of \"open\", \"responding\"", json);
 }
 
-void encode(json::JsonWriter& writer, QuestionRequestState value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, QuestionRequestState value) {
+  switch (value) {
+    case QuestionRequestState::Open: writer.quoted_raw("\"open\""); return;
+    case QuestionRequestState::Responding: writer.quoted_raw("\"responding\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -576,17 +640,17 @@ bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const QuestionRequest& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
+  writer.member_raw("\"requestId\":");
   encode(writer, value.request_id);
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw(",\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"turnId\":");
+  writer.member_raw(",\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"questions\":");
+  writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
-  writer.key_raw("\"state\":");
+  writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.key_raw("\"openedAt\":");
+  writer.member_raw(",\"openedAt\":");
   encode(writer, value.opened_at);
   writer.end_object();
 }
@@ -609,23 +673,23 @@ bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const AgentCapabilities& value) {
   writer.begin_object();
-  writer.key_raw("\"streaming\":");
+  writer.member_raw("\"streaming\":");
   encode(writer, value.streaming);
-  writer.key_raw("\"permissions\":");
+  writer.member_raw(",\"permissions\":");
   encode(writer, value.permissions);
-  writer.key_raw("\"questions\":");
+  writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
-  writer.key_raw("\"resume\":");
+  writer.member_raw(",\"resume\":");
   encode(writer, value.resume);
-  writer.key_raw("\"historyList\":");
+  writer.member_raw(",\"historyList\":");
   encode(writer, value.history_list);
-  writer.key_raw("\"historyRead\":");
+  writer.member_raw(",\"historyRead\":");
   encode(writer, value.history_read);
-  writer.key_raw("\"modelSwitch\":");
+  writer.member_raw(",\"modelSwitch\":");
   encode(writer, value.model_switch);
-  writer.key_raw("\"modes\":");
+  writer.member_raw(",\"modes\":");
   encode(writer, value.modes);
-  writer.key_raw("\"images\":");
+  writer.member_raw(",\"images\":");
   encode(writer, value.images);
   writer.end_object();
 }
@@ -645,23 +709,23 @@ bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& con
 
 void encode(json::JsonWriter& writer, const AgentInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"agent\":");
+  writer.member_raw("\"agent\":");
   encode(writer, value.agent);
-  writer.key_raw("\"installed\":");
+  writer.member_raw(",\"installed\":");
   encode(writer, value.installed);
   if (value.path) {
-    writer.key_raw("\"path\":");
+    writer.member_raw(",\"path\":");
     encode(writer, *value.path);
   }
   if (value.version) {
-    writer.key_raw("\"version\":");
+    writer.member_raw(",\"version\":");
     encode(writer, *value.version);
   }
   if (value.problem) {
-    writer.key_raw("\"problem\":");
+    writer.member_raw(",\"problem\":");
     encode(writer, *value.problem);
   }
-  writer.key_raw("\"capabilities\":");
+  writer.member_raw(",\"capabilities\":");
   encode(writer, value.capabilities);
   writer.end_object();
 }
@@ -682,25 +746,25 @@ bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const SessionSendResult& value) {
   writer.begin_object();
   if (value.turn_id) {
-    writer.key_raw("\"turnId\":");
+    writer.member_raw("\"turnId\":");
     encode(writer, *value.turn_id);
   }
   writer.key_raw("\"queued\":");
   encode(writer, value.queued);
   if (value.queue_id) {
-    writer.key_raw("\"queueId\":");
+    writer.member_raw(",\"queueId\":");
     encode(writer, *value.queue_id);
   }
   if (value.stop_reason) {
-    writer.key_raw("\"stopReason\":");
+    writer.member_raw(",\"stopReason\":");
     encode(writer, *value.stop_reason);
   }
   if (value.text) {
-    writer.key_raw("\"text\":");
+    writer.member_raw(",\"text\":");
     encode(writer, *value.text);
   }
   if (value.usage) {
-    writer.key_raw("\"usage\":");
+    writer.member_raw(",\"usage\":");
     encode(writer, *value.usage);
   }
   writer.end_object();
@@ -729,7 +793,7 @@ bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const AgentsListResult& value) {
   writer.begin_object();
-  writer.key_raw("\"agents\":");
+  writer.member_raw("\"agents\":");
   encode(writer, value.agents);
   writer.end_object();
 }
@@ -747,12 +811,12 @@ bool decode(const nlohmann::json& json, InitializeParams& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const InitializeParams& value) {
   writer.begin_object();
-  writer.key_raw("\"protocolVersion\":");
+  writer.member_raw("\"protocolVersion\":");
   encode(writer, value.protocol_version);
-  writer.key_raw("\"clientInfo\":");
+  writer.member_raw(",\"clientInfo\":");
   encode(writer, value.client_info);
   if (value.capabilities) {
-    writer.key_raw("\"capabilities\":");
+    writer.member_raw(",\"capabilities\":");
     encode(writer, *value.capabilities);
   }
   writer.end_object();
@@ -772,15 +836,15 @@ bool decode(const nlohmann::json& json, InitializeResult& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const InitializeResult& value) {
   writer.begin_object();
-  writer.key_raw("\"protocolVersion\":");
+  writer.member_raw("\"protocolVersion\":");
   encode(writer, value.protocol_version);
-  writer.key_raw("\"supportedVersions\":");
+  writer.member_raw(",\"supportedVersions\":");
   encode(writer, value.supported_versions);
-  writer.key_raw("\"serverInfo\":");
+  writer.member_raw(",\"serverInfo\":");
   encode(writer, value.server_info);
-  writer.key_raw("\"capabilities\":");
+  writer.member_raw(",\"capabilities\":");
   encode(writer, value.capabilities);
-  writer.key_raw("\"clientId\":");
+  writer.member_raw(",\"clientId\":");
   encode(writer, value.client_id);
   writer.end_object();
 }
@@ -799,16 +863,16 @@ bool decode(const nlohmann::json& json, PermissionRespondParams& out, json::Deco
 
 void encode(json::JsonWriter& writer, const PermissionRespondParams& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
+  writer.member_raw("\"requestId\":");
   encode(writer, value.request_id);
-  writer.key_raw("\"decision\":");
+  writer.member_raw(",\"decision\":");
   encode(writer, value.decision);
   if (value.rule) {
-    writer.key_raw("\"rule\":");
+    writer.member_raw(",\"rule\":");
     encode(writer, *value.rule);
   }
   if (value.message) {
-    writer.key_raw("\"message\":");
+    writer.member_raw(",\"message\":");
     encode(writer, *value.message);
   }
   writer.end_object();
@@ -850,7 +914,7 @@ bool decode(const nlohmann::json& json, PingResult& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const PingResult& value) {
   writer.begin_object();
-  writer.key_raw("\"ts\":");
+  writer.member_raw("\"ts\":");
   encode(writer, value.ts);
   writer.end_object();
 }
@@ -868,14 +932,14 @@ bool decode(const nlohmann::json& json, QuestionRespondParams& out, json::Decode
 
 void encode(json::JsonWriter& writer, const QuestionRespondParams& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
+  writer.member_raw("\"requestId\":");
   encode(writer, value.request_id);
   if (value.answers) {
-    writer.key_raw("\"answers\":");
+    writer.member_raw(",\"answers\":");
     encode(writer, *value.answers);
   }
   if (value.reject) {
-    writer.key_raw("\"reject\":");
+    writer.member_raw(",\"reject\":");
     encode(writer, *value.reject);
   }
   writer.end_object();
@@ -919,7 +983,7 @@ bool decode(const nlohmann::json& json, RulesListParams& out, json::DecodeContex
 void encode(json::JsonWriter& writer, const RulesListParams& value) {
   writer.begin_object();
   if (value.session_id) {
-    writer.key_raw("\"sessionId\":");
+    writer.member_raw("\"sessionId\":");
     encode(writer, *value.session_id);
   }
   if (value.cwd) {
@@ -939,7 +1003,7 @@ bool decode(const nlohmann::json& json, RulesListResult& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const RulesListResult& value) {
   writer.begin_object();
-  writer.key_raw("\"rules\":");
+  writer.member_raw("\"rules\":");
   encode(writer, value.rules);
   writer.end_object();
 }
@@ -955,7 +1019,7 @@ bool decode(const nlohmann::json& json, RulesRemoveParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const RulesRemoveParams& value) {
   writer.begin_object();
-  writer.key_raw("\"ruleId\":");
+  writer.member_raw("\"ruleId\":");
   encode(writer, value.rule_id);
   writer.end_object();
 }
@@ -985,9 +1049,9 @@ bool decode(const nlohmann::json& json, SessionArchiveParams& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionArchiveParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"archived\":");
+  writer.member_raw(",\"archived\":");
   encode(writer, value.archived);
   writer.end_object();
 }
@@ -1002,7 +1066,7 @@ bool decode(const nlohmann::json& json, SessionArchiveResult& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionArchiveResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1018,7 +1082,7 @@ bool decode(const nlohmann::json& json, SessionAttachParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionAttachParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
   writer.end_object();
 }
@@ -1038,18 +1102,18 @@ bool decode(const nlohmann::json& json, SessionAttachResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionAttachResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
-  writer.key_raw("\"queue\":");
+  writer.member_raw(",\"queue\":");
   encode(writer, value.queue);
-  writer.key_raw("\"permissions\":");
+  writer.member_raw(",\"permissions\":");
   encode(writer, value.permissions);
-  writer.key_raw("\"questions\":");
+  writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
-  writer.key_raw("\"lastSeq\":");
+  writer.member_raw(",\"lastSeq\":");
   encode(writer, value.last_seq);
   if (value.interrupted) {
-    writer.key_raw("\"interrupted\":");
+    writer.member_raw(",\"interrupted\":");
     encode(writer, *value.interrupted);
   }
   writer.end_object();
@@ -1066,7 +1130,7 @@ bool decode(const nlohmann::json& json, SessionCancelParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCancelParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
   writer.end_object();
 }
@@ -1081,7 +1145,7 @@ bool decode(const nlohmann::json& json, SessionCancelResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCancelResult& value) {
   writer.begin_object();
-  writer.key_raw("\"cancelled\":");
+  writer.member_raw("\"cancelled\":");
   encode(writer, value.cancelled);
   writer.end_object();
 }
@@ -1103,20 +1167,20 @@ bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCreateParams& value) {
   writer.begin_object();
-  writer.key_raw("\"agent\":");
+  writer.member_raw("\"agent\":");
   encode(writer, value.agent);
-  writer.key_raw("\"cwd\":");
+  writer.member_raw(",\"cwd\":");
   encode(writer, value.cwd);
   if (value.model) {
-    writer.key_raw("\"model\":");
+    writer.member_raw(",\"model\":");
     encode(writer, *value.model);
   }
   if (value.mode) {
-    writer.key_raw("\"mode\":");
+    writer.member_raw(",\"mode\":");
     encode(writer, *value.mode);
   }
   if (value.title) {
-    writer.key_raw("\"title\":");
+    writer.member_raw(",\"title\":");
     encode(writer, *value.title);
   }
   writer.end_object();
@@ -1132,7 +1196,7 @@ bool decode(const nlohmann::json& json, SessionCreateResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCreateResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1148,7 +1212,7 @@ bool decode(const nlohmann::json& json, SessionDeleteParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionDeleteParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
   writer.end_object();
 }
@@ -1182,14 +1246,14 @@ bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionEventsParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
   if (value.after_seq) {
-    writer.key_raw("\"afterSeq\":");
+    writer.member_raw(",\"afterSeq\":");
     encode(writer, *value.after_seq);
   }
   if (value.limit) {
-    writer.key_raw("\"limit\":");
+    writer.member_raw(",\"limit\":");
     encode(writer, *value.limit);
   }
   writer.end_object();
@@ -1206,10 +1270,10 @@ bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
   writer.begin_object();
-  writer.key_raw("\"events\":");
+  writer.member_raw("\"events\":");
   encode(writer, value.events);
   if (value.next_after_seq) {
-    writer.key_raw("\"nextAfterSeq\":");
+    writer.member_raw(",\"nextAfterSeq\":");
     encode(writer, *value.next_after_seq);
   }
   writer.end_object();
@@ -1226,7 +1290,7 @@ bool decode(const nlohmann::json& json, SessionGetParams& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const SessionGetParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
   writer.end_object();
 }
@@ -1241,7 +1305,7 @@ bool decode(const nlohmann::json& json, SessionGetResult& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const SessionGetResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1263,7 +1327,7 @@ bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const SessionListParams& value) {
   writer.begin_object();
   if (value.agent) {
-    writer.key_raw("\"agent\":");
+    writer.member_raw("\"agent\":");
     encode(writer, *value.agent);
   }
   if (value.cwd) {
@@ -1296,10 +1360,10 @@ bool decode(const nlohmann::json& json, SessionListResult& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const SessionListResult& value) {
   writer.begin_object();
-  writer.key_raw("\"sessions\":");
+  writer.member_raw("\"sessions\":");
   encode(writer, value.sessions);
   if (value.next_cursor) {
-    writer.key_raw("\"nextCursor\":");
+    writer.member_raw(",\"nextCursor\":");
     encode(writer, *value.next_cursor);
   }
   writer.end_object();
@@ -1318,9 +1382,9 @@ bool decode(const nlohmann::json& json, SessionRenameParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionRenameParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"title\":");
+  writer.member_raw(",\"title\":");
   encode(writer, value.title);
   writer.end_object();
 }
@@ -1335,7 +1399,7 @@ bool decode(const nlohmann::json& json, SessionRenameResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionRenameResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1352,10 +1416,10 @@ bool decode(const nlohmann::json& json, SessionResumeParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionResumeParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
   if (value.wait) {
-    writer.key_raw("\"wait\":");
+    writer.member_raw(",\"wait\":");
     encode(writer, *value.wait);
   }
   writer.end_object();
@@ -1376,20 +1440,20 @@ bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const SessionSendParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"text\":");
+  writer.member_raw(",\"text\":");
   encode(writer, value.text);
   if (value.attachments) {
-    writer.key_raw("\"attachments\":");
+    writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
   if (value.model) {
-    writer.key_raw("\"model\":");
+    writer.member_raw(",\"model\":");
     encode(writer, *value.model);
   }
   if (value.wait) {
-    writer.key_raw("\"wait\":");
+    writer.member_raw(",\"wait\":");
     encode(writer, *value.wait);
   }
   writer.end_object();
@@ -1408,9 +1472,9 @@ bool decode(const nlohmann::json& json, SessionSetModeParams& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionSetModeParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"mode\":");
+  writer.member_raw(",\"mode\":");
   encode(writer, value.mode);
   writer.end_object();
 }
@@ -1425,7 +1489,7 @@ bool decode(const nlohmann::json& json, SessionSetModeResult& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionSetModeResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1443,9 +1507,9 @@ bool decode(const nlohmann::json& json, SessionSetModelParams& out, json::Decode
 
 void encode(json::JsonWriter& writer, const SessionSetModelParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
+  writer.member_raw("\"sessionId\":");
   encode(writer, value.session_id);
-  writer.key_raw("\"model\":");
+  writer.member_raw(",\"model\":");
   encode(writer, value.model);
   writer.end_object();
 }
@@ -1460,7 +1524,7 @@ bool decode(const nlohmann::json& json, SessionSetModelResult& out, json::Decode
 
 void encode(json::JsonWriter& writer, const SessionSetModelResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1477,12 +1541,12 @@ bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const AgentErrorEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"message\":");
+  writer.member_raw("\"message\":");
   encode(writer, value.message);
-  writer.key_raw("\"recoverable\":");
+  writer.member_raw(",\"recoverable\":");
   encode(writer, value.recoverable);
   if (value.turn_id) {
-    writer.key_raw("\"turnId\":");
+    writer.member_raw(",\"turnId\":");
     encode(writer, *value.turn_id);
   }
   writer.end_object();
@@ -1500,11 +1564,11 @@ bool decode(const nlohmann::json& json, ClientAttachedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const ClientAttachedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"clientId\":");
+  writer.member_raw("\"clientId\":");
   encode(writer, value.client_id);
-  writer.key_raw("\"transport\":");
+  writer.member_raw(",\"transport\":");
   encode(writer, value.transport);
-  writer.key_raw("\"answersPermissions\":");
+  writer.member_raw(",\"answersPermissions\":");
   encode(writer, value.answers_permissions);
   writer.end_object();
 }
@@ -1519,7 +1583,7 @@ bool decode(const nlohmann::json& json, ClientDetachedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const ClientDetachedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"clientId\":");
+  writer.member_raw("\"clientId\":");
   encode(writer, value.client_id);
   writer.end_object();
 }
@@ -1542,7 +1606,14 @@ bool decode(const nlohmann::json& json, DaemonShutdownEventReason& out, json::De
   return context.fail("one of \"stdin_closed\", \"signal\", \"request\"", json);
 }
 
-void encode(json::JsonWriter& writer, DaemonShutdownEventReason value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, DaemonShutdownEventReason value) {
+  switch (value) {
+    case DaemonShutdownEventReason::StdinClosed: writer.quoted_raw("\"stdin_closed\""); return;
+    case DaemonShutdownEventReason::Signal: writer.quoted_raw("\"signal\""); return;
+    case DaemonShutdownEventReason::Request: writer.quoted_raw("\"request\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, DaemonShutdownEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -1554,7 +1625,7 @@ bool decode(const nlohmann::json& json, DaemonShutdownEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const DaemonShutdownEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"reason\":");
+  writer.member_raw("\"reason\":");
   encode(writer, value.reason);
   writer.end_object();
 }
@@ -1575,7 +1646,13 @@ bool decode(const nlohmann::json& json, MessageCompletedEventRole& out, json::De
   return context.fail("one of \"assistant\", \"user\"", json);
 }
 
-void encode(json::JsonWriter& writer, MessageCompletedEventRole value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, MessageCompletedEventRole value) {
+  switch (value) {
+    case MessageCompletedEventRole::Assistant: writer.quoted_raw("\"assistant\""); return;
+    case MessageCompletedEventRole::User: writer.quoted_raw("\"user\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -1591,15 +1668,15 @@ bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::Decode
 
 void encode(json::JsonWriter& writer, const MessageCompletedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
+  writer.member_raw("\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"messageId\":");
+  writer.member_raw(",\"messageId\":");
   encode(writer, value.message_id);
-  writer.key_raw("\"role\":");
+  writer.member_raw(",\"role\":");
   encode(writer, value.role);
-  writer.key_raw("\"kind\":");
+  writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
-  writer.key_raw("\"text\":");
+  writer.member_raw(",\"text\":");
   encode(writer, value.text);
   writer.end_object();
 }
@@ -1617,13 +1694,13 @@ bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const MessageDeltaEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
+  writer.member_raw("\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"messageId\":");
+  writer.member_raw(",\"messageId\":");
   encode(writer, value.message_id);
-  writer.key_raw("\"kind\":");
+  writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
-  writer.key_raw("\"text\":");
+  writer.member_raw(",\"text\":");
   encode(writer, value.text);
   writer.end_object();
 }
@@ -1638,7 +1715,7 @@ bool decode(const nlohmann::json& json, PermissionRequestedEvent& out, json::Dec
 
 void encode(json::JsonWriter& writer, const PermissionRequestedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"request\":");
+  writer.member_raw("\"request\":");
   encode(writer, value.request);
   writer.end_object();
 }
@@ -1661,7 +1738,14 @@ bool decode(const nlohmann::json& json, PermissionResolvedEventOutcome& out, jso
   return context.fail("one of \"allowed\", \"denied\", \"cancelled\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionResolvedEventOutcome value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionResolvedEventOutcome value) {
+  switch (value) {
+    case PermissionResolvedEventOutcome::Allowed: writer.quoted_raw("\"allowed\""); return;
+    case PermissionResolvedEventOutcome::Denied: writer.quoted_raw("\"denied\""); return;
+    case PermissionResolvedEventOutcome::Cancelled: writer.quoted_raw("\"cancelled\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(PermissionResolvedEventResolvedBy value) {
   switch (value) {
@@ -1685,7 +1769,16 @@ bool decode(const nlohmann::json& json, PermissionResolvedEventResolvedBy& out, 
   return context.fail("one of \"client\", \"rule\", \"timeout\", \"headless\", \"cancel\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionResolvedEventResolvedBy value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionResolvedEventResolvedBy value) {
+  switch (value) {
+    case PermissionResolvedEventResolvedBy::Client: writer.quoted_raw("\"client\""); return;
+    case PermissionResolvedEventResolvedBy::Rule: writer.quoted_raw("\"rule\""); return;
+    case PermissionResolvedEventResolvedBy::Timeout: writer.quoted_raw("\"timeout\""); return;
+    case PermissionResolvedEventResolvedBy::Headless: writer.quoted_raw("\"headless\""); return;
+    case PermissionResolvedEventResolvedBy::Cancel: writer.quoted_raw("\"cancel\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -1703,25 +1796,25 @@ bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::Deco
 
 void encode(json::JsonWriter& writer, const PermissionResolvedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
+  writer.member_raw("\"requestId\":");
   encode(writer, value.request_id);
-  writer.key_raw("\"outcome\":");
+  writer.member_raw(",\"outcome\":");
   encode(writer, value.outcome);
   if (value.decision) {
-    writer.key_raw("\"decision\":");
+    writer.member_raw(",\"decision\":");
     encode(writer, *value.decision);
   }
-  writer.key_raw("\"resolvedBy\":");
+  writer.member_raw(",\"resolvedBy\":");
   encode(writer, value.resolved_by);
   if (value.client_id) {
-    writer.key_raw("\"clientId\":");
+    writer.member_raw(",\"clientId\":");
     encode(writer, *value.client_id);
   }
   if (value.rule_id) {
-    writer.key_raw("\"ruleId\":");
+    writer.member_raw(",\"ruleId\":");
     encode(writer, *value.rule_id);
   }
-  writer.key_raw("\"resolvedAt\":");
+  writer.member_raw(",\"resolvedAt\":");
   encode(writer, value.resolved_at);
   writer.end_object();
 }
@@ -1737,10 +1830,10 @@ bool decode(const nlohmann::json& json, PermissionRespondingEvent& out, json::De
 
 void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
+  writer.member_raw("\"requestId\":");
   encode(writer, value.request_id);
   if (value.client_id) {
-    writer.key_raw("\"clientId\":");
+    writer.member_raw(",\"clientId\":");
     encode(writer, *value.client_id);
   }
   writer.end_object();
@@ -1756,7 +1849,7 @@ bool decode(const nlohmann::json& json, QuestionRequestedEvent& out, json::Decod
 
 void encode(json::JsonWriter& writer, const QuestionRequestedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"request\":");
+  writer.member_raw("\"request\":");
   encode(writer, value.request);
   writer.end_object();
 }
@@ -1779,7 +1872,14 @@ bool decode(const nlohmann::json& json, QuestionResolvedEventOutcome& out, json:
   return context.fail("one of \"answered\", \"rejected\", \"cancelled\"", json);
 }
 
-void encode(json::JsonWriter& writer, QuestionResolvedEventOutcome value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, QuestionResolvedEventOutcome value) {
+  switch (value) {
+    case QuestionResolvedEventOutcome::Answered: writer.quoted_raw("\"answered\""); return;
+    case QuestionResolvedEventOutcome::Rejected: writer.quoted_raw("\"rejected\""); return;
+    case QuestionResolvedEventOutcome::Cancelled: writer.quoted_raw("\"cancelled\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(QuestionResolvedEventResolvedBy value) {
   switch (value) {
@@ -1801,7 +1901,15 @@ bool decode(const nlohmann::json& json, QuestionResolvedEventResolvedBy& out, js
   return context.fail("one of \"client\", \"timeout\", \"headless\", \"cancel\"", json);
 }
 
-void encode(json::JsonWriter& writer, QuestionResolvedEventResolvedBy value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, QuestionResolvedEventResolvedBy value) {
+  switch (value) {
+    case QuestionResolvedEventResolvedBy::Client: writer.quoted_raw("\"client\""); return;
+    case QuestionResolvedEventResolvedBy::Timeout: writer.quoted_raw("\"timeout\""); return;
+    case QuestionResolvedEventResolvedBy::Headless: writer.quoted_raw("\"headless\""); return;
+    case QuestionResolvedEventResolvedBy::Cancel: writer.quoted_raw("\"cancel\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -1818,21 +1926,21 @@ bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::Decode
 
 void encode(json::JsonWriter& writer, const QuestionResolvedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
+  writer.member_raw("\"requestId\":");
   encode(writer, value.request_id);
-  writer.key_raw("\"outcome\":");
+  writer.member_raw(",\"outcome\":");
   encode(writer, value.outcome);
   if (value.answers) {
-    writer.key_raw("\"answers\":");
+    writer.member_raw(",\"answers\":");
     encode(writer, *value.answers);
   }
-  writer.key_raw("\"resolvedBy\":");
+  writer.member_raw(",\"resolvedBy\":");
   encode(writer, value.resolved_by);
   if (value.client_id) {
-    writer.key_raw("\"clientId\":");
+    writer.member_raw(",\"clientId\":");
     encode(writer, *value.client_id);
   }
-  writer.key_raw("\"resolvedAt\":");
+  writer.member_raw(",\"resolvedAt\":");
   encode(writer, value.resolved_at);
   writer.end_object();
 }
@@ -1847,7 +1955,7 @@ bool decode(const nlohmann::json& json, RulesChangedEvent& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const RulesChangedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"rules\":");
+  writer.member_raw("\"rules\":");
   encode(writer, value.rules);
   writer.end_object();
 }
@@ -1862,7 +1970,7 @@ bool decode(const nlohmann::json& json, SessionCreatedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCreatedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1891,10 +1999,10 @@ bool decode(const nlohmann::json& json, SessionStateEvent& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const SessionStateEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"state\":");
+  writer.member_raw("\"state\":");
   encode(writer, value.state);
   if (value.reason) {
-    writer.key_raw("\"reason\":");
+    writer.member_raw(",\"reason\":");
     encode(writer, *value.reason);
   }
   writer.end_object();
@@ -1910,7 +2018,7 @@ bool decode(const nlohmann::json& json, SessionUpdatedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionUpdatedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1928,13 +2036,13 @@ bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeCon
 
 void encode(json::JsonWriter& writer, const ToolCompletedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
+  writer.member_raw("\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"toolCallId\":");
+  writer.member_raw(",\"toolCallId\":");
   encode(writer, value.tool_call_id);
-  writer.key_raw("\"output\":");
+  writer.member_raw(",\"output\":");
   encode(writer, value.output);
-  writer.key_raw("\"isError\":");
+  writer.member_raw(",\"isError\":");
   encode(writer, value.is_error);
   writer.end_object();
 }
@@ -1953,16 +2061,16 @@ bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const ToolStartedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
+  writer.member_raw("\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"toolCallId\":");
+  writer.member_raw(",\"toolCallId\":");
   encode(writer, value.tool_call_id);
-  writer.key_raw("\"tool\":");
+  writer.member_raw(",\"tool\":");
   encode(writer, value.tool);
-  writer.key_raw("\"input\":");
+  writer.member_raw(",\"input\":");
   encode(writer, value.input);
   if (value.parent_tool_call_id) {
-    writer.key_raw("\"parentToolCallId\":");
+    writer.member_raw(",\"parentToolCallId\":");
     encode(writer, *value.parent_tool_call_id);
   }
   writer.end_object();
@@ -1980,9 +2088,9 @@ bool decode(const nlohmann::json& json, TurnQueuedEvent& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const TurnQueuedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"prompt\":");
+  writer.member_raw("\"prompt\":");
   encode(writer, value.prompt);
-  writer.key_raw("\"position\":");
+  writer.member_raw(",\"position\":");
   encode(writer, value.position);
   writer.end_object();
 }
@@ -2001,20 +2109,20 @@ bool decode(const nlohmann::json& json, TurnStartedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const TurnStartedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
+  writer.member_raw("\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"text\":");
+  writer.member_raw(",\"text\":");
   encode(writer, value.text);
   if (value.attachments) {
-    writer.key_raw("\"attachments\":");
+    writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
   if (value.queue_id) {
-    writer.key_raw("\"queueId\":");
+    writer.member_raw(",\"queueId\":");
     encode(writer, *value.queue_id);
   }
   if (value.model) {
-    writer.key_raw("\"model\":");
+    writer.member_raw(",\"model\":");
     encode(writer, *value.model);
   }
   writer.end_object();
@@ -2034,20 +2142,20 @@ bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const TurnStoppedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
+  writer.member_raw("\"turnId\":");
   encode(writer, value.turn_id);
-  writer.key_raw("\"stopReason\":");
+  writer.member_raw(",\"stopReason\":");
   encode(writer, value.stop_reason);
   if (value.text) {
-    writer.key_raw("\"text\":");
+    writer.member_raw(",\"text\":");
     encode(writer, *value.text);
   }
   if (value.usage) {
-    writer.key_raw("\"usage\":");
+    writer.member_raw(",\"usage\":");
     encode(writer, *value.usage);
   }
   if (value.error) {
-    writer.key_raw("\"error\":");
+    writer.member_raw(",\"error\":");
     encode(writer, *value.error);
   }
   writer.end_object();
