@@ -9,7 +9,7 @@
 // To show where the time goes it also times the pieces alone, on the same events:
 //   - the pipe alone: the same number of bytes written to `cat` in 64 KiB write()s;
 //   - Egress::encode into one reused string (serialization only, no allocation, no I/O);
-//   - encode as Egress::on_bus_event does it: a fresh EncodedEvent per event (make_shared, reserve, encode);
+//   - encode as Egress::on_bus_event does it: a fresh EncodedEvent per event (make_shared, encode);
 //   - bus.publish -> bridge -> Egress with a sink that only counts bytes (no transport, no I/O).
 // Heap allocations are counted (operator new is replaced in this program) and reported per event.
 //
@@ -223,7 +223,6 @@ Result run_encode_fresh(std::size_t events) {
     encoded->seq = i + 1;
     encoded->kind = wire.kind;
     encoded->session_id.assign(wire.session_id);
-    encoded->json.reserve(160);
     bus::Egress::encode(wire, encoded->seq, unix_millis_now(), encoded->json);
     const bus::EncodedEventPtr shared = std::move(encoded);
     bytes += shared->json.size();
