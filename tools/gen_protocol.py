@@ -318,17 +318,22 @@ def emit_types_cpp(model):
         out.append("  writer.begin_object();")
         # Where the generator knows whether a comma goes before a member (the first member; any member after
         # a required one), it writes the key with its comma as one literal; otherwise the writer infers it.
+        # String and integer members then go out with their key in one call.
         comma_known, first = True, True
         for key, ftype, required, _ in fields:
-            member = f"value.{snake(key)}"
+            member = f"value.{snake(key)}" if required else f"*value.{snake(key)}"
             if comma_known:
-                keycall = f"writer.member_raw({cpp_string(('' if first else ',') + json.dumps(key) + ':')})"
+                keylit = cpp_string(('' if first else ',') + json.dumps(key) + ':')
+                fused = {"string": "member_string", "integer": "member_integer"}.get(ftype.kind)
+                write = (f"writer.{fused}({keylit}, {member});" if fused
+                         else f"writer.member_raw({keylit});\n  {'' if required else '  '}encode(writer, {member});")
             else:
-                keycall = f"writer.key_raw({cpp_string(json.dumps(key) + ':')})"
+                keylit = cpp_string(json.dumps(key) + ':')
+                write = f"writer.key_raw({keylit});\n  {'' if required else '  '}encode(writer, {member});"
             if required:
-                out.append(f"  {keycall};\n  encode(writer, {member});")
+                out.append(f"  {write}")
             else:
-                out.append(f"  if ({member}) {{\n    {keycall};\n    encode(writer, *{member});\n  }}")
+                out.append(f"  if (value.{snake(key)}) {{\n    {write}\n  }}")
             if required:
                 comma_known, first = True, False
             elif first:

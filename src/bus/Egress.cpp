@@ -50,21 +50,15 @@ void Egress::remove_sink(EventSink& sink) { std::erase(m_sinks, &sink); }
 void Egress::encode(const WireEvent& event, std::uint64_t seq, std::int64_t ts_millis, std::string& out) {
   json::JsonWriter writer(out);
   writer.begin_object();
-  writer.member_raw(R"("seq":)");
-  writer.unsigned_integer(seq);
-  writer.member_raw(R"(,"type":)");
+  writer.member_unsigned(R"("seq":)", seq);
   const protocol::EventInfo& info = protocol::event_info(event.kind);
   if (event.type.data() == info.type.data() && event.type.size() == info.type.size()) {
-    writer.quoted_raw(info.quoted_type);  // as the bridge sets it: the generated, pre-quoted name
+    writer.member_json(R"(,"type":)", info.quoted_type);  // as the bridge sets it: the generated, quoted name
   } else {
-    writer.string(event.type);
+    writer.member_string(R"(,"type":)", event.type);
   }
-  writer.member_raw(R"(,"ts":)");
-  writer.raw(timestamp_text(ts_millis));
-  if (!event.session_id.empty()) {
-    writer.member_raw(R"(,"sessionId":)");
-    writer.string(event.session_id);
-  }
+  writer.member_json(R"(,"ts":)", timestamp_text(ts_millis));
+  if (!event.session_id.empty()) writer.member_string(R"(,"sessionId":)", event.session_id);
   writer.member_raw(R"(,"data":)");
   std::visit([&writer](const auto& data) { protocol::encode(writer, data); }, *event.payload);
   writer.end_object();

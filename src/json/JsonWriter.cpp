@@ -119,10 +119,9 @@ void JsonWriter::finish() {
 // for 1 in) asks for more. Copies are whole words: writing up to a word past the end of what is kept is fine,
 // as it stays within the room.
 //
-// quote() is the fast path, for text that needs no escaping (nearly all of it: ids, type names, most deltas);
-// it hands over to quote_rest() at the first byte that is not plain.
-void JsonWriter::quote(std::string_view text) {
-  room(text.size() + 2 + kWord);
+// quote_in_room() is the fast path, for text that needs no escaping (nearly all of it: ids, type names, most
+// deltas); it hands over to quote_rest() at the first byte that is not plain.
+void JsonWriter::quote_in_room(std::string_view text) {
   char* out = m_cur;
   *out++ = '"';
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());

@@ -20,11 +20,9 @@ bool decode(const nlohmann::json& json, ClientInfo& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const ClientInfo& value) {
   writer.begin_object();
-  writer.member_raw("\"name\":");
-  encode(writer, value.name);
+  writer.member_string("\"name\":", value.name);
   if (value.version) {
-    writer.member_raw(",\"version\":");
-    encode(writer, *value.version);
+    writer.member_string(",\"version\":", *value.version);
   }
   writer.end_object();
 }
@@ -58,12 +56,9 @@ bool decode(const nlohmann::json& json, ServerInfo& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const ServerInfo& value) {
   writer.begin_object();
-  writer.member_raw("\"name\":");
-  encode(writer, value.name);
-  writer.member_raw(",\"version\":");
-  encode(writer, value.version);
-  writer.member_raw(",\"pid\":");
-  encode(writer, value.pid);
+  writer.member_string("\"name\":", value.name);
+  writer.member_string(",\"version\":", value.version);
+  writer.member_integer(",\"pid\":", value.pid);
   writer.end_object();
 }
 
@@ -81,8 +76,7 @@ void encode(json::JsonWriter& writer, const ServerCapabilities& value) {
   writer.begin_object();
   writer.member_raw("\"batch\":");
   encode(writer, value.batch);
-  writer.member_raw(",\"maxRequestBytes\":");
-  encode(writer, value.max_request_bytes);
+  writer.member_integer(",\"maxRequestBytes\":", value.max_request_bytes);
   writer.end_object();
 }
 
@@ -149,15 +143,11 @@ bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext&
 
 void encode(json::JsonWriter& writer, const EventEnvelope& value) {
   writer.begin_object();
-  writer.member_raw("\"seq\":");
-  encode(writer, value.seq);
-  writer.member_raw(",\"type\":");
-  encode(writer, value.type);
-  writer.member_raw(",\"ts\":");
-  encode(writer, value.ts);
+  writer.member_integer("\"seq\":", value.seq);
+  writer.member_string(",\"type\":", value.type);
+  writer.member_integer(",\"ts\":", value.ts);
   if (value.session_id) {
-    writer.member_raw(",\"sessionId\":");
-    encode(writer, *value.session_id);
+    writer.member_string(",\"sessionId\":", *value.session_id);
   }
   writer.member_raw(",\"data\":");
   encode(writer, value.data);
@@ -217,23 +207,17 @@ bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& c
 
 void encode(json::JsonWriter& writer, const SessionInfo& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.member_raw(",\"agent\":");
-  encode(writer, value.agent);
-  writer.member_raw(",\"cwd\":");
-  encode(writer, value.cwd);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
   if (value.title) {
-    writer.member_raw(",\"title\":");
-    encode(writer, *value.title);
+    writer.member_string(",\"title\":", *value.title);
   }
   if (value.model) {
-    writer.member_raw(",\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   if (value.mode) {
-    writer.member_raw(",\"mode\":");
-    encode(writer, *value.mode);
+    writer.member_string(",\"mode\":", *value.mode);
   }
   writer.member_raw(",\"archived\":");
   encode(writer, value.archived);
@@ -241,10 +225,8 @@ void encode(json::JsonWriter& writer, const SessionInfo& value) {
   encode(writer, value.state);
   writer.member_raw(",\"live\":");
   encode(writer, value.live);
-  writer.member_raw(",\"createdAt\":");
-  encode(writer, value.created_at);
-  writer.member_raw(",\"updatedAt\":");
-  encode(writer, value.updated_at);
+  writer.member_integer(",\"createdAt\":", value.created_at);
+  writer.member_integer(",\"updatedAt\":", value.updated_at);
   writer.end_object();
 }
 
@@ -260,11 +242,9 @@ bool decode(const nlohmann::json& json, Attachment& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const Attachment& value) {
   writer.begin_object();
-  writer.member_raw("\"path\":");
-  encode(writer, value.path);
+  writer.member_string("\"path\":", value.path);
   if (value.mime_type) {
-    writer.member_raw(",\"mimeType\":");
-    encode(writer, *value.mime_type);
+    writer.member_string(",\"mimeType\":", *value.mime_type);
   }
   writer.end_object();
 }
@@ -282,16 +262,13 @@ bool decode(const nlohmann::json& json, QueuedPrompt& out, json::DecodeContext& 
 
 void encode(json::JsonWriter& writer, const QueuedPrompt& value) {
   writer.begin_object();
-  writer.member_raw("\"queueId\":");
-  encode(writer, value.queue_id);
-  writer.member_raw(",\"text\":");
-  encode(writer, value.text);
+  writer.member_string("\"queueId\":", value.queue_id);
+  writer.member_string(",\"text\":", value.text);
   if (value.attachments) {
     writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
-  writer.member_raw(",\"queuedAt\":");
-  encode(writer, value.queued_at);
+  writer.member_integer(",\"queuedAt\":", value.queued_at);
   writer.end_object();
 }
 
@@ -309,8 +286,7 @@ bool decode(const nlohmann::json& json, Usage& out, json::DecodeContext& context
 void encode(json::JsonWriter& writer, const Usage& value) {
   writer.begin_object();
   if (value.input_tokens) {
-    writer.member_raw("\"inputTokens\":");
-    encode(writer, *value.input_tokens);
+    writer.member_integer("\"inputTokens\":", *value.input_tokens);
   }
   if (value.output_tokens) {
     writer.key_raw("\"outputTokens\":");
@@ -405,11 +381,9 @@ bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext
 
 void encode(json::JsonWriter& writer, const PermissionRule& value) {
   writer.begin_object();
-  writer.member_raw("\"tool\":");
-  encode(writer, value.tool);
+  writer.member_string("\"tool\":", value.tool);
   if (value.pattern) {
-    writer.member_raw(",\"pattern\":");
-    encode(writer, *value.pattern);
+    writer.member_string(",\"pattern\":", *value.pattern);
   }
   writer.end_object();
 }
@@ -481,24 +455,20 @@ bool decode(const nlohmann::json& json, RememberedRule& out, json::DecodeContext
 
 void encode(json::JsonWriter& writer, const RememberedRule& value) {
   writer.begin_object();
-  writer.member_raw("\"ruleId\":");
-  encode(writer, value.rule_id);
+  writer.member_string("\"ruleId\":", value.rule_id);
   writer.member_raw(",\"scope\":");
   encode(writer, value.scope);
   if (value.session_id) {
-    writer.member_raw(",\"sessionId\":");
-    encode(writer, *value.session_id);
+    writer.member_string(",\"sessionId\":", *value.session_id);
   }
   if (value.cwd) {
-    writer.member_raw(",\"cwd\":");
-    encode(writer, *value.cwd);
+    writer.member_string(",\"cwd\":", *value.cwd);
   }
   writer.member_raw(",\"rule\":");
   encode(writer, value.rule);
   writer.member_raw(",\"decision\":");
   encode(writer, value.decision);
-  writer.member_raw(",\"createdAt\":");
-  encode(writer, value.created_at);
+  writer.member_integer(",\"createdAt\":", value.created_at);
   writer.end_object();
 }
 
@@ -545,28 +515,21 @@ bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const PermissionRequest& value) {
   writer.begin_object();
-  writer.member_raw("\"requestId\":");
-  encode(writer, value.request_id);
-  writer.member_raw(",\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.member_raw(",\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.member_raw(",\"tool\":");
-  encode(writer, value.tool);
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_string(",\"sessionId\":", value.session_id);
+  writer.member_string(",\"turnId\":", value.turn_id);
+  writer.member_string(",\"tool\":", value.tool);
   writer.member_raw(",\"input\":");
   encode(writer, value.input);
-  writer.member_raw(",\"description\":");
-  encode(writer, value.description);
+  writer.member_string(",\"description\":", value.description);
   if (value.suggested_rule) {
     writer.member_raw(",\"suggestedRule\":");
     encode(writer, *value.suggested_rule);
   }
-  writer.member_raw(",\"reason\":");
-  encode(writer, value.reason);
+  writer.member_string(",\"reason\":", value.reason);
   writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.member_raw(",\"openedAt\":");
-  encode(writer, value.opened_at);
+  writer.member_integer(",\"openedAt\":", value.opened_at);
   writer.end_object();
 }
 
@@ -583,11 +546,9 @@ bool decode(const nlohmann::json& json, Question& out, json::DecodeContext& cont
 
 void encode(json::JsonWriter& writer, const Question& value) {
   writer.begin_object();
-  writer.member_raw("\"question\":");
-  encode(writer, value.question);
+  writer.member_string("\"question\":", value.question);
   if (value.header) {
-    writer.member_raw(",\"header\":");
-    encode(writer, *value.header);
+    writer.member_string(",\"header\":", *value.header);
   }
   if (value.options) {
     writer.member_raw(",\"options\":");
@@ -640,18 +601,14 @@ bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const QuestionRequest& value) {
   writer.begin_object();
-  writer.member_raw("\"requestId\":");
-  encode(writer, value.request_id);
-  writer.member_raw(",\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.member_raw(",\"turnId\":");
-  encode(writer, value.turn_id);
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_string(",\"sessionId\":", value.session_id);
+  writer.member_string(",\"turnId\":", value.turn_id);
   writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
   writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.member_raw(",\"openedAt\":");
-  encode(writer, value.opened_at);
+  writer.member_integer(",\"openedAt\":", value.opened_at);
   writer.end_object();
 }
 
@@ -709,21 +666,17 @@ bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& con
 
 void encode(json::JsonWriter& writer, const AgentInfo& value) {
   writer.begin_object();
-  writer.member_raw("\"agent\":");
-  encode(writer, value.agent);
+  writer.member_string("\"agent\":", value.agent);
   writer.member_raw(",\"installed\":");
   encode(writer, value.installed);
   if (value.path) {
-    writer.member_raw(",\"path\":");
-    encode(writer, *value.path);
+    writer.member_string(",\"path\":", *value.path);
   }
   if (value.version) {
-    writer.member_raw(",\"version\":");
-    encode(writer, *value.version);
+    writer.member_string(",\"version\":", *value.version);
   }
   if (value.problem) {
-    writer.member_raw(",\"problem\":");
-    encode(writer, *value.problem);
+    writer.member_string(",\"problem\":", *value.problem);
   }
   writer.member_raw(",\"capabilities\":");
   encode(writer, value.capabilities);
@@ -746,22 +699,19 @@ bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const SessionSendResult& value) {
   writer.begin_object();
   if (value.turn_id) {
-    writer.member_raw("\"turnId\":");
-    encode(writer, *value.turn_id);
+    writer.member_string("\"turnId\":", *value.turn_id);
   }
   writer.key_raw("\"queued\":");
   encode(writer, value.queued);
   if (value.queue_id) {
-    writer.member_raw(",\"queueId\":");
-    encode(writer, *value.queue_id);
+    writer.member_string(",\"queueId\":", *value.queue_id);
   }
   if (value.stop_reason) {
     writer.member_raw(",\"stopReason\":");
     encode(writer, *value.stop_reason);
   }
   if (value.text) {
-    writer.member_raw(",\"text\":");
-    encode(writer, *value.text);
+    writer.member_string(",\"text\":", *value.text);
   }
   if (value.usage) {
     writer.member_raw(",\"usage\":");
@@ -811,8 +761,7 @@ bool decode(const nlohmann::json& json, InitializeParams& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const InitializeParams& value) {
   writer.begin_object();
-  writer.member_raw("\"protocolVersion\":");
-  encode(writer, value.protocol_version);
+  writer.member_integer("\"protocolVersion\":", value.protocol_version);
   writer.member_raw(",\"clientInfo\":");
   encode(writer, value.client_info);
   if (value.capabilities) {
@@ -836,16 +785,14 @@ bool decode(const nlohmann::json& json, InitializeResult& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const InitializeResult& value) {
   writer.begin_object();
-  writer.member_raw("\"protocolVersion\":");
-  encode(writer, value.protocol_version);
+  writer.member_integer("\"protocolVersion\":", value.protocol_version);
   writer.member_raw(",\"supportedVersions\":");
   encode(writer, value.supported_versions);
   writer.member_raw(",\"serverInfo\":");
   encode(writer, value.server_info);
   writer.member_raw(",\"capabilities\":");
   encode(writer, value.capabilities);
-  writer.member_raw(",\"clientId\":");
-  encode(writer, value.client_id);
+  writer.member_string(",\"clientId\":", value.client_id);
   writer.end_object();
 }
 
@@ -863,8 +810,7 @@ bool decode(const nlohmann::json& json, PermissionRespondParams& out, json::Deco
 
 void encode(json::JsonWriter& writer, const PermissionRespondParams& value) {
   writer.begin_object();
-  writer.member_raw("\"requestId\":");
-  encode(writer, value.request_id);
+  writer.member_string("\"requestId\":", value.request_id);
   writer.member_raw(",\"decision\":");
   encode(writer, value.decision);
   if (value.rule) {
@@ -872,8 +818,7 @@ void encode(json::JsonWriter& writer, const PermissionRespondParams& value) {
     encode(writer, *value.rule);
   }
   if (value.message) {
-    writer.member_raw(",\"message\":");
-    encode(writer, *value.message);
+    writer.member_string(",\"message\":", *value.message);
   }
   writer.end_object();
 }
@@ -914,8 +859,7 @@ bool decode(const nlohmann::json& json, PingResult& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const PingResult& value) {
   writer.begin_object();
-  writer.member_raw("\"ts\":");
-  encode(writer, value.ts);
+  writer.member_integer("\"ts\":", value.ts);
   writer.end_object();
 }
 
@@ -932,8 +876,7 @@ bool decode(const nlohmann::json& json, QuestionRespondParams& out, json::Decode
 
 void encode(json::JsonWriter& writer, const QuestionRespondParams& value) {
   writer.begin_object();
-  writer.member_raw("\"requestId\":");
-  encode(writer, value.request_id);
+  writer.member_string("\"requestId\":", value.request_id);
   if (value.answers) {
     writer.member_raw(",\"answers\":");
     encode(writer, *value.answers);
@@ -983,8 +926,7 @@ bool decode(const nlohmann::json& json, RulesListParams& out, json::DecodeContex
 void encode(json::JsonWriter& writer, const RulesListParams& value) {
   writer.begin_object();
   if (value.session_id) {
-    writer.member_raw("\"sessionId\":");
-    encode(writer, *value.session_id);
+    writer.member_string("\"sessionId\":", *value.session_id);
   }
   if (value.cwd) {
     writer.key_raw("\"cwd\":");
@@ -1019,8 +961,7 @@ bool decode(const nlohmann::json& json, RulesRemoveParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const RulesRemoveParams& value) {
   writer.begin_object();
-  writer.member_raw("\"ruleId\":");
-  encode(writer, value.rule_id);
+  writer.member_string("\"ruleId\":", value.rule_id);
   writer.end_object();
 }
 
@@ -1049,8 +990,7 @@ bool decode(const nlohmann::json& json, SessionArchiveParams& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionArchiveParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.member_raw(",\"archived\":");
   encode(writer, value.archived);
   writer.end_object();
@@ -1082,8 +1022,7 @@ bool decode(const nlohmann::json& json, SessionAttachParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionAttachParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1110,8 +1049,7 @@ void encode(json::JsonWriter& writer, const SessionAttachResult& value) {
   encode(writer, value.permissions);
   writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
-  writer.member_raw(",\"lastSeq\":");
-  encode(writer, value.last_seq);
+  writer.member_integer(",\"lastSeq\":", value.last_seq);
   if (value.interrupted) {
     writer.member_raw(",\"interrupted\":");
     encode(writer, *value.interrupted);
@@ -1130,8 +1068,7 @@ bool decode(const nlohmann::json& json, SessionCancelParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCancelParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1167,21 +1104,16 @@ bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCreateParams& value) {
   writer.begin_object();
-  writer.member_raw("\"agent\":");
-  encode(writer, value.agent);
-  writer.member_raw(",\"cwd\":");
-  encode(writer, value.cwd);
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
   if (value.model) {
-    writer.member_raw(",\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   if (value.mode) {
-    writer.member_raw(",\"mode\":");
-    encode(writer, *value.mode);
+    writer.member_string(",\"mode\":", *value.mode);
   }
   if (value.title) {
-    writer.member_raw(",\"title\":");
-    encode(writer, *value.title);
+    writer.member_string(",\"title\":", *value.title);
   }
   writer.end_object();
 }
@@ -1212,8 +1144,7 @@ bool decode(const nlohmann::json& json, SessionDeleteParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionDeleteParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1246,15 +1177,12 @@ bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionEventsParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   if (value.after_seq) {
-    writer.member_raw(",\"afterSeq\":");
-    encode(writer, *value.after_seq);
+    writer.member_integer(",\"afterSeq\":", *value.after_seq);
   }
   if (value.limit) {
-    writer.member_raw(",\"limit\":");
-    encode(writer, *value.limit);
+    writer.member_integer(",\"limit\":", *value.limit);
   }
   writer.end_object();
 }
@@ -1273,8 +1201,7 @@ void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
   writer.member_raw("\"events\":");
   encode(writer, value.events);
   if (value.next_after_seq) {
-    writer.member_raw(",\"nextAfterSeq\":");
-    encode(writer, *value.next_after_seq);
+    writer.member_integer(",\"nextAfterSeq\":", *value.next_after_seq);
   }
   writer.end_object();
 }
@@ -1290,8 +1217,7 @@ bool decode(const nlohmann::json& json, SessionGetParams& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const SessionGetParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1327,8 +1253,7 @@ bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const SessionListParams& value) {
   writer.begin_object();
   if (value.agent) {
-    writer.member_raw("\"agent\":");
-    encode(writer, *value.agent);
+    writer.member_string("\"agent\":", *value.agent);
   }
   if (value.cwd) {
     writer.key_raw("\"cwd\":");
@@ -1363,8 +1288,7 @@ void encode(json::JsonWriter& writer, const SessionListResult& value) {
   writer.member_raw("\"sessions\":");
   encode(writer, value.sessions);
   if (value.next_cursor) {
-    writer.member_raw(",\"nextCursor\":");
-    encode(writer, *value.next_cursor);
+    writer.member_string(",\"nextCursor\":", *value.next_cursor);
   }
   writer.end_object();
 }
@@ -1382,10 +1306,8 @@ bool decode(const nlohmann::json& json, SessionRenameParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionRenameParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.member_raw(",\"title\":");
-  encode(writer, value.title);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"title\":", value.title);
   writer.end_object();
 }
 
@@ -1416,8 +1338,7 @@ bool decode(const nlohmann::json& json, SessionResumeParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionResumeParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   if (value.wait) {
     writer.member_raw(",\"wait\":");
     encode(writer, *value.wait);
@@ -1440,17 +1361,14 @@ bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const SessionSendParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.member_raw(",\"text\":");
-  encode(writer, value.text);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"text\":", value.text);
   if (value.attachments) {
     writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
   if (value.model) {
-    writer.member_raw(",\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   if (value.wait) {
     writer.member_raw(",\"wait\":");
@@ -1472,10 +1390,8 @@ bool decode(const nlohmann::json& json, SessionSetModeParams& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionSetModeParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.member_raw(",\"mode\":");
-  encode(writer, value.mode);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"mode\":", value.mode);
   writer.end_object();
 }
 
@@ -1507,10 +1423,8 @@ bool decode(const nlohmann::json& json, SessionSetModelParams& out, json::Decode
 
 void encode(json::JsonWriter& writer, const SessionSetModelParams& value) {
   writer.begin_object();
-  writer.member_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.member_raw(",\"model\":");
-  encode(writer, value.model);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"model\":", value.model);
   writer.end_object();
 }
 
@@ -1541,13 +1455,11 @@ bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const AgentErrorEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"message\":");
-  encode(writer, value.message);
+  writer.member_string("\"message\":", value.message);
   writer.member_raw(",\"recoverable\":");
   encode(writer, value.recoverable);
   if (value.turn_id) {
-    writer.member_raw(",\"turnId\":");
-    encode(writer, *value.turn_id);
+    writer.member_string(",\"turnId\":", *value.turn_id);
   }
   writer.end_object();
 }
@@ -1564,8 +1476,7 @@ bool decode(const nlohmann::json& json, ClientAttachedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const ClientAttachedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"clientId\":");
-  encode(writer, value.client_id);
+  writer.member_string("\"clientId\":", value.client_id);
   writer.member_raw(",\"transport\":");
   encode(writer, value.transport);
   writer.member_raw(",\"answersPermissions\":");
@@ -1583,8 +1494,7 @@ bool decode(const nlohmann::json& json, ClientDetachedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const ClientDetachedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"clientId\":");
-  encode(writer, value.client_id);
+  writer.member_string("\"clientId\":", value.client_id);
   writer.end_object();
 }
 
@@ -1668,16 +1578,13 @@ bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::Decode
 
 void encode(json::JsonWriter& writer, const MessageCompletedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.member_raw(",\"messageId\":");
-  encode(writer, value.message_id);
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"messageId\":", value.message_id);
   writer.member_raw(",\"role\":");
   encode(writer, value.role);
   writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
-  writer.member_raw(",\"text\":");
-  encode(writer, value.text);
+  writer.member_string(",\"text\":", value.text);
   writer.end_object();
 }
 
@@ -1694,14 +1601,11 @@ bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const MessageDeltaEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.member_raw(",\"messageId\":");
-  encode(writer, value.message_id);
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"messageId\":", value.message_id);
   writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
-  writer.member_raw(",\"text\":");
-  encode(writer, value.text);
+  writer.member_string(",\"text\":", value.text);
   writer.end_object();
 }
 
@@ -1796,8 +1700,7 @@ bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::Deco
 
 void encode(json::JsonWriter& writer, const PermissionResolvedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"requestId\":");
-  encode(writer, value.request_id);
+  writer.member_string("\"requestId\":", value.request_id);
   writer.member_raw(",\"outcome\":");
   encode(writer, value.outcome);
   if (value.decision) {
@@ -1807,15 +1710,12 @@ void encode(json::JsonWriter& writer, const PermissionResolvedEvent& value) {
   writer.member_raw(",\"resolvedBy\":");
   encode(writer, value.resolved_by);
   if (value.client_id) {
-    writer.member_raw(",\"clientId\":");
-    encode(writer, *value.client_id);
+    writer.member_string(",\"clientId\":", *value.client_id);
   }
   if (value.rule_id) {
-    writer.member_raw(",\"ruleId\":");
-    encode(writer, *value.rule_id);
+    writer.member_string(",\"ruleId\":", *value.rule_id);
   }
-  writer.member_raw(",\"resolvedAt\":");
-  encode(writer, value.resolved_at);
+  writer.member_integer(",\"resolvedAt\":", value.resolved_at);
   writer.end_object();
 }
 
@@ -1830,11 +1730,9 @@ bool decode(const nlohmann::json& json, PermissionRespondingEvent& out, json::De
 
 void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"requestId\":");
-  encode(writer, value.request_id);
+  writer.member_string("\"requestId\":", value.request_id);
   if (value.client_id) {
-    writer.member_raw(",\"clientId\":");
-    encode(writer, *value.client_id);
+    writer.member_string(",\"clientId\":", *value.client_id);
   }
   writer.end_object();
 }
@@ -1926,8 +1824,7 @@ bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::Decode
 
 void encode(json::JsonWriter& writer, const QuestionResolvedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"requestId\":");
-  encode(writer, value.request_id);
+  writer.member_string("\"requestId\":", value.request_id);
   writer.member_raw(",\"outcome\":");
   encode(writer, value.outcome);
   if (value.answers) {
@@ -1937,11 +1834,9 @@ void encode(json::JsonWriter& writer, const QuestionResolvedEvent& value) {
   writer.member_raw(",\"resolvedBy\":");
   encode(writer, value.resolved_by);
   if (value.client_id) {
-    writer.member_raw(",\"clientId\":");
-    encode(writer, *value.client_id);
+    writer.member_string(",\"clientId\":", *value.client_id);
   }
-  writer.member_raw(",\"resolvedAt\":");
-  encode(writer, value.resolved_at);
+  writer.member_integer(",\"resolvedAt\":", value.resolved_at);
   writer.end_object();
 }
 
@@ -2002,8 +1897,7 @@ void encode(json::JsonWriter& writer, const SessionStateEvent& value) {
   writer.member_raw("\"state\":");
   encode(writer, value.state);
   if (value.reason) {
-    writer.member_raw(",\"reason\":");
-    encode(writer, *value.reason);
+    writer.member_string(",\"reason\":", *value.reason);
   }
   writer.end_object();
 }
@@ -2036,12 +1930,9 @@ bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeCon
 
 void encode(json::JsonWriter& writer, const ToolCompletedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.member_raw(",\"toolCallId\":");
-  encode(writer, value.tool_call_id);
-  writer.member_raw(",\"output\":");
-  encode(writer, value.output);
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"toolCallId\":", value.tool_call_id);
+  writer.member_string(",\"output\":", value.output);
   writer.member_raw(",\"isError\":");
   encode(writer, value.is_error);
   writer.end_object();
@@ -2061,17 +1952,13 @@ bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const ToolStartedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.member_raw(",\"toolCallId\":");
-  encode(writer, value.tool_call_id);
-  writer.member_raw(",\"tool\":");
-  encode(writer, value.tool);
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"toolCallId\":", value.tool_call_id);
+  writer.member_string(",\"tool\":", value.tool);
   writer.member_raw(",\"input\":");
   encode(writer, value.input);
   if (value.parent_tool_call_id) {
-    writer.member_raw(",\"parentToolCallId\":");
-    encode(writer, *value.parent_tool_call_id);
+    writer.member_string(",\"parentToolCallId\":", *value.parent_tool_call_id);
   }
   writer.end_object();
 }
@@ -2090,8 +1977,7 @@ void encode(json::JsonWriter& writer, const TurnQueuedEvent& value) {
   writer.begin_object();
   writer.member_raw("\"prompt\":");
   encode(writer, value.prompt);
-  writer.member_raw(",\"position\":");
-  encode(writer, value.position);
+  writer.member_integer(",\"position\":", value.position);
   writer.end_object();
 }
 
@@ -2109,21 +1995,17 @@ bool decode(const nlohmann::json& json, TurnStartedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const TurnStartedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.member_raw(",\"text\":");
-  encode(writer, value.text);
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"text\":", value.text);
   if (value.attachments) {
     writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
   if (value.queue_id) {
-    writer.member_raw(",\"queueId\":");
-    encode(writer, *value.queue_id);
+    writer.member_string(",\"queueId\":", *value.queue_id);
   }
   if (value.model) {
-    writer.member_raw(",\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   writer.end_object();
 }
@@ -2142,21 +2024,18 @@ bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const TurnStoppedEvent& value) {
   writer.begin_object();
-  writer.member_raw("\"turnId\":");
-  encode(writer, value.turn_id);
+  writer.member_string("\"turnId\":", value.turn_id);
   writer.member_raw(",\"stopReason\":");
   encode(writer, value.stop_reason);
   if (value.text) {
-    writer.member_raw(",\"text\":");
-    encode(writer, *value.text);
+    writer.member_string(",\"text\":", *value.text);
   }
   if (value.usage) {
     writer.member_raw(",\"usage\":");
     encode(writer, *value.usage);
   }
   if (value.error) {
-    writer.member_raw(",\"error\":");
-    encode(writer, *value.error);
+    writer.member_string(",\"error\":", *value.error);
   }
   writer.end_object();
 }
