@@ -49,6 +49,10 @@ void Egress::remove_sink(EventSink& sink) { std::erase(m_sinks, &sink); }
 
 void Egress::encode(const WireEvent& event, std::uint64_t seq, std::int64_t ts_millis, std::string& out) {
   json::JsonWriter writer(out);
+  encode(event, seq, ts_millis, writer);
+}
+
+void Egress::encode(const WireEvent& event, std::uint64_t seq, std::int64_t ts_millis, json::JsonWriter& writer) {
   writer.begin_object();
   writer.member_unsigned(R"("seq":)", seq);
   const protocol::EventInfo& info = protocol::event_info(event.kind);
@@ -71,7 +75,9 @@ void Egress::on_bus_event(const BusEvent& bus_event) {
   encoded->seq = ++m_last_seq;
   encoded->kind = wire->kind;
   encoded->session_id.assign(wire->session_id);
-  encode(*wire, encoded->seq, unix_millis_now(), encoded->json);
+  m_writer.clear();
+  encode(*wire, encoded->seq, unix_millis_now(), m_writer);
+  encoded->json.assign(m_writer.text());
   const EncodedEventPtr shared = std::move(encoded);
   // Index loop: a sink may unregister itself (a transport closing) while being notified.
   for (std::size_t i = 0; i < m_sinks.size(); ++i) m_sinks[i]->on_event(shared);

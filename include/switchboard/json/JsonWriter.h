@@ -43,6 +43,16 @@ class JsonWriter {
   // Trims the unused room: afterwards `out` holds exactly the text written so far.
   void finish();
 
+  // For a caller that serializes many values through one buffer and copies each out: the contents of `out`
+  // without the room, valid until the next write; and clear(), which empties `out` but keeps the room.
+  std::string_view text() const {
+    return m_begin == nullptr ? std::string_view(m_out) : std::string_view(m_begin, static_cast<std::size_t>(m_cur - m_begin));
+  }
+  void clear() {
+    if (m_begin == nullptr) m_out.clear();
+    else m_cur = m_begin;
+  }
+
   SWITCHBOARD_JSON_INLINE void begin_object() { open('{'); }
   SWITCHBOARD_JSON_INLINE void end_object() { close('}'); }
   SWITCHBOARD_JSON_INLINE void begin_array() { open('['); }
