@@ -1,6 +1,7 @@
 #include "switchboard/json/JsonWriter.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 
@@ -43,6 +44,27 @@ std::size_t valid_utf8_sequence(const unsigned char* p, const unsigned char* end
 
 // Plain bytes are copied as they are: printable ASCII other than '"' and '\'.
 constexpr bool is_plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+// What an ASCII byte that is not plain becomes (`\n`, `\u001f`, ...), padded to 8 bytes so it is copied as one
+// block; and U+FFFD, which replaces each byte of invalid UTF-8.
+struct Escape {
+  char text[7];
+  std::uint8_t size;
+};
+constexpr auto kEscapes = [] {
+  std::array<Escape, 0x80> table{};
+  for (unsigned c = 0; c < 0x20; ++c) table[c] = {{'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF], 0}, 6};
+  table['\n'] = {{'\\', 'n'}, 2};
+  table['\r'] = {{'\\', 'r'}, 2};
+  table['\t'] = {{'\\', 't'}, 2};
+  table['\b'] = {{'\\', 'b'}, 2};
+  table['\f'] = {{'\\', 'f'}, 2};
+  table['"'] = {{'\\', '"'}, 2};
+  table['\\'] = {{'\\', '\\'}, 2};
+  return table;
+}();
+constexpr Escape kReplacement = {{'\xEF', '\xBF', '\xBD'}, 3};
+static_assert(sizeof(Escape) == 8);
 
 // ---- 8 bytes at a time (SWAR) -----------------------------------------------------------------------------
 // For a little-endian word of 8 input bytes, a mask with the high bit of each byte that is not plain set:
@@ -193,42 +215,34 @@ void JsonWriter::quote_in_room(std::string_view text) {
       if (p == end) break;
     }
 
-    const unsigned char c = *p;
-    if (c >= 0x80) {
-      const std::size_t n = valid_utf8_sequence(p, end);
-      if (n != 0) {
-        std::memcpy(out, p, n);
-        out += n;
-        p += n;
-        continue;
-      }
-    }
-    // An escape or a replacement: up to 6 bytes for 1.
-    m_cur = out;
-    room(static_cast<std::size_t>(end - p) + 6 + 1 + kWord);
-    out = m_cur;
-    if (c >= 0x80) {
-      std::memcpy(out, "\xEF\xBF\xBD", 3);  // U+FFFD for each invalid byte
-      out += 3;
-    } else {
-      out[0] = '\\';
-      switch (c) {
-        case '"': out[1] = '"'; break;
-        case '\\': out[1] = '\\'; break;
-        case '\n': out[1] = 'n'; break;
-        case '\r': out[1] = 'r'; break;
-        case '\t': out[1] = 't'; break;
-        case '\b': out[1] = 'b'; break;
-        case '\f': out[1] = 'f'; break;
-        default: {
-          const char escaped[] = {'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-          std::memcpy(out + 1, escaped, sizeof escaped);
-          out += sizeof escaped - 1;
+    // Bytes that are not plain, for as long as they come (non-Latin text, runs of escapes), byte by byte.
+    do {
+      const unsigned char c = *p;
+      if (c >= 0x80) {
+        const std::size_t n = valid_utf8_sequence(p, end);
+        if (n != 0) {
+          if (end - p >= 4) {
+            std::memcpy(out, p, 4);  // a fixed-size copy; the bytes past the sequence are overwritten next
+          } else {
+            std::memcpy(out, p, n);
+          }
+          out += n;
+          p += n;
+          continue;
         }
       }
-      out += 2;
-    }
-    ++p;
+      // An escape or a replacement: up to 6 bytes for 1, so more room. The escape is copied from a table as
+      // one 8-byte block, which the room allows.
+      if (static_cast<std::size_t>(m_end - out) < static_cast<std::size_t>(end - p) + 6 + 1 + kWord) {
+        m_cur = out;
+        room(static_cast<std::size_t>(end - p) + 6 + 1 + kWord);
+        out = m_cur;
+      }
+      const Escape& escape = c >= 0x80 ? kReplacement : kEscapes[c];
+      std::memcpy(out, &escape, sizeof escape);
+      out += escape.size;
+      ++p;
+    } while (p != end && !is_plain(*p));
   }
   *out++ = '"';
   m_cur = out;
