@@ -2,13 +2,19 @@
 // This file only parses the command line and hands over to Daemon.
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "claude-code/ClaudeCodeAdapter.h"
+#include "codex/CodexAdapter.h"
 #include "daemon/Daemon.h"
 #include "daemon/Logging.h"
+#include "process/ExecShim.h"
+#include "process/FatalSignalCleanup.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/version.h"
 
@@ -47,6 +53,12 @@ void add_http_options(CLI::App& command, switchboard::daemon::HttpOptions& http)
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `switchboard __exec-shim ...` is how the daemon starts agents (see process/ExecShim.h): it must exec at
+  // once, before any option parsing or logging set-up.
+  if (switchboard::process::is_exec_shim_call(argc, argv)) return switchboard::process::run_exec_shim(argc, argv);
+  // A crash or exit() of the daemon SIGKILLs the agent process groups it started (process/FatalSignalCleanup.h).
+  switchboard::process::install_fatal_signal_cleanup();
+
   CLI::App app{"switchboard: hosts coding agents behind one JSON-RPC protocol"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand
@@ -89,6 +101,25 @@ int main(int argc, char** argv) {
     return switchboard::daemon::kExitUsage;
   }
   if (!data_dir.empty()) options.data_dir = data_dir;
+  // The agents this binary hosts. Each adapter finds its CLI and provider from the environment (see
+  // docs/agents/*.md); the daemon itself knows them only as descriptors.
+  options.agents = [data_dir](boost::asio::io_context& io) {
+    namespace claude = switchboard::adapters::claude;
+    namespace codex = switchboard::adapters::codex;
+    std::error_code error;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    claude::ClaudeCodeConfig claude_config;
+    if (const char* bin = std::getenv("SWITCHBOARD_CLAUDE_BIN"); bin && *bin) claude_config.executable = bin;
+    claude_config.exec_shim = self;
+    claude_config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
+    const auto state_dir = data_dir.empty() ? switchboard::daemon::DataDirectory::default_path() : std::filesystem::path(data_dir);
+    auto codex_config = codex::codex_config_from_environment(state_dir / "codex-home");
+    codex_config.exec_shim = self;
+    std::vector<switchboard::adapters::AgentDescriptor> agents;
+    agents.push_back(claude::claude_code_agent(io, std::move(claude_config)));
+    agents.push_back(codex::codex_agent(io, std::move(codex_config)));
+    return agents;
+  };
   if (*stdio) {
     if (stdio_http) options.http = http;
     switchboard::daemon::Daemon daemon(options);

@@ -236,7 +236,9 @@ def emit_types_h(model, protocol):
             spelling = ftype.spelling()
             if not required:
                 spelling = f"std::optional<{spelling}>"
-            init = "{}" if (required and ftype.kind in ("integer", "number", "boolean", "enum")) else ""
+            # Optional members get `{}` too: adding an optional field to the schema then leaves every existing
+            # brace-initialization valid (GCC's -Wmissing-field-initializers ignores members with initializers).
+            init = "{}" if (not required or ftype.kind in ("integer", "number", "boolean", "enum")) else ""
             comment = f"  // {sub['description']}" if sub.get("description") else ""
             out.append(f"  {spelling} {snake(key)}{init};{comment}")
         out.append("};")

@@ -11,6 +11,7 @@
 #include "daemon/CoreMethods.h"
 #include "daemon/InstanceProbe.h"
 #include "daemon/Methods.h"
+#include "process/ProcessGroupRegistry.h"
 #include "switchboard/support/RandomId.h"
 #include "switchboard/version.h"
 
@@ -31,8 +32,8 @@ std::string identity_json() {
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options)
-    // No agent adapter ships yet: the engine starts with an empty registry (the adapter issues fill it).
-    : m_options(std::move(options)), m_engine(m_io, m_bus, {}) {
+    : m_options(std::move(options)),
+      m_engine(m_io, m_bus, m_options.agents ? m_options.agents(m_io) : std::vector<adapters::AgentDescriptor>{}) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
   bind_methods(m_dispatcher, m_engine, m_history, CoreMethodsConfig{m_options.max_line_bytes});
@@ -55,6 +56,7 @@ void Daemon::on_signal(const boost::system::error_code& error, int signal) {
   if (m_signals_seen > 1 || m_shutting_down) {
     // The second signal means "now": the user already asked once and we are still here.
     spdlog::warn("second signal {}, exiting at once", signal);
+    process::ProcessGroupRegistry::the().kill_all_and_descendants();  // _exit skips every cleanup: no agent may outlive us
     ::_exit(128 + signal);
   }
   spdlog::info("signal {} received, shutting down", signal);
@@ -141,11 +143,21 @@ std::optional<int> Daemon::open_store() {
   m_egress.continue_after(m_store->events().last_seq());
   m_egress.add_sink(m_store->events());
   m_history.log = &m_store->events();
+  // Deltas are most of a turn's events and useless once its message.completed exists: a finished turn's deltas
+  // are deleted from the log (after they are committed), so the log holds far more conversation per byte.
+  m_compaction = m_bus.subscribe(protocol::EventKind::TurnStopped, [this](const bus::BusEvent& event) {
+    if (!m_store || event.session_id.empty()) return;
+    const auto& stopped = std::get<protocol::TurnStoppedEvent>(event.payload);
+    m_store->events().compact_turn(event.session_id, stopped.turn_id, [](store::StoreResult<std::size_t> removed) {
+      if (!removed) spdlog::warn("store: compacting a finished turn failed: {}", removed.error());
+    });
+  });
   return std::nullopt;
 }
 
 void Daemon::close_store() {
   if (!m_store) return;
+  m_compaction.reset();
   m_history.log = nullptr;
   m_egress.remove_sink(m_store->events());
   m_engine.set_persistence(nullptr);
@@ -278,6 +290,10 @@ void Daemon::finish_shutdown() {
   // The signal handler stayed armed while we drained, so a second Ctrl-C still worked; now it can go.
   boost::system::error_code ignored;
   m_signals.cancel(ignored);
+  // Agents were asked to stop when shutdown began (idle ones have exited on EOF by now); whatever still runs,
+  // with every tool it started, is killed: nothing the daemon started outlives it. The store already holds the
+  // prompts they owed, so those sessions come back interrupted.
+  process::ProcessGroupRegistry::the().kill_all_and_descendants();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
 }

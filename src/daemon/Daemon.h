@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -45,6 +47,8 @@ struct DaemonOptions {
   // directory for its runtime file). Sessions live as long as the process.
   bool ephemeral = false;
   store::StoreOptions store;
+  // The agents this daemon can host (adapters/ builds them; the daemon knows none by name).
+  std::function<std::vector<adapters::AgentDescriptor>(boost::asio::io_context&)> agents;
 };
 
 // Exit codes of the binary.
@@ -94,6 +98,7 @@ class Daemon {
   std::unique_ptr<store::Store> m_store;
   std::unique_ptr<StoredSessions> m_persistence;
   EventHistory m_history;
+  bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;
   boost::asio::signal_set m_signals{m_io};
   boost::asio::steady_timer m_shutdown_timer{m_io};

@@ -199,6 +199,24 @@ void StoredSessions::insert_session(const protocol::SessionInfo& session, Done d
   });
 }
 
+void StoredSessions::insert_imported_session(const protocol::SessionInfo& session, const std::string& provider_session_id,
+                                             Done done) {
+  auto& sessions = m_store.sessions();
+  sessions.insert_session(to_record(session), [&sessions, id = session.session_id, provider_session_id, done = std::move(done)](
+                                                  store::StoreResult<store::SessionRecord> inserted) mutable {
+    if (!inserted) return done(store_failure("saving the imported session", inserted.error()));
+    sessions.add_run(id, provider_session_id, unix_millis_now(), [&sessions, id, done = std::move(done)](store::StoreResult<store::RunRecord> run) {
+      if (run) return done(std::nullopt);
+      // Without its run the session would start a fresh conversation after a restart: it is not kept.
+      auto failure = store_failure("saving the imported session's run", run.error());
+      sessions.delete_session(id, [done, failure](store::StoreResult<void> deleted) {
+        if (!deleted) log_only("removing a half-imported session", deleted.error());
+        done(failure);
+      });
+    });
+  });
+}
+
 void StoredSessions::update_session(const protocol::SessionInfo& session, Done done) {
   const auto record = to_record(session);
   store::SessionUpdate update;

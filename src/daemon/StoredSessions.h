@@ -19,6 +19,8 @@ class StoredSessions : public engine::SessionPersistence {
   static store::StoreResult<engine::PersistedState> load(boost::asio::io_context& io, store::Store& store);
 
   void insert_session(const protocol::SessionInfo& session, Done done) override;
+  void insert_imported_session(const protocol::SessionInfo& session, const std::string& provider_session_id,
+                               Done done) override;
   void update_session(const protocol::SessionInfo& session, Done done) override;
   void delete_session(const std::string& session_id, Done done) override;
   void record_run(const std::string& session_id, const std::string& provider_session_id) override;

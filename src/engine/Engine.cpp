@@ -3,9 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <exception>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "engine/HistoryTranscript.h"
 #include "switchboard/support/Clock.h"
 #include "switchboard/support/RandomId.h"
 
@@ -19,6 +23,40 @@ constexpr std::size_t kRememberedClosedRequests = 4096;
 
 EngineError unknown_session(const std::string& id) {
   return EngineError{ErrorCode::UnknownSession, "no session " + id.substr(0, 100)};
+}
+
+EngineError unknown_agent(const std::string& name) {
+  return EngineError{ErrorCode::UnknownAgent, "no agent named " + name.substr(0, 100)};
+}
+
+EngineError no_history(const std::string& agent) {
+  return EngineError{ErrorCode::Unsupported, agent + " keeps no history the daemon can read"};
+}
+
+EngineError from_adapter(const adapters::AdapterError& error) { return EngineError{error.code, error.message}; }
+
+// Agents file their history by absolute working directory; a relative one names nothing.
+std::optional<EngineError> check_history_cwd(const std::string& cwd) {
+  if (cwd.starts_with('/')) return std::nullopt;
+  return EngineError{ErrorCode::BadWorkingDirectory, "not an absolute path: " + cwd.substr(0, 500)};
+}
+
+std::optional<EngineError> check_directory(const std::string& cwd) {
+  struct stat st {};
+  if (::stat(cwd.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return std::nullopt;
+  return EngineError{ErrorCode::BadWorkingDirectory, "not a directory: " + cwd.substr(0, 500)};
+}
+
+protocol::HistorySession to_wire(const adapters::HistoryEntry& entry) {
+  protocol::HistorySession session;
+  session.provider_session_id = entry.provider_session_id;
+  session.title = entry.title;
+  session.cwd = entry.cwd;
+  session.created_at = entry.created_at;
+  session.updated_at = entry.updated_at;
+  session.prompt_count = entry.prompts;
+  session.path = entry.path;
+  return session;
 }
 
 }  // namespace
@@ -45,7 +83,30 @@ Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adap
   });
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  // Reads still queued finish first (their callbacks are posted to the io_context and answer there): a reply
+  // must never be dropped with an unstarted job.
+  if (m_helper) m_helper->join();
+}
+
+template <class T>
+void Engine::off_reactor(std::function<Outcome<T>()> work, Then<T> done) {
+  if (!m_helper) m_helper = std::make_unique<boost::asio::thread_pool>(1);
+  boost::asio::post(*m_helper, [&io = m_io, guard = boost::asio::make_work_guard(m_io), work = std::move(work),
+                                done = std::move(done)]() mutable {
+    std::optional<Outcome<T>> outcome;
+    try {
+      outcome.emplace(work());
+    } catch (const std::exception& error) {
+      // The edge of foreign code (file systems, parsers): one bad read must not end the daemon's helper thread.
+      spdlog::error("engine: a history read failed: {}", error.what());
+      outcome.emplace(EngineError{ErrorCode::InternalError, "reading the agent's history failed"});
+    }
+    boost::asio::post(io, [guard = std::move(guard), outcome = std::move(*outcome), done = std::move(done)]() mutable {
+      done(std::move(outcome));
+    });
+  });
+}
 
 void Engine::restore(PersistedState state) {
   for (auto& info : state.sessions) {
@@ -84,16 +145,13 @@ std::vector<protocol::AgentInfo> Engine::list_agents() const {
 
 void Engine::create_session(const protocol::SessionCreateParams& params, Then<protocol::SessionInfo> done) {
   const auto* descriptor = agent(params.agent);
-  if (descriptor == nullptr) return done(EngineError{ErrorCode::UnknownAgent, "no agent named " + params.agent.substr(0, 100)});
+  if (descriptor == nullptr) return done(unknown_agent(params.agent));
   const auto info = descriptor->discover();
   if (!info.installed) {
     return done(EngineError{ErrorCode::AgentUnavailable,
                             params.agent + " is not available: " + info.problem.value_or("not installed")});
   }
-  struct stat st {};
-  if (::stat(params.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return done(EngineError{ErrorCode::BadWorkingDirectory, "not a directory: " + params.cwd.substr(0, 500)});
-  }
+  if (auto error = check_directory(params.cwd)) return done(*error);
   protocol::SessionInfo session;
   session.session_id = random_id("s-", 8);
   session.agent = params.agent;
@@ -112,6 +170,95 @@ void Engine::create_session(const protocol::SessionCreateParams& params, Then<pr
   // A session exists once it is stored: a crash right after the reply must not lose it.
   if (m_persistence) return m_persistence->insert_session(session, std::move(add));
   add(std::nullopt);
+}
+
+void Engine::list_history(const protocol::HistoryListParams& params, Then<protocol::HistoryListResult> done) {
+  const auto* descriptor = agent(params.agent);
+  if (descriptor == nullptr) return done(unknown_agent(params.agent));
+  if (!descriptor->list_history) return done(no_history(params.agent));
+  if (auto error = check_history_cwd(params.cwd)) return done(*error);
+  off_reactor<protocol::HistoryListResult>(
+      [hook = descriptor->list_history, cwd = params.cwd]() -> Outcome<protocol::HistoryListResult> {
+        auto listed = hook(cwd);
+        if (const auto* error = std::get_if<adapters::AdapterError>(&listed)) return from_adapter(*error);
+        auto& list = std::get<adapters::HistoryList>(listed);
+        protocol::HistoryListResult result;
+        result.sessions.reserve(list.sessions.size());
+        for (const auto& entry : list.sessions) result.sessions.push_back(to_wire(entry));
+        result.skipped_files = static_cast<std::int64_t>(list.skipped_files);
+        result.skipped_lines = static_cast<std::int64_t>(list.skipped_lines);
+        return result;
+      },
+      std::move(done));
+}
+
+void Engine::read_history(const protocol::HistoryReadParams& params, Then<protocol::HistoryReadResult> done) {
+  const auto* descriptor = agent(params.agent);
+  if (descriptor == nullptr) return done(unknown_agent(params.agent));
+  if (!descriptor->read_history) return done(no_history(params.agent));
+  if (auto error = check_history_cwd(params.cwd)) return done(*error);
+  off_reactor<protocol::HistoryReadResult>(
+      [hook = descriptor->read_history, cwd = params.cwd, id = params.provider_session_id]() -> Outcome<protocol::HistoryReadResult> {
+        HistoryTranscript transcript;
+        const auto read = hook(cwd, id, transcript);
+        if (const auto* error = std::get_if<adapters::AdapterError>(&read)) return from_adapter(*error);
+        protocol::HistoryReadResult result;
+        result.provider_session_id = id;
+        result.events = transcript.take();
+        result.skipped_lines = static_cast<std::int64_t>(std::get<adapters::HistoryReadStats>(read).skipped_lines);
+        return result;
+      },
+      std::move(done));
+}
+
+void Engine::import_session(const protocol::SessionImportParams& params, Then<protocol::SessionInfo> done) {
+  const auto* descriptor = agent(params.agent);
+  if (descriptor == nullptr) return done(unknown_agent(params.agent));
+  if (!descriptor->list_history) return done(no_history(params.agent));
+  if (!descriptor->discover().capabilities.resume) {
+    return done(EngineError{ErrorCode::Unsupported, params.agent + " cannot resume its own sessions"});
+  }
+  if (auto error = check_directory(params.cwd)) return done(*error);
+  // The agent's listing says whether the session exists, and what it is called.
+  auto found = [hook = descriptor->list_history, cwd = params.cwd, id = params.provider_session_id]() -> Outcome<adapters::HistoryEntry> {
+    auto listed = hook(cwd);
+    if (const auto* error = std::get_if<adapters::AdapterError>(&listed)) return from_adapter(*error);
+    for (auto& entry : std::get<adapters::HistoryList>(listed).sessions) {
+      if (entry.provider_session_id == id) return std::move(entry);
+    }
+    return EngineError{ErrorCode::UnknownHistorySession, "the history of " + cwd.substr(0, 500) + " has no session " + id};
+  };
+  auto create = [weak = std::weak_ptr<Engine*>(m_self), params, done](Outcome<adapters::HistoryEntry> entry) mutable {
+    if (const auto* error = std::get_if<EngineError>(&entry)) return done(*error);
+    auto self = weak.lock();
+    if (!self) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    Engine& engine = **self;
+    const auto& history = std::get<adapters::HistoryEntry>(entry);
+    protocol::SessionInfo session;
+    session.session_id = random_id("s-", 8);
+    session.agent = params.agent;
+    session.cwd = params.cwd;
+    session.title = params.title ? params.title : !history.title.empty() ? std::optional<std::string>(history.title) : std::nullopt;
+    session.model = params.model;
+    session.mode = params.mode;
+    session.state = protocol::SessionState::Idle;
+    session.created_at = session.updated_at = unix_millis_now();
+    const std::string provider_session_id = history.provider_session_id;
+    auto add = [weak, session, provider_session_id, done](std::optional<EngineError> error) {
+      if (error) return done(*error);  // stored nowhere, so it does not exist
+      auto alive = weak.lock();
+      if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+      Engine& owner = **alive;
+      auto [it, inserted] = owner.m_sessions.emplace(session.session_id, std::make_unique<Session>(owner, session));
+      it->second->bind_provider_session(provider_session_id);
+      owner.m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
+      done(it->second->info());
+    };
+    // Like a created session, it exists once stored; and with its run, so it resumes after a restart too.
+    if (engine.m_persistence) return engine.m_persistence->insert_imported_session(session, provider_session_id, std::move(add));
+    add(std::nullopt);
+  };
+  off_reactor<adapters::HistoryEntry>(std::move(found), std::move(create));
 }
 
 Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id) const {

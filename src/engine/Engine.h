@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "engine/EngineError.h"
 #include "engine/RuleBook.h"
@@ -71,6 +72,12 @@ class Engine {
   void send(protocol::SessionSendParams params, Session::SendDone done);
   void resume(const protocol::SessionResumeParams& params, Session::SendDone done);
   Outcome<bool> cancel(const std::string& session_id);
+  // The agent's own history (history.list, history.read) and making one of its sessions ours (session.import).
+  // The agent's hooks read files on the engine's helper thread; `done` runs later on the reactor, always.
+  void list_history(const protocol::HistoryListParams& params, Then<protocol::HistoryListResult> done);
+  void read_history(const protocol::HistoryReadParams& params, Then<protocol::HistoryReadResult> done);
+  // A cold session bound to the agent's session: its first start resumes it. Stored with its run before `done`.
+  void import_session(const protocol::SessionImportParams& params, Then<protocol::SessionInfo> done);
   std::optional<EngineError> respond_permission(const protocol::PermissionRespondParams& params,
                                                 std::optional<std::string> client_id);
   std::optional<EngineError> respond_question(const protocol::QuestionRespondParams& params,
@@ -109,6 +116,10 @@ class Engine {
   // until the daemon restarts, and the caller is told it was not saved).
   void update(const std::string& session_id, const std::function<std::optional<EngineError>(Session&)>& apply,
               Then<protocol::SessionInfo> done);
+  // Runs blocking `work` on the helper thread, then `done` with its outcome on the reactor. The io_context is
+  // kept from running out of work meanwhile, so `done` always runs (a reply is never dropped).
+  template <class T>
+  void off_reactor(std::function<Outcome<T>()> work, Then<T> done);
 
   boost::asio::io_context& m_io;
   bus::EventBus& m_bus;
@@ -127,6 +138,10 @@ class Engine {
   std::function<std::uint64_t()> m_last_seq;
   bus::Subscription m_attached;
   bus::Subscription m_detached;
+  // Blocking file reads (agents' history hooks); one thread, created on first use, joined by the destructor.
+  std::unique_ptr<boost::asio::thread_pool> m_helper;
+  // Work finishing on the helper thread holds a weak_ptr to this, so an engine destroyed meanwhile is left alone.
+  std::shared_ptr<Engine*> m_self = std::make_shared<Engine*>(this);
 };
 
 }  // namespace switchboard::engine

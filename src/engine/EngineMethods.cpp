@@ -84,6 +84,15 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
   dispatcher.bind<p::SessionCancelMethod>([&engine](const p::SessionCancelParams& params, Reply<p::SessionCancelResult> reply, const CallContext&) {
     answer(reply, engine.cancel(params.session_id), [](bool cancelled) { return p::SessionCancelResult{cancelled}; });
   });
+  dispatcher.bind<p::SessionImportMethod>([&engine](const p::SessionImportParams& params, Reply<p::SessionImportResult> reply, const CallContext&) {
+    engine.import_session(params, answer_later<p::SessionImportResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionImportResult{s}; }));
+  });
+  dispatcher.bind<p::HistoryListMethod>([&engine](const p::HistoryListParams& params, Reply<p::HistoryListResult> reply, const CallContext&) {
+    engine.list_history(params, answer_later<p::HistoryListResult, p::HistoryListResult>(std::move(reply), [](const p::HistoryListResult& r) { return r; }));
+  });
+  dispatcher.bind<p::HistoryReadMethod>([&engine](const p::HistoryReadParams& params, Reply<p::HistoryReadResult> reply, const CallContext&) {
+    engine.read_history(params, answer_later<p::HistoryReadResult, p::HistoryReadResult>(std::move(reply), [](const p::HistoryReadResult& r) { return r; }));
+  });
   dispatcher.bind<p::PermissionRespondMethod>([&engine](const p::PermissionRespondParams& params, Reply<p::PermissionRespondResult> reply, const CallContext& context) {
     answer_empty(reply, engine.respond_permission(params, context.peer->client_id()));
   });

@@ -5,8 +5,8 @@
 
 namespace switchboard::engine {
 
-// Binds every session, permission, question, rule and agent method of the schema to the engine: decoding is
-// done by the dispatcher, this layer only maps engine outcomes to replies and errors.
+// Binds every session, permission, question, rule, agent and agent-history method of the schema to the engine:
+// decoding is done by the dispatcher, this layer only maps engine outcomes to replies and errors.
 void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine);
 
 }  // namespace switchboard::engine

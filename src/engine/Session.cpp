@@ -473,20 +473,35 @@ void Session::on_provider_session(std::string provider_session_id) {
   if (auto* persistence = m_engine.persistence()) persistence->record_run(m_info.session_id, *m_provider_session_id);
 }
 
-void Session::on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) {
-  publish(protocol::MessageDeltaEvent{m_turn ? m_turn->turn_id : std::string(), message_id, kind, std::move(text)});
+void Session::on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                       std::optional<std::string> parent_tool_call_id) {
+  publish(protocol::MessageDeltaEvent{m_turn ? m_turn->turn_id : std::string(), message_id, kind, std::move(text),
+                                      std::move(parent_tool_call_id)});
 }
 
-void Session::on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text) {
-  if (m_turn && kind == protocol::DeltaKind::Text) m_turn->last_text = text;
+void Session::on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                         std::optional<std::string> parent_tool_call_id) {
+  // A sub-agent's text is not the answer to the user's prompt.
+  if (m_turn && kind == protocol::DeltaKind::Text && !parent_tool_call_id) m_turn->last_text = text;
   publish(protocol::MessageCompletedEvent{m_turn ? m_turn->turn_id : std::string(), message_id,
-                                          protocol::MessageCompletedEventRole::Assistant, kind, std::move(text)});
+                                          protocol::MessageCompletedEventRole::Assistant, kind, std::move(text),
+                                          std::move(parent_tool_call_id)});
+}
+
+void Session::on_status(adapters::AgentStatus status) {
+  publish(protocol::AgentStatusEvent{m_turn ? std::optional<std::string>(m_turn->turn_id) : std::nullopt, status.status,
+                                     std::move(status.message), status.attempt, status.max_attempts,
+                                     status.retry_delay_ms});
 }
 
 void Session::on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
                               std::optional<std::string> parent_tool_call_id) {
   publish(protocol::ToolStartedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(tool_call_id), std::move(tool),
                                      std::move(input), std::move(parent_tool_call_id)});
+}
+
+void Session::on_tool_output(const std::string& tool_call_id, std::string text) {
+  publish(protocol::ToolOutputEvent{m_turn ? m_turn->turn_id : std::string(), tool_call_id, std::move(text)});
 }
 
 void Session::on_tool_completed(std::string tool_call_id, std::string output, bool is_error) {

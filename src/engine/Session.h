@@ -47,6 +47,9 @@ class Session : public adapters::AdapterListener {
   // newest run's provider session id is looked up when the agent is next started, so it resumes.
   void restore(const std::optional<OutstandingWork>& work);
   std::optional<protocol::QueuedPrompt> interrupted_prompt() const { return m_interrupted; }
+  // For an imported session: the agent's own session it continues (already stored as a run), so the first start
+  // resumes it.
+  void bind_provider_session(std::string provider_session_id) { m_provider_session_id = std::move(provider_session_id); }
 
   std::vector<protocol::QueuedPrompt> queue() const;
   std::vector<protocol::PermissionRequest> open_permissions() const;
@@ -63,13 +66,17 @@ class Session : public adapters::AdapterListener {
 
   // AdapterListener
   void on_provider_session(std::string provider_session_id) override;
-  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) override;
-  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text) override;
+  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                std::optional<std::string> parent_tool_call_id) override;
+  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                  std::optional<std::string> parent_tool_call_id) override;
   void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
                        std::optional<std::string> parent_tool_call_id) override;
+  void on_tool_output(const std::string& tool_call_id, std::string text) override;
   void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) override;
   void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override;
   void on_question(std::string native_id, adapters::QuestionAsk ask) override;
+  void on_status(adapters::AgentStatus status) override;
   void on_turn_end(adapters::TurnResult result) override;
   void on_error(std::string message, bool recoverable) override;
   void on_stopped(std::string reason) override;

@@ -43,6 +43,10 @@ class SessionPersistence {
   virtual ~SessionPersistence() = default;
 
   virtual void insert_session(const protocol::SessionInfo& session, Done done) = 0;
+  // An imported session: inserted together with a run bound to the agent's session. All or nothing: `done` gets
+  // an error (and nothing stays stored) unless both were stored.
+  virtual void insert_imported_session(const protocol::SessionInfo& session, const std::string& provider_session_id,
+                                       Done done) = 0;
   virtual void update_session(const protocol::SessionInfo& session, Done done) = 0;
   virtual void delete_session(const std::string& session_id, Done done) = 0;
 

@@ -78,7 +78,7 @@ class EventLog : public bus::EventSink {
   void replay_after(std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
   // The same for one session's events: pages of a session transcript.
   void session_events(std::string session_id, std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
-  // Deletes the message.delta rows of a finished turn (the full message events stay), once every event seen so
+  // Deletes the message.delta and tool.output rows of a finished turn (the full message events stay), once every event seen so
   // far is committed (with the batch that carries them, or at once). Gets the number of rows deleted.
   void compact_turn(std::string session_id, std::string turn_id, StoreCallback<std::size_t> done);
   // Commits everything accepted so far without waiting for the batch timer; gets the committed seq, or the

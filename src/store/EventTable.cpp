@@ -172,11 +172,13 @@ std::size_t EventTable::compact_in_transaction(SQLite::Database& db, const Compa
       found != m_turn_first_seq.end()) {
     from_seq = found->second;
   }
-  SQLite::Statement remove(db, "DELETE FROM events WHERE session_id = ? AND seq >= ? AND turn_id = ? AND type = ?");
+  SQLite::Statement remove(db, "DELETE FROM events WHERE session_id = ? AND seq >= ? AND turn_id = ? AND type IN (?, ?)");
   remove.bindNoCopy(1, compaction.session_id);
   remove.bind(2, as_sql(from_seq));
   remove.bindNoCopy(3, compaction.turn_id);
+  // Streamed pieces whose whole text a later event repeats: message.completed, tool.completed.
   remove.bindNoCopy(4, event_type_name(protocol::EventKind::MessageDelta));
+  remove.bindNoCopy(5, event_type_name(protocol::EventKind::ToolOutput));
   const int deleted = remove.exec();
   SQLite::Statement mark(db, "UPDATE events SET compacted = 1 WHERE session_id = ? AND seq >= ? AND turn_id = ?");
   mark.bindNoCopy(1, compaction.session_id);

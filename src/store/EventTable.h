@@ -18,7 +18,7 @@ class Database;
 
 namespace switchboard::store {
 
-// A request to drop the message.delta rows of one turn, to be applied once the log has committed every event
+// A request to drop the message.delta and tool.output rows of one turn, to be applied once the log has committed every event
 // up to through_seq (the last seq it had seen when the request was made).
 struct Compaction {
   std::string session_id;
@@ -57,7 +57,7 @@ class EventTable {
   // one huge DELETE: each call is bounded). Returns how many rows are still over the cap.
   std::uint64_t trim(SQLite::Database& db, std::uint64_t max_rows, std::uint64_t chunk);
 
-  // Deletes the message.delta rows of one turn and marks the turn's remaining rows compacted, in one
+  // Deletes the message.delta and tool.output rows of one turn and marks the turn's remaining rows compacted, in one
   // transaction. Returns the rows deleted.
   std::size_t compact(SQLite::Database& db, const Compaction& compaction);
 

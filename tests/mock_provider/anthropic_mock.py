@@ -10,16 +10,17 @@ It prints the port it got on stdout (one line) and, with --port-file, also write
 Python 3 standard library only.
 """
 
-import argparse
 import json
 import os
 import sys
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-SECRET_HEADERS = {"x-api-key", "authorization", "proxy-authorization", "cookie"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mock_common  # noqa: E402
+from mock_common import Ids, Recorder, split  # noqa: E402,F401  (Recorder: used by tests)
+
 ANTHROPIC_ERROR_TYPES = {
     400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
     413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error",
@@ -75,65 +76,17 @@ def mismatch(match, body):
         "model": lambda v: body.get("model") == v,
         "min_messages": lambda v: len(body.get("messages") or []) >= v,
     }
-    for key, value in match.items():
-        check = checks.get(key)
-        if check is None:
-            return f"unknown predicate {key!r}"
-        if not check(value):
-            return f"{key}={json.dumps(value)} does not hold"
-    return None
+    return mock_common.check_predicates(checks, match)
 
 
 # ------------------------------------------------------------------------------------------------------------
 # The script
 
-class Script:
-    """The replies for one test: `rules` answer any request they match (side requests such as titles), `turns`
-    are taken in order by the other /v1/messages requests. Shared by the handler threads, so guarded by a lock."""
+class Script(mock_common.Script):
+    """The script (mock_common.Script) with the Messages API predicates."""
 
     def __init__(self, doc):
-        self.turns = list(doc.get("turns", []))
-        self.rules = list(doc.get("rules", []))
-        self.exhausted = doc.get("exhausted")
-        self.next_turn = 0
-        self.rule_uses = [0] * len(self.rules)
-        self.lock = threading.Lock()
-
-    def pick(self, body):
-        """Returns (label, reply) for a /v1/messages request."""
-        with self.lock:
-            for i, rule in enumerate(self.rules):
-                times = rule.get("times")
-                if (times is None or self.rule_uses[i] < times) and mismatch(rule.get("match", {}), body) is None:
-                    self.rule_uses[i] += 1
-                    return f"rule {i}", rule["reply"]
-            if self.next_turn >= len(self.turns):
-                return "exhausted", self.exhausted or error_reply(
-                    400, f"mock: script exhausted ({len(self.turns)} turns served)")
-            k = self.next_turn
-            turn = self.turns[k]
-            why = mismatch(turn.get("match", {}), body)
-            if why is not None:
-                # The turn stays in place: a stray request fails loudly, the scripted one can still come.
-                return f"mismatch turn {k}", error_reply(400, f"mock: request does not match turn {k}: {why}")
-            self.next_turn += 1
-            return f"turn {k}", turn
-
-
-def error_reply(status, message):
-    return {"error": {"status": status, "message": message}}
-
-
-def split(text, chunks):
-    """`text` in `chunks` nearly equal pieces (at least one, none empty unless text is)."""
-    chunks = max(1, min(int(chunks), len(text) or 1))
-    size, extra = divmod(len(text), chunks)
-    pieces, at = [], 0
-    for i in range(chunks):
-        n = size + (1 if i < extra else 0)
-        pieces.append(text[at:at + n])
-        at += n
-    return pieces
+        super().__init__(doc, mismatch)
 
 
 def content_of(reply):
@@ -150,22 +103,7 @@ def content_of(reply):
 
 def deltas_of(block):
     """The pieces a text/thinking block streams in: `deltas`, or `repeat` x `times`, or `text` in `chunks`."""
-    if "deltas" in block:
-        return list(block["deltas"])
-    if "repeat" in block:
-        return [block["repeat"]] * int(block.get("times", 1))
-    return split(block.get("text", block.get("thinking", "")), block.get("chunks", 1))
-
-
-class Ids:
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.counts = {}
-
-    def next(self, prefix):
-        with self.lock:
-            self.counts[prefix] = self.counts.get(prefix, 0) + 1
-            return f"{prefix}_mock_{self.counts[prefix]:04d}"
+    return mock_common.pieces_of({**block, "text": block.get("text", block.get("thinking", ""))})
 
 
 def stream_events(reply, request_body, ids):
@@ -245,30 +183,6 @@ def whole_message(reply, request_body, ids):
 # ------------------------------------------------------------------------------------------------------------
 # The server
 
-class Recorder:
-    """Appends one JSON object per line to the log, flushed at once so a test can read it while we run."""
-
-    def __init__(self, path):
-        self.file = open(path, "a", encoding="utf-8") if path else None
-        self.lock = threading.Lock()
-        self.seq = 0
-
-    def next_seq(self):
-        with self.lock:
-            self.seq += 1
-            return self.seq
-
-    def close(self):
-        if self.file:
-            self.file.close()
-
-    def write(self, record):
-        if self.file:
-            with self.lock:
-                self.file.write(json.dumps(record) + "\n")
-                self.file.flush()
-
-
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "switchboard-mock-anthropic"
@@ -287,16 +201,8 @@ class Handler(BaseHTTPRequestHandler):
         server = self.server
         seq = server.recorder.next_seq()
         raw = self.read_body()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
+        record, body = mock_common.request_record(self, seq, raw)
         path = urlsplit(self.path).path
-        headers = {k.lower(): ("<redacted>" if k.lower() in SECRET_HEADERS else v) for k, v in self.headers.items()}
-        record = {"type": "request", "seq": seq, "time": round(time.time(), 3), "method": self.command,
-                  "path": self.path, "headers": headers, "body": body}
-        if body is None and raw:
-            record["body_text"] = raw.decode("utf-8", "replace")
 
         if self.command == "POST" and path == "/v1/messages" and isinstance(body, dict):
             label, reply = server.script.pick(body)
@@ -323,17 +229,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_error_json(404, f"mock: no route for {self.command} {path}")
 
     def read_body(self):
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            parts = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(parts)
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        return mock_common.read_body(self)
 
     def answer_messages(self, seq, body, reply):
         ids = self.server.ids
@@ -346,44 +242,11 @@ class Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):
             self.send_json(200, whole_message(reply, body, ids), {"request-id": f"req_mock_{seq}"})
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.send_header("request-id", f"req_mock_{seq}")
-        self.end_headers()
-        self.close_connection = True
-        delay = reply.get("delay_ms", 0) / 1000
-        cut = reply.get("disconnect_after")
-        sent = 0
-        outcome = "complete"
-        try:
-            for name, data in stream_events(reply, body, ids):
-                if cut is not None and sent >= cut:
-                    outcome = "disconnected by script"
-                    break
-                if sent and delay:
-                    time.sleep(delay)
-                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-                sent += 1
-        except (BrokenPipeError, ConnectionResetError):
-            outcome = "client closed"
-        self.server.recorder.write({"type": "response_end", "seq": seq, "time": round(time.time(), 3),
-                                    "outcome": outcome, "events_sent": sent})
+        mock_common.start_sse(self, {"request-id": f"req_mock_{seq}"})
+        mock_common.stream_sse(self, seq, stream_events(reply, body, ids), reply)
 
     def send_json(self, status, obj, headers=None):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")
-        for k, v in (headers or {}).items():
-            self.send_header(k, str(v))
-        self.end_headers()
-        self.close_connection = True
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        mock_common.send_json(self, status, obj, headers)
 
     def send_error_json(self, status, message, kind=None, headers=None):
         kind = kind or ANTHROPIC_ERROR_TYPES.get(status, "api_error")
@@ -403,30 +266,7 @@ class MockServer(ThreadingHTTPServer):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--script", help="JSON script (README.md); default: no turns")
-    parser.add_argument("--log", help="append every request received to this NDJSON file")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1; 0 (default) picks a free one")
-    parser.add_argument("--port-file", help="also write the port to this file once listening")
-    parser.add_argument("--verbose", action="store_true", help="log each request line on stderr")
-    args = parser.parse_args()
-
-    doc = {}
-    if args.script:
-        with open(args.script, encoding="utf-8") as f:
-            doc = json.load(f)
-    server = MockServer(args.port, Script(doc), Recorder(args.log), args.verbose)
-    port = server.server_address[1]
-    if args.port_file:
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(f"{port}\n")
-        os.replace(tmp, args.port_file)
-    print(port, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    mock_common.serve_main(__doc__, MockServer, Script)
 
 
 if __name__ == "__main__":

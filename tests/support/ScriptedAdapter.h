@@ -22,15 +22,17 @@ namespace switchboard::testing {
 class ScriptedAdapter : public adapters::AgentAdapter {
  public:
   struct Delta { std::string text; };
-  struct Message { std::string text; };
+  struct Message { std::string text; std::optional<std::string> parent{}; };  // parent: a sub-agent's message
   struct Tool { std::string id; std::string name; std::string output; };
+  struct ToolOutput { std::string id; std::string text; };  // a streamed piece of a running tool's output
   struct Ask { std::string tool; std::string subject; };
   struct AskQuestion { std::string question; };
   struct Hold {};
   struct Fail { std::string message; };  // recoverable error event
+  struct Status { adapters::AgentStatus status; };
   struct Die { std::string reason; };    // the process is gone
   struct End { protocol::StopReason reason = protocol::StopReason::EndTurn; };
-  using Step = std::variant<Delta, Message, Tool, Ask, AskQuestion, Hold, Fail, Die, End>;
+  using Step = std::variant<Delta, Message, Tool, ToolOutput, Ask, AskQuestion, Hold, Fail, Status, Die, End>;
   using Script = std::vector<Step>;
 
   // Shared between the test and the adapter instances the engine creates.
@@ -124,10 +126,12 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     while (m_running && m_step < m_script.size()) {
       const Step step = m_script[m_step++];
       if (const auto* delta = std::get_if<Delta>(&step)) m_listener.on_delta("m1", protocol::DeltaKind::Text, delta->text);
-      else if (const auto* message = std::get_if<Message>(&step)) m_listener.on_message("m1", protocol::DeltaKind::Text, message->text);
+      else if (const auto* message = std::get_if<Message>(&step)) m_listener.on_message("m1", protocol::DeltaKind::Text, message->text, message->parent);
       else if (const auto* tool = std::get_if<Tool>(&step)) {
         m_listener.on_tool_started(tool->id, tool->name, nlohmann::json{{"command", tool->name}}, std::nullopt);
         m_listener.on_tool_completed(tool->id, tool->output, false);
+      } else if (const auto* output = std::get_if<ToolOutput>(&step)) {
+        m_listener.on_tool_output(output->id, output->text);
       } else if (const auto* ask = std::get_if<Ask>(&step)) {
         adapters::PermissionAsk permission;
         permission.tool = ask->tool;
@@ -146,6 +150,8 @@ class ScriptedAdapter : public adapters::AgentAdapter {
         return;
       } else if (const auto* fail = std::get_if<Fail>(&step)) {
         m_listener.on_error(fail->message, true);
+      } else if (const auto* status = std::get_if<Status>(&step)) {
+        m_listener.on_status(status->status);
       } else if (const auto* die = std::get_if<Die>(&step)) {
         m_running = false;
         m_listener.on_stopped(die->reason);

@@ -23,11 +23,22 @@ namespace switchboard::testing {
 // data and never contend for one lock.
 class SpawnedDaemon {
  public:
-  SpawnedDaemon(std::vector<std::string> args, int stdin_fd, int stdout_fd, int stderr_fd) {
+  // `extra_env`: "NAME=value" entries added to (or replacing in) the test's own environment.
+  SpawnedDaemon(std::vector<std::string> args, int stdin_fd, int stdout_fd, int stderr_fd,
+                const std::vector<std::string>& extra_env = {}) {
     std::vector<std::string> env_strings;
+    const auto overridden = [&](std::string_view entry) {
+      if (entry.rfind("SWITCHBOARD_DATA_DIR=", 0) == 0) return true;
+      for (const auto& extra : extra_env) {
+        const auto name = extra.substr(0, extra.find('=') + 1);
+        if (entry.rfind(name, 0) == 0) return true;
+      }
+      return false;
+    };
     for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string_view(*e).rfind("SWITCHBOARD_DATA_DIR=", 0) != 0) env_strings.emplace_back(*e);
+      if (!overridden(*e)) env_strings.emplace_back(*e);
     }
+    for (const auto& extra : extra_env) env_strings.push_back(extra);
     bool has_data_dir = false;
     for (const auto& arg : args) has_data_dir = has_data_dir || arg == "--data-dir";
     if (!has_data_dir) {
@@ -67,14 +78,15 @@ class SpawnedDaemon {
 
   // Exit status as the shell shows it (128+signal for a signal), or -1 if it did not exit within `timeout`.
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    if (m_reaped) return m_exit;  // waited for already: the same answer, at once
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
       const pid_t r = ::waitpid(m_pid, &status, WNOHANG);
       if (r == m_pid) {
         m_reaped = true;
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+        if (WIFEXITED(status)) return m_exit = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) return m_exit = 128 + WTERMSIG(status);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -85,6 +97,7 @@ class SpawnedDaemon {
   pid_t m_pid = -1;
   int m_status = -1;
   bool m_reaped = false;
+  int m_exit = -1;
   std::filesystem::path m_own_data_dir;
 };
 

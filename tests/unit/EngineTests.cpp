@@ -133,6 +133,54 @@ TEST_CASE("engine: a turn streams and ends with stopped then idle; send resolves
   CHECK(f.control->inputs.at(0).text == "hi");
 }
 
+TEST_CASE("engine: agent status and sub-agent messages are published with the turn; a sub-agent's text is not the answer", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  adapters::AgentStatus retrying;
+  retrying.status = p::AgentStatusKind::Retrying;
+  retrying.message = "overloaded";
+  retrying.attempt = 1;
+  retrying.max_attempts = 3;
+  retrying.retry_delay_ms = 500;
+  f.control->turns.push_back({ScriptedAdapter::Status{retrying}, ScriptedAdapter::Message{"main answer"},
+                              ScriptedAdapter::Message{"sub-agent notes", std::string("toolu_task")}, ScriptedAdapter::End{}});
+  f.events.clear();
+  const auto reply = f.send(session, "hi");
+  f.settle();
+  CHECK(result_of(reply).text == std::optional<std::string>("main answer"));
+  const auto statuses = f.all<p::AgentStatusEvent>();
+  REQUIRE(statuses.size() == 1);
+  const auto turn_id = f.all<p::TurnStartedEvent>().at(0).turn_id;
+  CHECK(statuses[0].turn_id == std::optional<std::string>(turn_id));
+  CHECK(statuses[0].status == p::AgentStatusKind::Retrying);
+  CHECK(statuses[0].message == std::optional<std::string>("overloaded"));
+  CHECK(statuses[0].attempt == std::optional<std::int64_t>(1));
+  CHECK(statuses[0].max_attempts == std::optional<std::int64_t>(3));
+  CHECK(statuses[0].retry_delay_ms == std::optional<std::int64_t>(500));
+  const auto messages = f.all<p::MessageCompletedEvent>();
+  REQUIRE(messages.size() == 2);
+  CHECK_FALSE(messages[0].parent_tool_call_id);
+  CHECK(messages[1].parent_tool_call_id == std::optional<std::string>("toolu_task"));
+}
+
+TEST_CASE("engine: streamed tool output is published as tool.output between the tool's start and end", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::ToolOutput{"tool-1", "a\n"}, ScriptedAdapter::ToolOutput{"tool-1", "b\n"},
+                              ScriptedAdapter::Tool{"tool-1", "ls", "a\nb\n"}, ScriptedAdapter::End{}});
+  f.events.clear();
+  const auto reply = f.send(session, "hi");
+  f.settle();
+  CHECK(result_of(reply).stop_reason == p::StopReason::EndTurn);
+  CHECK(f.types() == std::vector<std::string>{"session.state:running", "turn.started", "tool.output", "tool.output",
+                                              "tool.started", "tool.completed", "turn.stopped", "session.state:idle"});
+  const auto outputs = f.all<p::ToolOutputEvent>();
+  REQUIRE(outputs.size() == 2);
+  CHECK(outputs[0].turn_id == f.all<p::TurnStartedEvent>().at(0).turn_id);
+  CHECK(outputs[0].tool_call_id == "tool-1");
+  CHECK(outputs[1].text == "b\n");
+}
+
 TEST_CASE("engine: the session reports running before send's reply (wait false)", "[engine]") {
   EngineFixture f;
   const auto session = f.create();

@@ -317,7 +317,7 @@ TEST_CASE("store: retention deletes the oldest events in chunks", "[store]") {
   CHECK(count_rows(*store, "seq BETWEEN 4992 AND 5001") == 10);
 }
 
-TEST_CASE("store: compact_turn removes only that turn's deltas", "[store]") {
+TEST_CASE("store: compact_turn removes only that turn's deltas and tool output", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
   EventLogOptions options;
@@ -328,7 +328,8 @@ TEST_CASE("store: compact_turn removes only that turn's deltas", "[store]") {
   const auto add = [&](const char* session, EventKind kind, const char* turn) {
     log.on_event(make_store_event(++seq, session, kind, turn));
   };
-  for (int i = 0; i < 5; ++i) add("s-1", EventKind::MessageDelta, "t-1");
+  for (int i = 0; i < 3; ++i) add("s-1", EventKind::MessageDelta, "t-1");
+  for (int i = 0; i < 2; ++i) add("s-1", EventKind::ToolOutput, "t-1");  // tool.completed repeats it whole
   add("s-1", EventKind::MessageCompleted, "t-1");  // the full message stays
   for (int i = 0; i < 3; ++i) add("s-1", EventKind::MessageDelta, "t-2");
   add("", EventKind::DaemonShutdown, "");

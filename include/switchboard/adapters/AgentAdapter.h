@@ -1,9 +1,12 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +73,16 @@ struct QuestionAnswer {
   std::vector<std::string> answers;
 };
 
+// Something the agent is busy with besides answering: a retry after a failed model request, compaction. The
+// engine publishes it as agent.status; a later status or the end of the turn replaces it.
+struct AgentStatus {
+  protocol::AgentStatusKind status = protocol::AgentStatusKind::Working;
+  std::optional<std::string> message;
+  std::optional<std::int64_t> attempt;
+  std::optional<std::int64_t> max_attempts;
+  std::optional<std::int64_t> retry_delay_ms;
+};
+
 struct TurnResult {
   protocol::StopReason stop_reason = protocol::StopReason::EndTurn;
   std::string text;  // final assistant text
@@ -82,14 +95,26 @@ class AdapterListener {
  public:
   virtual ~AdapterListener() = default;
   virtual void on_provider_session(std::string provider_session_id) = 0;
-  virtual void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text) = 0;
-  virtual void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text) = 0;
+  // `parent_tool_call_id` is set for messages a sub-agent writes: the tool call (e.g. Claude's Task) running it.
+  // It has a default so that adapters for agents without sub-agents need not mention it.
+  virtual void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                        std::optional<std::string> parent_tool_call_id = std::nullopt) = 0;
+  virtual void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                          std::optional<std::string> parent_tool_call_id = std::nullopt) = 0;
   virtual void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
                                std::optional<std::string> parent_tool_call_id) = 0;
+  // A streamed piece of a running tool's output (a shell command's stdout/stderr as it comes), before the
+  // tool's on_tool_completed, which carries the whole output again. Agents that report output only at the end
+  // never call it, so it has a default.
+  virtual void on_tool_output(const std::string& tool_call_id, std::string text) {
+    static_cast<void>(tool_call_id);
+    static_cast<void>(text);
+  }
   virtual void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) = 0;
   // `native_id` is the adapter's own handle for the request; the engine answers with it.
   virtual void on_permission_request(std::string native_id, PermissionAsk ask) = 0;
   virtual void on_question(std::string native_id, QuestionAsk ask) = 0;
+  virtual void on_status(AgentStatus status) = 0;
   virtual void on_turn_end(TurnResult result) = 0;
   virtual void on_error(std::string message, bool recoverable) = 0;
   virtual void on_stopped(std::string reason) = 0;
@@ -112,12 +137,59 @@ class AgentAdapter {
   virtual void stop() = 0;
 };
 
+// ---- The agent's own history --------------------------------------------------------------------------------
+// Most agent CLIs keep their sessions in local files. An agent that does exposes them through the descriptor's
+// history hooks below; the engine turns them into history.list / history.read / session.import.
+
+// One of the agent's own sessions.
+struct HistoryEntry {
+  std::string provider_session_id;  // what StartOptions::resume_provider_session_id takes
+  std::string title;                // may be empty
+  std::string cwd;                  // as the agent recorded it
+  std::optional<std::int64_t> created_at;  // Unix milliseconds, when the history records it
+  std::int64_t updated_at = 0;             // Unix milliseconds
+  std::optional<std::int64_t> prompts;
+  std::optional<std::string> path;  // the file it lives in, if it is one
+};
+
+struct HistoryList {
+  std::vector<HistoryEntry> sessions;  // newest first
+  std::size_t skipped_files = 0;       // unreadable, or holding no conversation
+  std::size_t skipped_lines = 0;       // malformed
+};
+
+// Hears one session replayed from the history: the user's prompts, each opening a turn, then the turn's activity
+// through the AdapterListener calls, closed by on_turn_end() (at the next prompt, or at the end). Permission,
+// question, status, error and stop calls may be ignored: histories do not hold them.
+class HistorySink : public AdapterListener {
+ public:
+  // `timestamp` is ISO 8601 as the history recorded it (e.g. "2026-01-02T03:04:05.000Z"), or empty.
+  virtual void on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) = 0;
+};
+
+struct HistoryReadStats {
+  std::size_t lines = 0;
+  std::size_t skipped_lines = 0;  // malformed
+};
+
+template <class T>
+using HistoryOutcome = std::variant<T, AdapterError>;
+
 // How the engine finds agents: one entry per agent name. discover() must not block for long (it may run a
 // `--version` probe with a deadline).
 struct AgentDescriptor {
   std::string name;
   std::function<protocol::AgentInfo()> discover;
   std::function<std::unique_ptr<AgentAdapter>(AdapterListener& listener)> create;
+
+  // Optional (empty: the agent has no history we can read). Both do blocking file I/O, so the engine calls them
+  // on a helper thread, never on the reactor: they must not touch the io_context or anything living on it, and
+  // may run concurrently with each other. Unknown provider session ids are UnknownHistorySession; malformed
+  // history is skipped and counted, never an error.
+  std::function<HistoryOutcome<HistoryList>(const std::string& cwd)> list_history;
+  std::function<HistoryOutcome<HistoryReadStats>(const std::string& cwd, const std::string& provider_session_id,
+                                                 HistorySink& sink)>
+      read_history;
 };
 
 }  // namespace switchboard::adapters

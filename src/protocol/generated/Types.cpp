@@ -104,6 +104,36 @@ void encode(json::JsonWriter& writer, DeltaKind value) {
   writer.string(to_string(value));
 }
 
+std::string_view to_string(AgentStatusKind value) {
+  switch (value) {
+    case AgentStatusKind::Working: return "working";
+    case AgentStatusKind::Retrying: return "retrying";
+    case AgentStatusKind::Compacting: return "compacting";
+    case AgentStatusKind::Compacted: return "compacted";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, AgentStatusKind& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"working\", \"retrying\", \"compacting\", \"compacted\"", json);
+  if (*text == "working") { out = AgentStatusKind::Working; return true; }
+  if (*text == "retrying") { out = AgentStatusKind::Retrying; return true; }
+  if (*text == "compacting") { out = AgentStatusKind::Compacting; return true; }
+  if (*text == "compacted") { out = AgentStatusKind::Compacted; return true; }
+  return context.fail("one of \"working\", \"retrying\", \"compacting\", \"compacted\"", json);
+}
+
+void encode(json::JsonWriter& writer, AgentStatusKind value) {
+  switch (value) {
+    case AgentStatusKind::Working: writer.quoted_raw("\"working\""); return;
+    case AgentStatusKind::Retrying: writer.quoted_raw("\"retrying\""); return;
+    case AgentStatusKind::Compacting: writer.quoted_raw("\"compacting\""); return;
+    case AgentStatusKind::Compacted: writer.quoted_raw("\"compacted\""); return;
+  }
+  writer.string(to_string(value));
+}
+
 std::string_view to_string(Transport value) {
   switch (value) {
     case Transport::Stdio: return "stdio";
@@ -720,6 +750,94 @@ void encode(json::JsonWriter& writer, const SessionSendResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, HistorySession& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"providerSessionId", "title", "cwd", "createdAt", "updatedAt", "promptCount", "path"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (!json::decode_required(json, "title", out.title, context)) return false;
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (!json::decode_optional(json, "createdAt", out.created_at, context)) return false;
+  if (!json::decode_required(json, "updatedAt", out.updated_at, context)) return false;
+  if (!json::decode_optional(json, "promptCount", out.prompt_count, context)) return false;
+  if (out.prompt_count.has_value() && (*out.prompt_count) < 0) return context.fail_at("promptCount", "integer >= 0", json.at("promptCount"));
+  if (!json::decode_optional(json, "path", out.path, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistorySession& value) {
+  writer.begin_object();
+  writer.member_string("\"providerSessionId\":", value.provider_session_id);
+  writer.member_string(",\"title\":", value.title);
+  writer.member_string(",\"cwd\":", value.cwd);
+  if (value.created_at) {
+    writer.member_integer(",\"createdAt\":", *value.created_at);
+  }
+  writer.member_integer(",\"updatedAt\":", value.updated_at);
+  if (value.prompt_count) {
+    writer.member_integer(",\"promptCount\":", *value.prompt_count);
+  }
+  if (value.path) {
+    writer.member_string(",\"path\":", *value.path);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(HistoryEventType value) {
+  switch (value) {
+    case HistoryEventType::TurnStarted: return "turn.started";
+    case HistoryEventType::MessageCompleted: return "message.completed";
+    case HistoryEventType::ToolStarted: return "tool.started";
+    case HistoryEventType::ToolCompleted: return "tool.completed";
+    case HistoryEventType::TurnStopped: return "turn.stopped";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, HistoryEventType& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\"", json);
+  if (*text == "turn.started") { out = HistoryEventType::TurnStarted; return true; }
+  if (*text == "message.completed") { out = HistoryEventType::MessageCompleted; return true; }
+  if (*text == "tool.started") { out = HistoryEventType::ToolStarted; return true; }
+  if (*text == "tool.completed") { out = HistoryEventType::ToolCompleted; return true; }
+  if (*text == "turn.stopped") { out = HistoryEventType::TurnStopped; return true; }
+  return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\"", json);
+}
+
+void encode(json::JsonWriter& writer, HistoryEventType value) {
+  switch (value) {
+    case HistoryEventType::TurnStarted: writer.quoted_raw("\"turn.started\""); return;
+    case HistoryEventType::MessageCompleted: writer.quoted_raw("\"message.completed\""); return;
+    case HistoryEventType::ToolStarted: writer.quoted_raw("\"tool.started\""); return;
+    case HistoryEventType::ToolCompleted: writer.quoted_raw("\"tool.completed\""); return;
+    case HistoryEventType::TurnStopped: writer.quoted_raw("\"turn.stopped\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, HistoryEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"type", "ts", "data"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "type", out.type, context)) return false;
+  if (!json::decode_optional(json, "ts", out.ts, context)) return false;
+  if (!json::decode_required(json, "data", out.data, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryEvent& value) {
+  writer.begin_object();
+  writer.member_raw("\"type\":");
+  encode(writer, value.type);
+  if (value.ts) {
+    writer.member_integer(",\"ts\":", *value.ts);
+  }
+  writer.member_raw(",\"data\":");
+  encode(writer, value.data);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   (void)out;  // no fields to fill
@@ -745,6 +863,87 @@ void encode(json::JsonWriter& writer, const AgentsListResult& value) {
   writer.begin_object();
   writer.member_raw("\"agents\":");
   encode(writer, value.agents);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryListParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (json::utf8_length(out.cwd) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryListParams& value) {
+  writer.begin_object();
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryListResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessions", "skippedFiles", "skippedLines"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessions", out.sessions, context)) return false;
+  if (!json::decode_required(json, "skippedFiles", out.skipped_files, context)) return false;
+  if (out.skipped_files < 0) return context.fail_at("skippedFiles", "integer >= 0", json.at("skippedFiles"));
+  if (!json::decode_required(json, "skippedLines", out.skipped_lines, context)) return false;
+  if (out.skipped_lines < 0) return context.fail_at("skippedLines", "integer >= 0", json.at("skippedLines"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryListResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"sessions\":");
+  encode(writer, value.sessions);
+  writer.member_integer(",\"skippedFiles\":", value.skipped_files);
+  writer.member_integer(",\"skippedLines\":", value.skipped_lines);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryReadParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "providerSessionId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (json::utf8_length(out.cwd) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (json::utf8_length(out.provider_session_id) < 1) return context.fail_at("providerSessionId", "non-empty string", json.at("providerSessionId"));
+  if (json::utf8_length(out.provider_session_id) > 200) return context.fail_at("providerSessionId", "string of at most 200 characters", json.at("providerSessionId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryReadParams& value) {
+  writer.begin_object();
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
+  writer.member_string(",\"providerSessionId\":", value.provider_session_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, HistoryReadResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"providerSessionId", "events", "skippedLines"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (!json::decode_required(json, "events", out.events, context)) return false;
+  if (!json::decode_required(json, "skippedLines", out.skipped_lines, context)) return false;
+  if (out.skipped_lines < 0) return context.fail_at("skippedLines", "integer >= 0", json.at("skippedLines"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const HistoryReadResult& value) {
+  writer.begin_object();
+  writer.member_string("\"providerSessionId\":", value.provider_session_id);
+  writer.member_raw(",\"events\":");
+  encode(writer, value.events);
+  writer.member_integer(",\"skippedLines\":", value.skipped_lines);
   writer.end_object();
 }
 
@@ -1236,6 +1435,56 @@ void encode(json::JsonWriter& writer, const SessionGetResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, SessionImportParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "providerSessionId", "title", "model", "mode"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "agent", out.agent, context)) return false;
+  if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (!json::decode_required(json, "cwd", out.cwd, context)) return false;
+  if (json::utf8_length(out.cwd) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  if (!json::decode_required(json, "providerSessionId", out.provider_session_id, context)) return false;
+  if (json::utf8_length(out.provider_session_id) < 1) return context.fail_at("providerSessionId", "non-empty string", json.at("providerSessionId"));
+  if (json::utf8_length(out.provider_session_id) > 200) return context.fail_at("providerSessionId", "string of at most 200 characters", json.at("providerSessionId"));
+  if (!json::decode_optional(json, "title", out.title, context)) return false;
+  if (out.title.has_value() && json::utf8_length((*out.title)) > 500) return context.fail_at("title", "string of at most 500 characters", json.at("title"));
+  if (!json::decode_optional(json, "model", out.model, context)) return false;
+  if (!json::decode_optional(json, "mode", out.mode, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionImportParams& value) {
+  writer.begin_object();
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
+  writer.member_string(",\"providerSessionId\":", value.provider_session_id);
+  if (value.title) {
+    writer.member_string(",\"title\":", *value.title);
+  }
+  if (value.model) {
+    writer.member_string(",\"model\":", *value.model);
+  }
+  if (value.mode) {
+    writer.member_string(",\"mode\":", *value.mode);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionImportResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionImportResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"agent", "cwd", "archived", "limit", "cursor"};
@@ -1464,6 +1713,44 @@ void encode(json::JsonWriter& writer, const AgentErrorEvent& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, AgentStatusEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "status", "message", "attempt", "maxAttempts", "retryDelayMs"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "status", out.status, context)) return false;
+  if (!json::decode_optional(json, "message", out.message, context)) return false;
+  if (!json::decode_optional(json, "attempt", out.attempt, context)) return false;
+  if (out.attempt.has_value() && (*out.attempt) < 1) return context.fail_at("attempt", "integer >= 1", json.at("attempt"));
+  if (!json::decode_optional(json, "maxAttempts", out.max_attempts, context)) return false;
+  if (out.max_attempts.has_value() && (*out.max_attempts) < 1) return context.fail_at("maxAttempts", "integer >= 1", json.at("maxAttempts"));
+  if (!json::decode_optional(json, "retryDelayMs", out.retry_delay_ms, context)) return false;
+  if (out.retry_delay_ms.has_value() && (*out.retry_delay_ms) < 0) return context.fail_at("retryDelayMs", "integer >= 0", json.at("retryDelayMs"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentStatusEvent& value) {
+  writer.begin_object();
+  if (value.turn_id) {
+    writer.member_string("\"turnId\":", *value.turn_id);
+  }
+  writer.key_raw("\"status\":");
+  encode(writer, value.status);
+  if (value.message) {
+    writer.member_string(",\"message\":", *value.message);
+  }
+  if (value.attempt) {
+    writer.member_integer(",\"attempt\":", *value.attempt);
+  }
+  if (value.max_attempts) {
+    writer.member_integer(",\"maxAttempts\":", *value.max_attempts);
+  }
+  if (value.retry_delay_ms) {
+    writer.member_integer(",\"retryDelayMs\":", *value.retry_delay_ms);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, ClientAttachedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"clientId", "transport", "answersPermissions"};
@@ -1566,13 +1853,14 @@ void encode(json::JsonWriter& writer, MessageCompletedEventRole value) {
 
 bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "role", "kind", "text"};
+  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "role", "kind", "text", "parentToolCallId"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
   if (!json::decode_required(json, "messageId", out.message_id, context)) return false;
   if (!json::decode_required(json, "role", out.role, context)) return false;
   if (!json::decode_required(json, "kind", out.kind, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "parentToolCallId", out.parent_tool_call_id, context)) return false;
   return true;
 }
 
@@ -1585,17 +1873,21 @@ void encode(json::JsonWriter& writer, const MessageCompletedEvent& value) {
   writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
   writer.member_string(",\"text\":", value.text);
+  if (value.parent_tool_call_id) {
+    writer.member_string(",\"parentToolCallId\":", *value.parent_tool_call_id);
+  }
   writer.end_object();
 }
 
 bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "kind", "text"};
+  static constexpr std::string_view kKnown[] = {"turnId", "messageId", "kind", "text", "parentToolCallId"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
   if (!json::decode_required(json, "messageId", out.message_id, context)) return false;
   if (!json::decode_required(json, "kind", out.kind, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "parentToolCallId", out.parent_tool_call_id, context)) return false;
   return true;
 }
 
@@ -1606,6 +1898,9 @@ void encode(json::JsonWriter& writer, const MessageDeltaEvent& value) {
   writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
   writer.member_string(",\"text\":", value.text);
+  if (value.parent_tool_call_id) {
+    writer.member_string(",\"parentToolCallId\":", *value.parent_tool_call_id);
+  }
   writer.end_object();
 }
 
@@ -1935,6 +2230,24 @@ void encode(json::JsonWriter& writer, const ToolCompletedEvent& value) {
   writer.member_string(",\"output\":", value.output);
   writer.member_raw(",\"isError\":");
   encode(writer, value.is_error);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, ToolOutputEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "text"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
+  if (!json::decode_required(json, "text", out.text, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const ToolOutputEvent& value) {
+  writer.begin_object();
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"toolCallId\":", value.tool_call_id);
+  writer.member_string(",\"text\":", value.text);
   writer.end_object();
 }
 

@@ -30,6 +30,7 @@ enum class ErrorCode : std::int32_t {
   UnknownRule = -32016,
   StoreFailure = -32017,
   NotInterrupted = -32018,
+  UnknownHistorySession = -32019,
 };
 
 struct ErrorCodeInfo {
@@ -38,7 +39,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 20> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 21> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -59,6 +60,7 @@ inline constexpr std::array<ErrorCodeInfo, 20> kErrorCodes = {{
     {ErrorCode::UnknownRule, "UnknownRule", "No remembered rule has this id."},
     {ErrorCode::StoreFailure, "StoreFailure", "The daemon's database could not complete the operation (disk full, locked, corrupt); details are in the log."},
     {ErrorCode::NotInterrupted, "NotInterrupted", "The session has no interrupted turn to resume."},
+    {ErrorCode::UnknownHistorySession, "UnknownHistorySession", "The agent's history has no session with this id for this working directory."},
 }};
 
 }  // namespace switchboard::protocol

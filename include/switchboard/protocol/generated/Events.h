@@ -16,6 +16,7 @@ enum class EventScope : std::uint8_t { Session, Global };
 // One enumerator per schema/events/ file, in the order of the payload variant below.
 enum class EventKind : std::uint16_t {
   AgentError,
+  AgentStatus,
   ClientAttached,
   ClientDetached,
   DaemonShutdown,
@@ -32,6 +33,7 @@ enum class EventKind : std::uint16_t {
   SessionState,
   SessionUpdated,
   ToolCompleted,
+  ToolOutput,
   ToolStarted,
   TurnQueued,
   TurnStarted,
@@ -39,7 +41,7 @@ enum class EventKind : std::uint16_t {
 };
 
 // The payload of every event; a type that is not listed here cannot be published.
-using EventPayload = std::variant<AgentErrorEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
+using EventPayload = std::variant<AgentErrorEvent, AgentStatusEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolOutputEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
 
 struct EventInfo {
   std::string_view type;
@@ -48,8 +50,9 @@ struct EventInfo {
   std::string_view quoted_type;  // `type` as a JSON string literal, quotes included
 };
 
-inline constexpr std::array<EventInfo, 21> kEvents = {{
+inline constexpr std::array<EventInfo, 23> kEvents = {{
     {"agent.error", EventScope::Session, false, "\"agent.error\""},
+    {"agent.status", EventScope::Session, false, "\"agent.status\""},
     {"client.attached", EventScope::Global, true, "\"client.attached\""},
     {"client.detached", EventScope::Global, true, "\"client.detached\""},
     {"daemon.shutdown", EventScope::Global, false, "\"daemon.shutdown\""},
@@ -66,6 +69,7 @@ inline constexpr std::array<EventInfo, 21> kEvents = {{
     {"session.state", EventScope::Session, false, "\"session.state\""},
     {"session.updated", EventScope::Session, false, "\"session.updated\""},
     {"tool.completed", EventScope::Session, false, "\"tool.completed\""},
+    {"tool.output", EventScope::Session, false, "\"tool.output\""},
     {"tool.started", EventScope::Session, false, "\"tool.started\""},
     {"turn.queued", EventScope::Session, false, "\"turn.queued\""},
     {"turn.started", EventScope::Session, false, "\"turn.started\""},

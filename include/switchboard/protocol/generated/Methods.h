@@ -20,6 +20,24 @@ struct AgentsListMethod {
   using Result = AgentsListResult;
 };
 
+// The agent's own sessions for a working directory, read from its local history files, newest first.
+struct HistoryListMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "history.list";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = HistoryListParams;
+  using Result = HistoryListResult;
+};
+
+// One of the agent's own sessions, replayed from its history file as normalized events.
+struct HistoryReadMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "history.read";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = HistoryReadParams;
+  using Result = HistoryReadResult;
+};
+
 // Negotiate the protocol version and introduce the client.
 struct InitializeMethod {
   static constexpr bool kFromSchema = true;
@@ -146,6 +164,15 @@ struct SessionGetMethod {
   using Result = SessionGetResult;
 };
 
+// Make one of the agent's own sessions a cold session of ours: the first send resumes the agent's conversation.
+struct SessionImportMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.import";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionImportParams;
+  using Result = SessionImportResult;
+};
+
 // Sessions, live and cold, newest first, paginated.
 struct SessionListMethod {
   static constexpr bool kFromSchema = true;
@@ -200,8 +227,10 @@ struct SessionSetModelMethod {
   using Result = SessionSetModelResult;
 };
 
-inline constexpr std::array<std::string_view, 21> kMethodNames = {{
+inline constexpr std::array<std::string_view, 24> kMethodNames = {{
     "agents.list",
+    "history.list",
+    "history.read",
     "initialize",
     "permission.respond",
     "ping",
@@ -216,6 +245,7 @@ inline constexpr std::array<std::string_view, 21> kMethodNames = {{
     "session.delete",
     "session.events",
     "session.get",
+    "session.import",
     "session.list",
     "session.rename",
     "session.resume",

@@ -21,14 +21,14 @@ inline constexpr std::int64_t kSupportedVersions[] = {1};
 // Who is connecting; logged and shown to other clients.
 struct ClientInfo {
   std::string name;
-  std::optional<std::string> version;
+  std::optional<std::string> version{};
 };
 bool decode(const nlohmann::json& json, ClientInfo& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ClientInfo& value);
 
 // What the client can do.
 struct ClientCapabilities {
-  std::optional<bool> answers_permissions;  // The client renders permission and question requests and can answer them. Headless clients leave it false.
+  std::optional<bool> answers_permissions{};  // The client renders permission and question requests and can answer them. Headless clients leave it false.
 };
 bool decode(const nlohmann::json& json, ClientCapabilities& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ClientCapabilities& value);
@@ -53,6 +53,11 @@ std::string_view to_string(DeltaKind value);
 bool decode(const nlohmann::json& json, DeltaKind& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, DeltaKind value);
 
+enum class AgentStatusKind : std::uint8_t { Working, Retrying, Compacting, Compacted };
+std::string_view to_string(AgentStatusKind value);
+bool decode(const nlohmann::json& json, AgentStatusKind& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, AgentStatusKind value);
+
 enum class Transport : std::uint8_t { Stdio, Http };
 std::string_view to_string(Transport value);
 bool decode(const nlohmann::json& json, Transport& out, json::DecodeContext& context);
@@ -63,7 +68,7 @@ struct EventEnvelope {
   std::int64_t seq{};  // Monotonic across the daemon; never reused.
   std::string type;  // One of the event types below.
   std::int64_t ts{};  // Unix epoch milliseconds when the daemon emitted it.
-  std::optional<std::string> session_id;  // Present exactly for session-scoped events.
+  std::optional<std::string> session_id{};  // Present exactly for session-scoped events.
   nlohmann::json data;  // The payload; its schema depends on type.
 };
 bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext& context);
@@ -78,9 +83,9 @@ struct SessionInfo {
   std::string session_id;
   std::string agent;
   std::string cwd;
-  std::optional<std::string> title;
-  std::optional<std::string> model;
-  std::optional<std::string> mode;
+  std::optional<std::string> title{};
+  std::optional<std::string> model{};
+  std::optional<std::string> mode{};
   bool archived{};
   SessionState state{};
   bool live{};  // An agent process is attached to the session.
@@ -92,7 +97,7 @@ void encode(json::JsonWriter& writer, const SessionInfo& value);
 
 struct Attachment {
   std::string path;
-  std::optional<std::string> mime_type;
+  std::optional<std::string> mime_type{};
 };
 bool decode(const nlohmann::json& json, Attachment& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const Attachment& value);
@@ -100,17 +105,17 @@ void encode(json::JsonWriter& writer, const Attachment& value);
 struct QueuedPrompt {
   std::string queue_id;
   std::string text;
-  std::optional<std::vector<Attachment>> attachments;
+  std::optional<std::vector<Attachment>> attachments{};
   std::int64_t queued_at{};
 };
 bool decode(const nlohmann::json& json, QueuedPrompt& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const QueuedPrompt& value);
 
 struct Usage {
-  std::optional<std::int64_t> input_tokens;
-  std::optional<std::int64_t> output_tokens;
-  std::optional<std::int64_t> cache_read_tokens;
-  std::optional<double> cost_usd;
+  std::optional<std::int64_t> input_tokens{};
+  std::optional<std::int64_t> output_tokens{};
+  std::optional<std::int64_t> cache_read_tokens{};
+  std::optional<double> cost_usd{};
 };
 bool decode(const nlohmann::json& json, Usage& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const Usage& value);
@@ -127,7 +132,7 @@ void encode(json::JsonWriter& writer, PermissionDecision value);
 
 struct PermissionRule {
   std::string tool;
-  std::optional<std::string> pattern;  // Narrows the rule to inputs matching this glob (e.g. a command prefix); absent: any input.
+  std::optional<std::string> pattern{};  // Narrows the rule to inputs matching this glob (e.g. a command prefix); absent: any input.
 };
 bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const PermissionRule& value);
@@ -145,8 +150,8 @@ void encode(json::JsonWriter& writer, RememberedRuleDecision value);
 struct RememberedRule {
   std::string rule_id;
   RuleScope scope{};
-  std::optional<std::string> session_id;
-  std::optional<std::string> cwd;
+  std::optional<std::string> session_id{};
+  std::optional<std::string> cwd{};
   PermissionRule rule;
   RememberedRuleDecision decision{};
   std::int64_t created_at{};
@@ -166,7 +171,7 @@ struct PermissionRequest {
   std::string tool;
   nlohmann::json input;  // The tool's input as the agent gave it.
   std::string description;  // Human-readable: what the agent wants to do.
-  std::optional<PermissionRule> suggested_rule;
+  std::optional<PermissionRule> suggested_rule{};
   std::string reason;  // Why the user is asked: the mode default or the rule that triggered the ask.
   PermissionRequestState state{};
   std::int64_t opened_at{};
@@ -176,9 +181,9 @@ void encode(json::JsonWriter& writer, const PermissionRequest& value);
 
 struct Question {
   std::string question;
-  std::optional<std::string> header;
-  std::optional<std::vector<std::string>> options;
-  std::optional<bool> multi_select;
+  std::optional<std::string> header{};
+  std::optional<std::vector<std::string>> options{};
+  std::optional<bool> multi_select{};
 };
 bool decode(const nlohmann::json& json, Question& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const Question& value);
@@ -216,9 +221,9 @@ void encode(json::JsonWriter& writer, const AgentCapabilities& value);
 struct AgentInfo {
   std::string agent;
   bool installed{};
-  std::optional<std::string> path;
-  std::optional<std::string> version;
-  std::optional<std::string> problem;  // Why it cannot be used, if it cannot.
+  std::optional<std::string> path{};
+  std::optional<std::string> version{};
+  std::optional<std::string> problem{};  // Why it cannot be used, if it cannot.
   AgentCapabilities capabilities;
 };
 bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context);
@@ -226,15 +231,42 @@ void encode(json::JsonWriter& writer, const AgentInfo& value);
 
 // What session.send and session.resume resolve with: a queued prompt's queue id, or the turn's id and (when the call waited) its summary.
 struct SessionSendResult {
-  std::optional<std::string> turn_id;
+  std::optional<std::string> turn_id{};
   bool queued{};
-  std::optional<std::string> queue_id;
-  std::optional<StopReason> stop_reason;
-  std::optional<std::string> text;
-  std::optional<Usage> usage;
+  std::optional<std::string> queue_id{};
+  std::optional<StopReason> stop_reason{};
+  std::optional<std::string> text{};
+  std::optional<Usage> usage{};
 };
 bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionSendResult& value);
+
+// One of an agent's own sessions, found in its local history files (not a session of ours until imported).
+struct HistorySession {
+  std::string provider_session_id;  // The agent's own id for the session: what history.read and session.import take.
+  std::string title;  // The agent's title for it, else its first prompt (shortened); may be empty.
+  std::string cwd;  // The working directory the agent recorded.
+  std::optional<std::int64_t> created_at{};  // Unix epoch milliseconds of its first recorded line, when the history records times.
+  std::int64_t updated_at{};  // Unix epoch milliseconds of its last change (the history file's modification time).
+  std::optional<std::int64_t> prompt_count{};  // How many prompts the user sent in it.
+  std::optional<std::string> path{};  // The history file, for the curious; clients need not read it.
+};
+bool decode(const nlohmann::json& json, HistorySession& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistorySession& value);
+
+enum class HistoryEventType : std::uint8_t { TurnStarted, MessageCompleted, ToolStarted, ToolCompleted, TurnStopped };
+std::string_view to_string(HistoryEventType value);
+bool decode(const nlohmann::json& json, HistoryEventType& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, HistoryEventType value);
+
+// One normalized event replayed from an agent's own history: the same type and data as the live event of that type, without seq or sessionId (it was never on the wire). Turn ids are derived from the history (stable across reads).
+struct HistoryEvent {
+  HistoryEventType type{};  // The event type; data follows that event's schema.
+  std::optional<std::int64_t> ts{};  // Unix epoch milliseconds, when the history records the time (prompts).
+  nlohmann::json data;  // The payload, as the live event of this type carries it.
+};
+bool decode(const nlohmann::json& json, HistoryEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryEvent& value);
 
 struct AgentsListParams {
 };
@@ -247,10 +279,41 @@ struct AgentsListResult {
 bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentsListResult& value);
 
+struct HistoryListParams {
+  std::string agent;
+  std::string cwd;  // An absolute path: the working directory whose sessions the agent filed.
+};
+bool decode(const nlohmann::json& json, HistoryListParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryListParams& value);
+
+struct HistoryListResult {
+  std::vector<HistorySession> sessions;
+  std::int64_t skipped_files{};  // History files that could not be read or hold no conversation.
+  std::int64_t skipped_lines{};  // Malformed lines skipped while reading (never fatal).
+};
+bool decode(const nlohmann::json& json, HistoryListResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryListResult& value);
+
+struct HistoryReadParams {
+  std::string agent;
+  std::string cwd;  // An absolute path: the working directory whose sessions the agent filed.
+  std::string provider_session_id;  // A providerSessionId from history.list.
+};
+bool decode(const nlohmann::json& json, HistoryReadParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryReadParams& value);
+
+struct HistoryReadResult {
+  std::string provider_session_id;
+  std::vector<HistoryEvent> events;
+  std::int64_t skipped_lines{};  // Malformed lines skipped while reading (never fatal).
+};
+bool decode(const nlohmann::json& json, HistoryReadResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const HistoryReadResult& value);
+
 struct InitializeParams {
   std::int64_t protocol_version{};
   ClientInfo client_info;
-  std::optional<ClientCapabilities> capabilities;
+  std::optional<ClientCapabilities> capabilities{};
 };
 bool decode(const nlohmann::json& json, InitializeParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const InitializeParams& value);
@@ -268,8 +331,8 @@ void encode(json::JsonWriter& writer, const InitializeResult& value);
 struct PermissionRespondParams {
   std::string request_id;
   PermissionDecision decision{};
-  std::optional<PermissionRule> rule;
-  std::optional<std::string> message;  // Told to the agent with a deny.
+  std::optional<PermissionRule> rule{};
+  std::optional<std::string> message{};  // Told to the agent with a deny.
 };
 bool decode(const nlohmann::json& json, PermissionRespondParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const PermissionRespondParams& value);
@@ -292,8 +355,8 @@ void encode(json::JsonWriter& writer, const PingResult& value);
 
 struct QuestionRespondParams {
   std::string request_id;
-  std::optional<std::vector<std::string>> answers;
-  std::optional<bool> reject;
+  std::optional<std::vector<std::string>> answers{};
+  std::optional<bool> reject{};
 };
 bool decode(const nlohmann::json& json, QuestionRespondParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const QuestionRespondParams& value);
@@ -309,8 +372,8 @@ bool decode(const nlohmann::json& json, RpcDiscoverParams& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const RpcDiscoverParams& value);
 
 struct RulesListParams {
-  std::optional<std::string> session_id;
-  std::optional<std::string> cwd;
+  std::optional<std::string> session_id{};
+  std::optional<std::string> cwd{};
 };
 bool decode(const nlohmann::json& json, RulesListParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const RulesListParams& value);
@@ -357,7 +420,7 @@ struct SessionAttachResult {
   std::vector<PermissionRequest> permissions;
   std::vector<QuestionRequest> questions;
   std::int64_t last_seq{};
-  std::optional<QueuedPrompt> interrupted;  // For an interrupted session: the prompt whose turn a daemon restart cut off (queueId is that turn's id). session.resume runs it again.
+  std::optional<QueuedPrompt> interrupted{};  // For an interrupted session: the prompt whose turn a daemon restart cut off (queueId is that turn's id). session.resume runs it again.
 };
 bool decode(const nlohmann::json& json, SessionAttachResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionAttachResult& value);
@@ -377,9 +440,9 @@ void encode(json::JsonWriter& writer, const SessionCancelResult& value);
 struct SessionCreateParams {
   std::string agent;
   std::string cwd;
-  std::optional<std::string> model;
-  std::optional<std::string> mode;
-  std::optional<std::string> title;
+  std::optional<std::string> model{};
+  std::optional<std::string> mode{};
+  std::optional<std::string> title{};
 };
 bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionCreateParams& value);
@@ -403,15 +466,15 @@ void encode(json::JsonWriter& writer, const SessionDeleteResult& value);
 
 struct SessionEventsParams {
   std::string session_id;
-  std::optional<std::int64_t> after_seq;  // Only events with a larger seq; default 0 (from the start).
-  std::optional<std::int64_t> limit;  // At most this many events; default 200.
+  std::optional<std::int64_t> after_seq{};  // Only events with a larger seq; default 0 (from the start).
+  std::optional<std::int64_t> limit{};  // At most this many events; default 200.
 };
 bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionEventsParams& value);
 
 struct SessionEventsResult {
   std::vector<EventEnvelope> events;
-  std::optional<std::int64_t> next_after_seq;  // Present when the page is full: pass it as afterSeq for the next page.
+  std::optional<std::int64_t> next_after_seq{};  // Present when the page is full: pass it as afterSeq for the next page.
 };
 bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionEventsResult& value);
@@ -428,19 +491,36 @@ struct SessionGetResult {
 bool decode(const nlohmann::json& json, SessionGetResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionGetResult& value);
 
+struct SessionImportParams {
+  std::string agent;
+  std::string cwd;  // The working directory the session was filed under; it must exist.
+  std::string provider_session_id;  // A providerSessionId from history.list.
+  std::optional<std::string> title{};  // Default: the agent's title for it.
+  std::optional<std::string> model{};
+  std::optional<std::string> mode{};
+};
+bool decode(const nlohmann::json& json, SessionImportParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionImportParams& value);
+
+struct SessionImportResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionImportResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionImportResult& value);
+
 struct SessionListParams {
-  std::optional<std::string> agent;
-  std::optional<std::string> cwd;
-  std::optional<bool> archived;  // Absent: only unarchived sessions.
-  std::optional<std::int64_t> limit;
-  std::optional<std::string> cursor;
+  std::optional<std::string> agent{};
+  std::optional<std::string> cwd{};
+  std::optional<bool> archived{};  // Absent: only unarchived sessions.
+  std::optional<std::int64_t> limit{};
+  std::optional<std::string> cursor{};
 };
 bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionListParams& value);
 
 struct SessionListResult {
   std::vector<SessionInfo> sessions;
-  std::optional<std::string> next_cursor;
+  std::optional<std::string> next_cursor{};
 };
 bool decode(const nlohmann::json& json, SessionListResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionListResult& value);
@@ -460,7 +540,7 @@ void encode(json::JsonWriter& writer, const SessionRenameResult& value);
 
 struct SessionResumeParams {
   std::string session_id;
-  std::optional<bool> wait;  // Default true: resolve when the turn ends. false: resolve at once with the turn id.
+  std::optional<bool> wait{};  // Default true: resolve when the turn ends. false: resolve at once with the turn id.
 };
 bool decode(const nlohmann::json& json, SessionResumeParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionResumeParams& value);
@@ -468,9 +548,9 @@ void encode(json::JsonWriter& writer, const SessionResumeParams& value);
 struct SessionSendParams {
   std::string session_id;
   std::string text;
-  std::optional<std::vector<Attachment>> attachments;
-  std::optional<std::string> model;  // Model for this turn only (overrides configuration and the session's pin).
-  std::optional<bool> wait;  // Default true: resolve when the turn ends.
+  std::optional<std::vector<Attachment>> attachments{};
+  std::optional<std::string> model{};  // Model for this turn only (overrides configuration and the session's pin).
+  std::optional<bool> wait{};  // Default true: resolve when the turn ends.
 };
 bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionSendParams& value);
@@ -504,10 +584,21 @@ void encode(json::JsonWriter& writer, const SessionSetModelResult& value);
 struct AgentErrorEvent {
   std::string message;
   bool recoverable{};
-  std::optional<std::string> turn_id;
+  std::optional<std::string> turn_id{};
 };
 bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentErrorEvent& value);
+
+struct AgentStatusEvent {
+  std::optional<std::string> turn_id{};
+  AgentStatusKind status{};
+  std::optional<std::string> message{};  // Human-readable detail, e.g. the error that is being retried.
+  std::optional<std::int64_t> attempt{};  // retrying: which retry this is.
+  std::optional<std::int64_t> max_attempts{};  // retrying: how many retries the agent makes before it gives up.
+  std::optional<std::int64_t> retry_delay_ms{};  // retrying: how long the agent waits before the retry.
+};
+bool decode(const nlohmann::json& json, AgentStatusEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentStatusEvent& value);
 
 struct ClientAttachedEvent {
   std::string client_id;
@@ -545,6 +636,7 @@ struct MessageCompletedEvent {
   MessageCompletedEventRole role{};
   DeltaKind kind{};
   std::string text;
+  std::optional<std::string> parent_tool_call_id{};  // Set for messages a sub-agent writes: the tool call (e.g. Task) that runs it.
 };
 bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const MessageCompletedEvent& value);
@@ -554,6 +646,7 @@ struct MessageDeltaEvent {
   std::string message_id;
   DeltaKind kind{};
   std::string text;
+  std::optional<std::string> parent_tool_call_id{};  // Set for messages a sub-agent writes: the tool call (e.g. Task) that runs it.
 };
 bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const MessageDeltaEvent& value);
@@ -577,10 +670,10 @@ void encode(json::JsonWriter& writer, PermissionResolvedEventResolvedBy value);
 struct PermissionResolvedEvent {
   std::string request_id;
   PermissionResolvedEventOutcome outcome{};
-  std::optional<PermissionDecision> decision;
+  std::optional<PermissionDecision> decision{};
   PermissionResolvedEventResolvedBy resolved_by{};
-  std::optional<std::string> client_id;
-  std::optional<std::string> rule_id;
+  std::optional<std::string> client_id{};
+  std::optional<std::string> rule_id{};
   std::int64_t resolved_at{};
 };
 bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::DecodeContext& context);
@@ -588,7 +681,7 @@ void encode(json::JsonWriter& writer, const PermissionResolvedEvent& value);
 
 struct PermissionRespondingEvent {
   std::string request_id;
-  std::optional<std::string> client_id;
+  std::optional<std::string> client_id{};
 };
 bool decode(const nlohmann::json& json, PermissionRespondingEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value);
@@ -612,9 +705,9 @@ void encode(json::JsonWriter& writer, QuestionResolvedEventResolvedBy value);
 struct QuestionResolvedEvent {
   std::string request_id;
   QuestionResolvedEventOutcome outcome{};
-  std::optional<std::vector<std::string>> answers;
+  std::optional<std::vector<std::string>> answers{};
   QuestionResolvedEventResolvedBy resolved_by{};
-  std::optional<std::string> client_id;
+  std::optional<std::string> client_id{};
   std::int64_t resolved_at{};
 };
 bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::DecodeContext& context);
@@ -639,7 +732,7 @@ void encode(json::JsonWriter& writer, const SessionDeletedEvent& value);
 
 struct SessionStateEvent {
   SessionState state{};
-  std::optional<std::string> reason;
+  std::optional<std::string> reason{};
 };
 bool decode(const nlohmann::json& json, SessionStateEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionStateEvent& value);
@@ -659,12 +752,20 @@ struct ToolCompletedEvent {
 bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ToolCompletedEvent& value);
 
+struct ToolOutputEvent {
+  std::string turn_id;
+  std::string tool_call_id;
+  std::string text;
+};
+bool decode(const nlohmann::json& json, ToolOutputEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const ToolOutputEvent& value);
+
 struct ToolStartedEvent {
   std::string turn_id;
   std::string tool_call_id;
   std::string tool;
   nlohmann::json input;
-  std::optional<std::string> parent_tool_call_id;  // Set for tools a sub-agent runs.
+  std::optional<std::string> parent_tool_call_id{};  // Set for tools a sub-agent runs.
 };
 bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ToolStartedEvent& value);
@@ -679,9 +780,9 @@ void encode(json::JsonWriter& writer, const TurnQueuedEvent& value);
 struct TurnStartedEvent {
   std::string turn_id;
   std::string text;
-  std::optional<std::vector<Attachment>> attachments;
-  std::optional<std::string> queue_id;
-  std::optional<std::string> model;
+  std::optional<std::vector<Attachment>> attachments{};
+  std::optional<std::string> queue_id{};
+  std::optional<std::string> model{};
 };
 bool decode(const nlohmann::json& json, TurnStartedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const TurnStartedEvent& value);
@@ -689,9 +790,9 @@ void encode(json::JsonWriter& writer, const TurnStartedEvent& value);
 struct TurnStoppedEvent {
   std::string turn_id;
   StopReason stop_reason{};
-  std::optional<std::string> text;  // The final assistant text.
-  std::optional<Usage> usage;
-  std::optional<std::string> error;
+  std::optional<std::string> text{};  // The final assistant text.
+  std::optional<Usage> usage{};
+  std::optional<std::string> error{};
 };
 bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const TurnStoppedEvent& value);

@@ -1,0 +1,319 @@
+#include "claude-code/ClaudeCodeAdapter.h"
+
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "claude-code/ClaudeMessages.h"
+#include "process/ChildProcess.h"
+
+namespace switchboard::adapters::claude {
+namespace {
+
+using protocol::ErrorCode;
+
+// The CLI refuses to skip permission prompts as root (it exits at once), unless it is told it runs in a sandbox.
+std::optional<AdapterError> refused_as_root(const std::optional<std::string>& mode, const process::Environment& environment) {
+  if (!mode || *mode != "bypassPermissions" || ::geteuid() != 0 || environment.contains("IS_SANDBOX")) return std::nullopt;
+  return AdapterError{ErrorCode::Unsupported,
+                      "Claude Code refuses the bypassPermissions mode when it runs as root (set IS_SANDBOX=1 in the "
+                      "daemon's environment if this machine is a sandbox)"};
+}
+
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto newline = text.rfind('\n');
+  return newline == std::string::npos ? text : text.substr(newline + 1);
+}
+
+process::Environment child_environment(const ClaudeCodeConfig& config) {
+  auto environment = process::Environment::from_daemon();
+  const auto changes = environment_for(config.endpoint);
+  for (const auto& name : changes.unset) environment.unset(name);
+  for (const auto& [name, value] : changes.set) environment.set(name, value);
+  return environment;
+}
+
+}  // namespace
+
+// Everything the translator reports goes to the engine unchanged; the end of a turn also clears the adapter's
+// turn bookkeeping first, so an engine that starts the next turn from on_turn_end finds the adapter ready.
+class ClaudeCodeAdapter::TurnWatch : public AdapterListener {
+ public:
+  TurnWatch(ClaudeCodeAdapter& adapter, AdapterListener& engine) : m_adapter(adapter), m_engine(engine) {}
+
+  void on_provider_session(std::string id) override { m_engine.on_provider_session(std::move(id)); }
+  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                std::optional<std::string> parent) override {
+    m_engine.on_delta(message_id, kind, std::move(text), std::move(parent));
+  }
+  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                  std::optional<std::string> parent) override {
+    m_engine.on_message(message_id, kind, std::move(text), std::move(parent));
+  }
+  void on_tool_started(std::string id, std::string tool, nlohmann::json input, std::optional<std::string> parent) override {
+    m_engine.on_tool_started(std::move(id), std::move(tool), std::move(input), std::move(parent));
+  }
+  void on_tool_output(const std::string& id, std::string text) override { m_engine.on_tool_output(id, std::move(text)); }
+  void on_tool_completed(std::string id, std::string output, bool is_error) override {
+    m_engine.on_tool_completed(std::move(id), std::move(output), is_error);
+  }
+  void on_permission_request(std::string native_id, PermissionAsk ask) override {
+    m_engine.on_permission_request(std::move(native_id), std::move(ask));
+  }
+  void on_question(std::string native_id, QuestionAsk ask) override { m_engine.on_question(std::move(native_id), std::move(ask)); }
+  void on_status(AgentStatus status) override { m_engine.on_status(std::move(status)); }
+  void on_turn_end(TurnResult result) override {
+    m_adapter.turn_ended(result);
+    m_engine.on_turn_end(std::move(result));
+  }
+  void on_error(std::string message, bool recoverable) override { m_engine.on_error(std::move(message), recoverable); }
+  void on_stopped(std::string reason) override { m_engine.on_stopped(std::move(reason)); }
+
+ private:
+  ClaudeCodeAdapter& m_adapter;
+  AdapterListener& m_engine;
+};
+
+ClaudeCodeAdapter::ClaudeCodeAdapter(boost::asio::io_context& io, AdapterListener& listener, ClaudeCodeConfig config)
+    : m_io(io),
+      m_listener(listener),
+      m_config(std::move(config)),
+      m_watch(std::make_unique<TurnWatch>(*this, listener)),
+      m_translator(std::make_unique<ClaudeTranslator>(*m_watch, *this)),
+      m_start_timer(io),
+      m_cancel_timer(io),
+      m_self(std::make_shared<ClaudeCodeAdapter*>(this)) {}
+
+// The ChildProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
+ClaudeCodeAdapter::~ClaudeCodeAdapter() = default;
+
+protocol::AgentCapabilities ClaudeCodeAdapter::static_capabilities() {
+  protocol::AgentCapabilities capabilities;
+  capabilities.streaming = true;
+  capabilities.permissions = true;
+  capabilities.questions = true;
+  capabilities.resume = true;
+  capabilities.history_list = true;
+  capabilities.history_read = true;
+  capabilities.model_switch = true;
+  capabilities.modes = true;
+  capabilities.images = true;
+  return capabilities;
+}
+
+void ClaudeCodeAdapter::start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) {
+  auto environment = child_environment(m_config);
+  std::optional<std::string> mode = options.mode;
+  if (mode && !is_permission_mode(*mode)) {
+    return done(AdapterError{ErrorCode::Unsupported, "Claude Code has no permission mode '" + *mode + "'"});
+  }
+  if (auto refused = refused_as_root(mode, environment)) return done(*refused);
+
+  LaunchOptions launch;
+  launch.executable = m_config.executable;
+  launch.model = options.model;
+  launch.permission_mode = mode;
+  launch.resume_session_id = options.resume_provider_session_id;
+  auto argv = command_line(launch);
+
+  process::SpawnSpec spec;
+  spec.program = argv.front();
+  spec.args.assign(argv.begin() + 1, argv.end());
+  spec.working_directory = options.cwd;
+  spec.environment = std::move(environment);
+  spec.exec_shim = m_config.exec_shim;
+  spec.stderr_options.log_name = "claude[" + options.session_id + "]";
+
+  process::ChildProcess::Handlers handlers;
+  handlers.on_stdout_line = [this](std::string_view line) { m_translator->feed_line(line); };
+  handlers.on_stdout_overlong = [this](std::size_t limit) {
+    m_listener.on_error("Claude Code wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true);
+  };
+  handlers.on_exit = [this](const process::ExitStatus& status) { on_process_exit(process::to_string(status)); };
+  auto spawned = process::ChildProcess::spawn(m_io, std::move(spec), std::move(handlers));
+  if (!spawned) {
+    const bool missing = spawned.error().code == process::ProcessError::Code::ExecutableNotFound;
+    return done(AdapterError{ErrorCode::AgentUnavailable,
+                             missing ? "Claude Code is not installed (no '" + m_config.executable + "' found)"
+                                     : "Claude Code could not be started: " + spawned.error().message});
+  }
+  m_process = std::move(*spawned);
+  m_model = options.model;
+  m_start_done = std::move(done);
+
+  // The CLI is usable once it answers initialize (its startup takes a second or two).
+  m_init_request_id = next_request_id("init");
+  send_control(initialize_request(m_init_request_id), m_init_request_id, ControlRequestKind::Initialize);
+  m_start_timer.expires_after(m_config.start_timeout);
+  m_start_timer.async_wait([this, self = std::weak_ptr<ClaudeCodeAdapter*>(m_self)](const boost::system::error_code& error) {
+    if (error || self.expired() || !m_start_done) return;
+    finish_start(AdapterError{ErrorCode::AgentUnavailable, "Claude Code did not start within " +
+                                                               std::to_string(m_config.start_timeout.count()) + " ms"});
+    if (m_process) m_process->kill();
+  });
+}
+
+void ClaudeCodeAdapter::finish_start(std::optional<AdapterError> error) {
+  if (!m_start_done) return;
+  m_start_timer.cancel();
+  auto done = std::exchange(m_start_done, nullptr);
+  done(std::move(error));
+}
+
+std::string ClaudeCodeAdapter::next_request_id(const char* what) {
+  return std::string("sb-") + what + "-" + std::to_string(++m_request_counter);
+}
+
+void ClaudeCodeAdapter::write_line(const nlohmann::json& message) {
+  if (!m_process) return;
+  if (auto written = m_process->write_stdin(to_line(message)); !written) {
+    // The queue is bounded (MiBs): a CLI that stopped reading is broken; say so rather than grow.
+    spdlog::warn("claude: cannot write to the CLI: {}", written.error().message);
+    m_listener.on_error("could not write to Claude Code: " + written.error().message, false);
+  }
+}
+
+void ClaudeCodeAdapter::send_control(const nlohmann::json& request, const std::string& id, ControlRequestKind kind) {
+  // Registered before writing: the answer cannot arrive first, but the translator must know the id by then.
+  m_translator->expect_control_response(id, kind);
+  write_line(request);
+}
+
+void ClaudeCodeAdapter::send(TurnInput input) {
+  m_turn_running = true;
+  if (input.model && input.model != m_model) {
+    m_model = input.model;
+    const auto id = next_request_id("model");
+    send_control(set_model_request(id, *input.model), id, ControlRequestKind::SetModel);
+  }
+  if (input.attachments.empty() || !m_config.file_pool) {
+    return write_prompt(input.text, input.attachments.empty() ? std::vector<PreparedAttachment>{} : prepare_attachments(input.attachments));
+  }
+  // Images are read and encoded off the reactor; the prompt is written when they are ready.
+  boost::asio::post(*m_config.file_pool, [this, self = std::weak_ptr<ClaudeCodeAdapter*>(m_self), text = std::move(input.text),
+                                          attachments = std::move(input.attachments)]() mutable {
+    auto prepared = prepare_attachments(attachments);
+    boost::asio::post(m_io, [this, self, text = std::move(text), prepared = std::move(prepared)] {
+      if (self.expired() || !m_turn_running) return;  // gone, or cancelled before the files were read
+      write_prompt(text, prepared);
+    });
+  });
+}
+
+void ClaudeCodeAdapter::write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared) {
+  write_line(user_message(text, prepared));
+}
+
+void ClaudeCodeAdapter::cancel() {
+  if (!m_turn_running) return;
+  const auto id = next_request_id("interrupt");
+  m_interrupt_sent = true;
+  send_control(interrupt_request(id), id, ControlRequestKind::Interrupt);
+  // The CLI answers an interrupt with the turn's result at once; one that does not is stuck and is replaced:
+  // killing it ends the turn (stopped), and the next send starts a fresh process that resumes the session.
+  m_cancel_timer.expires_after(m_config.cancel_timeout);
+  m_cancel_timer.async_wait([this, self = std::weak_ptr<ClaudeCodeAdapter*>(m_self)](const boost::system::error_code& error) {
+    if (error || self.expired() || !m_turn_running || !m_process) return;
+    spdlog::warn("claude: no result {} ms after an interrupt; killing the CLI", m_config.cancel_timeout.count());
+    m_process->kill();
+  });
+}
+
+void ClaudeCodeAdapter::turn_ended(const TurnResult& result) {
+  m_turn_running = false;
+  m_cancel_timer.cancel();
+  if (std::exchange(m_interrupt_sent, false) && result.stop_reason == protocol::StopReason::Cancelled && m_process) {
+    // Claude Code abandons a running tool on interrupt without killing it (the Bash command runs on, in a
+    // session of its own). Cancel means the work stops: everything the CLI started goes, the CLI stays.
+    if (const auto killed = m_process->kill_started_processes(); killed > 0) {
+      spdlog::info("claude: killed {} process(es) a cancelled tool left behind", killed);
+    }
+  }
+}
+
+void ClaudeCodeAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer) {
+  // Nothing to answer when the CLI withdrew the request or its turn ended: the engine's answer came too late.
+  if (auto request = m_translator->take_tool_request(native_id)) write_line(permission_response(*request, answer));
+}
+
+void ClaudeCodeAdapter::answer_question(const std::string& native_id, QuestionAnswer answer) {
+  if (auto request = m_translator->take_tool_request(native_id)) write_line(question_response(*request, answer));
+}
+
+std::optional<AdapterError> ClaudeCodeAdapter::set_model(const std::string& model) {
+  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"};
+  m_model = model;
+  const auto id = next_request_id("model");
+  send_control(set_model_request(id, model), id, ControlRequestKind::SetModel);
+  return std::nullopt;
+}
+
+std::optional<AdapterError> ClaudeCodeAdapter::set_mode(const std::string& mode) {
+  if (!is_permission_mode(mode)) return AdapterError{ErrorCode::Unsupported, "Claude Code has no permission mode '" + mode + "'"};
+  if (auto refused = refused_as_root(mode, child_environment(m_config))) return refused;
+  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"};
+  const auto id = next_request_id("mode");
+  send_control(set_permission_mode_request(id, mode), id, ControlRequestKind::SetPermissionMode);
+  return std::nullopt;
+}
+
+void ClaudeCodeAdapter::stop() {
+  if (!m_process || m_stop_requested) return;
+  m_stop_requested = true;
+  // EOF on stdin is the CLI's own way to finish: it ends the current turn and exits. Then TERM, then KILL.
+  process::StopPolicy policy;
+  policy.graceful = [](process::ChildProcess& child) { child.close_stdin(); };
+  policy.graceful_timeout = m_config.stop_grace;
+  policy.terminate_timeout = m_config.stop_grace;
+  m_process->stop(std::move(policy));
+}
+
+void ClaudeCodeAdapter::on_process_exit(const std::string& status) {
+  std::string reason = m_stop_requested ? "stopped" : "Claude Code exited (" + status + ")";
+  if (!m_stop_requested && m_process) {
+    if (const auto why = last_line(m_process->stderr_tail()); !why.empty()) reason += ": " + why.substr(0, 500);
+  }
+  // The ChildProcess may be the caller: let it finish before it is destroyed.
+  boost::asio::post(m_io, [process = std::shared_ptr<process::ChildProcess>(std::move(m_process))] {});
+  m_turn_running = false;
+  m_cancel_timer.cancel();
+  if (m_start_done) {
+    finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
+    return;
+  }
+  if (m_stopped_reported) return;
+  m_stopped_reported = true;
+  m_listener.on_stopped(reason);
+}
+
+// ---- ClaudeControlSink --------------------------------------------------------------------------------------
+
+void ClaudeCodeAdapter::on_init(const ClaudeInit& init) {
+  if (!init.model.empty()) m_model = init.model;
+}
+
+void ClaudeCodeAdapter::on_permission_mode(const std::string& mode) { spdlog::debug("claude: permission mode is now {}", mode); }
+
+void ClaudeCodeAdapter::on_control_result(const ControlResult& result) {
+  if (result.kind == ControlRequestKind::Initialize && result.request_id == m_init_request_id) {
+    if (result.ok) return finish_start(std::nullopt);
+    finish_start(AdapterError{ErrorCode::AgentUnavailable, "Claude Code refused to start: " + result.error});
+    if (m_process) m_process->kill();
+    return;
+  }
+  if (result.ok) return;
+  switch (result.kind) {
+    case ControlRequestKind::SetModel: m_listener.on_error("Claude Code refused the model switch: " + result.error, true); break;
+    case ControlRequestKind::SetPermissionMode: m_listener.on_error("Claude Code refused the mode switch: " + result.error, true); break;
+    case ControlRequestKind::Interrupt: spdlog::debug("claude: interrupt refused: {}", result.error); break;
+    case ControlRequestKind::Initialize: break;
+  }
+}
+
+void ClaudeCodeAdapter::on_unanswerable_request(const std::string& request_id, const std::string& subtype) {
+  write_line(control_error(request_id, "switchboard does not serve '" + subtype + "' requests"));
+}
+
+}  // namespace switchboard::adapters::claude

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "claude-code/ClaudeAttachments.h"
+#include "claude-code/ClaudeControl.h"
+#include "claude-code/ClaudeLaunch.h"
+#include "claude-code/ClaudeTranslator.h"
+#include "switchboard/adapters/AgentAdapter.h"
+
+namespace switchboard::process {
+class ChildProcess;
+}
+
+namespace switchboard::adapters::claude {
+
+// How the daemon runs Claude Code. Shared by every session's adapter.
+struct ClaudeCodeConfig {
+  std::string executable = "claude";  // a path, or a name looked up on PATH
+  ProviderEndpoint endpoint;          // unset fields: the user's own configuration decides
+  std::filesystem::path exec_shim;    // the daemon's own binary: children die with it (see process/ExecShim.h)
+  std::chrono::milliseconds start_timeout{60000};   // spawn → initialize answered
+  std::chrono::milliseconds cancel_timeout{15000};  // interrupt sent → turn ended, else the process is killed
+  std::chrono::milliseconds stop_grace{5000};       // stdin closed → SIGTERM → SIGKILL, each this long
+  // Reads attachments (blocking file I/O) off the reactor thread.
+  std::shared_ptr<boost::asio::thread_pool> file_pool;
+};
+
+// The plumbing half of the Claude Code adapter: one long-lived `claude -p` process per live session in duplex
+// stream-json mode, driven through ChildProcess; every stdout line goes to the pure ClaudeTranslator, which
+// reports to the engine. This class writes to the CLI's stdin (prompts, permission answers, control requests),
+// keeps the turn's bookkeeping (cancel deadline), and turns the process's life into start/stop results.
+class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
+ public:
+  ClaudeCodeAdapter(boost::asio::io_context& io, AdapterListener& listener, ClaudeCodeConfig config);
+  ~ClaudeCodeAdapter() override;
+
+  static protocol::AgentCapabilities static_capabilities();
+
+  protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
+  void start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) override;
+  void send(TurnInput input) override;
+  void cancel() override;
+  void answer_permission(const std::string& native_id, PermissionAnswer answer) override;
+  void answer_question(const std::string& native_id, QuestionAnswer answer) override;
+  std::optional<AdapterError> set_model(const std::string& model) override;
+  std::optional<AdapterError> set_mode(const std::string& mode) override;
+  void stop() override;
+
+  // ClaudeControlSink: what the translator tells the adapter alone.
+  void on_init(const ClaudeInit& init) override;
+  void on_permission_mode(const std::string& mode) override;
+  void on_control_result(const ControlResult& result) override;
+  void on_unanswerable_request(const std::string& request_id, const std::string& subtype) override;
+
+ private:
+  // Forwards the translator's events to the engine, noticing the end of each turn on the way.
+  class TurnWatch;
+
+  void write_line(const nlohmann::json& message);
+  std::string next_request_id(const char* what);
+  void send_control(const nlohmann::json& request, const std::string& id, ControlRequestKind kind);
+  void finish_start(std::optional<AdapterError> error);
+  void on_process_exit(const std::string& status);
+  void write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared);
+  void turn_ended(const TurnResult& result);
+
+  boost::asio::io_context& m_io;
+  AdapterListener& m_listener;
+  ClaudeCodeConfig m_config;
+  std::unique_ptr<TurnWatch> m_watch;
+  std::unique_ptr<ClaudeTranslator> m_translator;
+  std::unique_ptr<process::ChildProcess> m_process;
+  std::function<void(std::optional<AdapterError>)> m_start_done;
+  boost::asio::steady_timer m_start_timer;
+  boost::asio::steady_timer m_cancel_timer;
+  std::optional<std::string> m_model;  // what the CLI runs now, as far as we know
+  std::string m_init_request_id;
+  std::uint64_t m_request_counter = 0;
+  bool m_turn_running = false;
+  bool m_interrupt_sent = false;  // the running turn was interrupted by us
+  bool m_stop_requested = false;
+  bool m_stopped_reported = false;
+  // Async work (attachment reads) holds a weak_ptr to this, so an adapter destroyed meanwhile is left alone.
+  std::shared_ptr<ClaudeCodeAdapter*> m_self;
+};
+
+// The descriptor the engine registers under "claude": discovery probes `claude --version` once, in the
+// background, and caches what it found.
+AgentDescriptor claude_code_agent(boost::asio::io_context& io, ClaudeCodeConfig config);
+
+}  // namespace switchboard::adapters::claude

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace switchboard::adapters::claude {
+
+// How Claude Code is started: its command line and environment. The working directory is the spawner's (the
+// CLI works in, and files its history under, the directory it starts in).
+
+struct LaunchOptions {
+  std::string executable = "claude";
+  std::optional<std::string> model;
+  std::optional<std::string> permission_mode;
+  std::optional<std::string> resume_session_id;  // the CLI's own session id (system/init session_id)
+};
+
+// Duplex stream-json with partial messages and permission prompts on stdio, as the Agent SDK runs it.
+std::vector<std::string> command_line(const LaunchOptions& options);
+
+// The probe that discovery runs (with a deadline): `claude --version`, which prints e.g. "2.1.197 (Claude Code)".
+std::vector<std::string> version_command(const std::string& executable);
+// The version in that output ("2.1.197"); none when the output is not a version.
+std::optional<std::string> parse_version_output(std::string_view output);
+
+// Where the CLI sends its model requests, and with what key. Unset fields leave the user's own configuration
+// (their login, or their ANTHROPIC_* variables) in charge.
+struct ProviderEndpoint {
+  std::optional<std::string> base_url;  // ANTHROPIC_BASE_URL
+  std::optional<std::string> api_key;
+  // How the key is sent: ANTHROPIC_API_KEY becomes `x-api-key`, ANTHROPIC_AUTH_TOKEN `Authorization: Bearer`.
+  bool key_as_bearer_token = false;
+  std::optional<std::string> config_dir;  // CLAUDE_CONFIG_DIR: settings, login and history live there
+};
+
+struct EnvironmentChanges {
+  std::vector<std::pair<std::string, std::string>> set;
+  std::vector<std::string> unset;
+};
+
+// Always: no auto-update, telemetry, error reporting or other non-essential traffic; and no variables that would
+// change how the CLI behaves under us (NODE_OPTIONS, which the Agent SDK removes too, and CLAUDECODE, set inside
+// a Claude Code session, which marks the child as nested). With a key, the other credential variable is removed
+// so that a key of the user's never goes to a different base URL.
+EnvironmentChanges environment_for(const ProviderEndpoint& endpoint);
+
+// The child's environment: `inherited` ("NAME=value" entries, e.g. from environ) with the changes applied.
+std::vector<std::string> apply_environment(const std::vector<std::string>& inherited, const EnvironmentChanges& changes);
+
+}  // namespace switchboard::adapters::claude

@@ -1,0 +1,314 @@
+#include "codex/CodexAdapter.h"
+
+#include <cstdlib>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "process/ChildProcess.h"
+
+namespace switchboard::adapters::codex {
+namespace {
+
+using protocol::ErrorCode;
+
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto newline = text.rfind('\n');
+  return newline == std::string::npos ? text : text.substr(newline + 1);
+}
+
+std::optional<std::string> variable(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+process::Environment child_environment(const CodexConfig& config) {
+  auto environment = process::Environment::from_daemon();
+  const auto changes = environment_for(config.endpoint);
+  for (const auto& name : changes.unset) environment.unset(name);
+  for (const auto& [name, value] : changes.set) environment.set(name, value);
+  return environment;
+}
+
+}  // namespace
+
+// Everything the translator reports goes to the engine unchanged; the end of a turn also clears the adapter's
+// turn bookkeeping first, so an engine that starts the next turn from on_turn_end finds the adapter ready.
+class CodexAdapter::TurnWatch : public AdapterListener {
+ public:
+  TurnWatch(CodexAdapter& adapter, AdapterListener& engine) : m_adapter(adapter), m_engine(engine) {}
+
+  void on_provider_session(std::string id) override { m_engine.on_provider_session(std::move(id)); }
+  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                std::optional<std::string> parent) override {
+    m_engine.on_delta(message_id, kind, std::move(text), std::move(parent));
+  }
+  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
+                  std::optional<std::string> parent) override {
+    m_engine.on_message(message_id, kind, std::move(text), std::move(parent));
+  }
+  void on_tool_started(std::string id, std::string tool, nlohmann::json input, std::optional<std::string> parent) override {
+    m_engine.on_tool_started(std::move(id), std::move(tool), std::move(input), std::move(parent));
+  }
+  void on_tool_output(const std::string& id, std::string text) override { m_engine.on_tool_output(id, std::move(text)); }
+  void on_tool_completed(std::string id, std::string output, bool is_error) override {
+    m_engine.on_tool_completed(std::move(id), std::move(output), is_error);
+  }
+  void on_permission_request(std::string native_id, PermissionAsk ask) override {
+    m_engine.on_permission_request(std::move(native_id), std::move(ask));
+  }
+  void on_question(std::string native_id, QuestionAsk ask) override { m_engine.on_question(std::move(native_id), std::move(ask)); }
+  void on_status(AgentStatus status) override { m_engine.on_status(std::move(status)); }
+  void on_turn_end(TurnResult result) override {
+    m_adapter.turn_ended();
+    m_engine.on_turn_end(std::move(result));
+  }
+  void on_error(std::string message, bool recoverable) override { m_engine.on_error(std::move(message), recoverable); }
+  void on_stopped(std::string reason) override { m_engine.on_stopped(std::move(reason)); }
+
+ private:
+  CodexAdapter& m_adapter;
+  AdapterListener& m_engine;
+};
+
+CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listener, CodexConfig config)
+    : m_io(io),
+      m_listener(listener),
+      m_config(std::move(config)),
+      m_watch(std::make_unique<TurnWatch>(*this, listener)),
+      m_translator(std::make_unique<CodexTranslator>(*m_watch, *this)),
+      m_start_timer(io),
+      m_cancel_timer(io),
+      m_self(std::make_shared<CodexAdapter*>(this)) {}
+
+// The ChildProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
+CodexAdapter::~CodexAdapter() = default;
+
+protocol::AgentCapabilities CodexAdapter::static_capabilities() {
+  protocol::AgentCapabilities capabilities;
+  capabilities.streaming = true;
+  capabilities.permissions = true;
+  capabilities.questions = false;
+  capabilities.resume = true;
+  capabilities.history_list = false;
+  capabilities.history_read = false;
+  capabilities.model_switch = true;
+  capabilities.modes = true;
+  capabilities.images = true;
+  return capabilities;
+}
+
+void CodexAdapter::start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) {
+  const std::string mode = options.mode.value_or(std::string(kDefaultMode));
+  const auto policy = policy_for_mode(mode);
+  if (!policy) return done(AdapterError{ErrorCode::Unsupported, "Codex has no mode '" + mode + "' (read-only, auto, untrusted, full-access)"});
+  if (m_config.endpoint) {
+    // A few hundred bytes, once per process start: not worth a trip off the reactor.
+    if (auto refused = write_private_home(*m_config.endpoint, variable("HOME"), variable("CODEX_HOME"))) {
+      return done(AdapterError{ErrorCode::AgentUnavailable, "Codex could not be configured: " + *refused});
+    }
+  }
+  m_thread.cwd = options.cwd;
+  m_thread.policy = *policy;
+  m_thread.model = options.model;
+  m_resume_thread_id = options.resume_provider_session_id;
+
+  const auto argv = command_line(m_config.executable);
+  process::SpawnSpec spec;
+  spec.program = argv.front();
+  spec.args.assign(argv.begin() + 1, argv.end());
+  spec.working_directory = options.cwd;
+  spec.environment = child_environment(m_config);
+  spec.exec_shim = m_config.exec_shim;
+  spec.stderr_options.log_name = "codex[" + options.session_id + "]";
+
+  process::ChildProcess::Handlers handlers;
+  handlers.on_stdout_line = [this](std::string_view line) { m_translator->feed_line(line); };
+  handlers.on_stdout_overlong = [this](std::size_t limit) {
+    m_listener.on_error("Codex wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true);
+  };
+  handlers.on_exit = [this](const process::ExitStatus& status) { on_process_exit(process::to_string(status)); };
+  auto spawned = process::ChildProcess::spawn(m_io, std::move(spec), std::move(handlers));
+  if (!spawned) {
+    const bool missing = spawned.error().code == process::ProcessError::Code::ExecutableNotFound;
+    return done(AdapterError{ErrorCode::AgentUnavailable,
+                             missing ? "Codex is not installed (no '" + m_config.executable + "' found)"
+                                     : "Codex could not be started: " + spawned.error().message});
+  }
+  m_process = std::move(*spawned);
+  m_start_done = std::move(done);
+
+  // Usable once the thread is open: initialize → initialized → thread/start or thread/resume (on_response).
+  send_request(m_requests.initialize("switchboard", m_config.client_version));
+  m_start_timer.expires_after(m_config.start_timeout);
+  m_start_timer.async_wait([this, self = std::weak_ptr<CodexAdapter*>(m_self)](const boost::system::error_code& error) {
+    if (error || self.expired() || !m_start_done) return;
+    fail_start("Codex did not start within " + std::to_string(m_config.start_timeout.count()) + " ms");
+  });
+}
+
+void CodexAdapter::finish_start(std::optional<AdapterError> error) {
+  if (!m_start_done) return;
+  m_start_timer.cancel();
+  auto done = std::exchange(m_start_done, nullptr);
+  done(std::move(error));
+}
+
+void CodexAdapter::fail_start(const std::string& why) {
+  finish_start(AdapterError{ErrorCode::AgentUnavailable, why});
+  if (m_process) m_process->kill();
+}
+
+void CodexAdapter::write_line(const nlohmann::json& message) {
+  if (!m_process) return;
+  if (auto written = m_process->write_stdin(to_line(message)); !written) {
+    spdlog::warn("codex: cannot write to the app-server: {}", written.error().message);
+    m_listener.on_error("could not write to Codex: " + written.error().message, false);
+  }
+}
+
+void CodexAdapter::send_request(const OutgoingRequest& request) {
+  // Announced before writing: the answer cannot arrive first, but the translator must know the id by then.
+  m_translator->expect_response(request.id, request.kind);
+  write_line(request.message);
+}
+
+void CodexAdapter::send(TurnInput input) {
+  if (m_translator->thread_id().empty()) {
+    // start() succeeded, so a thread is open; a caller that sends before that is a bug, answered as an error.
+    m_listener.on_error("Codex has no open thread", true);
+    TurnResult result;
+    result.stop_reason = protocol::StopReason::Error;
+    result.error = "Codex has no open thread";
+    return m_listener.on_turn_end(std::move(result));
+  }
+  m_turn_running = true;
+  m_interrupt_wanted = false;
+  std::optional<std::string> model;
+  if (input.model && input.model != m_thread.model) model = input.model;
+  if (m_pending_model) model = std::exchange(m_pending_model, std::nullopt);
+  if (model) m_thread.model = model;
+  auto policy = std::exchange(m_pending_policy, std::nullopt);
+  send_request(m_requests.turn_start(m_translator->thread_id(), input.text, input.attachments, policy, model));
+}
+
+void CodexAdapter::cancel() {
+  if (!m_turn_running) return;
+  send_interrupt();
+  // Codex ends an interrupted turn within milliseconds; one that does not is stuck and is replaced: killing it
+  // ends the turn (stopped), and the next send starts a fresh process that resumes the thread.
+  m_cancel_timer.expires_after(m_config.cancel_timeout);
+  m_cancel_timer.async_wait([this, self = std::weak_ptr<CodexAdapter*>(m_self)](const boost::system::error_code& error) {
+    if (error || self.expired() || !m_turn_running || !m_process) return;
+    spdlog::warn("codex: no turn/completed {} ms after an interrupt; killing the app-server", m_config.cancel_timeout.count());
+    m_process->kill();
+  });
+}
+
+void CodexAdapter::send_interrupt() {
+  const std::string& turn = m_translator->turn_id();
+  if (turn.empty()) {
+    // turn/start is not answered yet: interrupt as soon as the turn has an id (on_response).
+    m_interrupt_wanted = true;
+    return;
+  }
+  m_interrupt_wanted = false;
+  send_request(m_requests.turn_interrupt(m_translator->thread_id(), turn));
+}
+
+void CodexAdapter::turn_ended() {
+  m_turn_running = false;
+  m_interrupt_wanted = false;
+  m_cancel_timer.cancel();
+}
+
+void CodexAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer) {
+  // The engine's rule book keeps session/project/always rules itself, so every allow is a one-time accept
+  // (docs/agents/codex.md, "Approvals and rules"). Nothing is written for a request Codex no longer waits for.
+  const auto request = m_translator->take_approval(native_id);
+  if (!request) return;
+  if (!answer.allow && answer.message && !answer.message->empty()) {
+    spdlog::debug("codex: a deny message cannot be passed on: {}", *answer.message);
+  }
+  write_line(approval_response(request->id, answer.allow ? ApprovalDecision::Accept : ApprovalDecision::Decline));
+}
+
+void CodexAdapter::answer_question(const std::string& native_id, QuestionAnswer) {
+  // The translator never asks questions for Codex (capabilities().questions is false).
+  spdlog::warn("codex: answer to unknown question {} ignored", native_id);
+}
+
+std::optional<AdapterError> CodexAdapter::set_model(const std::string& model) {
+  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"};
+  m_pending_model = model;  // turn/start takes the model; it sticks for the thread's later turns
+  return std::nullopt;
+}
+
+std::optional<AdapterError> CodexAdapter::set_mode(const std::string& mode) {
+  const auto policy = policy_for_mode(mode);
+  if (!policy) return AdapterError{ErrorCode::Unsupported, "Codex has no mode '" + mode + "' (read-only, auto, untrusted, full-access)"};
+  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"};
+  m_pending_policy = *policy;
+  m_thread.policy = *policy;
+  return std::nullopt;
+}
+
+void CodexAdapter::stop() {
+  if (!m_process || m_stop_requested) return;
+  m_stop_requested = true;
+  // EOF on stdin makes the app-server exit (0); then TERM, then KILL.
+  process::StopPolicy policy;
+  policy.graceful = [](process::ChildProcess& child) { child.close_stdin(); };
+  policy.graceful_timeout = m_config.stop_grace;
+  policy.terminate_timeout = m_config.stop_grace;
+  m_process->stop(std::move(policy));
+}
+
+void CodexAdapter::on_process_exit(const std::string& status) {
+  std::string reason = m_stop_requested ? "stopped" : "Codex exited (" + status + ")";
+  if (!m_stop_requested && m_process) {
+    if (const auto why = last_line(m_process->stderr_tail()); !why.empty()) reason += ": " + why.substr(0, 500);
+  }
+  // The ChildProcess may be the caller: let it finish before it is destroyed.
+  boost::asio::post(m_io, [process = std::shared_ptr<process::ChildProcess>(std::move(m_process))] {});
+  m_turn_running = false;
+  m_cancel_timer.cancel();
+  if (m_start_done) return finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
+  if (m_stopped_reported) return;
+  m_stopped_reported = true;
+  // The session ends a running turn as an error when it hears this.
+  m_listener.on_stopped(reason);
+}
+
+// ---- CodexControlSink -----------------------------------------------------------------------------------------
+
+void CodexAdapter::on_response(const CodexResponse& response) {
+  switch (response.kind) {
+    case RequestKind::Initialize:
+      if (!response.ok) return fail_start("Codex refused to initialize: " + response.error);
+      write_line(initialized_notification());
+      if (m_resume_thread_id) return send_request(m_requests.thread_resume(*m_resume_thread_id, m_thread));
+      return send_request(m_requests.thread_start(m_thread));
+    case RequestKind::ThreadStart:
+    case RequestKind::ThreadResume:
+      if (!response.ok) {
+        return fail_start(std::string(response.kind == RequestKind::ThreadResume ? "Codex could not resume the thread: "
+                                                                                 : "Codex could not start a thread: ") +
+                          response.error);
+      }
+      return finish_start(std::nullopt);
+    case RequestKind::TurnStart:
+      if (response.ok && m_interrupt_wanted && m_turn_running) send_interrupt();
+      return;
+    case RequestKind::TurnInterrupt:
+      return;
+  }
+}
+
+void CodexAdapter::on_unanswerable_request(const nlohmann::json& id, const std::string& method) {
+  write_line(error_response(id, kMethodNotFound, "switchboard does not serve '" + method + "' requests"));
+}
+
+}  // namespace switchboard::adapters::codex

@@ -1,0 +1,110 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "codex/CodexLaunch.h"
+#include "codex/CodexMessages.h"
+#include "codex/CodexProtocol.h"
+#include "codex/CodexTranslator.h"
+#include "switchboard/adapters/AgentAdapter.h"
+
+namespace switchboard::process {
+class ChildProcess;
+}
+
+namespace switchboard::adapters::codex {
+
+// How the daemon runs Codex. Shared by every session's adapter.
+struct CodexConfig {
+  std::string executable = "codex";               // a path, or a name looked up on PATH
+  std::optional<ProviderEndpoint> endpoint;       // none: the user's own Codex configuration decides
+  std::filesystem::path exec_shim;                // the daemon's own binary: children die with it
+  std::string client_version = "0";               // sent as clientInfo.version
+  std::chrono::milliseconds start_timeout{60000};   // spawn → thread started or resumed
+  std::chrono::milliseconds cancel_timeout{15000};  // turn/interrupt sent → turn ended, else the process is killed
+  std::chrono::milliseconds stop_grace{5000};       // stdin closed → SIGTERM → SIGKILL, each this long
+};
+
+// The plumbing half of the Codex adapter: one `codex app-server` process per live session, driven through
+// ChildProcess; every stdout line goes to the pure CodexTranslator, which reports to the engine. This class
+// writes requests and answers to stdin, runs the start-up handshake (initialize, initialized, thread/start or
+// thread/resume), keeps the turn's bookkeeping (the turn id for interrupts, the cancel deadline) and turns the
+// process's life into start/stop results.
+class CodexAdapter final : public AgentAdapter, public CodexControlSink {
+ public:
+  CodexAdapter(boost::asio::io_context& io, AdapterListener& listener, CodexConfig config);
+  ~CodexAdapter() override;
+
+  static protocol::AgentCapabilities static_capabilities();
+
+  protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
+  void start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) override;
+  void send(TurnInput input) override;
+  void cancel() override;
+  void answer_permission(const std::string& native_id, PermissionAnswer answer) override;
+  void answer_question(const std::string& native_id, QuestionAnswer answer) override;
+  std::optional<AdapterError> set_model(const std::string& model) override;
+  std::optional<AdapterError> set_mode(const std::string& mode) override;
+  void stop() override;
+
+  // CodexControlSink: what the translator tells the adapter alone.
+  void on_response(const CodexResponse& response) override;
+  void on_unanswerable_request(const nlohmann::json& id, const std::string& method) override;
+
+ private:
+  // Forwards the translator's events to the engine, noticing the end of each turn on the way.
+  class TurnWatch;
+
+  void write_line(const nlohmann::json& message);
+  void send_request(const OutgoingRequest& request);
+  void send_interrupt();
+  void finish_start(std::optional<AdapterError> error);
+  void fail_start(const std::string& why);
+  void on_process_exit(const std::string& status);
+  void turn_ended();
+
+  boost::asio::io_context& m_io;
+  AdapterListener& m_listener;
+  CodexConfig m_config;
+  std::unique_ptr<TurnWatch> m_watch;
+  std::unique_ptr<CodexTranslator> m_translator;
+  std::unique_ptr<process::ChildProcess> m_process;
+  CodexRequests m_requests;
+  std::function<void(std::optional<AdapterError>)> m_start_done;
+  boost::asio::steady_timer m_start_timer;
+  boost::asio::steady_timer m_cancel_timer;
+  ThreadOptions m_thread;                          // cwd, policy and model the thread was opened with
+  std::optional<std::string> m_resume_thread_id;
+  std::optional<ThreadPolicy> m_pending_policy;    // a mode change, sent with the next turn/start
+  std::optional<std::string> m_pending_model;      // a model change, sent with the next turn/start
+  bool m_turn_running = false;
+  bool m_interrupt_wanted = false;  // cancel() before the turn's id was known
+  bool m_stop_requested = false;
+  bool m_stopped_reported = false;
+  std::shared_ptr<CodexAdapter*> m_self;  // timers hold a weak_ptr to it
+};
+
+// The descriptor the engine registers under "codex": discovery probes `codex --version` once, in the
+// background, and caches what it found.
+AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config);
+
+// The daemon's configuration of Codex, from its environment:
+//   SWITCHBOARD_CODEX_BIN       the executable (default: `codex` on PATH)
+//   SWITCHBOARD_CODEX_BASE_URL  a Responses API provider (e.g. http://127.0.0.1:8080/v1); unset: the user's own
+//                               Codex configuration is used as it is
+//   SWITCHBOARD_CODEX_API_KEY   the provider's key (sent as a bearer token)
+//   SWITCHBOARD_CODEX_MODEL     the default model with a provider (default gpt-5.5)
+//   SWITCHBOARD_CODEX_HOME      the private CODEX_HOME with a provider (default: `default_home`)
+// The daemon's own binary is the exec shim. The daemon drops SWITCHBOARD_* from children's environments, so
+// only the key, under the name the private config gives, reaches Codex.
+CodexConfig codex_config_from_environment(const std::filesystem::path& default_home);
+
+}  // namespace switchboard::adapters::codex

@@ -1,0 +1,114 @@
+#include <cstdlib>
+#include <filesystem>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include "codex/CodexAdapter.h"
+#include "process/ChildProcess.h"
+#include "process/ExecutableLookup.h"
+
+// Discovery and registration of Codex: what `agents.list` reports and how the engine creates adapters.
+
+namespace switchboard::adapters::codex {
+namespace {
+
+// What discovery knows, shared by the descriptor's copies and the background probe.
+struct Discovery {
+  protocol::AgentInfo info;
+  std::unique_ptr<process::ChildProcess> probe;
+  std::unique_ptr<boost::asio::steady_timer> probe_deadline;
+  std::string output;
+};
+
+constexpr auto kProbeTimeout = std::chrono::seconds(20);
+
+}  // namespace
+
+AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config) {
+  auto discovery = std::make_shared<Discovery>();
+  discovery->info.agent = "codex";
+  discovery->info.capabilities = CodexAdapter::static_capabilities();
+
+  const char* path_variable = std::getenv("PATH");
+  auto found = process::find_executable(config.executable, path_variable ? path_variable : process::default_search_path(), {});
+  if (!found) {
+    discovery->info.installed = false;
+    discovery->info.problem = "'" + config.executable + "' not found (install it with scripts/install-agents codex, or "
+                              "set SWITCHBOARD_CODEX_BIN)";
+  } else {
+    // Installed as far as the file system can tell; `--version` runs in the background (it takes a second or
+    // two) and fills in the version, or the problem if the binary does not run.
+    discovery->info.installed = true;
+    discovery->info.path = found->string();
+    process::SpawnSpec spec;
+    const auto argv = version_command(found->string());
+    spec.program = argv.front();
+    spec.args.assign(argv.begin() + 1, argv.end());
+    spec.exec_shim = config.exec_shim;
+    process::ChildProcess::Handlers handlers;
+    handlers.on_stdout_line = [weak = std::weak_ptr<Discovery>(discovery)](std::string_view line) {
+      if (auto d = weak.lock()) d->output.append(line).append("\n");
+    };
+    handlers.on_exit = [weak = std::weak_ptr<Discovery>(discovery), &io](const process::ExitStatus& status) {
+      auto d = weak.lock();
+      if (!d) return;
+      if (auto version = parse_version_output(d->output); version && status.success()) {
+        d->info.version = *version;
+        spdlog::info("codex: {} version {}", d->info.path.value_or("?"), *version);
+      } else {
+        d->info.installed = false;
+        d->info.problem = "'" + d->info.path.value_or("codex") + " --version' failed (" + process::to_string(status) + ")";
+        spdlog::warn("codex: {}", *d->info.problem);
+      }
+      if (d->probe_deadline) d->probe_deadline->cancel();
+      boost::asio::post(io, [probe = std::shared_ptr<process::ChildProcess>(std::move(d->probe))] {});
+    };
+    if (auto probe = process::ChildProcess::spawn(io, std::move(spec), std::move(handlers))) {
+      discovery->probe = std::move(*probe);
+      // A probe that hangs is killed; its exit then reports the problem.
+      discovery->probe_deadline = std::make_unique<boost::asio::steady_timer>(io, kProbeTimeout);
+      discovery->probe_deadline->async_wait([weak = std::weak_ptr<Discovery>(discovery)](const boost::system::error_code& error) {
+        auto d = weak.lock();
+        if (!error && d && d->probe) d->probe->kill();
+      });
+    } else {
+      discovery->info.installed = false;
+      discovery->info.problem = "cannot run '" + found->string() + " --version': " + probe.error().message;
+    }
+  }
+  if (found) config.executable = found->string();
+
+  AgentDescriptor descriptor;
+  descriptor.name = "codex";
+  descriptor.discover = [discovery] { return discovery->info; };
+  descriptor.create = [&io, config = std::move(config)](AdapterListener& listener) {
+    return std::make_unique<CodexAdapter>(io, listener, config);
+  };
+  return descriptor;
+}
+
+CodexConfig codex_config_from_environment(const std::filesystem::path& default_home) {
+  const auto variable = [](const char* name) -> std::optional<std::string> {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') return std::nullopt;
+    return std::string(value);
+  };
+  CodexConfig config;
+  if (auto bin = variable("SWITCHBOARD_CODEX_BIN")) config.executable = *bin;
+  if (auto base_url = variable("SWITCHBOARD_CODEX_BASE_URL")) {
+    ProviderEndpoint endpoint;
+    endpoint.base_url = *base_url;
+    endpoint.api_key = variable("SWITCHBOARD_CODEX_API_KEY");
+    if (auto model = variable("SWITCHBOARD_CODEX_MODEL")) endpoint.model = *model;
+    endpoint.codex_home = variable("SWITCHBOARD_CODEX_HOME").value_or(default_home.string());
+    config.endpoint = std::move(endpoint);
+  }
+  std::error_code error;
+  config.exec_shim = std::filesystem::read_symlink("/proc/self/exe", error);
+  return config;
+}
+
+}  // namespace switchboard::adapters::codex

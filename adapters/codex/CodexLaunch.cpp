@@ -1,0 +1,129 @@
+#include "codex/CodexLaunch.h"
+
+#include <cstdio>
+#include <fstream>
+#include <system_error>
+
+namespace switchboard::adapters::codex {
+namespace {
+
+std::filesystem::path normalized(const std::filesystem::path& path) {
+  std::error_code error;
+  auto canonical = std::filesystem::weakly_canonical(path, error);
+  return error ? path.lexically_normal() : canonical;
+}
+
+bool same_place(const std::filesystem::path& a, const std::filesystem::path& b) {
+  auto left = normalized(a).string();
+  auto right = normalized(b).string();
+  while (left.size() > 1 && left.back() == '/') left.pop_back();
+  while (right.size() > 1 && right.back() == '/') right.pop_back();
+  return left == right;
+}
+
+}  // namespace
+
+std::vector<std::string> command_line(const std::string& executable) { return {executable, "app-server"}; }
+
+std::vector<std::string> version_command(const std::string& executable) { return {executable, "--version"}; }
+
+std::optional<std::string> parse_version_output(std::string_view output) {
+  while (!output.empty() && (output.back() == '\n' || output.back() == '\r' || output.back() == ' ')) output.remove_suffix(1);
+  const auto space = output.rfind(' ');
+  const std::string_view version = space == std::string_view::npos ? output : output.substr(space + 1);
+  if (version.empty() || version.find_first_not_of("0123456789.") != std::string_view::npos ||
+      version.find('.') == std::string_view::npos || version.front() == '.' || version.back() == '.') {
+    return std::nullopt;
+  }
+  return std::string(version);
+}
+
+std::string toml_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          out += escaped;
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string config_toml(const ProviderEndpoint& endpoint) {
+  std::string out;
+  out += std::string(kConfigMarker) + "\n";
+  out += "model = " + toml_string(endpoint.model) + "\n";
+  out += "model_provider = \"switchboard\"\n";
+  // Threads name their own approval policy and sandbox (thread/start); these are only the fallbacks.
+  out += "approval_policy = \"on-request\"\n";
+  out += "sandbox_mode = \"workspace-write\"\n";
+  out += "check_for_update_on_startup = false\n\n";
+  out += "[model_providers.switchboard]\n";
+  out += "name = \"switchboard\"\n";
+  out += "base_url = " + toml_string(endpoint.base_url) + "\n";
+  // Without a key Codex sends no Authorization header (a local provider that needs none).
+  if (endpoint.api_key) out += "env_key = " + toml_string(kApiKeyVariable) + "\n";
+  out += "wire_api = \"responses\"\n";
+  out += "request_max_retries = 0\n";
+  out += "stream_max_retries = 0\n";
+  out += "stream_idle_timeout_ms = 300000\n\n";
+  out += "[analytics]\nenabled = false\n\n";
+  out += "[features]\nplugins = false\nunbounded_connection_retries = false\n";
+  return out;
+}
+
+std::optional<std::string> write_private_home(const ProviderEndpoint& endpoint, const std::optional<std::string>& home,
+                                              const std::optional<std::string>& inherited_codex_home) {
+  if (endpoint.codex_home.empty()) return "no private CODEX_HOME configured";
+  if (home && !home->empty() && same_place(endpoint.codex_home, std::filesystem::path(*home) / ".codex")) {
+    return "refusing to use the user's own Codex home " + endpoint.codex_home.string();
+  }
+  if (inherited_codex_home && !inherited_codex_home->empty() && same_place(endpoint.codex_home, *inherited_codex_home)) {
+    return "refusing to use the daemon's CODEX_HOME " + endpoint.codex_home.string();
+  }
+  std::error_code error;
+  std::filesystem::create_directories(endpoint.codex_home, error);
+  if (error) return "cannot create " + endpoint.codex_home.string() + ": " + error.message();
+  const auto path = endpoint.codex_home / "config.toml";
+  if (std::filesystem::exists(path, error)) {
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    if (first != kConfigMarker) return "refusing to overwrite " + path.string() + ", which switchboard did not write";
+  }
+  const auto temporary = endpoint.codex_home / "config.toml.switchboard-tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << config_toml(endpoint);
+    if (!out.flush()) return "cannot write " + temporary.string();
+  }
+  std::filesystem::rename(temporary, path, error);
+  if (error) return "cannot write " + path.string() + ": " + error.message();
+  return std::nullopt;
+}
+
+EnvironmentChanges environment_for(const std::optional<ProviderEndpoint>& endpoint) {
+  EnvironmentChanges changes;
+  changes.set.emplace_back("RUST_LOG", "warn");
+  if (!endpoint) return changes;
+  changes.set.emplace_back("CODEX_HOME", endpoint->codex_home.string());
+  if (endpoint->api_key) {
+    changes.set.emplace_back(std::string(kApiKeyVariable), *endpoint->api_key);
+  } else {
+    changes.unset.emplace_back(kApiKeyVariable);
+  }
+  return changes;
+}
+
+}  // namespace switchboard::adapters::codex

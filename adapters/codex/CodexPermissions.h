@@ -1,0 +1,46 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "switchboard/adapters/AgentAdapter.h"
+
+namespace switchboard::adapters::codex {
+
+// How Codex's items and approval requests are named and described in our vocabulary. Pure functions.
+
+// Our tool names for Codex's items (what rules are written against).
+inline constexpr std::string_view kShellTool = "shell";        // commandExecution
+inline constexpr std::string_view kPatchTool = "apply_patch";  // fileChange
+inline constexpr std::string_view kWebSearchTool = "web_search";
+inline constexpr std::string_view kPlanTool = "update_plan";   // turn/plan/updated
+inline constexpr std::string_view kViewImageTool = "view_image";
+
+// The command a person typed, from Codex's command line: `/bin/bash -lc '<script>'` (or bash/sh/zsh -c/-lc)
+// becomes `<script>` with its single-quote escapes undone; anything else is returned as it is.
+std::string unwrap_shell_command(std::string_view command);
+
+// The input reported with tool.started for a commandExecution item: {command, cwd}.
+nlohmann::json command_input(const nlohmann::json& item);
+// The input for a fileChange item: {changes: [{path, kind, diff}]} with kind add/delete/update (and movePath).
+nlohmann::json file_change_input(const nlohmann::json& changes);
+
+// The permission ask for item/commandExecution/requestApproval.
+PermissionAsk command_approval_ask(const nlohmann::json& params);
+// The permission ask for item/fileChange/requestApproval; `changes` are the item's changes (from its
+// item/started), null when the item was not seen.
+PermissionAsk file_change_approval_ask(const nlohmann::json& params, const nlohmann::json& changes);
+
+// The text of a Codex error: its message, unless that is a provider's JSON error body, whose own message is
+// taken instead ("{\"error\": {\"message\": \"bad request\"…}}" → "bad request").
+std::string error_text(const nlohmann::json& error);
+// Whether an error (TurnError) is one the next turn cannot fix by itself: unauthorized, usage limit reached.
+bool is_fatal_error(const nlohmann::json& error);
+
+// `text` with fnmatch's special characters escaped, so that it matches itself only.
+std::string escape_glob(std::string_view text);
+
+}  // namespace switchboard::adapters::codex

@@ -1,0 +1,605 @@
+#include "codex/CodexTranslator.h"
+
+#include <array>
+
+#include <spdlog/spdlog.h>
+
+#include "codex/CodexPermissions.h"
+#include "common/NativeJson.h"
+
+namespace switchboard::adapters::codex {
+namespace {
+
+// Notifications that carry nothing a client needs from an agent session: account and connection state, the
+// thread's own bookkeeping (status, names, goals, settings), hooks, MCP server status, diffs the fileChange items
+// already carry, and the per-process announcements answered elsewhere.
+constexpr std::array kDroppedNotifications{
+    std::string_view("thread/status/changed"),      std::string_view("account/rateLimits/updated"),
+    std::string_view("remoteControl/status/changed"), std::string_view("thread/started"),
+    std::string_view("thread/goal/updated"),        std::string_view("thread/goal/cleared"),
+    std::string_view("thread/name/updated"),        std::string_view("thread/settings/updated"),
+    std::string_view("thread/readState/changed"),   std::string_view("thread/archived"),
+    std::string_view("thread/unarchived"),          std::string_view("thread/closed"),
+    std::string_view("thread/compacted"),           std::string_view("turn/diff/updated"),
+    std::string_view("item/fileChange/patchUpdated"), std::string_view("item/commandExecution/terminalInteraction"),
+    std::string_view("hook/started"),               std::string_view("hook/completed"),
+    std::string_view("skills/changed"),             std::string_view("mcpServer/startupStatus/updated"),
+    std::string_view("account/updated"),            std::string_view("app/list/updated"),
+    std::string_view("fs/changed"),                 std::string_view("turn/moderationMetadata"),
+    std::string_view("model/safetyBuffering/updated"), std::string_view("model/verification"),
+    std::string_view("thread/environment/connected"), std::string_view("thread/environment/disconnected"),
+    std::string_view("item/autoApprovalReview/started"), std::string_view("item/autoApprovalReview/completed")};
+
+// Notifications that are only logged: things a person running the daemon may want to see, not a session event.
+constexpr std::array kLoggedNotifications{std::string_view("warning"), std::string_view("configWarning"),
+                                          std::string_view("deprecationNotice"), std::string_view("guardianWarning"),
+                                          std::string_view("model/rerouted")};
+
+// Item types that are known and not reported: the user's own prompt (the engine published it) and bookkeeping.
+constexpr std::array kDroppedItems{std::string_view("userMessage"), std::string_view("hookPrompt"),
+                                   std::string_view("subAgentActivity"), std::string_view("sleep"),
+                                   std::string_view("enteredReviewMode"), std::string_view("exitedReviewMode"),
+                                   std::string_view("functionCallOutput")};
+
+template <std::size_t N>
+bool one_of(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (auto candidate : names) {
+    if (candidate == name) return true;
+  }
+  return false;
+}
+
+constexpr std::uint64_t kLoudMalformedLines = 20;
+
+spdlog::level::level_enum log_level_for(std::uint64_t malformed_so_far) {
+  return malformed_so_far <= kLoudMalformedLines ? spdlog::level::warn : spdlog::level::debug;
+}
+
+std::string join_strings(const nlohmann::json* list, std::string_view separator) {
+  std::string out;
+  if (list == nullptr) return out;
+  for (const auto& entry : *list) {
+    if (!entry.is_string() || entry.get_ref<const std::string&>().empty()) continue;
+    if (!out.empty()) out += separator;
+    out += entry.get_ref<const std::string&>();
+  }
+  return out;
+}
+
+// An MCP tool result as text: its text content blocks joined, other blocks named.
+std::string mcp_output(const nlohmann::json& item) {
+  if (const auto* error = native::object_at(item, "error")) return native::string_or_empty(*error, "message");
+  const auto* result = native::object_at(item, "result");
+  if (result == nullptr) return {};
+  std::string out;
+  if (const auto* content = native::array_at(*result, "content")) {
+    for (const auto& block : *content) {
+      if (!out.empty()) out += "\n";
+      const std::string type = native::string_or_empty(block, "type");
+      out += type == "text" ? native::string_or_empty(block, "text") : "[" + (type.empty() ? std::string("content") : type) + "]";
+    }
+  }
+  if (out.empty()) {
+    if (const auto* structured = native::member(*result, "structuredContent"); structured != nullptr && !structured->is_null()) {
+      out = native::dump(*structured);
+    }
+  }
+  return out;
+}
+
+std::string file_change_output(const nlohmann::json& item) {
+  std::string out;
+  const auto input = file_change_input(native::member(item, "changes") ? *native::member(item, "changes") : nlohmann::json());
+  for (const auto& change : input["changes"]) {
+    if (!out.empty()) out += "\n";
+    out += change.value("kind", std::string("update")) + " " + change.value("path", std::string());
+  }
+  return out;
+}
+
+nlohmann::json arguments_object(const nlohmann::json& item) {
+  const auto* arguments = native::member(item, "arguments");
+  if (arguments == nullptr || arguments->is_null()) return nlohmann::json::object();
+  if (arguments->is_object()) return *arguments;
+  return {{"arguments", *arguments}};
+}
+
+protocol::Usage usage_from(const nlohmann::json& breakdown) {
+  protocol::Usage usage;
+  const auto input = native::integer_at(breakdown, "inputTokens").value_or(0);
+  const auto cached = native::integer_at(breakdown, "cachedInputTokens").value_or(0);
+  // OpenAI counts cached tokens inside input_tokens; ours are the prompt tokens not read from the cache.
+  usage.input_tokens = input >= cached ? input - cached : input;
+  usage.cache_read_tokens = cached;
+  usage.output_tokens = native::integer_at(breakdown, "outputTokens").value_or(0);
+  return usage;
+}
+
+void add_usage(std::optional<protocol::Usage>& total, const protocol::Usage& more) {
+  if (!total) {
+    total = more;
+    return;
+  }
+  const auto sum = [](std::optional<std::int64_t>& a, const std::optional<std::int64_t>& b) {
+    if (b) a = a.value_or(0) + *b;
+  };
+  sum(total->input_tokens, more.input_tokens);
+  sum(total->output_tokens, more.output_tokens);
+  sum(total->cache_read_tokens, more.cache_read_tokens);
+}
+
+std::string plan_text(const nlohmann::json& params) {
+  std::string out;
+  if (auto explanation = native::string_at(params, "explanation"); explanation && !explanation->empty()) out = *explanation + "\n";
+  if (const auto* plan = native::array_at(params, "plan")) {
+    for (const auto& step : *plan) {
+      const std::string status = native::string_or_empty(step, "status");
+      const char* mark = status == "completed" ? "[x] " : status == "inProgress" ? "[~] " : "[ ] ";
+      out += mark + native::string_or_empty(step, "step") + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(RequestKind kind) {
+  switch (kind) {
+    case RequestKind::Initialize: return "initialize";
+    case RequestKind::ThreadStart: return "thread/start";
+    case RequestKind::ThreadResume: return "thread/resume";
+    case RequestKind::TurnStart: return "turn/start";
+    case RequestKind::TurnInterrupt: return "turn/interrupt";
+  }
+  return "request";
+}
+
+CodexTranslator::CodexTranslator(AdapterListener& events, CodexControlSink& control) : m_events(events), m_control(control) {}
+
+void CodexTranslator::feed_line(std::string_view line) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  if (line.empty()) return;
+  const auto message = native::parse_line(line);
+  if (message.is_discarded()) {
+    ++m_stats.lines;
+    ++m_stats.malformed;
+    spdlog::log(log_level_for(m_stats.malformed), "codex: skipped a stdout line that is not JSON: {:.200}", line);
+    return;
+  }
+  feed(message);
+}
+
+void CodexTranslator::feed(const nlohmann::json& message) {
+  ++m_stats.lines;
+  if (!message.is_object()) return malformed("not an object", message);
+  // The handlers read only through non-throwing accessors; this catch is the module edge for a nlohmann call
+  // that throws anyway, so that one odd line cannot take the adapter down.
+  try {
+    const auto method = native::string_at(message, "method");
+    const auto* id = native::member(message, "id");
+    if (method) {
+      if (id != nullptr && !id->is_null()) return on_server_request(message, *method);
+      return on_notification(message, *method);
+    }
+    if (id == nullptr) return malformed("neither a method nor an id", message);
+    const auto number = native::integer_at(message, "id");
+    if (!number) return unknown("response with a non-integer id " + native::dump(*id));
+    on_response(message, *number);
+  } catch (const nlohmann::json::exception& error) {
+    malformed(error.what(), message);
+  }
+}
+
+void CodexTranslator::expect_response(std::int64_t id, RequestKind kind) {
+  m_sent[id] = kind;
+  if (kind != RequestKind::TurnStart) return;
+  // A new turn: whatever the last one left behind is over.
+  m_turn_active = true;
+  m_turn_id.clear();
+  m_last_text.clear();
+  m_usage.reset();
+  m_last_error.reset();
+  m_plan_updates = 0;
+}
+
+std::optional<ApprovalRequest> CodexTranslator::take_approval(const std::string& native_id) {
+  const auto it = m_approvals.find(native_id);
+  if (it == m_approvals.end()) return std::nullopt;
+  ApprovalRequest request = std::move(it->second);
+  m_approvals.erase(it);
+  return request;
+}
+
+// ---- responses to our requests ---------------------------------------------------------------------------------
+
+void CodexTranslator::on_response(const nlohmann::json& message, std::int64_t id) {
+  const auto it = m_sent.find(id);
+  if (it == m_sent.end()) return unknown("response to unknown request " + std::to_string(id));
+  CodexResponse response;
+  response.id = id;
+  response.kind = it->second;
+  m_sent.erase(it);
+  if (const auto* error = native::object_at(message, "error")) {
+    response.error = native::string_at(*error, "message").value_or("no reason given");
+  } else if (const auto* result = native::member(message, "result")) {
+    response.ok = true;
+    response.result = *result;
+  } else {
+    return malformed("response without result or error", message);
+  }
+
+  if (response.ok && (response.kind == RequestKind::ThreadStart || response.kind == RequestKind::ThreadResume)) {
+    adopt_thread(response.result);
+  }
+  if (response.kind == RequestKind::TurnStart) {
+    if (response.ok) {
+      if (const auto* turn = native::object_at(response.result, "turn"); turn != nullptr && m_turn_id.empty()) {
+        m_turn_id = native::string_or_empty(*turn, "id");
+      }
+    } else if (m_turn_active) {
+      // The turn never started; the engine still waits for its end.
+      m_control.on_response(response);
+      const std::string error = "Codex refused the turn: " + response.error;
+      m_events.on_error(error, /*recoverable=*/true);
+      TurnResult result;
+      result.stop_reason = protocol::StopReason::Error;
+      result.error = error;
+      return end_turn(std::move(result));
+    }
+  }
+  if (!response.ok && response.kind == RequestKind::TurnInterrupt) {
+    spdlog::debug("codex: turn/interrupt refused: {}", response.error);
+  }
+  m_control.on_response(response);
+}
+
+void CodexTranslator::adopt_thread(const nlohmann::json& result) {
+  const auto* thread = native::object_at(result, "thread");
+  const std::string id = thread != nullptr ? native::string_or_empty(*thread, "id") : std::string();
+  if (id.empty()) return malformed("thread response without thread.id", result);
+  if (id == m_thread_id) return;
+  m_thread_id = id;
+  m_events.on_provider_session(id);
+}
+
+// ---- requests from Codex -----------------------------------------------------------------------------------------
+
+void CodexTranslator::on_server_request(const nlohmann::json& message, const std::string& method) {
+  const nlohmann::json& id = message["id"];
+  const auto* params = native::object_at(message, "params");
+  const bool command = method == "item/commandExecution/requestApproval";
+  const bool file_change = method == "item/fileChange/requestApproval";
+  if ((!command && !file_change) || params == nullptr) {
+    if (params == nullptr && (command || file_change)) malformed("approval request without params", message);
+    else unknown("server request " + method);
+    m_control.on_unanswerable_request(id, method);
+    return;
+  }
+  ApprovalRequest request;
+  request.id = id;
+  request.native_id = native::dump(id);
+  request.kind = command ? ApprovalKind::Command : ApprovalKind::FileChange;
+  request.item_id = native::string_or_empty(*params, "itemId");
+  request.turn_id = native::string_or_empty(*params, "turnId");
+  PermissionAsk ask;
+  if (command) {
+    ask = command_approval_ask(*params);
+  } else {
+    const auto changes = m_file_changes.find(request.item_id);
+    ask = file_change_approval_ask(*params, changes != m_file_changes.end() ? changes->second : nlohmann::json());
+  }
+  const std::string native_id = request.native_id;
+  m_approvals[native_id] = std::move(request);
+  m_events.on_permission_request(native_id, std::move(ask));
+}
+
+// ---- notifications -----------------------------------------------------------------------------------------------
+
+void CodexTranslator::on_notification(const nlohmann::json& message, const std::string& method) {
+  static const nlohmann::json kNoParams = nlohmann::json::object();
+  const auto* params_ptr = native::object_at(message, "params");
+  const nlohmann::json& params = params_ptr != nullptr ? *params_ptr : kNoParams;
+
+  if (method == "item/agentMessage/delta" || method == "item/reasoning/summaryTextDelta" ||
+      method == "item/reasoning/textDelta" || method == "item/plan/delta") {
+    const auto item = native::string_at(params, "itemId");
+    const auto delta = native::string_at(params, "delta");
+    if (!item || !delta) return malformed(method + " without itemId or delta", message);
+    if (delta->empty()) return;
+    if (method == "item/reasoning/textDelta") return m_events.on_delta(*item + ":content", protocol::DeltaKind::Thinking, *delta);
+    const auto kind = method == "item/reasoning/summaryTextDelta" ? protocol::DeltaKind::Thinking : protocol::DeltaKind::Text;
+    return m_events.on_delta(*item, kind, *delta);
+  }
+  if (method == "item/reasoning/summaryPartAdded") {
+    // A second summary part starts a new paragraph of the same thinking message.
+    const auto item = native::string_at(params, "itemId");
+    if (item && native::integer_at(params, "summaryIndex").value_or(0) > 0) {
+      m_events.on_delta(*item, protocol::DeltaKind::Thinking, "\n\n");
+    } else {
+      ++m_stats.dropped;
+    }
+    return;
+  }
+  if (method == "item/commandExecution/outputDelta" || method == "item/fileChange/outputDelta") {
+    const auto item = native::string_at(params, "itemId");
+    const auto delta = native::string_at(params, "delta");
+    if (!item || !delta) return malformed(method + " without itemId or delta", message);
+    if (!delta->empty()) m_events.on_tool_output(*item, *delta);
+    return;
+  }
+  if (method == "item/mcpToolCall/progress") {
+    const auto item = native::string_at(params, "itemId");
+    const auto text = native::string_at(params, "message");
+    if (!item || !text) return malformed(method + " without itemId or message", message);
+    m_events.on_tool_output(*item, *text + "\n");
+    return;
+  }
+  if (method == "item/started" || method == "item/completed") {
+    const auto* item = native::object_at(params, "item");
+    if (item == nullptr) return malformed(method + " without item", message);
+    if (native::string_or_empty(*item, "id").empty()) return malformed(method + " item without id", message);
+    return method == "item/started" ? on_item_started(*item) : on_item_completed(*item);
+  }
+  if (method == "turn/started") {
+    const auto* turn = native::object_at(params, "turn");
+    if (turn == nullptr) return malformed("turn/started without turn", message);
+    m_turn_id = native::string_or_empty(*turn, "id");
+    m_turn_active = true;
+    return;
+  }
+  if (method == "turn/completed") return on_turn_completed(params);
+  if (method == "thread/tokenUsage/updated") return on_token_usage(params);
+  if (method == "turn/plan/updated") return on_plan_updated(params);
+  if (method == "error") return on_error_notification(params);
+  if (method == "serverRequest/resolved") {
+    // Codex no longer waits (answered, or its turn ended): a late answer must not be written.
+    if (const auto* id = native::member(params, "requestId")) m_approvals.erase(native::dump(*id));
+    ++m_stats.dropped;
+    return;
+  }
+  if (one_of(kLoggedNotifications, method)) {
+    ++m_stats.dropped;
+    const auto text = native::string_at(params, "message");
+    spdlog::info("codex: {}: {:.300}", method, text ? *text : native::dump(params));
+    return;
+  }
+  if (one_of(kDroppedNotifications, method)) {
+    ++m_stats.dropped;
+    return;
+  }
+  unknown("notification " + method);
+}
+
+void CodexTranslator::on_item_started(const nlohmann::json& item) {
+  const std::string type = native::string_or_empty(item, "type");
+  const std::string id = native::string_or_empty(item, "id");
+  if (type == "agentMessage" || type == "reasoning" || type == "plan") {
+    // Deltas and the completed item follow; there is nothing to show before the first piece. The model is
+    // answering, so a retry or compaction before it is over.
+    return clear_status();
+  }
+  if (type == "commandExecution") return start_tool(id, std::string(kShellTool), command_input(item));
+  if (type == "fileChange") {
+    const nlohmann::json changes = native::member(item, "changes") ? *native::member(item, "changes") : nlohmann::json::array();
+    m_file_changes[id] = changes;
+    return start_tool(id, std::string(kPatchTool), file_change_input(changes));
+  }
+  if (type == "mcpToolCall") {
+    return start_tool(id, "mcp__" + native::string_or_empty(item, "server") + "__" + native::string_or_empty(item, "tool"),
+                      arguments_object(item));
+  }
+  if (type == "dynamicToolCall") return start_tool(id, native::string_or_empty(item, "tool"), arguments_object(item));
+  if (type == "webSearch") return start_tool(id, std::string(kWebSearchTool), {{"query", native::string_or_empty(item, "query")}});
+  if (type == "imageView") return start_tool(id, std::string(kViewImageTool), {{"path", native::string_or_empty(item, "path")}});
+  if (type == "collabAgentToolCall") {
+    nlohmann::json input = nlohmann::json::object();
+    if (auto prompt = native::string_at(item, "prompt")) input["prompt"] = *prompt;
+    if (auto model = native::string_at(item, "model")) input["model"] = *model;
+    return start_tool(id, "agent_" + native::string_or_empty(item, "tool"), std::move(input));
+  }
+  if (type == "imageGeneration") return start_tool(id, "image_generation", nlohmann::json::object());
+  if (type == "contextCompaction") {
+    AgentStatus status;
+    status.status = protocol::AgentStatusKind::Compacting;
+    status.message = "compacting the conversation";
+    m_status_raised = true;
+    m_events.on_status(std::move(status));
+    return;
+  }
+  if (one_of(kDroppedItems, type)) {
+    ++m_stats.dropped;
+    return;
+  }
+  unknown("item type " + type);
+}
+
+void CodexTranslator::clear_status() {
+  if (!m_status_raised) return;
+  m_status_raised = false;
+  m_events.on_status(AgentStatus{});  // working
+}
+
+void CodexTranslator::start_tool(const std::string& id, std::string tool, nlohmann::json input) {
+  clear_status();
+  m_open_tools.insert(id);
+  m_events.on_tool_started(id, std::move(tool), std::move(input), std::nullopt);
+}
+
+void CodexTranslator::complete_tool(const nlohmann::json& item, const std::string& id, std::string output, bool is_error) {
+  if (!m_open_tools.contains(id)) {
+    // Completed without a start we saw (a resumed item, or a version that skips item/started): start it now,
+    // so that every tool.completed has its tool.started.
+    m_open_tools.insert(id);
+    on_item_started(item);
+  }
+  m_open_tools.erase(id);
+  m_file_changes.erase(id);
+  m_events.on_tool_completed(id, std::move(output), is_error);
+}
+
+void CodexTranslator::on_item_completed(const nlohmann::json& item) {
+  const std::string type = native::string_or_empty(item, "type");
+  const std::string id = native::string_or_empty(item, "id");
+  const std::string status = native::string_or_empty(item, "status");
+  if (type == "agentMessage") {
+    std::string text = native::string_or_empty(item, "text");
+    m_last_text = text;
+    m_events.on_message(id, protocol::DeltaKind::Text, std::move(text));
+    return;
+  }
+  if (type == "reasoning") {
+    std::string summary = join_strings(native::array_at(item, "summary"), "\n\n");
+    std::string content = join_strings(native::array_at(item, "content"), "\n\n");
+    if (!summary.empty()) m_events.on_message(id, protocol::DeltaKind::Thinking, std::move(summary));
+    if (!content.empty()) m_events.on_message(id + ":content", protocol::DeltaKind::Thinking, std::move(content));
+    if (summary.empty() && content.empty()) ++m_stats.dropped;  // encrypted reasoning only
+    return;
+  }
+  if (type == "plan") {
+    m_events.on_message(id, protocol::DeltaKind::Text, native::string_or_empty(item, "text"));
+    return;
+  }
+  if (type == "commandExecution") {
+    if (status == "declined") return complete_tool(item, id, "declined by the user", true);
+    std::string output = native::string_or_empty(item, "aggregatedOutput");
+    const auto exit_code = native::integer_at(item, "exitCode");
+    return complete_tool(item, id, std::move(output), status != "completed" || (exit_code && *exit_code != 0));
+  }
+  if (type == "fileChange") {
+    if (status == "declined") return complete_tool(item, id, "declined by the user", true);
+    return complete_tool(item, id, file_change_output(item), status != "completed");
+  }
+  if (type == "mcpToolCall" || type == "dynamicToolCall") {
+    std::string output = type == "mcpToolCall" ? mcp_output(item) : native::dump(native::member(item, "contentItems") ? *native::member(item, "contentItems") : nlohmann::json());
+    const bool failed = status == "failed" || native::object_at(item, "error") != nullptr ||
+                        native::bool_or(item, "success", true) == false;
+    return complete_tool(item, id, std::move(output), failed);
+  }
+  if (type == "webSearch") {
+    const auto* results = native::member(item, "results");
+    std::string output = results != nullptr && !results->is_null() ? native::dump(*results) : native::string_or_empty(item, "query");
+    return complete_tool(item, id, std::move(output), false);
+  }
+  if (type == "imageView") return complete_tool(item, id, native::string_or_empty(item, "path"), false);
+  if (type == "collabAgentToolCall" || type == "imageGeneration") {
+    return complete_tool(item, id, status, status == "failed");
+  }
+  if (type == "contextCompaction") {
+    AgentStatus status_event;
+    status_event.status = protocol::AgentStatusKind::Compacted;
+    status_event.message = "compacted the conversation";
+    m_status_raised = false;  // compacted is a final word, not something that is still going on
+    m_events.on_status(std::move(status_event));
+    return;
+  }
+  if (one_of(kDroppedItems, type)) {
+    ++m_stats.dropped;
+    return;
+  }
+  unknown("item type " + type);
+}
+
+void CodexTranslator::on_token_usage(const nlohmann::json& params) {
+  const auto* usage = native::object_at(params, "tokenUsage");
+  const auto* last = usage != nullptr ? native::object_at(*usage, "last") : nullptr;
+  if (last == nullptr) return malformed("thread/tokenUsage/updated without tokenUsage.last", params);
+  // One update per model request, `last` being that request: their sum is the turn's usage. An update for
+  // another turn (a restored total after thread/resume) is not this turn's.
+  const std::string turn = native::string_or_empty(params, "turnId");
+  if (!m_turn_active || (!m_turn_id.empty() && !turn.empty() && turn != m_turn_id)) {
+    ++m_stats.dropped;
+    return;
+  }
+  add_usage(m_usage, usage_from(*last));
+}
+
+void CodexTranslator::on_plan_updated(const nlohmann::json& params) {
+  // The agent's to-do list, shown like Claude's TodoWrite: a tool call whose input is the list, completed at once.
+  const auto* plan = native::array_at(params, "plan");
+  if (plan == nullptr) return malformed("turn/plan/updated without plan", params);
+  const std::string id = "plan-" + native::string_or_empty(params, "turnId") + "-" + std::to_string(++m_plan_updates);
+  nlohmann::json input = {{"plan", nlohmann::json::array()}};
+  for (const auto& step : *plan) {
+    input["plan"].push_back({{"step", native::string_or_empty(step, "step")}, {"status", native::string_or_empty(step, "status")}});
+  }
+  if (auto explanation = native::string_at(params, "explanation"); explanation && !explanation->empty()) {
+    input["explanation"] = *explanation;
+  }
+  m_events.on_tool_started(id, std::string(kPlanTool), std::move(input), std::nullopt);
+  m_events.on_tool_completed(id, plan_text(params), false);
+}
+
+void CodexTranslator::on_error_notification(const nlohmann::json& params) {
+  const auto* error = native::object_at(params, "error");
+  if (error == nullptr) return malformed("error notification without error", params);
+  const std::string text = error_text(*error);
+  if (native::bool_or(params, "willRetry", false)) {
+    AgentStatus status;
+    status.status = protocol::AgentStatusKind::Retrying;
+    status.message = text;
+    m_status_raised = true;
+    m_events.on_status(std::move(status));
+    return;
+  }
+  if (m_turn_active) {
+    // turn/completed (failed) follows with the same error; it is reported once, there.
+    m_last_error = text;
+    ++m_stats.dropped;
+    return;
+  }
+  m_events.on_error(text, /*recoverable=*/!is_fatal_error(*error));
+}
+
+void CodexTranslator::on_turn_completed(const nlohmann::json& params) {
+  const auto* turn = native::object_at(params, "turn");
+  if (turn == nullptr) return malformed("turn/completed without turn", params);
+  const std::string id = native::string_or_empty(*turn, "id");
+  if (!m_turn_active || (!m_turn_id.empty() && !id.empty() && id != m_turn_id)) {
+    // Not the turn we run (a sub-agent's, or one that ended already).
+    return unknown("turn/completed for turn " + id);
+  }
+  const std::string status = native::string_or_empty(*turn, "status");
+  TurnResult result;
+  result.usage = m_usage;
+  if (status == "completed") {
+    result.stop_reason = protocol::StopReason::EndTurn;
+    result.text = m_last_text;
+  } else if (status == "interrupted") {
+    result.stop_reason = protocol::StopReason::Cancelled;
+  } else {
+    result.stop_reason = protocol::StopReason::Error;
+    const auto* error = native::object_at(*turn, "error");
+    std::string text = error != nullptr ? error_text(*error) : m_last_error.value_or("the turn failed (" + status + ")");
+    result.error = text;
+    m_events.on_error(std::move(text), /*recoverable=*/error == nullptr || !is_fatal_error(*error));
+  }
+  end_turn(std::move(result));
+}
+
+void CodexTranslator::end_turn(TurnResult result) {
+  // Whatever Codex asked during the turn, it no longer waits for; items still open were interrupted.
+  m_approvals.clear();
+  m_file_changes.clear();
+  m_open_tools.clear();
+  m_turn_active = false;
+  m_turn_id.clear();
+  m_last_text.clear();
+  m_usage.reset();
+  m_last_error.reset();
+  m_status_raised = false;  // the turn's end clears the status for clients too
+  m_events.on_turn_end(std::move(result));
+}
+
+// ---- bookkeeping -------------------------------------------------------------------------------------------------
+
+void CodexTranslator::malformed(std::string_view why, const nlohmann::json& message) {
+  ++m_stats.malformed;
+  spdlog::log(log_level_for(m_stats.malformed), "codex: skipped a malformed line ({}): {:.200}", why, native::dump(message));
+}
+
+void CodexTranslator::unknown(std::string_view what) {
+  ++m_stats.unknown;
+  spdlog::debug("codex: ignored {}", what);
+}
+
+}  // namespace switchboard::adapters::codex

@@ -1,0 +1,19 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <vector>
+
+namespace switchboard::process {
+
+// The live processes of process group `pgid`, read from /proc (each /proc/<pid>/stat's pgrp field). A snapshot:
+// processes may start or exit right after. Empty if /proc cannot be read.
+std::vector<pid_t> group_members(pid_t pgid);
+
+// Every process `leader` started, directly or not, that is still alive: the members of its process group and its
+// descendants by parentage (which include tools an agent started in a session of their own with setsid, as
+// Claude Code does). `leader` itself is not included. Only descendants whose chain of parents is intact are
+// found: take the snapshot while the leader is alive.
+std::vector<pid_t> processes_started_by(pid_t leader);
+
+}  // namespace switchboard::process

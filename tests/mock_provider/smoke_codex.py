@@ -1,0 +1,591 @@
+#!/usr/bin/env python3
+"""Drives the real `codex app-server` against openai_mock.py, headless, and asserts on what happens.
+
+The reference for switchboard's Codex adapter: each scenario shows the exact command line, CODEX_HOME config,
+environment, JSON-RPC lines we write and the lines Codex writes back, over stdio.
+
+    smoke_codex.py [--codex PATH] [--only NAME,...] [--write-fixtures DIR] [--keep] [--no-netns]
+
+PATH defaults to `scripts/agent-path codex` (run scripts/install-agents first). Exits non-zero if any scenario
+fails. As root, and when `unshare` works, the whole run happens in a private network namespace (loopback only),
+so nothing can leave the machine whatever the CLI tries. Every scenario has its own CODEX_HOME and HOME under a
+scratch directory: the user's ~/.codex is never read or written. --write-fixtures saves each process's stdout
+(and what we sent on stdin) as NDJSON, with the scratch directory replaced by "<scratch>".
+"""
+
+import argparse
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+MOCK = os.path.join(HERE, "openai_mock.py")
+TIMEOUT = 60  # seconds for any one expected line; a healthy turn takes well under 2 s
+API_KEY_VARIABLE = "SWITCHBOARD_CODEX_API_KEY"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+class Mock:
+    """openai_mock.py in a child process, with its script and request log in `dir`."""
+
+    def __init__(self, dir, script):
+        self.log = os.path.join(dir, "mock.requests.ndjson")
+        script_path = os.path.join(dir, "mock.script.json")
+        port_file = os.path.join(dir, "mock.port")
+        with open(script_path, "w") as f:
+            json.dump(script, f, indent=1)
+        self.proc = subprocess.Popen([sys.executable, MOCK, "--script", script_path, "--log", self.log,
+                                      "--port-file", port_file], stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while not os.path.exists(port_file):
+            check(self.proc.poll() is None, "mock exited at startup")
+            check(time.monotonic() < deadline, "mock did not start")
+            time.sleep(0.02)
+        with open(port_file) as f:
+            self.port = int(f.read())
+
+    def records(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def model_requests(self):
+        return [r for r in self.records() if r["type"] == "request" and r["path"].startswith("/v1/responses")]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(5)
+
+
+def codex_config(port, model="mock-model"):
+    """$CODEX_HOME/config.toml: the mock as the only provider; no plugins (git fetch to github.com), no update
+    check, no analytics, no retries (a broken mock shows at once), no endless reconnects."""
+    return f"""model = "{model}"
+model_provider = "switchboard"
+approval_policy = "on-request"
+sandbox_mode = "read-only"
+check_for_update_on_startup = false
+
+[model_providers.switchboard]
+name = "switchboard provider"
+base_url = "http://127.0.0.1:{port}/v1"
+env_key = "{API_KEY_VARIABLE}"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 60000
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+unbounded_connection_retries = false
+"""
+
+
+def codex_env(home, codex_home):
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": home,  # `bash -lc` reads this home's profile, not the user's
+        "CODEX_HOME": codex_home,  # config, sessions, logs: nothing of the user's ~/.codex
+        API_KEY_VARIABLE: "sk-mock",  # any value; sent as Authorization: Bearer
+        "RUST_LOG": "warn",
+    }
+
+
+class Codex:
+    """One `codex app-server` process speaking JSON-RPC over stdio (no "jsonrpc" field; params always sent).
+    Its stdout is also appended to codex.stdout.ndjson in the scratch dir, its stderr to codex.stderr.txt."""
+
+    def __init__(self, exe, scratch, mock, model="mock-model", write_config=True):
+        self.scratch = scratch
+        self.home = os.path.join(scratch, "home")
+        self.codex_home = os.path.join(self.home, ".codex")
+        os.makedirs(self.codex_home, exist_ok=True)
+        if write_config:
+            with open(os.path.join(self.codex_home, "config.toml"), "w") as f:
+                f.write(codex_config(mock.port, model))
+        self.cwd = os.path.join(scratch, "work")
+        os.makedirs(self.cwd, exist_ok=True)
+        self.env = codex_env(self.home, self.codex_home)
+        self.args = [exe, "app-server"]
+        self.started = time.monotonic()
+        with open(os.path.join(scratch, "codex.stderr.txt"), "ab") as stderr:
+            self.proc = subprocess.Popen(self.args, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=stderr)
+        self.raw = []
+        self.lines = []
+        self.sent = []
+        self.next_id = 1
+        self.queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        with open(os.path.join(self.scratch, "codex.stdout.ndjson"), "ab") as copy:
+            for raw in self.proc.stdout:
+                copy.write(raw)
+                copy.flush()
+                self.raw.append(raw.decode("utf-8", "replace").rstrip("\n"))
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    obj = {"method": "<not json>", "text": raw.decode("utf-8", "replace")}
+                self.lines.append(obj)
+                self.queue.put(obj)
+        self.queue.put(None)
+
+    def send(self, obj):
+        self.sent.append(obj)
+        self.proc.stdin.write((json.dumps(obj) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params):
+        rid = self.next_id
+        self.next_id += 1
+        self.send({"method": method, "id": rid, "params": params})
+        return rid
+
+    def call(self, method, params, timeout=TIMEOUT):
+        rid = self.request(method, params)
+        reply = self.wait_for(f"reply to {method}", lambda o: o.get("id") == rid and "method" not in o, timeout)
+        check("error" not in reply, f"{method} failed: {reply}")
+        return reply["result"]
+
+    def wait_for(self, what, pred, timeout=TIMEOUT):
+        """The next line satisfying `pred`; lines before it are skipped (they stay in self.lines)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                obj = self.queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise Failure(f"timed out after {timeout}s waiting for {what}")
+            if obj is None:
+                raise Failure(f"stdout closed (exit {self.proc.wait()}) while waiting for {what}")
+            if pred(obj):
+                return obj
+
+    def wait_method(self, method, timeout=TIMEOUT):
+        return self.wait_for(method, lambda o: o.get("method") == method, timeout)
+
+    def initialize(self):
+        result = self.call("initialize", {"clientInfo": {"name": "switchboard", "title": "Switchboard",
+                                                         "version": "0.1.0"},
+                                          "capabilities": {"experimentalApi": False}})
+        self.send({"method": "initialized", "params": {}})
+        return result
+
+    def start_thread(self, approval="never", sandbox="read-only"):
+        result = self.call("thread/start", {"cwd": self.cwd, "approvalPolicy": approval, "sandbox": sandbox})
+        return result["thread"]["id"]
+
+    def turn(self, thread_id, text):
+        result = self.call("turn/start", {"threadId": thread_id, "input": [{"type": "text", "text": text}]})
+        return result["turn"]["id"]
+
+    def wait_turn_completed(self, timeout=TIMEOUT):
+        return self.wait_method("turn/completed", timeout)["params"]["turn"]
+
+    def answer(self, request, decision):
+        self.send({"id": request["id"], "result": {"decision": decision}})
+
+    def finish(self, timeout=10):
+        """EOF on stdin: the app-server exits."""
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise Failure("did not exit after EOF on stdin")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def notifications(codex, method):
+    return [o for o in codex.lines if o.get("method") == method and "id" not in o]
+
+
+def items(codex, event, item_type):
+    return [o["params"]["item"] for o in notifications(codex, event) if o["params"]["item"]["type"] == item_type]
+
+
+def deltas(codex, method="item/agentMessage/delta"):
+    return [o["params"]["delta"] for o in notifications(codex, method)]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Scenarios. Each gets a fresh scratch dir and the codex path, returns a list of Codex processes (for fixtures)
+# and a dict of notes to print.
+
+def scenario_text(exe, scratch):
+    """A plain text turn with a reasoning summary, streamed in pieces; usage reported."""
+    mock = Mock(scratch, {"turns": [{"reasoning": "The user wants a greeting.", "text": "Hello from the mock.",
+                                     "chunks": 3, "usage": {"input_tokens": 120, "output_tokens": 7,
+                                                            "cached_tokens": 20}}]})
+    codex = Codex(exe, scratch, mock)
+    try:
+        init = codex.initialize()
+        ready = time.monotonic() - codex.started
+        thread = codex.start_thread()
+        t0 = time.monotonic()
+        codex.turn(thread, "say hello")
+        turn = codex.wait_turn_completed()
+        took = time.monotonic() - t0
+        check(turn["status"] == "completed", f"turn {turn}")
+        check(deltas(codex) == ["Hello f", "rom the", " mock."], f"deltas {deltas(codex)}")
+        messages = items(codex, "item/completed", "agentMessage")
+        check([m["text"] for m in messages] == ["Hello from the mock."], f"messages {messages}")
+        reasoning = items(codex, "item/completed", "reasoning")
+        check(reasoning and reasoning[0]["summary"] == ["The user wants a greeting."], f"reasoning {reasoning}")
+        check(deltas(codex, "item/reasoning/summaryTextDelta") == ["The user wants a greeting."], "reasoning deltas")
+        usage = notifications(codex, "thread/tokenUsage/updated")[-1]["params"]["tokenUsage"]["last"]
+        check(usage["inputTokens"] == 120 and usage["outputTokens"] == 7 and usage["cachedInputTokens"] == 20,
+              f"usage {usage}")
+        check(codex.finish() == 0, "exit code")
+        paths = [r["path"] for r in mock.records() if r["type"] == "request"]
+        check(all(p == "/v1/responses" for p in paths), f"unexpected requests {paths}")
+        return [codex], {"spawn_to_initialize_s": round(ready, 2), "turn_s": round(took, 2),
+                         "initialize_keys": sorted(init.keys())}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def scenario_command(exe, scratch):
+    """A shell command that needs no approval (policy never): item started, output deltas, item completed."""
+    mock = Mock(scratch, {"turns": [
+        {"text": "Running it.", "exec": "echo hi; sleep 0.5; echo bye"},
+        {"match": {"last_input_is_tool_output": True, "tool_output_contains": "bye"}, "text": "It printed hi."},
+    ]})
+    codex = Codex(exe, scratch, mock)
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="never", sandbox="danger-full-access")
+        codex.turn(thread, "run echo")
+        turn = codex.wait_turn_completed()
+        check(turn["status"] == "completed", f"turn {turn}")
+        done = items(codex, "item/completed", "commandExecution")
+        check(len(done) == 1 and done[0]["status"] == "completed" and done[0]["exitCode"] == 0
+              and done[0]["aggregatedOutput"] == "hi\nbye\n", f"command {done}")
+        pieces = deltas(codex, "item/commandExecution/outputDelta")
+        # Quirk (0.171.0): output written before the item/started notification is not sent as a delta (here
+        # "hi\n" usually is missing); aggregatedOutput in item/completed is the whole output.
+        check(len(pieces) >= 1 and "hi\nbye\n".endswith("".join(pieces)), f"output deltas {pieces}")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"command": done[0]["command"], "source": done[0]["source"], "output_deltas": pieces}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def approval_script(command, final):
+    return [{"exec": command}, {"match": {"last_input_is_tool_output": True}, "text": final}]
+
+
+def scenario_approval(exe, scratch):
+    """Policy untrusted: a command that is not known-safe asks item/commandExecution/requestApproval.
+    accept runs it; decline does not, and the model sees the rejection; serverRequest/resolved follows each."""
+    mock = Mock(scratch, {"turns": approval_script("touch accepted.txt && echo created", "Accepted.")
+                          + approval_script("touch declined.txt && echo created", "Declined.")})
+    codex = Codex(exe, scratch, mock)
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="untrusted", sandbox="workspace-write")
+        codex.turn(thread, "create accepted.txt")
+        ask = codex.wait_method("item/commandExecution/requestApproval")
+        check(ask["params"]["command"].endswith("'touch accepted.txt && echo created'"), f"ask {ask}")
+        codex.answer(ask, "accept")
+        resolved = codex.wait_method("serverRequest/resolved")
+        check(resolved["params"]["requestId"] == ask["id"], f"resolved {resolved}")
+        turn = codex.wait_turn_completed()
+        check(turn["status"] == "completed", f"turn {turn}")
+        check(os.path.exists(os.path.join(codex.cwd, "accepted.txt")), "the accepted command did not run")
+
+        codex.turn(thread, "create declined.txt")
+        ask2 = codex.wait_method("item/commandExecution/requestApproval")
+        codex.answer(ask2, "decline")
+        turn2 = codex.wait_turn_completed()
+        check(turn2["status"] == "completed", f"turn {turn2}")
+        check(not os.path.exists(os.path.join(codex.cwd, "declined.txt")), "the declined command ran")
+        declined = [i for i in items(codex, "item/completed", "commandExecution") if i["status"] == "declined"]
+        check(len(declined) == 1, "no declined item")
+        last = mock.model_requests()[-1]["body"]["input"][-1]
+        check(last["type"] == "function_call_output" and "rejected by user" in last["output"], f"model saw {last}")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"request_ids": [ask["id"], ask2["id"]], "available": ask["params"].get("availableDecisions"),
+                         "declined_output": last["output"]}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def scenario_accept_for_session(exe, scratch):
+    """acceptForSession: the same command later in the thread runs without asking again."""
+    command = "touch again.txt && echo created"
+    mock = Mock(scratch, {"turns": approval_script(command, "First.") + approval_script(command, "Second.")})
+    codex = Codex(exe, scratch, mock)
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="untrusted", sandbox="workspace-write")
+        codex.turn(thread, "first")
+        codex.answer(codex.wait_method("item/commandExecution/requestApproval"), "acceptForSession")
+        check(codex.wait_turn_completed()["status"] == "completed", "first turn")
+        codex.turn(thread, "second")
+        check(codex.wait_turn_completed()["status"] == "completed", "second turn")
+        asks = [o for o in codex.lines if o.get("method") == "item/commandExecution/requestApproval"]
+        check(len(asks) == 1, f"{len(asks)} approval requests")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"approval_requests": len(asks)}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def scenario_patch(exe, scratch):
+    """apply_patch under untrusted + read-only: item/fileChange/requestApproval, accepted; the file appears."""
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello from mock\n*** End Patch\n"
+    mock = Mock(scratch, {"turns": [{"patch": patch},
+                                    {"match": {"last_input_is_tool_output": True}, "text": "Patched."}]})
+    codex = Codex(exe, scratch, mock, model="gpt-5.5")
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="untrusted", sandbox="read-only")
+        codex.turn(thread, "add hello.txt")
+        ask = codex.wait_method("item/fileChange/requestApproval")
+        codex.answer(ask, "accept")
+        turn = codex.wait_turn_completed()
+        check(turn["status"] == "completed", f"turn {turn}")
+        changes = items(codex, "item/completed", "fileChange")
+        check(changes and changes[0]["status"] == "completed", f"file changes {changes}")
+        check(os.path.exists(os.path.join(codex.cwd, "hello.txt")), "no hello.txt")
+        check(notifications(codex, "turn/diff/updated"), "no turn/diff/updated")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"ask": ask["params"]}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def scenario_interrupt(exe, scratch):
+    """turn/interrupt while a command runs: turn/completed interrupted, no item/completed for it; the thread
+    takes the next turn."""
+    mock = Mock(scratch, {"turns": [
+        {"exec": "sleep 30; echo never", "yield_time_ms": 20000},
+        {"match": {"last_user_text_contains": "again"}, "text": "Back after the interrupt."},
+    ]})
+    codex = Codex(exe, scratch, mock)
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="never", sandbox="danger-full-access")
+        turn_id = codex.turn(thread, "sleep")
+        codex.wait_for("command started", lambda o: o.get("method") == "item/started"
+                       and o["params"]["item"]["type"] == "commandExecution")
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        reply = codex.call("turn/interrupt", {"threadId": thread, "turnId": turn_id})
+        turn = codex.wait_turn_completed()
+        stop = time.monotonic() - t0
+        check(reply == {} and turn["status"] == "interrupted", f"interrupt {reply} {turn}")
+        codex.turn(thread, "again please")
+        turn2 = codex.wait_turn_completed()
+        check(turn2["status"] == "completed", f"second turn {turn2}")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"interrupt_to_completed_s": round(stop, 3),
+                         "command_completed_items": len(items(codex, "item/completed", "commandExecution"))}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def scenario_resume(exe, scratch):
+    """thread/resume in a fresh process: the next model request carries the prior conversation."""
+    mock = Mock(scratch, {"turns": [
+        {"match": {"last_user_text_contains": "PINEAPPLE"}, "text": "Noted the word."},
+        {"match": {"last_user_text_contains": "which word", "any_user_text_contains": "PINEAPPLE"},
+         "text": "It was PINEAPPLE."},
+    ]})
+    first = Codex(exe, scratch, mock)
+    second = None
+    try:
+        first.initialize()
+        thread = first.start_thread()
+        first.turn(thread, "remember the word PINEAPPLE")
+        check(first.wait_turn_completed()["status"] == "completed", "first turn")
+        check(first.finish() == 0, "first exit code")
+        t0 = time.monotonic()
+        second = Codex(exe, scratch, mock, write_config=False)
+        second.initialize()
+        resumed = second.call("thread/resume", {"threadId": thread, "excludeTurns": True})
+        check(resumed["thread"]["id"] == thread, f"resumed {resumed['thread']['id']}")
+        second.turn(thread, "which word did I ask you to remember?")
+        turn = second.wait_turn_completed()
+        check(turn["status"] == "completed", f"resumed turn {turn}")
+        body = mock.model_requests()[-1]
+        sent = json.dumps(body["body"]["input"])
+        check("remember the word PINEAPPLE" in sent and "Noted the word." in sent, "prior messages not sent")
+        metadata = json.loads(body["headers"].get("x-codex-turn-metadata", "{}"))
+        check(second.finish() == 0, "second exit code")
+        return [first, second], {"thread": thread, "history_initialization": metadata.get("history_initialization"),
+                                 "resume_to_completed_s": round(time.monotonic() - t0, 2)}
+    finally:
+        first.kill()
+        if second:
+            second.kill()
+        mock.stop()
+
+
+def scenario_api_error(exe, scratch):
+    """A 400 from the model (no retries configured): an error notification, then turn/completed failed; the
+    thread takes the next turn."""
+    mock = Mock(scratch, {"turns": [{"error": {"status": 400, "message": "mock: bad request"}},
+                                    {"text": "Recovered."}]})
+    codex = Codex(exe, scratch, mock)
+    try:
+        codex.initialize()
+        thread = codex.start_thread()
+        codex.turn(thread, "hello")
+        turn = codex.wait_turn_completed()
+        check(turn["status"] == "failed" and "mock: bad request" in json.dumps(turn["error"]), f"turn {turn}")
+        errors = notifications(codex, "error")
+        check(errors and not errors[-1]["params"]["willRetry"], f"errors {errors}")
+        codex.turn(thread, "try again")
+        check(codex.wait_turn_completed()["status"] == "completed", "second turn")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"turn_error": turn["error"], "error_notification": errors[-1]["params"]["error"]}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def scenario_escalate(exe, scratch):
+    """Policy on-request + workspace-write: the model asks to run outside the sandbox (`sandbox_permissions:
+    require_escalated` with a justification); the approval request carries the justification as `reason`."""
+    target = os.path.join(scratch, "outside", "escalated.txt")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    mock = Mock(scratch, {"turns": [
+        {"exec": f"touch {target} && echo ok", "escalate": True, "justification": "needs to write outside the workspace"},
+        {"match": {"last_input_is_tool_output": True}, "text": "Escalated."}]})
+    codex = Codex(exe, scratch, mock)
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="on-request", sandbox="workspace-write")
+        codex.turn(thread, "write outside")
+        ask = codex.wait_method("item/commandExecution/requestApproval")
+        check(ask["params"].get("reason") == "needs to write outside the workspace", f"ask {ask}")
+        codex.answer(ask, "accept")
+        turn = codex.wait_turn_completed()
+        check(turn["status"] == "completed", f"turn {turn}")
+        check(os.path.exists(target), "the escalated command did not run")
+        check(codex.finish() == 0, "exit code")
+        return [codex], {"reason": ask["params"]["reason"], "available": ask["params"].get("availableDecisions")}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+SCENARIOS = {
+    "text": scenario_text, "command": scenario_command, "approval": scenario_approval,
+    "accept_for_session": scenario_accept_for_session, "escalate": scenario_escalate, "patch": scenario_patch, "interrupt": scenario_interrupt,
+    "resume": scenario_resume, "api_error": scenario_api_error,
+}
+
+
+def write_fixture(out_dir, name, processes, scratch):
+    """stdout as printed (and what we sent, as sent) per process, scratch paths made stable."""
+    real = os.path.realpath(scratch)
+
+    def clean(line):
+        return line.replace(real, "<scratch>").replace(scratch, "<scratch>")
+
+    os.makedirs(out_dir, exist_ok=True)
+    for i, proc in enumerate(processes):
+        suffix = "" if len(processes) == 1 else f".{i + 1}"
+        for kind, lines in (("", proc.raw), (".stdin", [json.dumps(o) for o in proc.sent])):
+            with open(os.path.join(out_dir, f"{name}{suffix}{kind}.ndjson"), "w") as f:
+                f.writelines(clean(line) + "\n" for line in lines)
+
+
+def in_private_netns(argv):
+    """Re-runs this script under `unshare -n` (loopback only) when possible; returns its exit code or None."""
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        return None
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return None
+    cmd = "ip link set lo up && exec \"$@\""
+    return subprocess.call(["unshare", "-n", "sh", "-c", cmd, "sh", sys.executable, *argv, "--no-netns"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--codex", help="path of the codex binary; default: scripts/agent-path codex")
+    parser.add_argument("--only", help="comma-separated scenario names: " + ",".join(SCENARIOS))
+    parser.add_argument("--write-fixtures", metavar="DIR", help="save each scenario's NDJSON here")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directories")
+    parser.add_argument("--no-netns", action="store_true", help="do not isolate the network with unshare -n")
+    args = parser.parse_args()
+
+    if not args.no_netns:
+        rc = in_private_netns(sys.argv)
+        if rc is not None:
+            return rc
+        print("note: running without a private network namespace", file=sys.stderr)
+
+    exe = args.codex
+    if not exe:
+        found = subprocess.run([os.path.join(REPO, "scripts", "agent-path"), "codex"], capture_output=True, text=True)
+        if found.returncode != 0:
+            print(found.stderr.strip() or "codex not found", file=sys.stderr)
+            return 2
+        exe = found.stdout.strip()
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"codex: {exe} ({version})")
+
+    names = args.only.split(",") if args.only else list(SCENARIOS)
+    failed = []
+    for name in names:
+        # Not under /tmp: Codex refuses to create its helper aliases under a temporary directory (a warning).
+        scratch = tempfile.mkdtemp(prefix=f"smoke-codex-{name}-", dir=os.environ.get("SMOKE_SCRATCH_ROOT"))
+        t0 = time.monotonic()
+        keep = args.keep
+        try:
+            processes, notes = SCENARIOS[name](exe, scratch)
+            print(f"PASS {name} ({time.monotonic() - t0:.1f}s) {json.dumps(notes)}")
+            if args.write_fixtures and processes:
+                write_fixture(args.write_fixtures, name, processes, scratch)
+        except Exception as e:  # a scenario's failure is reported, the others still run
+            failed.append(name)
+            print(f"FAIL {name} ({time.monotonic() - t0:.1f}s): {e}")
+            if not isinstance(e, Failure):
+                traceback.print_exc()
+            keep = True
+            print(f"     scratch kept: {scratch}")
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    passed = len(names) - len(failed)
+    print(f"{passed} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

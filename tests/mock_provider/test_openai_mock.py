@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Tests of openai_mock.py over real HTTP on 127.0.0.1, without any agent CLI."""
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import unittest
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import openai_mock  # noqa: E402
+
+
+def user(text):
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+ENVIRONMENT = user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>")
+DEVELOPER = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]}
+
+
+class MockTest(unittest.TestCase):
+    def start(self, script):
+        self.dir = tempfile.TemporaryDirectory()
+        self.log = os.path.join(self.dir.name, "log.ndjson")
+        self.server = openai_mock.MockServer(0, openai_mock.Script(script), openai_mock.Recorder(self.log))
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def tearDown(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.server.recorder.close()
+        self.dir.cleanup()
+
+    def request(self, method, path, body=None, headers=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.base + path, data=data, method=method,
+                                     headers={"content-type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, resp.headers, resp.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
+
+    def respond(self, inputs, stream=True, headers=None):
+        return self.request("POST", "/v1/responses", {"model": "mock-model", "stream": stream, "input": inputs},
+                            headers)
+
+    def sse(self, text):
+        events = []
+        for frame in text.strip().split("\n\n"):
+            name, data = frame.split("\n")
+            self.assertTrue(name.startswith("event: ") and data.startswith("data: "))
+            payload = json.loads(data[6:])
+            self.assertEqual(payload["type"], name[7:])
+            events.append((name[7:], payload))
+        return events
+
+    def records(self):
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def test_text_stream_in_chunks_with_usage(self):
+        self.start({"turns": [{"text": "hello world", "chunks": 3, "usage": {"input_tokens": 50, "output_tokens": 5}}]})
+        status, headers, body = self.respond([DEVELOPER, ENVIRONMENT, user("hi")])
+        self.assertEqual(status, 200)
+        self.assertIn("text/event-stream", headers["content-type"])
+        events = self.sse(body)
+        self.assertEqual([n for n, _ in events], [
+            "response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+            "response.output_text.delta", "response.output_text.delta", "response.output_text.delta",
+            "response.output_text.done", "response.content_part.done", "response.output_item.done",
+            "response.completed"])
+        self.assertEqual("".join(d["delta"] for n, d in events if n == "response.output_text.delta"), "hello world")
+        done = events[-2][1]["item"]
+        self.assertEqual((done["type"], done["role"], done["content"][0]["text"]), ("message", "assistant", "hello world"))
+        usage = events[-1][1]["response"]["usage"]
+        self.assertEqual((usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]), (50, 5, 55))
+        self.assertEqual(events[-1][1]["response"]["status"], "completed")
+
+    def test_exec_call_then_text_after_the_tool_output(self):
+        self.start({"turns": [
+            {"reasoning": "think", "exec": "echo hi", "escalate": True},
+            {"match": {"last_input_is_tool_output": True, "tool_output_contains": "hi"}, "text": "done"}]})
+        _, _, body = self.respond([ENVIRONMENT, user("go")])
+        events = self.sse(body)
+        done = [d["item"] for n, d in events if n == "response.output_item.done"]
+        self.assertEqual([i["type"] for i in done], ["reasoning", "function_call"])
+        self.assertEqual(done[0]["summary"], [{"type": "summary_text", "text": "think"}])
+        call = done[1]
+        self.assertEqual((call["name"], call["call_id"]), ("exec_command", "call_mock_0001"))
+        self.assertEqual(json.loads(call["arguments"]), {"cmd": "echo hi", "yield_time_ms": 2000,
+                                                         "sandbox_permissions": "require_escalated",
+                                                         "justification": "the mock asks for it"})
+        history = [ENVIRONMENT, user("go"), call,
+                   {"type": "function_call_output", "call_id": "call_mock_0001", "output": "Output:\nhi\n"}]
+        status, _, body = self.respond(history, stream=False)
+        self.assertEqual(status, 200)
+        response = json.loads(body)
+        self.assertEqual(response["output"][0]["content"][0]["text"], "done")
+
+    def test_patch_shorthand_is_a_custom_tool_call(self):
+        self.start({"turns": [{"patch": "*** Begin Patch\n*** End Patch\n"}]})
+        _, _, body = self.respond([user("patch it")])
+        done = [d["item"] for n, d in self.sse(body) if n == "response.output_item.done"]
+        self.assertEqual((done[0]["type"], done[0]["name"]), ("custom_tool_call", "apply_patch"))
+        self.assertEqual(done[0]["input"], "*** Begin Patch\n*** End Patch\n")
+
+    def test_context_blocks_are_not_prompts_and_rules_do_not_consume(self):
+        self.start({"rules": [{"match": {"developer_contains": "Summarize"}, "reply": {"text": "T"}}],
+                    "turns": [{"match": {"last_user_text_contains": "PING"}, "text": "PONG"}]})
+        status, _, body = self.respond([ENVIRONMENT])
+        self.assertEqual(status, 400)
+        self.assertIn("does not match turn 0: last_user_text_contains", json.loads(body)["error"]["message"])
+        summarize = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Summarize"}]}
+        for _ in range(2):
+            _, _, body = self.respond([summarize, user("x")], stream=False)
+            self.assertEqual(json.loads(body)["output"][0]["content"][0]["text"], "T")
+        _, _, body = self.respond([ENVIRONMENT, user("PING")], stream=False)
+        self.assertEqual(json.loads(body)["output"][0]["content"][0]["text"], "PONG")
+        status, _, body = self.respond([])
+        self.assertEqual(status, 400)
+        self.assertIn("script exhausted", body)
+        self.assertEqual([r["reply"] for r in self.records()],
+                         ["mismatch turn 0", "rule 0", "rule 0", "turn 0", "exhausted"])
+
+    def test_error_status_failed_stream_and_the_log(self):
+        self.start({"turns": [{"error": {"status": 429, "headers": {"retry-after": "0"}}},
+                              {"text": "partial", "fail": {"code": "server_error", "message": "boom"}}]})
+        status, headers, body = self.respond([user("x")], headers={"authorization": "Bearer secret"})
+        self.assertEqual(status, 429)
+        self.assertEqual(headers["retry-after"], "0")
+        self.assertEqual(json.loads(body)["error"]["type"], "rate_limit_exceeded")
+        _, _, body = self.respond([user("x")])
+        events = self.sse(body)
+        self.assertEqual(events[-1][0], "response.failed")
+        self.assertEqual(events[-1][1]["response"]["error"], {"code": "server_error", "message": "boom"})
+        records = self.records()
+        self.assertEqual(records[0]["headers"]["authorization"], "<redacted>")
+        self.assertEqual([r["type"] for r in records], ["request", "request", "response_end"])
+        self.assertEqual(records[2]["outcome"], "complete")
+
+    def test_long_stream_and_disconnect(self):
+        self.start({"turns": [{"output": [{"type": "message", "repeat": "ab", "times": 500}]},
+                              {"text": "cut", "disconnect_after": 3}]})
+        _, _, body = self.respond([user("x")])
+        self.assertEqual(sum(1 for n, _ in self.sse(body) if n == "response.output_text.delta"), 500)
+        _, _, body = self.respond([user("x")])
+        self.assertEqual([n for n, _ in self.sse(body)],
+                         ["response.created", "response.in_progress", "response.output_item.added"])
+        self.assertEqual(self.records()[-1]["outcome"], "disconnected by script")
+
+    def test_side_routes(self):
+        self.start({})
+        status, _, body = self.request("GET", "/v1/models")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["data"][0]["id"], "mock-model")
+        status, _, body = self.request("POST", "/v1/chat/completions", {})
+        self.assertEqual(status, 404)
+        self.assertEqual(json.loads(body)["error"]["type"], "invalid_request_error")
+        self.assertEqual([r["reply"] for r in self.records()], ["models", "no route"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,475 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "claude-code/ClaudeCodeAdapter.h"
+#include "claude-code/ClaudeHistory.h"
+#include "daemon/Methods.h"
+#include "daemon/StoredSessions.h"
+#include "engine/Engine.h"
+#include "store/Store.h"
+#include "support/ClaudeFixtures.h"
+#include "support/RecordingPeer.h"
+#include "support/SchemaValidator.h"
+#include "support/ScriptedAdapter.h"
+#include "switchboard/bus/EventBus.h"
+#include "switchboard/rpc/Dispatcher.h"
+#include "switchboard/support/Clock.h"
+
+// The agent's own history through the daemon's method table: history.list, history.read and session.import, with
+// the real Claude descriptor reading a fake config directory built from the recorded history fixture, and a
+// scripted agent whose history hooks are Claude's (so an import can be sent to without a CLI).
+
+using namespace switchboard;
+using testing::ScriptedAdapter;
+namespace fs = std::filesystem;
+namespace p = protocol;
+using Json = nlohmann::json;
+
+namespace {
+
+const std::string kRecorded = "11111111-2222-4333-8444-555555555555";
+const std::string kRefactor = "22222222-aaaa-4bbb-8ccc-dddddddddddd";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char name[] = "/tmp/switchboard-agent-history-XXXXXX";
+    path = ::mkdtemp(name);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+void write_file(const fs::path& file, const std::string& text, int age_seconds) {
+  std::ofstream(file, std::ios::binary) << text;
+  fs::last_write_time(file, fs::file_time_type::clock::now() - std::chrono::seconds(age_seconds));
+}
+
+std::string user_line(const std::string& text) {
+  return R"({"type":"user","sessionId":"s","cwd":"/elsewhere","timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":)" +
+         Json(text).dump() + "}}\n";
+}
+
+// A Claude config directory holding, for `project`: the recorded session, a newer one with two malformed lines,
+// a file without a conversation, and a sub-agent transcript.
+struct ClaudeHome {
+  TempDir root;
+  fs::path project = root.path / "work" / "project";
+
+  ClaudeHome() {
+    fs::create_directories(project);
+    const auto sessions = root.path / "claude" / "projects" / adapters::claude::project_directory_name(project.string());
+    fs::create_directories(sessions);
+    std::string recorded;
+    for (const auto& line : testing::claude_fixture_lines("recorded-history-" + kRecorded + ".jsonl")) recorded += line + "\n";
+    write_file(sessions / (kRecorded + ".jsonl"), recorded, /*age_seconds=*/300);
+    write_file(sessions / (kRefactor + ".jsonl"),
+               R"({"type":"summary","summary":"Refactor the parser","leafUuid":"x"})" "\n" + std::string("garbage\n{\"unterminated\n") +
+                   user_line("please refactor the parser") + user_line("and add tests"),
+               /*age_seconds=*/100);
+    write_file(sessions / "33333333-aaaa-4bbb-8ccc-dddddddddddd.jsonl", R"({"type":"queue-operation","operation":"enqueue"})" "\n", 50);
+    write_file(sessions / "agent-1234.jsonl", user_line("a sub-agent transcript"), 10);
+  }
+
+  fs::path config_dir() const { return root.path / "claude"; }
+};
+
+// The Claude descriptor over `config_dir`, with a CLI that is not installed (nothing is spawned).
+adapters::AgentDescriptor claude_descriptor(boost::asio::io_context& io, const fs::path& config_dir) {
+  adapters::claude::ClaudeCodeConfig config;
+  config.executable = "/nonexistent/switchboard-test/claude";
+  config.endpoint.config_dir = config_dir.string();
+  return adapters::claude::claude_code_agent(io, std::move(config));
+}
+
+// The scripted agent, able to resume, with Claude's history hooks: imports of it can take turns.
+adapters::AgentDescriptor scripted_with_history(boost::asio::io_context& io, std::shared_ptr<ScriptedAdapter::Control> control,
+                                                const adapters::AgentDescriptor& claude) {
+  auto descriptor = ScriptedAdapter::descriptor(io, control);
+  descriptor.discover = [] {
+    protocol::AgentInfo info;
+    info.agent = "scripted";
+    info.installed = true;
+    info.capabilities = protocol::AgentCapabilities{true, true, true, /*resume=*/true, true, true, true, true, false};
+    return info;
+  };
+  descriptor.list_history = claude.list_history;
+  descriptor.read_history = claude.read_history;
+  return descriptor;
+}
+
+// One run of the daemon's method table over a store in `data_dir`, with three agents: claude (history, no CLI),
+// scripted-with-history ("scripted") and a plain scripted agent without history hooks ("plain").
+struct HistoryRun {
+  boost::asio::io_context io{1};
+  bus::EventBus bus;
+  bus::EventBus::Installation installation{bus};
+  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<daemon::StoredSessions> persistence;
+  std::unique_ptr<engine::Engine> engine;
+  daemon::EventHistory history;
+  rpc::Dispatcher dispatcher;
+  std::shared_ptr<testing::RecordingPeer> peer = std::make_shared<testing::RecordingPeer>(false);
+  std::vector<bus::BusEvent> events;
+  bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
+
+  HistoryRun(const fs::path& data_dir, const fs::path& claude_config, std::vector<adapters::AgentDescriptor> extra = {}) {
+    auto opened = store::Store::open(io, data_dir / "switchboard.db");
+    REQUIRE(opened.has_value());
+    store = std::move(*opened);
+    persistence = std::make_unique<daemon::StoredSessions>(*store);
+    auto state = daemon::StoredSessions::load(io, *store);
+    REQUIRE(state.has_value());
+    auto claude = claude_descriptor(io, claude_config);
+    auto plain = ScriptedAdapter::descriptor(io, control);
+    plain.name = "plain";
+    std::vector<adapters::AgentDescriptor> agents{claude, scripted_with_history(io, control, claude), plain};
+    for (auto& descriptor : extra) agents.push_back(std::move(descriptor));
+    engine = std::make_unique<engine::Engine>(io, bus, std::move(agents), engine::EngineConfig{}, persistence.get());
+    engine->restore(std::move(*state));
+    daemon::bind_methods(dispatcher, *engine, history, {1024 * 1024});
+    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
+  }
+  ~HistoryRun() {
+    settle();
+    engine.reset();
+    store->close();
+  }
+
+  void settle() {
+    // Store and helper-thread results arrive from other threads: poll until nothing is pending for a while.
+    for (int idle = 0; idle < 20;) {
+      io.restart();
+      if (io.poll() == 0) {
+        ++idle;
+        ::usleep(1000);
+      } else {
+        idle = 0;
+      }
+    }
+  }
+
+  Json call(const std::string& method, const Json& params) {
+    static int id = 0;
+    const auto before = peer->responses.size();
+    dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump(), peer);
+    // The answer may wait for a file read on the engine's helper thread (which keeps the io_context busy).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (peer->responses.size() == before && std::chrono::steady_clock::now() < deadline) {
+      io.restart();
+      io.run_for(std::chrono::milliseconds(10));
+    }
+    settle();
+    REQUIRE(peer->responses.size() == before + 1);
+    return peer->responses.back();
+  }
+
+  std::vector<std::string> event_types() const {
+    std::vector<std::string> out;
+    for (const auto& e : events) out.emplace_back(p::event_info(e.kind()).type);
+    return out;
+  }
+};
+
+std::vector<std::string> types_of(const Json& events) {
+  std::vector<std::string> out;
+  for (const auto& event : events) out.push_back(event.at("type"));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("iso 8601 timestamps parse to Unix milliseconds and nonsense does not", "[history]") {
+  CHECK(parse_iso8601_millis("1970-01-01T00:00:00Z") == std::optional<std::int64_t>(0));
+  CHECK(parse_iso8601_millis("2026-11-29T22:22:44.284Z") == std::optional<std::int64_t>(1795990964284));
+  CHECK(parse_iso8601_millis("2026-11-29T22:22:44.2Z") == std::optional<std::int64_t>(1795990964200));
+  CHECK(parse_iso8601_millis("2026-11-29T22:22:44.284999Z") == std::optional<std::int64_t>(1795990964284));
+  CHECK(parse_iso8601_millis("2026-11-30T00:22:44.284+02:00") == std::optional<std::int64_t>(1795990964284));
+  CHECK(parse_iso8601_millis("2026-11-29 22:22:44Z") == std::optional<std::int64_t>(1795990964000));
+  CHECK_FALSE(parse_iso8601_millis(""));
+  CHECK_FALSE(parse_iso8601_millis("2026-11-29T22:22:44"));  // local time: no instant
+  CHECK_FALSE(parse_iso8601_millis("2026-02-30T00:00:00Z"));
+  CHECK_FALSE(parse_iso8601_millis("2026-11-29T24:00:00Z"));
+  CHECK_FALSE(parse_iso8601_millis("2026-11-29T22:22:44.Z"));
+  CHECK_FALSE(parse_iso8601_millis("2026-11-29T22:22:44Zjunk"));
+  CHECK_FALSE(parse_iso8601_millis("yesterday"));
+}
+
+TEST_CASE("history.list shows the agent's sessions for a directory newest first and counts what it skipped", "[history]") {
+  ClaudeHome home;
+  TempDir data;
+  HistoryRun run(data.path, home.config_dir());
+  const auto listed = run.call("history.list", {{"agent", "claude"}, {"cwd", home.project.string()}});
+  REQUIRE(listed.contains("result"));
+  const auto& result = listed.at("result");
+  testing::SchemaValidator validator;
+  CHECK(validator.validate_result("history.list", result).empty());
+  REQUIRE(result.at("sessions").size() == 2);
+  const auto& newest = result.at("sessions").at(0);
+  CHECK(newest.at("providerSessionId") == kRefactor);
+  CHECK(newest.at("title") == "Refactor the parser");
+  CHECK(newest.at("promptCount") == 2);
+  CHECK(newest.at("cwd") == "/elsewhere");  // what the agent recorded
+  CHECK(newest.at("createdAt") == 1767323045000);
+  const auto& recorded = result.at("sessions").at(1);
+  CHECK(recorded.at("providerSessionId") == kRecorded);
+  CHECK(recorded.at("title") == "create [[bash: touch created_bypass.txt && echo bypassed]]");
+  CHECK(recorded.at("promptCount") == 2);
+  CHECK(recorded.at("createdAt") == parse_iso8601_millis("2026-11-29T22:22:44.198Z").value());
+  CHECK(recorded.at("path").get<std::string>().ends_with(kRecorded + ".jsonl"));
+  CHECK(newest.at("updatedAt").get<std::int64_t>() > recorded.at("updatedAt").get<std::int64_t>());
+  CHECK(recorded.at("updatedAt").get<std::int64_t>() > unix_millis_now() - 3600 * 1000);
+  CHECK(result.at("skippedLines") == 2);  // "garbage" and the unterminated object
+  CHECK(result.at("skippedFiles") == 1);  // the queue-only file; the sub-agent transcript is not a session
+
+  // A directory the agent never worked in has no history, which is not an error.
+  const auto empty = run.call("history.list", {{"agent", "claude"}, {"cwd", "/nowhere/at/all"}});
+  CHECK(empty.at("result") == Json{{"sessions", Json::array()}, {"skippedFiles", 0}, {"skippedLines", 0}});
+  // Nothing of ours was created by looking.
+  CHECK(run.call("session.list", Json::object()).at("result").at("sessions").empty());
+}
+
+TEST_CASE("history.read replays a recorded session as the live events' types and payloads", "[history]") {
+  ClaudeHome home;
+  TempDir data;
+  HistoryRun run(data.path, home.config_dir());
+  const auto read = run.call("history.read", {{"agent", "claude"}, {"cwd", home.project.string()}, {"providerSessionId", kRecorded}});
+  REQUIRE(read.contains("result"));
+  const auto& result = read.at("result");
+  testing::SchemaValidator validator;
+  CHECK(validator.validate_result("history.read", result).empty());
+  CHECK(result.at("providerSessionId") == kRecorded);
+  CHECK(result.at("skippedLines") == 0);
+  const auto& events = result.at("events");
+  CHECK(types_of(events) == std::vector<std::string>{"turn.started", "message.completed", "tool.started", "tool.completed",
+                                                      "message.completed", "turn.stopped", "turn.started", "message.completed",
+                                                      "turn.stopped"});
+  // Each payload is exactly what the live event of its type carries.
+  for (const auto& event : events) {
+    const Json envelope{{"seq", 1}, {"type", event.at("type")}, {"ts", 0}, {"sessionId", "s-x"}, {"data", event.at("data")}};
+    CHECK(validator.validate_event(envelope).empty());
+  }
+  const std::string first_turn = "ed292b8e-b39b-4226-85bd-484dc4c62751";  // the prompt's id: stable across reads
+  CHECK(events.at(0).at("data") == Json{{"turnId", first_turn}, {"text", "create [[bash: touch created_bypass.txt && echo bypassed]]"}});
+  CHECK(events.at(0).at("ts") == parse_iso8601_millis("2026-11-29T22:22:44.284Z").value());
+  CHECK(events.at(1).at("data").at("text") == "Mock model: calling Bash.");
+  CHECK(events.at(1).at("data").at("role") == "assistant");
+  CHECK(events.at(2).at("data").at("tool") == "Bash");
+  CHECK(events.at(2).at("data").at("input").at("command") == "touch created_bypass.txt && echo bypassed");
+  CHECK(events.at(3).at("data") == Json{{"turnId", first_turn}, {"toolCallId", "toolu_mock_0001"}, {"output", "bypassed"}, {"isError", false}});
+  CHECK(events.at(5).at("data").at("turnId") == first_turn);
+  CHECK(events.at(5).at("data").at("stopReason") == "end_turn");
+  CHECK(events.at(5).at("data").at("text") == "Mock model: the tool returned: bypassed");
+  CHECK(events.at(5).at("data").at("usage").at("outputTokens") == 74);
+  CHECK_FALSE(events.at(5).contains("ts"));
+  CHECK(events.at(6).at("data").at("turnId") == "abc8b147-664e-4d0c-ab77-bc423be6a690");
+  CHECK(events.at(8).at("data").at("text") == "resumed ok");
+
+  // Malformed lines are skipped and counted, never fatal.
+  const auto damaged = run.call("history.read", {{"agent", "claude"}, {"cwd", home.project.string()}, {"providerSessionId", kRefactor}});
+  REQUIRE(damaged.contains("result"));
+  CHECK(damaged.at("result").at("skippedLines") == 2);
+  CHECK(types_of(damaged.at("result").at("events")) == std::vector<std::string>{"turn.started", "turn.stopped", "turn.started", "turn.stopped"});
+}
+
+TEST_CASE("history methods refuse unknown agents and sessions and agents without history", "[history]") {
+  ClaudeHome home;
+  TempDir data;
+  HistoryRun run(data.path, home.config_dir());
+  const std::string cwd = home.project.string();
+  const auto code = [&](const std::string& method, const Json& params) {
+    const auto response = run.call(method, params);
+    REQUIRE(response.contains("error"));
+    return response.at("error").at("code").get<int>();
+  };
+  CHECK(code("history.list", {{"agent", "nope"}, {"cwd", cwd}}) == -32012);
+  CHECK(code("history.read", {{"agent", "nope"}, {"cwd", cwd}, {"providerSessionId", kRecorded}}) == -32012);
+  CHECK(code("session.import", {{"agent", "nope"}, {"cwd", cwd}, {"providerSessionId", kRecorded}}) == -32012);
+
+  CHECK(code("history.list", {{"agent", "plain"}, {"cwd", cwd}}) == -32015);
+  CHECK(code("history.read", {{"agent", "plain"}, {"cwd", cwd}, {"providerSessionId", kRecorded}}) == -32015);
+  CHECK(code("session.import", {{"agent", "plain"}, {"cwd", cwd}, {"providerSessionId", kRecorded}}) == -32015);
+
+  CHECK(code("history.list", {{"agent", "claude"}, {"cwd", "work/project"}}) == -32014);
+  CHECK(code("history.read", {{"agent", "claude"}, {"cwd", "relative"}, {"providerSessionId", kRecorded}}) == -32014);
+  CHECK(code("session.import", {{"agent", "claude"}, {"cwd", cwd + "/missing"}, {"providerSessionId", kRecorded}}) == -32014);
+
+  CHECK(code("history.read", {{"agent", "claude"}, {"cwd", cwd}, {"providerSessionId", "99999999-0000-4000-8000-000000000000"}}) == -32019);
+  CHECK(code("history.read", {{"agent", "claude"}, {"cwd", "/nowhere"}, {"providerSessionId", kRecorded}}) == -32019);
+  // An id is a file name in the agent's project directory, never a path out of it.
+  CHECK(code("history.read", {{"agent", "claude"}, {"cwd", cwd}, {"providerSessionId", "../" + kRecorded}}) == -32019);
+  CHECK(code("history.read", {{"agent", "claude"}, {"cwd", cwd}, {"providerSessionId", "agent-1234"}}) == -32019);
+  CHECK(code("session.import", {{"agent", "claude"}, {"cwd", cwd}, {"providerSessionId", "33333333-aaaa-4bbb-8ccc-dddddddddddd"}}) == -32019);
+  CHECK(run.call("session.list", Json::object()).at("result").at("sessions").empty());
+  CHECK(run.events.empty() == false);  // the client attached
+  for (const auto& type : run.event_types()) CHECK(type != "session.created");
+}
+
+TEST_CASE("history methods answer -32602 naming the bad field", "[history]") {
+  ClaudeHome home;
+  TempDir data;
+  HistoryRun run(data.path, home.config_dir());
+  const auto missing = run.call("history.read", {{"agent", "claude"}, {"cwd", home.project.string()}});
+  CHECK(missing.at("error").at("code") == -32602);
+  CHECK(missing.at("error").at("message").get<std::string>().find("providerSessionId") != std::string::npos);
+  const auto wrong_type = run.call("history.list", {{"agent", "claude"}, {"cwd", 7}});
+  CHECK(wrong_type.at("error").at("code") == -32602);
+  CHECK(wrong_type.at("error").at("data").at("pointer") == "/cwd");
+  const auto empty_id = run.call("session.import", {{"agent", "claude"}, {"cwd", home.project.string()}, {"providerSessionId", ""}});
+  CHECK(empty_id.at("error").at("code") == -32602);
+  CHECK(empty_id.at("error").at("data").at("pointer") == "/providerSessionId");
+  const auto unknown = run.call("session.import", {{"agent", "claude"}, {"cwd", home.project.string()}, {"providerSessionId", kRecorded}, {"resume", true}});
+  CHECK(unknown.at("error").at("code") == -32602);
+  CHECK(unknown.at("error").at("data").at("pointer") == "/resume");
+}
+
+TEST_CASE("session.import makes a cold session of ours whose first send resumes the agent's session", "[history]") {
+  ClaudeHome home;
+  TempDir data;
+  std::string imported_id;
+  {
+    HistoryRun run(data.path, home.config_dir());
+    const auto imported = run.call("session.import", {{"agent", "scripted"}, {"cwd", home.project.string()}, {"providerSessionId", kRecorded}});
+    REQUIRE(imported.contains("result"));
+    testing::SchemaValidator validator;
+    CHECK(validator.validate_result("session.import", imported.at("result")).empty());
+    const auto& session = imported.at("result").at("session");
+    imported_id = session.at("sessionId");
+    CHECK(session.at("agent") == "scripted");
+    CHECK(session.at("cwd") == home.project.string());
+    CHECK(session.at("title") == "create [[bash: touch created_bypass.txt && echo bypassed]]");  // the agent's title
+    CHECK(session.at("live") == false);
+    CHECK(session.at("state") == "idle");
+    CHECK(run.event_types().back() == "session.created");
+    CHECK(run.events.back().session_id == imported_id);
+    CHECK(run.control->starts == 0);  // cold: nothing runs until the first prompt
+
+    REQUIRE(run.call("session.send", {{"sessionId", imported_id}, {"text", "go on"}}).at("result").at("stopReason") == "end_turn");
+    REQUIRE(run.control->start_options.size() == 1);
+    CHECK(run.control->start_options.at(0).resume_provider_session_id == std::optional<std::string>(kRecorded));
+    CHECK(run.control->start_options.at(0).session_id == imported_id);
+  }
+  // After a restart the stored run still binds it: the agent resumes the same conversation.
+  {
+    HistoryRun run(data.path, home.config_dir());
+    const auto listed = run.call("session.list", Json::object()).at("result").at("sessions");
+    REQUIRE(listed.size() == 1);
+    CHECK(listed.at(0).at("sessionId") == imported_id);
+    REQUIRE(run.call("session.send", {{"sessionId", imported_id}, {"text", "still there?"}}).contains("result"));
+    REQUIRE(run.control->start_options.size() == 1);
+    // The scripted agent reported its own id at the first start ("provider-1"); that is the newest run.
+    CHECK(run.control->start_options.at(0).resume_provider_session_id == std::optional<std::string>("provider-1"));
+  }
+}
+
+TEST_CASE("session.import takes a title and works for an agent whose CLI is not installed", "[history]") {
+  ClaudeHome home;
+  TempDir data;
+  HistoryRun run(data.path, home.config_dir());
+  const auto imported = run.call("session.import", {{"agent", "claude"}, {"cwd", home.project.string()}, {"providerSessionId", kRefactor},
+                                                    {"title", "my parser work"}, {"model", "opus"}});
+  REQUIRE(imported.contains("result"));
+  const auto& session = imported.at("result").at("session");
+  CHECK(session.at("title") == "my parser work");
+  CHECK(session.at("model") == "opus");
+  std::optional<std::optional<std::string>> run_id;
+  run.persistence->latest_run(session.at("sessionId"), [&](std::optional<std::string> id) { run_id = std::move(id); });
+  run.settle();
+  REQUIRE(run_id);
+  CHECK(*run_id == std::optional<std::string>(kRefactor));
+}
+
+TEST_CASE("history hooks run off the reactor thread and their transcript keeps turns apart", "[history]") {
+  ClaudeHome home;
+  TempDir data;
+  auto hook_threads = std::make_shared<std::vector<std::thread::id>>();
+  auto mutex = std::make_shared<std::mutex>();
+  adapters::AgentDescriptor fake;
+  fake.name = "fake";
+  fake.discover = [] {
+    protocol::AgentInfo info;
+    info.agent = "fake";
+    info.installed = true;
+    info.capabilities = protocol::AgentCapabilities{false, false, false, false, true, true, false, false, false};
+    return info;
+  };
+  fake.create = [](adapters::AdapterListener&) -> std::unique_ptr<adapters::AgentAdapter> { return nullptr; };
+  fake.list_history = [hook_threads, mutex](const std::string&) -> adapters::HistoryOutcome<adapters::HistoryList> {
+    const std::lock_guard lock(*mutex);
+    hook_threads->push_back(std::this_thread::get_id());
+    return adapters::HistoryList{};
+  };
+  fake.read_history = [hook_threads, mutex](const std::string&, const std::string& id,
+                                            adapters::HistorySink& sink) -> adapters::HistoryOutcome<adapters::HistoryReadStats> {
+    {
+      const std::lock_guard lock(*mutex);
+      hook_threads->push_back(std::this_thread::get_id());
+    }
+    if (id == "broken") return adapters::AdapterError{p::ErrorCode::UnknownHistorySession, "no such session"};
+    // Activity before any prompt, then two prompts with the same id and one without, a tool input that is no
+    // object, and a turn the history never closed.
+    sink.on_message("m0", p::DeltaKind::Text, "earlier", std::nullopt);
+    sink.on_turn_end(adapters::TurnResult{});
+    sink.on_user_prompt("p", "one", "not a time");
+    sink.on_tool_started("t1", "Bash", Json("ls"), std::nullopt);
+    sink.on_delta("m1", p::DeltaKind::Text, "dropped", std::nullopt);
+    sink.on_status(adapters::AgentStatus{});
+    sink.on_turn_end(adapters::TurnResult{p::StopReason::Cancelled, "", std::nullopt, std::nullopt});
+    sink.on_user_prompt("p", "two", "2026-01-02T03:04:05Z");
+    sink.on_message("m2", p::DeltaKind::Text, "answer", std::nullopt);
+    sink.on_message("m3", p::DeltaKind::Text, "sub-agent", std::string("t1"));
+    sink.on_turn_end(adapters::TurnResult{});
+    sink.on_user_prompt("", "three", "");
+    return adapters::HistoryReadStats{12, 3};
+  };
+  std::vector<adapters::AgentDescriptor> extra{fake};
+  HistoryRun run(data.path, home.config_dir(), std::move(extra));
+
+  CHECK(run.call("history.list", {{"agent", "fake"}, {"cwd", "/x"}}).at("result").at("sessions").empty());
+  const auto read = run.call("history.read", {{"agent", "fake"}, {"cwd", "/x"}, {"providerSessionId", "s"}});
+  REQUIRE(read.contains("result"));
+  testing::SchemaValidator validator;
+  CHECK(validator.validate_result("history.read", read.at("result")).empty());
+  CHECK(read.at("result").at("skippedLines") == 3);
+  const auto& events = read.at("result").at("events");
+  CHECK(types_of(events) == std::vector<std::string>{"message.completed", "turn.stopped", "turn.started", "tool.started",
+                                                      "turn.stopped", "turn.started", "message.completed", "message.completed",
+                                                      "turn.stopped", "turn.started"});
+  CHECK(events.at(0).at("data").at("turnId") == "turn-1");
+  CHECK(events.at(1).at("data").at("turnId") == "turn-1");
+  CHECK(events.at(1).at("data").at("text") == "earlier");
+  CHECK(events.at(2).at("data").at("turnId") == "p");
+  CHECK_FALSE(events.at(2).contains("ts"));  // "not a time"
+  CHECK(events.at(3).at("data").at("input") == Json{{"input", "ls"}});
+  CHECK(events.at(4).at("data").at("stopReason") == "cancelled");
+  CHECK(events.at(5).at("data").at("turnId") == "turn-3");  // "p" was taken
+  CHECK(events.at(5).at("ts") == 1767323045000);
+  CHECK(events.at(8).at("data").at("text") == "answer");  // the sub-agent's text is not the answer
+  CHECK(events.at(9).at("data").at("turnId") == "turn-4");
+  for (const auto& event : events) {
+    const Json envelope{{"seq", 1}, {"type", event.at("type")}, {"ts", 0}, {"sessionId", "s-x"}, {"data", event.at("data")}};
+    CHECK(validator.validate_event(envelope).empty());
+  }
+  CHECK(run.call("history.read", {{"agent", "fake"}, {"cwd", "/x"}, {"providerSessionId", "broken"}}).at("error").at("code") == -32019);
+  // The fake cannot resume, so its sessions cannot become ours.
+  CHECK(run.call("session.import", {{"agent", "fake"}, {"cwd", home.project.string()}, {"providerSessionId", "s"}}).at("error").at("code") == -32015);
+
+  const std::lock_guard lock(*mutex);
+  REQUIRE(hook_threads->size() == 3);
+  for (const auto& id : *hook_threads) CHECK(id != std::this_thread::get_id());
+}

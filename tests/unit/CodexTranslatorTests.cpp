@@ -1,0 +1,435 @@
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codex/CodexMessages.h"
+#include "codex/CodexTranslator.h"
+#include "support/CodexRecording.h"
+
+using namespace switchboard;
+using namespace switchboard::adapters::codex;
+using testing::CodexRecordingControl;
+using testing::CodexRecordingSink;
+using Lines = std::vector<std::string>;
+
+namespace {
+
+struct Harness {
+  CodexRecordingSink sink;
+  CodexRecordingControl control;
+  CodexTranslator translator{sink, control};
+
+  void feed(const nlohmann::json& message) { translator.feed_line(message.dump()); }
+};
+
+std::optional<RequestKind> kind_of(const std::string& method) {
+  if (method == "initialize") return RequestKind::Initialize;
+  if (method == "thread/start") return RequestKind::ThreadStart;
+  if (method == "thread/resume") return RequestKind::ThreadResume;
+  if (method == "turn/start") return RequestKind::TurnStart;
+  if (method == "turn/interrupt") return RequestKind::TurnInterrupt;
+  return std::nullopt;
+}
+
+ApprovalDecision decision_of(const std::string& decision) {
+  if (decision == "accept") return ApprovalDecision::Accept;
+  if (decision == "acceptForSession") return ApprovalDecision::AcceptForSession;
+  if (decision == "cancel") return ApprovalDecision::Cancel;
+  return ApprovalDecision::Decline;
+}
+
+// Replays a recorded scenario: what Codex printed is fed line by line, the way the adapter feeds it. What the
+// recording driver wrote is announced to the translator in the order the driver could have sent it (one request
+// in flight; a turn/start only once the previous turn has ended), and each approval answer the driver wrote is
+// checked against our encoder for the request the translator kept.
+void replay(Harness& h, const std::string& name) {
+  std::vector<nlohmann::json> sent;
+  for (const auto& line : testing::codex_fixture_lines(name + ".stdin.ndjson")) sent.push_back(nlohmann::json::parse(line));
+  std::size_t next = 0;
+  std::size_t answered = 0;
+  std::optional<std::int64_t> awaiting;
+  CodexRequests encoder;
+  const auto announce = [&] {
+    while (next < sent.size()) {
+      const auto& message = sent[next];
+      if (message.contains("result")) return;  // an approval answer: written when its request arrives
+      if (!message.contains("id")) {
+        CHECK(message == initialized_notification());
+        ++next;
+        continue;
+      }
+      const std::string method = message.at("method");
+      if (awaiting || (method == "turn/start" && h.translator.turn_active())) return;
+      const auto kind = kind_of(method);
+      REQUIRE(kind);
+      if (method == "turn/start") {
+        const auto& params = message.at("params");
+        CHECK(turn_input(params.at("input").at(0).at("text").get<std::string>(), {}) == params.at("input"));
+      }
+      h.translator.expect_response(message.at("id").get<std::int64_t>(), *kind);
+      awaiting = message.at("id").get<std::int64_t>();
+      ++next;
+    }
+  };
+  announce();
+  for (const auto& line : testing::codex_fixture_lines(name + ".ndjson")) {
+    h.translator.feed_line(line);
+    const auto message = nlohmann::json::parse(line);
+    if (!message.contains("method") && message.contains("id") && awaiting && message.at("id") == *awaiting) awaiting.reset();
+    while (answered < h.sink.permissions.size()) {
+      REQUIRE(next < sent.size());
+      const auto& answer = sent[next++];
+      const auto request = h.translator.take_approval(h.sink.permissions[answered++].first);
+      REQUIRE(request);
+      CHECK(approval_response(request->id, decision_of(answer.at("result").at("decision"))) == answer);
+    }
+    announce();
+  }
+  CHECK(next == sent.size());
+}
+
+void check_clean(const Harness& h) {
+  CHECK(h.translator.stats().malformed == 0);
+  CHECK(h.translator.stats().unknown == 0);
+}
+
+Lines without_prefix(const Lines& lines, const std::string& prefix) {
+  Lines out;
+  for (const auto& line : lines) {
+    if (line.rfind(prefix, 0) != 0) out.push_back(line);
+  }
+  return out;
+}
+
+std::size_t count_prefix(const Lines& lines, const std::string& prefix) {
+  std::size_t n = 0;
+  for (const auto& line : lines) n += line.rfind(prefix, 0) == 0 ? 1 : 0;
+  return n;
+}
+
+const std::string kThread = "01a22a74-5d6a-77c2-8dfe-b90b72088a7a";
+
+}  // namespace
+
+TEST_CASE("Codex text turn: reasoning and answer deltas then messages and usage", "[codex]") {
+  Harness h;
+  replay(h, "text");
+  check_clean(h);
+  CHECK(h.sink.lines == Lines{
+                            "provider_session " + kThread,
+                            "delta rs_mock_0001 thinking \"The user wants a greeting.\"",
+                            "message rs_mock_0001 thinking \"The user wants a greeting.\"",
+                            "delta msg_mock_0001 text \"Hello f\"",
+                            "delta msg_mock_0001 text \"rom the\"",
+                            "delta msg_mock_0001 text \" mock.\"",
+                            "message msg_mock_0001 text \"Hello from the mock.\"",
+                            "turn_end end_turn \"Hello from the mock.\" in=100 out=7 cached=20",
+                        });
+  REQUIRE(h.control.responses.size() == 3);
+  CHECK(h.control.responses[0].kind == RequestKind::Initialize);
+  CHECK(h.control.responses[1].kind == RequestKind::ThreadStart);
+  CHECK(h.control.responses[2].kind == RequestKind::TurnStart);
+  CHECK(h.translator.thread_id() == kThread);
+  CHECK_FALSE(h.translator.turn_active());
+  CHECK(h.translator.turn_id().empty());
+}
+
+TEST_CASE("Codex command item: shell tool with streamed output and the whole output at the end", "[codex]") {
+  Harness h;
+  replay(h, "command");
+  check_clean(h);
+  const auto lines = without_prefix(h.sink.lines, "delta ");
+  REQUIRE(lines.size() == 7);
+  CHECK(lines[1] == "message msg_mock_0001 text \"Running it.\"");
+  CHECK(lines[2] == "tool_started call_mock_0001 shell {\"command\":\"echo hi; sleep 0.5; echo bye\",\"cwd\":\"<scratch>/work\"}");
+  CHECK(lines[3] == "tool_output call_mock_0001 \"bye\\n\"");
+  CHECK(lines[4] == "tool_completed call_mock_0001 ok \"hi\\nbye\\n\"");
+  CHECK(lines[5] == "message msg_mock_0002 text \"It printed hi.\"");
+  CHECK(lines[6].rfind("turn_end end_turn \"It printed hi.\" in=", 0) == 0);
+}
+
+TEST_CASE("Codex approvals: accept runs the command and decline completes it as declined", "[codex]") {
+  Harness h;
+  replay(h, "approval");
+  check_clean(h);
+  REQUIRE(h.sink.permissions.size() == 2);
+  const auto& [first_id, first] = h.sink.permissions[0];
+  CHECK(first_id == "0");
+  CHECK(first.tool == "shell");
+  CHECK(first.subject == "touch accepted.txt && echo created");
+  CHECK(first.description == "Run: touch accepted.txt && echo created");
+  CHECK(first.input == nlohmann::json{{"command", "touch accepted.txt && echo created"}, {"cwd", "<scratch>/work"}});
+  REQUIRE(first.suggested_rule);
+  CHECK(first.suggested_rule->tool == "shell");
+  CHECK(first.suggested_rule->pattern == "touch accepted.txt && echo created");
+  CHECK(first.reason == "Codex's approval policy asks before running this command");
+  CHECK(h.sink.permissions[1].first == "1");
+
+  const auto lines = without_prefix(h.sink.lines, "delta ");
+  CHECK(std::find(lines.begin(), lines.end(), "tool_completed call_mock_0001 ok \"created\\n\"") != lines.end());
+  CHECK(std::find(lines.begin(), lines.end(), "tool_completed call_mock_0002 error \"declined by the user\"") != lines.end());
+  CHECK(count_prefix(lines, "turn_end end_turn") == 2);
+  // Each request was answered once; nothing is left to answer.
+  CHECK_FALSE(h.translator.take_approval("0"));
+  CHECK_FALSE(h.translator.take_approval("1"));
+}
+
+TEST_CASE("Codex acceptForSession: the second identical command is not asked about", "[codex]") {
+  Harness h;
+  replay(h, "accept_for_session");
+  check_clean(h);
+  CHECK(h.sink.permissions.size() == 1);
+  CHECK(count_prefix(h.sink.lines, "tool_completed") == 2);
+  CHECK(count_prefix(h.sink.lines, "turn_end end_turn") == 2);
+}
+
+TEST_CASE("Codex file change approval names the file from the started item", "[codex]") {
+  Harness h;
+  replay(h, "patch");
+  check_clean(h);
+  REQUIRE(h.sink.permissions.size() == 1);
+  const auto& ask = h.sink.permissions[0].second;
+  CHECK(ask.tool == "apply_patch");
+  CHECK(ask.subject == "<scratch>/work/hello.txt");
+  CHECK(ask.description == "Edit <scratch>/work/hello.txt");
+  CHECK(ask.input["changes"][0]["kind"] == "add");
+  CHECK(ask.input["changes"][0]["diff"] == "hello from mock\n");
+  REQUIRE(ask.suggested_rule);
+  CHECK(ask.suggested_rule->pattern == "<scratch>/work/hello.txt");
+  const auto lines = without_prefix(h.sink.lines, "delta ");
+  CHECK(std::find(lines.begin(), lines.end(), "tool_completed call_mock_0001 ok \"add <scratch>/work/hello.txt\"") != lines.end());
+}
+
+TEST_CASE("Codex interrupt ends the turn cancelled with the command left open and the next turn works", "[codex]") {
+  Harness h;
+  replay(h, "interrupt");
+  check_clean(h);
+  const auto lines = without_prefix(h.sink.lines, "delta ");
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[1].rfind("tool_started call_mock_0001 shell {\"command\":\"sleep 30; echo never\"", 0) == 0);
+  CHECK(lines[2].rfind("turn_end cancelled", 0) == 0);
+  CHECK(lines[3] == "message msg_mock_0001 text \"Back after the interrupt.\"");
+  CHECK(lines[4].rfind("turn_end end_turn \"Back after the interrupt.\"", 0) == 0);
+  const auto interrupt = std::find_if(h.control.responses.begin(), h.control.responses.end(),
+                                      [](const CodexResponse& r) { return r.kind == RequestKind::TurnInterrupt; });
+  REQUIRE(interrupt != h.control.responses.end());
+  CHECK(interrupt->ok);
+}
+
+TEST_CASE("Codex resume reports the same thread and a normal turn", "[codex]") {
+  Harness first;
+  replay(first, "resume.1");
+  check_clean(first);
+  Harness second;
+  replay(second, "resume.2");
+  check_clean(second);
+  REQUIRE_FALSE(first.sink.lines.empty());
+  CHECK(second.sink.lines.front() == first.sink.lines.front());  // provider_session <same thread>
+  CHECK(second.sink.lines.back().rfind("turn_end end_turn \"It was PINEAPPLE.\"", 0) == 0);
+}
+
+TEST_CASE("Codex model error fails the turn once with the provider's message", "[codex]") {
+  Harness h;
+  replay(h, "api_error");
+  check_clean(h);
+  const auto lines = without_prefix(h.sink.lines, "delta ");
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[1] == "error recoverable \"mock: bad request\"");
+  CHECK(lines[2] == "turn_end error error=\"mock: bad request\"");
+  CHECK(lines[4].rfind("turn_end end_turn \"Recovered.\"", 0) == 0);
+}
+
+TEST_CASE("Codex translator survives malformed and unknown lines", "[codex]") {
+  Harness h;
+  h.translator.feed_line("not json");
+  h.translator.feed_line("[1,2]");
+  h.translator.feed_line("{}");
+  h.translator.feed_line("{\"method\":\"item/agentMessage/delta\",\"params\":{\"itemId\":5}}");
+  h.translator.feed_line("{\"method\":\"item/started\",\"params\":{\"item\":\"x\"}}");
+  h.translator.feed_line("{\"method\":\"item/completed\",\"params\":{\"item\":{\"type\":\"agentMessage\"}}}");
+  h.translator.feed_line("{\"method\":\"turn/completed\",\"params\":{}}");
+  h.translator.feed_line("{\"id\":7,\"result\":{}}");
+  h.translator.feed_line("{\"id\":\"x\",\"result\":{}}");
+  h.translator.feed_line("{\"method\":\"no/such/thing\",\"params\":{}}");
+  h.translator.feed_line(std::string(2000, '[') + std::string(2000, ']'));
+  h.translator.feed_line("   ");
+  CHECK(h.sink.lines.empty());
+  CHECK(h.translator.stats().malformed == 8);
+  CHECK(h.translator.stats().unknown == 3);
+}
+
+TEST_CASE("Codex translator never throws on recorded lines with values of another type or cut short", "[codex]") {
+  // One translator for everything (its malformed-line warnings quiet down after the first few); a turn is open
+  // so that turn-scoped handlers run too.
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
+  const std::vector<nlohmann::json> replacements{nullptr, 7, -1.5, "s", true, nlohmann::json::array(), nlohmann::json::object()};
+  std::size_t fed = 0;
+  for (const auto* name : {"text.ndjson", "command.ndjson", "approval.ndjson", "patch.ndjson", "interrupt.ndjson", "api_error.ndjson"}) {
+    for (const auto& line : testing::codex_fixture_lines(name)) {
+      // Thread responses are hundreds of values the translator only passes on; mutating each costs seconds.
+      if (line.size() > 4096) continue;
+      const auto original = nlohmann::json::parse(line);
+      const auto flat = original.flatten();  // kept alive: items() refers to it
+      for (const auto& entry : flat.items()) {
+        const nlohmann::json::json_pointer pointer(entry.key());
+        for (const auto& replacement : replacements) {
+          auto changed = original;
+          changed[pointer] = replacement;
+          REQUIRE_NOTHROW(h.feed(changed));
+          ++fed;
+        }
+      }
+      for (std::size_t cut = 1; cut < line.size(); cut += 1 + line.size() / 8) REQUIRE_NOTHROW(h.translator.feed_line(line.substr(0, cut)));
+    }
+  }
+  CHECK(fed > 1000);
+}
+
+TEST_CASE("Codex requests the adapter cannot answer go to the control sink", "[codex]") {
+  Harness h;
+  h.feed({{"method", "item/tool/requestUserInput"}, {"id", 4}, {"params", {{"threadId", "t"}}}});
+  h.feed({{"method", "item/commandExecution/requestApproval"}, {"id", 5}});
+  REQUIRE(h.control.unanswerable.size() == 2);
+  CHECK(h.control.unanswerable[0] == std::pair<nlohmann::json, std::string>{4, "item/tool/requestUserInput"});
+  CHECK(h.control.unanswerable[1].first == 5);
+  CHECK(h.sink.lines.empty());
+  CHECK(error_response(4, kMethodNotFound, "no") == nlohmann::json::parse(R"({"id":4,"error":{"code":-32601,"message":"no"}})"));
+}
+
+TEST_CASE("Codex refused turn start ends the turn with an error", "[codex]") {
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
+  CHECK(h.translator.turn_active());
+  h.feed({{"id", 3}, {"error", {{"code", -32600}, {"message", "thread not found"}}}});
+  CHECK(h.sink.lines == Lines{"error recoverable \"Codex refused the turn: thread not found\"",
+                              "turn_end error error=\"Codex refused the turn: thread not found\""});
+  CHECK_FALSE(h.translator.turn_active());
+  REQUIRE(h.control.responses.size() == 1);
+  CHECK_FALSE(h.control.responses[0].ok);
+  CHECK(h.control.responses[0].error == "thread not found");
+}
+
+TEST_CASE("Codex approval resolved by Codex is forgotten and the turn end forgets the rest", "[codex]") {
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
+  const nlohmann::json ask = {{"method", "item/commandExecution/requestApproval"},
+                              {"params", {{"threadId", "t"}, {"turnId", "u"}, {"itemId", "c1"}, {"command", "rm -rf x"},
+                                          {"reason", "needs write access"}}}};
+  auto first = ask;
+  first["id"] = 0;
+  auto second = ask;
+  second["id"] = "req-b";
+  h.feed(first);
+  h.feed(second);
+  REQUIRE(h.sink.permissions.size() == 2);
+  CHECK(h.sink.permissions[0].second.description == "Run: rm -rf x — needs write access");
+  CHECK(h.sink.permissions[0].second.reason == "needs write access");
+  CHECK(h.sink.permissions[1].first == "\"req-b\"");
+  h.feed({{"method", "serverRequest/resolved"}, {"params", {{"threadId", "t"}, {"requestId", 0}}}});
+  CHECK_FALSE(h.translator.take_approval("0"));
+  h.feed({{"method", "turn/completed"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "u"}, {"status", "interrupted"}}}}}});
+  CHECK_FALSE(h.translator.take_approval("\"req-b\""));
+  CHECK(h.sink.lines.back() == "turn_end cancelled");
+}
+
+TEST_CASE("Codex usage sums the turn's requests and leaves out cached input", "[codex]") {
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.feed({{"method", "turn/started"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "u"}, {"status", "inProgress"}}}}}});
+  const auto usage = [](int input, int cached, int output, const char* turn) {
+    return nlohmann::json{{"method", "thread/tokenUsage/updated"},
+                          {"params", {{"threadId", "t"}, {"turnId", turn},
+                                      {"tokenUsage", {{"last", {{"inputTokens", input}, {"cachedInputTokens", cached},
+                                                                {"outputTokens", output}, {"reasoningOutputTokens", 0},
+                                                                {"totalTokens", input + output}}},
+                                                      {"total", nlohmann::json::object()}}}}}};
+  };
+  h.feed(usage(100, 40, 10, "u"));
+  h.feed(usage(200, 150, 5, "u"));
+  h.feed(usage(999, 0, 999, "other"));
+  h.feed({{"method", "turn/completed"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "u"}, {"status", "completed"}}}}}});
+  CHECK(h.sink.lines == Lines{"turn_end end_turn in=110 out=15 cached=190"});
+}
+
+TEST_CASE("Codex plan updates become update_plan tool calls", "[codex]") {
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.feed({{"method", "turn/plan/updated"},
+          {"params", {{"threadId", "t"}, {"turnId", "u"}, {"explanation", "Two steps"},
+                      {"plan", {{{"step", "Read"}, {"status", "completed"}}, {{"step", "Write"}, {"status", "inProgress"}}}}}}});
+  CHECK(h.sink.lines == Lines{
+                            "tool_started plan-u-1 update_plan {\"explanation\":\"Two steps\",\"plan\":[{\"status\":\"completed\",\"step\":\"Read\"},{\"status\":\"inProgress\",\"step\":\"Write\"}]}",
+                            "tool_completed plan-u-1 ok \"Two steps\\n[x] Read\\n[~] Write\\n\"",
+                        });
+}
+
+TEST_CASE("Codex MCP and web search items are tool calls", "[codex]") {
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
+  const auto item = [](const char* event, nlohmann::json body) {
+    return nlohmann::json{{"method", event}, {"params", {{"threadId", "t"}, {"turnId", "u"}, {"item", std::move(body)}}}};
+  };
+  h.feed(item("item/started", {{"type", "mcpToolCall"}, {"id", "m1"}, {"server", "docs"}, {"tool", "search"},
+                               {"arguments", {{"q", "asio"}}}, {"status", "inProgress"}}));
+  h.feed({{"method", "item/mcpToolCall/progress"}, {"params", {{"threadId", "t"}, {"turnId", "u"}, {"itemId", "m1"}, {"message", "half way"}}}});
+  h.feed(item("item/completed", nlohmann::json::parse(R"({"type":"mcpToolCall","id":"m1","server":"docs","tool":"search",
+      "status":"completed","result":{"content":[{"type":"text","text":"found"},{"type":"image"}]}})")));
+  h.feed(item("item/completed", {{"type", "mcpToolCall"}, {"id", "m2"}, {"server", "docs"}, {"tool", "get"},
+                                 {"arguments", "raw"}, {"status", "failed"}, {"error", {{"message", "boom"}}}}));
+  h.feed(item("item/started", {{"type", "webSearch"}, {"id", "w1"}, {"query", "asio strands"}}));
+  h.feed(item("item/completed", {{"type", "webSearch"}, {"id", "w1"}, {"query", "asio strands"}}));
+  check_clean(h);
+  CHECK(h.sink.lines == Lines{
+                            "tool_started m1 mcp__docs__search {\"q\":\"asio\"}",
+                            "tool_output m1 \"half way\\n\"",
+                            "tool_completed m1 ok \"found\\n[image]\"",
+                            "tool_started m2 mcp__docs__get {\"arguments\":\"raw\"}",
+                            "tool_completed m2 error \"boom\"",
+                            "tool_started w1 web_search {\"query\":\"asio strands\"}",
+                            "tool_completed w1 ok \"asio strands\"",
+                        });
+}
+
+TEST_CASE("Codex retried errors and compaction are statuses", "[codex]") {
+  Harness h;
+  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.feed({{"method", "error"},
+          {"params", {{"threadId", "t"}, {"turnId", "u"}, {"willRetry", true},
+                      {"error", {{"message", "Reconnecting... 1/5"}, {"codexErrorInfo", {{"responseStreamDisconnected", nlohmann::json::object()}}}}}}}});
+  h.feed({{"method", "item/started"}, {"params", {{"item", {{"type", "agentMessage"}, {"id", "a"}, {"text", ""}}}}}});
+  h.feed({{"method", "item/started"}, {"params", {{"item", {{"type", "contextCompaction"}, {"id", "c"}}}}}});
+  h.feed({{"method", "item/completed"}, {"params", {{"item", {{"type", "contextCompaction"}, {"id", "c"}}}}}});
+  h.feed({{"method", "error"},
+          {"params", {{"threadId", "t"}, {"turnId", "u"}, {"willRetry", false},
+                      {"error", {{"message", "Unauthorized"}, {"codexErrorInfo", "unauthorized"}}}}}});
+  h.feed({{"method", "turn/completed"},
+          {"params", {{"threadId", "t"}, {"turn", {{"id", "u"}, {"status", "failed"},
+                                                   {"error", {{"message", "Unauthorized"}, {"codexErrorInfo", "unauthorized"}}}}}}}});
+  check_clean(h);
+  CHECK(h.sink.lines == Lines{
+                            "status retrying \"Reconnecting... 1/5\"",
+                            "status working",
+                            "status compacting \"compacting the conversation\"",
+                            "status compacted \"compacted the conversation\"",
+                            "error fatal \"Unauthorized\"",
+                            "turn_end error error=\"Unauthorized\"",
+                        });
+}
+
+TEST_CASE("Codex escalation request carries the model's justification as the reason", "[codex]") {
+  Harness h;
+  replay(h, "escalate");
+  check_clean(h);
+  REQUIRE(h.sink.permissions.size() == 1);
+  const auto& ask = h.sink.permissions[0].second;
+  CHECK(ask.subject == "touch <scratch>/outside/escalated.txt && echo ok");
+  CHECK(ask.description == "Run: touch <scratch>/outside/escalated.txt && echo ok — needs to write outside the workspace");
+  CHECK(ask.reason == "needs to write outside the workspace");
+  CHECK(ask.input["reason"] == "needs to write outside the workspace");
+  CHECK(h.sink.lines.back().rfind("turn_end end_turn \"Escalated.\"", 0) == 0);
+}

@@ -1,0 +1,144 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/Methods.h"
+#include "daemon/StoredSessions.h"
+#include "engine/Engine.h"
+#include "store/Store.h"
+#include "support/RecordingPeer.h"
+#include "support/SchemaValidator.h"
+#include "support/ScriptedAdapter.h"
+#include "switchboard/bus/Egress.h"
+#include "switchboard/bus/EventBus.h"
+#include "switchboard/rpc/Dispatcher.h"
+
+// session.events over the daemon's real wiring: bus → egress → durable event log, read back through the one
+// dispatcher, paged, with the schema's own envelope.
+
+using namespace switchboard;
+using testing::ScriptedAdapter;
+namespace fs = std::filesystem;
+namespace p = protocol;
+using Json = nlohmann::json;
+
+namespace {
+
+struct HistoryFixture {
+  fs::path dir;
+  boost::asio::io_context io{1};
+  bus::EventBus bus;
+  bus::EventBus::Installation installation{bus};
+  bus::Egress egress{bus};
+  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<daemon::StoredSessions> persistence;
+  std::unique_ptr<engine::Engine> engine;
+  daemon::EventHistory history;
+  rpc::Dispatcher dispatcher;
+  std::shared_ptr<testing::RecordingPeer> peer = std::make_shared<testing::RecordingPeer>(false);
+
+  HistoryFixture() {
+    char name[] = "/tmp/switchboard-history-XXXXXX";
+    dir = ::mkdtemp(name);
+    auto opened = store::Store::open(io, dir / "switchboard.db");
+    REQUIRE(opened.has_value());
+    store = std::move(*opened);
+    persistence = std::make_unique<daemon::StoredSessions>(*store);
+    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)},
+                                              engine::EngineConfig{}, persistence.get());
+    egress.continue_after(store->events().last_seq());
+    egress.add_sink(store->events());
+    history.log = &store->events();
+    daemon::bind_methods(dispatcher, *engine, history, {1024 * 1024});
+    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
+  }
+  ~HistoryFixture() {
+    settle();
+    egress.remove_sink(store->events());
+    engine.reset();
+    store->close();
+    fs::remove_all(dir);
+  }
+
+  void settle() {
+    for (int idle = 0; idle < 20;) {
+      io.restart();
+      if (io.poll() == 0) {
+        ++idle;
+        ::usleep(1000);
+      } else {
+        idle = 0;
+      }
+    }
+  }
+
+  Json call(const std::string& method, const Json& params) {
+    static int id = 0;
+    const auto before = peer->responses.size();
+    dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump(), peer);
+    settle();
+    REQUIRE(peer->responses.size() == before + 1);
+    return peer->responses.back();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("session.events pages a session's stored transcript in seq order", "[store][history]") {
+  HistoryFixture f;
+  const auto created = f.call("session.create", {{"agent", "scripted"}, {"cwd", f.dir.string()}});
+  const std::string id = created.at("result").at("session").at("sessionId");
+  const auto other = f.call("session.create", {{"agent", "scripted"}, {"cwd", f.dir.string()}});
+  const std::string other_id = other.at("result").at("session").at("sessionId");
+  f.control->turns.push_back({ScriptedAdapter::Delta{"Hel"}, ScriptedAdapter::Delta{"lo"}, ScriptedAdapter::Message{"Hello"},
+                              ScriptedAdapter::End{}});
+  REQUIRE(f.call("session.send", {{"sessionId", id}, {"text", "hi"}}).at("result").at("stopReason") == "end_turn");
+  REQUIRE(f.call("session.send", {{"sessionId", other_id}, {"text", "elsewhere"}}).contains("result"));
+
+  const auto all = f.call("session.events", {{"sessionId", id}, {"limit", 1000}});
+  REQUIRE(all.contains("result"));
+  const auto& events = all.at("result").at("events");
+  testing::SchemaValidator validator;
+  CHECK(validator.validate_result("session.events", all.at("result")).empty());
+  CHECK_FALSE(all.at("result").contains("nextAfterSeq"));  // not a full page
+  std::vector<std::string> types;
+  std::int64_t previous = 0;
+  for (const auto& event : events) {
+    CHECK(event.at("sessionId") == id);  // only this session's events
+    CHECK(event.at("seq").get<std::int64_t>() > previous);
+    previous = event.at("seq");
+    types.push_back(event.at("type"));
+    CHECK(validator.validate_event(event).empty());
+  }
+  CHECK(types.front() == "session.created");
+  CHECK(std::find(types.begin(), types.end(), "message.delta") != types.end());
+  CHECK(types.back() == "session.state");
+
+  // Pages of two: following nextAfterSeq yields the same events, none twice, none missed.
+  std::vector<Json> paged;
+  std::int64_t after = 0;
+  for (int guard = 0; guard < 100; ++guard) {
+    const auto page = f.call("session.events", {{"sessionId", id}, {"afterSeq", after}, {"limit", 2}});
+    for (const auto& event : page.at("result").at("events")) paged.push_back(event);
+    if (!page.at("result").contains("nextAfterSeq")) break;
+    after = page.at("result").at("nextAfterSeq");
+  }
+  CHECK(Json(paged) == events);
+}
+
+TEST_CASE("session.events refuses unknown sessions and bad params with the field's path", "[store][history]") {
+  HistoryFixture f;
+  CHECK(f.call("session.events", {{"sessionId", "s-nope"}}).at("error").at("code") == -32010);
+  const auto bad = f.call("session.events", {{"sessionId", "s-nope"}, {"limit", 0}});
+  CHECK(bad.at("error").at("code") == -32602);
+  CHECK(bad.at("error").dump().find("/limit") != std::string::npos);
+}
