@@ -9,8 +9,10 @@
 // To show where the time goes it also times the pieces alone, on the same events:
 //   - the pipe alone: the same number of bytes written to `cat` in 64 KiB write()s;
 //   - Egress::encode into one reused string (serialization only, no allocation, no I/O);
-//   - encode as Egress::on_bus_event does it: a fresh EncodedEvent per event (make_shared, reserve, encode);
+//   - encode as Egress::on_bus_event does it: into a reused buffer, copied into a fresh EncodedEvent per event;
 //   - bus.publish -> bridge -> Egress with a sink that only counts bytes (no transport, no I/O).
+// Last, json::append_quoted alone on texts of other shapes than a short delta (long ASCII, CJK, code full of
+// escapes, control characters), so a change to the escaper shows what it costs where events are not small.
 // Heap allocations are counted (operator new is replaced in this program) and reported per event.
 //
 // Usage: bench_egress [events [events-per-batch [pipe-buffer-bytes]]]
@@ -34,6 +36,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -43,6 +46,7 @@
 #include "switchboard/bus/Bridge.h"
 #include "switchboard/bus/Egress.h"
 #include "switchboard/bus/EventBus.h"
+#include "switchboard/json/JsonWriter.h"
 #include "switchboard/protocol/generated/Events.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/rpc/Dispatcher.h"
@@ -210,10 +214,13 @@ Result run_encode_reused(std::size_t events) {
   return Result{seconds_since(start), thread_cpu_seconds() - cpu_start, bytes, g_allocations - allocations};
 }
 
-// Encode as Egress::on_bus_event does it: a fresh shared EncodedEvent per event.
+// Encode as Egress::on_bus_event does it: into the egress's reused buffer, then copied into a fresh shared
+// EncodedEvent per event.
 Result run_encode_fresh(std::size_t events) {
   const bus::BusEvent event{std::string(kSessions[0]), protocol::EventPayload(std::in_place_type<protocol::MessageDeltaEvent>, delta())};
   const bus::WireEvent wire = *bus::bridge(event);
+  std::string scratch;
+  json::JsonWriter writer(scratch);
   std::uint64_t bytes = 0;
   const auto allocations = g_allocations;
   const auto start = Clock::now();
@@ -223,8 +230,9 @@ Result run_encode_fresh(std::size_t events) {
     encoded->seq = i + 1;
     encoded->kind = wire.kind;
     encoded->session_id.assign(wire.session_id);
-    encoded->json.reserve(160);
-    bus::Egress::encode(wire, encoded->seq, unix_millis_now(), encoded->json);
+    writer.clear();
+    bus::Egress::encode(wire, encoded->seq, unix_millis_now(), writer);
+    encoded->json.assign(writer.text());
     const bus::EncodedEventPtr shared = std::move(encoded);
     bytes += shared->json.size();
   }
@@ -305,6 +313,42 @@ Result run_end_to_end(std::size_t events, int output_fd = -1) {
   ::close(input[1]);
   if (cat.pid > 0) reap(cat.pid);
   return result;
+}
+
+// json::append_quoted on one text, repeated over about 20 MB of input; returns CPU ns per call.
+double quote_ns(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() * 6 + 16);
+  const std::size_t calls = 20'000'000 / (text.size() + 16) + 1;
+  std::uint64_t bytes = 0;
+  const double cpu_start = thread_cpu_seconds();
+  for (std::size_t i = 0; i < calls; ++i) {
+    out.clear();
+    json::append_quoted(out, text);
+    bytes += out.size();
+  }
+  const double ns = (thread_cpu_seconds() - cpu_start) * 1e9 / static_cast<double>(calls);
+  if (bytes == 0) std::abort();  // keeps the loop
+  return ns;
+}
+
+void print_quote_shapes() {
+  std::string cjk;
+  for (int i = 0; i < 100; ++i) cjk += "\xE4\xB8\xAD\xE6\x96\x87";  // 200 CJK characters, 600 bytes
+  std::string code;
+  for (int i = 0; i < 20; ++i) code += "  if (x == \"a\") {\n    y = '\\t';\n  }\n";  // 700 bytes, 1 in 9 escaped
+  const std::pair<const char*, std::string> shapes[] = {
+      {"ASCII, 6 bytes", "hello "},          {"ASCII, 40 bytes", std::string(40, 'a')},
+      {"ASCII, 4 KiB", std::string(4096, 'a')}, {"CJK, 600 bytes", cjk},
+      {"code with escapes, 700 bytes", code},  {"control characters, 256 bytes", std::string(256, '\x01')}};
+  std::printf("\njson::append_quoted alone, by text (cpu, median of %d)\n", kRuns);
+  for (const auto& [name, text] : shapes) {
+    double runs[kRuns];
+    for (double& run : runs) run = quote_ns(text);
+    std::sort(std::begin(runs), std::end(runs));
+    const double ns = runs[kRuns / 2];
+    std::printf("  %-32s %9.1f ns/call %7.2f GB/s of input\n", name, ns, static_cast<double>(text.size()) / ns);
+  }
 }
 
 long vm_hwm_kb() {
@@ -394,5 +438,7 @@ int main(int argc, char** argv) {
   std::printf("\nfor comparison, output to a descriptor epoll refuses (/dev/null): FdWriter's direct-write path\n");
   print_header();
   print_row("end to end, output fd = /dev/null", to_devnull, events);
+
+  print_quote_shapes();
   return 0;
 }

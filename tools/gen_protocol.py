@@ -54,6 +54,16 @@ def cpp_string(s):
     return json.dumps(s, ensure_ascii=False)
 
 
+def json_literal(s, what):
+    """`s` as the JSON string literal json::JsonWriter would write for it, for encoders to copy as is.
+
+    Only for plain text (printable ASCII without quotes or backslashes), where that is just the quoted text;
+    anything else would need the writer's escaping, so the schema is refused instead."""
+    if not all(0x20 <= ord(c) < 0x7F and c not in '"\\' for c in s):
+        raise SchemaError(f"{what} {s!r}: only printable ASCII without quotes or backslashes is supported")
+    return '"' + s + '"'
+
+
 def load(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
@@ -279,7 +289,10 @@ def emit_types_cpp(model):
             for v in values:
                 out.append(f"  if (*text == {cpp_string(v)}) {{ out = {name}::{pascal(v)}; return true; }}")
             out.append(f"  return context.fail(\"{expected}\", json);\n}}\n")
-            out.append(f"void encode(json::JsonWriter& writer, {name} value) {{ writer.string(to_string(value)); }}\n")
+            out.append(f"void encode(json::JsonWriter& writer, {name} value) {{\n  switch (value) {{")
+            for v in values:
+                out.append(f"    case {name}::{pascal(v)}: writer.quoted_raw({cpp_string(json_literal(v, 'enum value'))}); return;")
+            out.append("  }\n  writer.string(to_string(value));\n}\n")
             continue
         schema, fields = model.structs[name]
         closed = schema.get("additionalProperties", True) is False
@@ -305,13 +318,28 @@ def emit_types_cpp(model):
         if not fields:
             out.append("  (void)value;  // no fields to write")
         out.append("  writer.begin_object();")
+        # Where the generator knows whether a comma goes before a member (the first member; any member after
+        # a required one), it writes the key with its comma as one literal; otherwise the writer infers it.
+        # String and integer members then go out with their key in one call.
+        comma_known, first = True, True
         for key, ftype, required, _ in fields:
-            member = f"value.{snake(key)}"
-            keylit = cpp_string(json.dumps(key) + ":")
-            if required:
-                out.append(f"  writer.key_raw({keylit});\n  encode(writer, {member});")
+            member = f"value.{snake(key)}" if required else f"*value.{snake(key)}"
+            if comma_known:
+                keylit = cpp_string(('' if first else ',') + json.dumps(key) + ':')
+                fused = {"string": "member_string", "integer": "member_integer"}.get(ftype.kind)
+                write = (f"writer.{fused}({keylit}, {member});" if fused
+                         else f"writer.member_raw({keylit});\n  {'' if required else '  '}encode(writer, {member});")
             else:
-                out.append(f"  if ({member}) {{\n    writer.key_raw({keylit});\n    encode(writer, *{member});\n  }}")
+                keylit = cpp_string(json.dumps(key) + ':')
+                write = f"writer.key_raw({keylit});\n  {'' if required else '  '}encode(writer, {member});"
+            if required:
+                out.append(f"  {write}")
+            else:
+                out.append(f"  if (value.{snake(key)}) {{\n    {write}\n  }}")
+            if required:
+                comma_known, first = True, False
+            elif first:
+                comma_known, first = False, False
         out.append("  writer.end_object();\n}\n")
     out.append("}  // namespace switchboard::protocol\n")
     return "\n".join(out)
@@ -356,11 +384,13 @@ def emit_events_h(events):
     out.append("// The payload of every event; a type that is not listed here cannot be published.")
     out.append("using EventPayload = std::variant<" + ", ".join(e["_data"].name for e in events) + ">;\n")
     out.append("struct EventInfo {\n  std::string_view type;\n  EventScope scope;\n"
-               "  bool internal;  // never leaves the daemon: the bridge drops it\n};\n")
+               "  bool internal;  // never leaves the daemon: the bridge drops it\n"
+               "  std::string_view quoted_type;  // `type` as a JSON string literal, quotes included\n};\n")
     out.append(f"inline constexpr std::array<EventInfo, {len(events)}> kEvents = {{{{")
     for e in events:
         scope = "EventScope::Session" if e["scope"] == "session" else "EventScope::Global"
-        out.append(f"    {{{cpp_string(e['type'])}, {scope}, {'true' if e['internal'] else 'false'}}},")
+        quoted = cpp_string(json_literal(e['type'], 'event type'))
+        out.append(f"    {{{cpp_string(e['type'])}, {scope}, {'true' if e['internal'] else 'false'}, {quoted}}},")
     out.append("}};\n")
     out.append("constexpr const EventInfo& event_info(EventKind kind) { return kEvents[static_cast<std::size_t>(kind)]; }\n")
     out.append("}  // namespace switchboard::protocol\n")

@@ -97,6 +97,7 @@ std::string encode_work(const engine::OutstandingWork& work) {
   for (const auto& prompt : work.queued) protocol::encode(writer, prompt);
   writer.end_array();
   writer.end_object();
+  writer.finish();
   return out;
 }
 

@@ -11,6 +11,7 @@ void HistoryTranscript::add(protocol::HistoryEventType type, const Payload& payl
   std::string text;
   json::JsonWriter writer(text);
   protocol::encode(writer, payload);
+  writer.finish();  // `text` is read below
   protocol::HistoryEvent event;
   event.type = type;
   event.ts = ts;

@@ -43,6 +43,7 @@ std::string render_error(const nlohmann::json& id, const RpcError& error) {
     writer.value(error.data);
   }
   writer.end_object();
+  writer.finish();
   out.push_back('}');
   return out;
 }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -51,16 +52,17 @@ FdWriter::~FdWriter() {
   }
 }
 
+void FdWriter::Buffer::grow(std::size_t n) {
+  const std::size_t capacity = std::max({m_size + n, 2 * m_capacity, std::size_t{4096}});
+  auto data = std::make_unique_for_overwrite<char[]>(capacity);
+  if (m_size != 0) std::memcpy(data.get(), m_data.get(), m_size);
+  m_data = std::move(data);
+  m_capacity = capacity;
+}
+
 void FdWriter::write(std::string_view bytes) {
   if (m_broken) return;
   m_pending.append(bytes);
-  kick();
-}
-
-void FdWriter::write(std::string_view a, std::string_view b, std::string_view c) {
-  if (m_broken) return;
-  m_pending.reserve(m_pending.size() + a.size() + b.size() + c.size());
-  m_pending.append(a).append(b).append(c);
   kick();
 }
 
@@ -121,7 +123,7 @@ void FdWriter::after_write() {
 }
 
 void FdWriter::write_directly() {
-  std::string_view rest(m_pending);
+  std::string_view rest(m_pending.data(), m_pending.size());
   while (!rest.empty()) {
     const ssize_t n = ::write(m_fd, rest.data(), rest.size());
     if (n < 0) {

@@ -1,12 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "switchboard/bus/Egress.h"
+#include "switchboard/json/DecodeContext.h"
 
 using namespace switchboard::bus;
 namespace protocol = switchboard::protocol;
@@ -20,6 +24,50 @@ struct RecordingSink : EventSink {
 
 protocol::MessageDeltaEvent delta(std::string text) {
   return protocol::MessageDeltaEvent{"turn-1", "msg-1", protocol::DeltaKind::Text, std::move(text)};
+}
+
+// One recorded wire event (tests/fixtures/egress/events.ndjson): its exact bytes and the bus event it came from.
+struct RecordedEvent {
+  std::string line;
+  std::uint64_t seq = 0;
+  std::int64_t ts = 0;
+  BusEvent event;
+};
+
+std::vector<RecordedEvent> recorded_events() {
+  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/egress/events.ndjson");
+  std::vector<RecordedEvent> events;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto parsed = nlohmann::json::parse(line);
+    RecordedEvent recorded{line, parsed.at("seq").get<std::uint64_t>(), parsed.at("ts").get<std::int64_t>(), {}};
+    recorded.event.session_id = parsed.value("sessionId", "");
+    const auto type = parsed.at("type").get<std::string>();
+    bool decoded = false;
+    // Decode `data` into the payload alternative whose generated event-table entry has this type.
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((protocol::kEvents[I].type == type
+            ? (void)(decoded = [&] {
+                switchboard::json::DecodeContext context;
+                return protocol::decode(parsed.at("data"), recorded.event.payload.emplace<I>(), context);
+              }())
+            : void()),
+       ...);
+    }(std::make_index_sequence<std::variant_size_v<protocol::EventPayload>>{});
+    INFO(line);
+    REQUIRE(decoded);
+    events.push_back(std::move(recorded));
+  }
+  return events;
+}
+
+// `{"seq":N,"type":…,"ts":T,` with the digits of N and T blanked, for events whose seq and time egress chose.
+std::string without_seq_and_ts(std::string line) {
+  for (const std::string_view key : {R"("seq":)", R"("ts":)"}) {
+    const auto at = line.find(key) + key.size();
+    line.erase(at, line.find(',', at) - at);
+  }
+  return line;
 }
 
 }  // namespace
@@ -111,4 +159,41 @@ TEST_CASE("a removed sink hears nothing more", "[egress]") {
   bus.publish("s", delta("2"));
   CHECK(a.events.size() == 1);
   CHECK(b.events.size() == 2);
+}
+
+TEST_CASE("egress writes the recorded bytes for every event type", "[egress]") {
+  const auto recorded = recorded_events();
+  REQUIRE(recorded.size() >= 3 * 21);  // three of every wire event type
+  std::set<std::string> types;
+  for (const auto& r : recorded) types.insert(std::string(protocol::event_info(r.event.kind()).type));
+  std::size_t wire_types = 0;
+  for (const auto& info : protocol::kEvents) wire_types += info.internal ? 0 : 1;
+  CHECK(types.size() == wire_types);  // a new event type needs lines in the fixture
+  std::string out;
+  for (const auto& r : recorded) {
+    const auto wire = bridge(r.event);
+    REQUIRE(wire);
+    out.clear();
+    Egress::encode(*wire, r.seq, r.ts, out);
+    CHECK(out == r.line);
+    // Appending to a buffer of earlier lines writes the same bytes after them.
+    std::string appended = "earlier line\n";
+    Egress::encode(*wire, r.seq, r.ts, appended);
+    CHECK(appended == "earlier line\n" + r.line);
+  }
+}
+
+TEST_CASE("bus.publish through egress writes the recorded bytes", "[egress]") {
+  const auto recorded = recorded_events();
+  EventBus bus;
+  Egress egress(bus);
+  RecordingSink sink;
+  egress.add_sink(sink);
+  for (const auto& r : recorded) bus.publish(r.event);
+  REQUIRE(sink.events.size() == recorded.size());
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    CHECK(without_seq_and_ts(sink.events[i]->json) == without_seq_and_ts(recorded[i].line));
+    CHECK(sink.events[i]->seq == i + 1);
+    CHECK(sink.events[i]->session_id == recorded[i].event.session_id);
+  }
 }

@@ -72,6 +72,7 @@ class Reply {
     std::string text;
     json::JsonWriter writer(text);
     encode(writer, result);
+    writer.finish();
     m_once.succeed(text);
   }
   void operator()(const RpcError& error) { m_once.fail(error); }

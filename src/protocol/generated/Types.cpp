@@ -20,11 +20,9 @@ bool decode(const nlohmann::json& json, ClientInfo& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const ClientInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"name\":");
-  encode(writer, value.name);
+  writer.member_string("\"name\":", value.name);
   if (value.version) {
-    writer.key_raw("\"version\":");
-    encode(writer, *value.version);
+    writer.member_string(",\"version\":", *value.version);
   }
   writer.end_object();
 }
@@ -40,7 +38,7 @@ bool decode(const nlohmann::json& json, ClientCapabilities& out, json::DecodeCon
 void encode(json::JsonWriter& writer, const ClientCapabilities& value) {
   writer.begin_object();
   if (value.answers_permissions) {
-    writer.key_raw("\"answersPermissions\":");
+    writer.member_raw("\"answersPermissions\":");
     encode(writer, *value.answers_permissions);
   }
   writer.end_object();
@@ -58,12 +56,9 @@ bool decode(const nlohmann::json& json, ServerInfo& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const ServerInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"name\":");
-  encode(writer, value.name);
-  writer.key_raw("\"version\":");
-  encode(writer, value.version);
-  writer.key_raw("\"pid\":");
-  encode(writer, value.pid);
+  writer.member_string("\"name\":", value.name);
+  writer.member_string(",\"version\":", value.version);
+  writer.member_integer(",\"pid\":", value.pid);
   writer.end_object();
 }
 
@@ -79,10 +74,9 @@ bool decode(const nlohmann::json& json, ServerCapabilities& out, json::DecodeCon
 
 void encode(json::JsonWriter& writer, const ServerCapabilities& value) {
   writer.begin_object();
-  writer.key_raw("\"batch\":");
+  writer.member_raw("\"batch\":");
   encode(writer, value.batch);
-  writer.key_raw("\"maxRequestBytes\":");
-  encode(writer, value.max_request_bytes);
+  writer.member_integer(",\"maxRequestBytes\":", value.max_request_bytes);
   writer.end_object();
 }
 
@@ -102,7 +96,13 @@ bool decode(const nlohmann::json& json, DeltaKind& out, json::DecodeContext& con
   return context.fail("one of \"text\", \"thinking\"", json);
 }
 
-void encode(json::JsonWriter& writer, DeltaKind value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, DeltaKind value) {
+  switch (value) {
+    case DeltaKind::Text: writer.quoted_raw("\"text\""); return;
+    case DeltaKind::Thinking: writer.quoted_raw("\"thinking\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(AgentStatusKind value) {
   switch (value) {
@@ -124,7 +124,15 @@ bool decode(const nlohmann::json& json, AgentStatusKind& out, json::DecodeContex
   return context.fail("one of \"working\", \"retrying\", \"compacting\", \"compacted\"", json);
 }
 
-void encode(json::JsonWriter& writer, AgentStatusKind value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, AgentStatusKind value) {
+  switch (value) {
+    case AgentStatusKind::Working: writer.quoted_raw("\"working\""); return;
+    case AgentStatusKind::Retrying: writer.quoted_raw("\"retrying\""); return;
+    case AgentStatusKind::Compacting: writer.quoted_raw("\"compacting\""); return;
+    case AgentStatusKind::Compacted: writer.quoted_raw("\"compacted\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(Transport value) {
   switch (value) {
@@ -142,7 +150,13 @@ bool decode(const nlohmann::json& json, Transport& out, json::DecodeContext& con
   return context.fail("one of \"stdio\", \"http\"", json);
 }
 
-void encode(json::JsonWriter& writer, Transport value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, Transport value) {
+  switch (value) {
+    case Transport::Stdio: writer.quoted_raw("\"stdio\""); return;
+    case Transport::Http: writer.quoted_raw("\"http\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -159,17 +173,13 @@ bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext&
 
 void encode(json::JsonWriter& writer, const EventEnvelope& value) {
   writer.begin_object();
-  writer.key_raw("\"seq\":");
-  encode(writer, value.seq);
-  writer.key_raw("\"type\":");
-  encode(writer, value.type);
-  writer.key_raw("\"ts\":");
-  encode(writer, value.ts);
+  writer.member_integer("\"seq\":", value.seq);
+  writer.member_string(",\"type\":", value.type);
+  writer.member_integer(",\"ts\":", value.ts);
   if (value.session_id) {
-    writer.key_raw("\"sessionId\":");
-    encode(writer, *value.session_id);
+    writer.member_string(",\"sessionId\":", *value.session_id);
   }
-  writer.key_raw("\"data\":");
+  writer.member_raw(",\"data\":");
   encode(writer, value.data);
   writer.end_object();
 }
@@ -196,7 +206,16 @@ bool decode(const nlohmann::json& json, SessionState& out, json::DecodeContext& 
   return context.fail("one of \"idle\", \"running\", \"awaiting_input\", \"stopped\", \"interrupted\"", json);
 }
 
-void encode(json::JsonWriter& writer, SessionState value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, SessionState value) {
+  switch (value) {
+    case SessionState::Idle: writer.quoted_raw("\"idle\""); return;
+    case SessionState::Running: writer.quoted_raw("\"running\""); return;
+    case SessionState::AwaitingInput: writer.quoted_raw("\"awaiting_input\""); return;
+    case SessionState::Stopped: writer.quoted_raw("\"stopped\""); return;
+    case SessionState::Interrupted: writer.quoted_raw("\"interrupted\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -218,34 +237,26 @@ bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& c
 
 void encode(json::JsonWriter& writer, const SessionInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"agent\":");
-  encode(writer, value.agent);
-  writer.key_raw("\"cwd\":");
-  encode(writer, value.cwd);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
   if (value.title) {
-    writer.key_raw("\"title\":");
-    encode(writer, *value.title);
+    writer.member_string(",\"title\":", *value.title);
   }
   if (value.model) {
-    writer.key_raw("\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   if (value.mode) {
-    writer.key_raw("\"mode\":");
-    encode(writer, *value.mode);
+    writer.member_string(",\"mode\":", *value.mode);
   }
-  writer.key_raw("\"archived\":");
+  writer.member_raw(",\"archived\":");
   encode(writer, value.archived);
-  writer.key_raw("\"state\":");
+  writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.key_raw("\"live\":");
+  writer.member_raw(",\"live\":");
   encode(writer, value.live);
-  writer.key_raw("\"createdAt\":");
-  encode(writer, value.created_at);
-  writer.key_raw("\"updatedAt\":");
-  encode(writer, value.updated_at);
+  writer.member_integer(",\"createdAt\":", value.created_at);
+  writer.member_integer(",\"updatedAt\":", value.updated_at);
   writer.end_object();
 }
 
@@ -261,11 +272,9 @@ bool decode(const nlohmann::json& json, Attachment& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const Attachment& value) {
   writer.begin_object();
-  writer.key_raw("\"path\":");
-  encode(writer, value.path);
+  writer.member_string("\"path\":", value.path);
   if (value.mime_type) {
-    writer.key_raw("\"mimeType\":");
-    encode(writer, *value.mime_type);
+    writer.member_string(",\"mimeType\":", *value.mime_type);
   }
   writer.end_object();
 }
@@ -283,16 +292,13 @@ bool decode(const nlohmann::json& json, QueuedPrompt& out, json::DecodeContext& 
 
 void encode(json::JsonWriter& writer, const QueuedPrompt& value) {
   writer.begin_object();
-  writer.key_raw("\"queueId\":");
-  encode(writer, value.queue_id);
-  writer.key_raw("\"text\":");
-  encode(writer, value.text);
+  writer.member_string("\"queueId\":", value.queue_id);
+  writer.member_string(",\"text\":", value.text);
   if (value.attachments) {
-    writer.key_raw("\"attachments\":");
+    writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
-  writer.key_raw("\"queuedAt\":");
-  encode(writer, value.queued_at);
+  writer.member_integer(",\"queuedAt\":", value.queued_at);
   writer.end_object();
 }
 
@@ -310,8 +316,7 @@ bool decode(const nlohmann::json& json, Usage& out, json::DecodeContext& context
 void encode(json::JsonWriter& writer, const Usage& value) {
   writer.begin_object();
   if (value.input_tokens) {
-    writer.key_raw("\"inputTokens\":");
-    encode(writer, *value.input_tokens);
+    writer.member_integer("\"inputTokens\":", *value.input_tokens);
   }
   if (value.output_tokens) {
     writer.key_raw("\"outputTokens\":");
@@ -350,7 +355,16 @@ bool decode(const nlohmann::json& json, StopReason& out, json::DecodeContext& co
   return context.fail("one of \"end_turn\", \"cancelled\", \"error\", \"max_tokens\", \"refusal\"", json);
 }
 
-void encode(json::JsonWriter& writer, StopReason value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, StopReason value) {
+  switch (value) {
+    case StopReason::EndTurn: writer.quoted_raw("\"end_turn\""); return;
+    case StopReason::Cancelled: writer.quoted_raw("\"cancelled\""); return;
+    case StopReason::Error: writer.quoted_raw("\"error\""); return;
+    case StopReason::MaxTokens: writer.quoted_raw("\"max_tokens\""); return;
+    case StopReason::Refusal: writer.quoted_raw("\"refusal\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(PermissionDecision value) {
   switch (value) {
@@ -374,7 +388,16 @@ bool decode(const nlohmann::json& json, PermissionDecision& out, json::DecodeCon
   return context.fail("one of \"allow_once\", \"allow_session\", \"allow_project\", \"allow_always\", \"deny\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionDecision value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionDecision value) {
+  switch (value) {
+    case PermissionDecision::AllowOnce: writer.quoted_raw("\"allow_once\""); return;
+    case PermissionDecision::AllowSession: writer.quoted_raw("\"allow_session\""); return;
+    case PermissionDecision::AllowProject: writer.quoted_raw("\"allow_project\""); return;
+    case PermissionDecision::AllowAlways: writer.quoted_raw("\"allow_always\""); return;
+    case PermissionDecision::Deny: writer.quoted_raw("\"deny\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -388,11 +411,9 @@ bool decode(const nlohmann::json& json, PermissionRule& out, json::DecodeContext
 
 void encode(json::JsonWriter& writer, const PermissionRule& value) {
   writer.begin_object();
-  writer.key_raw("\"tool\":");
-  encode(writer, value.tool);
+  writer.member_string("\"tool\":", value.tool);
   if (value.pattern) {
-    writer.key_raw("\"pattern\":");
-    encode(writer, *value.pattern);
+    writer.member_string(",\"pattern\":", *value.pattern);
   }
   writer.end_object();
 }
@@ -415,7 +436,14 @@ bool decode(const nlohmann::json& json, RuleScope& out, json::DecodeContext& con
   return context.fail("one of \"session\", \"project\", \"always\"", json);
 }
 
-void encode(json::JsonWriter& writer, RuleScope value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, RuleScope value) {
+  switch (value) {
+    case RuleScope::Session: writer.quoted_raw("\"session\""); return;
+    case RuleScope::Project: writer.quoted_raw("\"project\""); return;
+    case RuleScope::Always: writer.quoted_raw("\"always\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(RememberedRuleDecision value) {
   switch (value) {
@@ -433,7 +461,13 @@ bool decode(const nlohmann::json& json, RememberedRuleDecision& out, json::Decod
   return context.fail("one of \"allow\", \"deny\"", json);
 }
 
-void encode(json::JsonWriter& writer, RememberedRuleDecision value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, RememberedRuleDecision value) {
+  switch (value) {
+    case RememberedRuleDecision::Allow: writer.quoted_raw("\"allow\""); return;
+    case RememberedRuleDecision::Deny: writer.quoted_raw("\"deny\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, RememberedRule& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -451,24 +485,20 @@ bool decode(const nlohmann::json& json, RememberedRule& out, json::DecodeContext
 
 void encode(json::JsonWriter& writer, const RememberedRule& value) {
   writer.begin_object();
-  writer.key_raw("\"ruleId\":");
-  encode(writer, value.rule_id);
-  writer.key_raw("\"scope\":");
+  writer.member_string("\"ruleId\":", value.rule_id);
+  writer.member_raw(",\"scope\":");
   encode(writer, value.scope);
   if (value.session_id) {
-    writer.key_raw("\"sessionId\":");
-    encode(writer, *value.session_id);
+    writer.member_string(",\"sessionId\":", *value.session_id);
   }
   if (value.cwd) {
-    writer.key_raw("\"cwd\":");
-    encode(writer, *value.cwd);
+    writer.member_string(",\"cwd\":", *value.cwd);
   }
-  writer.key_raw("\"rule\":");
+  writer.member_raw(",\"rule\":");
   encode(writer, value.rule);
-  writer.key_raw("\"decision\":");
+  writer.member_raw(",\"decision\":");
   encode(writer, value.decision);
-  writer.key_raw("\"createdAt\":");
-  encode(writer, value.created_at);
+  writer.member_integer(",\"createdAt\":", value.created_at);
   writer.end_object();
 }
 
@@ -488,7 +518,13 @@ bool decode(const nlohmann::json& json, PermissionRequestState& out, json::Decod
   return context.fail("one of \"open\", \"responding\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionRequestState value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionRequestState value) {
+  switch (value) {
+    case PermissionRequestState::Open: writer.quoted_raw("\"open\""); return;
+    case PermissionRequestState::Responding: writer.quoted_raw("\"responding\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -509,28 +545,21 @@ bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const PermissionRequest& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
-  encode(writer, value.request_id);
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"tool\":");
-  encode(writer, value.tool);
-  writer.key_raw("\"input\":");
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_string(",\"sessionId\":", value.session_id);
+  writer.member_string(",\"turnId\":", value.turn_id);
+  writer.member_string(",\"tool\":", value.tool);
+  writer.member_raw(",\"input\":");
   encode(writer, value.input);
-  writer.key_raw("\"description\":");
-  encode(writer, value.description);
+  writer.member_string(",\"description\":", value.description);
   if (value.suggested_rule) {
-    writer.key_raw("\"suggestedRule\":");
+    writer.member_raw(",\"suggestedRule\":");
     encode(writer, *value.suggested_rule);
   }
-  writer.key_raw("\"reason\":");
-  encode(writer, value.reason);
-  writer.key_raw("\"state\":");
+  writer.member_string(",\"reason\":", value.reason);
+  writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.key_raw("\"openedAt\":");
-  encode(writer, value.opened_at);
+  writer.member_integer(",\"openedAt\":", value.opened_at);
   writer.end_object();
 }
 
@@ -547,18 +576,16 @@ bool decode(const nlohmann::json& json, Question& out, json::DecodeContext& cont
 
 void encode(json::JsonWriter& writer, const Question& value) {
   writer.begin_object();
-  writer.key_raw("\"question\":");
-  encode(writer, value.question);
+  writer.member_string("\"question\":", value.question);
   if (value.header) {
-    writer.key_raw("\"header\":");
-    encode(writer, *value.header);
+    writer.member_string(",\"header\":", *value.header);
   }
   if (value.options) {
-    writer.key_raw("\"options\":");
+    writer.member_raw(",\"options\":");
     encode(writer, *value.options);
   }
   if (value.multi_select) {
-    writer.key_raw("\"multiSelect\":");
+    writer.member_raw(",\"multiSelect\":");
     encode(writer, *value.multi_select);
   }
   writer.end_object();
@@ -580,7 +607,13 @@ bool decode(const nlohmann::json& json, QuestionRequestState& out, json::DecodeC
   return context.fail("one of \"open\", \"responding\"", json);
 }
 
-void encode(json::JsonWriter& writer, QuestionRequestState value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, QuestionRequestState value) {
+  switch (value) {
+    case QuestionRequestState::Open: writer.quoted_raw("\"open\""); return;
+    case QuestionRequestState::Responding: writer.quoted_raw("\"responding\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -598,18 +631,14 @@ bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const QuestionRequest& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
-  encode(writer, value.request_id);
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"questions\":");
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_string(",\"sessionId\":", value.session_id);
+  writer.member_string(",\"turnId\":", value.turn_id);
+  writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
-  writer.key_raw("\"state\":");
+  writer.member_raw(",\"state\":");
   encode(writer, value.state);
-  writer.key_raw("\"openedAt\":");
-  encode(writer, value.opened_at);
+  writer.member_integer(",\"openedAt\":", value.opened_at);
   writer.end_object();
 }
 
@@ -631,23 +660,23 @@ bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const AgentCapabilities& value) {
   writer.begin_object();
-  writer.key_raw("\"streaming\":");
+  writer.member_raw("\"streaming\":");
   encode(writer, value.streaming);
-  writer.key_raw("\"permissions\":");
+  writer.member_raw(",\"permissions\":");
   encode(writer, value.permissions);
-  writer.key_raw("\"questions\":");
+  writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
-  writer.key_raw("\"resume\":");
+  writer.member_raw(",\"resume\":");
   encode(writer, value.resume);
-  writer.key_raw("\"historyList\":");
+  writer.member_raw(",\"historyList\":");
   encode(writer, value.history_list);
-  writer.key_raw("\"historyRead\":");
+  writer.member_raw(",\"historyRead\":");
   encode(writer, value.history_read);
-  writer.key_raw("\"modelSwitch\":");
+  writer.member_raw(",\"modelSwitch\":");
   encode(writer, value.model_switch);
-  writer.key_raw("\"modes\":");
+  writer.member_raw(",\"modes\":");
   encode(writer, value.modes);
-  writer.key_raw("\"images\":");
+  writer.member_raw(",\"images\":");
   encode(writer, value.images);
   writer.end_object();
 }
@@ -667,23 +696,19 @@ bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& con
 
 void encode(json::JsonWriter& writer, const AgentInfo& value) {
   writer.begin_object();
-  writer.key_raw("\"agent\":");
-  encode(writer, value.agent);
-  writer.key_raw("\"installed\":");
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_raw(",\"installed\":");
   encode(writer, value.installed);
   if (value.path) {
-    writer.key_raw("\"path\":");
-    encode(writer, *value.path);
+    writer.member_string(",\"path\":", *value.path);
   }
   if (value.version) {
-    writer.key_raw("\"version\":");
-    encode(writer, *value.version);
+    writer.member_string(",\"version\":", *value.version);
   }
   if (value.problem) {
-    writer.key_raw("\"problem\":");
-    encode(writer, *value.problem);
+    writer.member_string(",\"problem\":", *value.problem);
   }
-  writer.key_raw("\"capabilities\":");
+  writer.member_raw(",\"capabilities\":");
   encode(writer, value.capabilities);
   writer.end_object();
 }
@@ -704,25 +729,22 @@ bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const SessionSendResult& value) {
   writer.begin_object();
   if (value.turn_id) {
-    writer.key_raw("\"turnId\":");
-    encode(writer, *value.turn_id);
+    writer.member_string("\"turnId\":", *value.turn_id);
   }
   writer.key_raw("\"queued\":");
   encode(writer, value.queued);
   if (value.queue_id) {
-    writer.key_raw("\"queueId\":");
-    encode(writer, *value.queue_id);
+    writer.member_string(",\"queueId\":", *value.queue_id);
   }
   if (value.stop_reason) {
-    writer.key_raw("\"stopReason\":");
+    writer.member_raw(",\"stopReason\":");
     encode(writer, *value.stop_reason);
   }
   if (value.text) {
-    writer.key_raw("\"text\":");
-    encode(writer, *value.text);
+    writer.member_string(",\"text\":", *value.text);
   }
   if (value.usage) {
-    writer.key_raw("\"usage\":");
+    writer.member_raw(",\"usage\":");
     encode(writer, *value.usage);
   }
   writer.end_object();
@@ -745,25 +767,18 @@ bool decode(const nlohmann::json& json, HistorySession& out, json::DecodeContext
 
 void encode(json::JsonWriter& writer, const HistorySession& value) {
   writer.begin_object();
-  writer.key_raw("\"providerSessionId\":");
-  encode(writer, value.provider_session_id);
-  writer.key_raw("\"title\":");
-  encode(writer, value.title);
-  writer.key_raw("\"cwd\":");
-  encode(writer, value.cwd);
+  writer.member_string("\"providerSessionId\":", value.provider_session_id);
+  writer.member_string(",\"title\":", value.title);
+  writer.member_string(",\"cwd\":", value.cwd);
   if (value.created_at) {
-    writer.key_raw("\"createdAt\":");
-    encode(writer, *value.created_at);
+    writer.member_integer(",\"createdAt\":", *value.created_at);
   }
-  writer.key_raw("\"updatedAt\":");
-  encode(writer, value.updated_at);
+  writer.member_integer(",\"updatedAt\":", value.updated_at);
   if (value.prompt_count) {
-    writer.key_raw("\"promptCount\":");
-    encode(writer, *value.prompt_count);
+    writer.member_integer(",\"promptCount\":", *value.prompt_count);
   }
   if (value.path) {
-    writer.key_raw("\"path\":");
-    encode(writer, *value.path);
+    writer.member_string(",\"path\":", *value.path);
   }
   writer.end_object();
 }
@@ -790,7 +805,16 @@ bool decode(const nlohmann::json& json, HistoryEventType& out, json::DecodeConte
   return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\"", json);
 }
 
-void encode(json::JsonWriter& writer, HistoryEventType value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, HistoryEventType value) {
+  switch (value) {
+    case HistoryEventType::TurnStarted: writer.quoted_raw("\"turn.started\""); return;
+    case HistoryEventType::MessageCompleted: writer.quoted_raw("\"message.completed\""); return;
+    case HistoryEventType::ToolStarted: writer.quoted_raw("\"tool.started\""); return;
+    case HistoryEventType::ToolCompleted: writer.quoted_raw("\"tool.completed\""); return;
+    case HistoryEventType::TurnStopped: writer.quoted_raw("\"turn.stopped\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, HistoryEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -804,13 +828,12 @@ bool decode(const nlohmann::json& json, HistoryEvent& out, json::DecodeContext& 
 
 void encode(json::JsonWriter& writer, const HistoryEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"type\":");
+  writer.member_raw("\"type\":");
   encode(writer, value.type);
   if (value.ts) {
-    writer.key_raw("\"ts\":");
-    encode(writer, *value.ts);
+    writer.member_integer(",\"ts\":", *value.ts);
   }
-  writer.key_raw("\"data\":");
+  writer.member_raw(",\"data\":");
   encode(writer, value.data);
   writer.end_object();
 }
@@ -838,7 +861,7 @@ bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const AgentsListResult& value) {
   writer.begin_object();
-  writer.key_raw("\"agents\":");
+  writer.member_raw("\"agents\":");
   encode(writer, value.agents);
   writer.end_object();
 }
@@ -856,10 +879,8 @@ bool decode(const nlohmann::json& json, HistoryListParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const HistoryListParams& value) {
   writer.begin_object();
-  writer.key_raw("\"agent\":");
-  encode(writer, value.agent);
-  writer.key_raw("\"cwd\":");
-  encode(writer, value.cwd);
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
   writer.end_object();
 }
 
@@ -877,12 +898,10 @@ bool decode(const nlohmann::json& json, HistoryListResult& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const HistoryListResult& value) {
   writer.begin_object();
-  writer.key_raw("\"sessions\":");
+  writer.member_raw("\"sessions\":");
   encode(writer, value.sessions);
-  writer.key_raw("\"skippedFiles\":");
-  encode(writer, value.skipped_files);
-  writer.key_raw("\"skippedLines\":");
-  encode(writer, value.skipped_lines);
+  writer.member_integer(",\"skippedFiles\":", value.skipped_files);
+  writer.member_integer(",\"skippedLines\":", value.skipped_lines);
   writer.end_object();
 }
 
@@ -902,12 +921,9 @@ bool decode(const nlohmann::json& json, HistoryReadParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const HistoryReadParams& value) {
   writer.begin_object();
-  writer.key_raw("\"agent\":");
-  encode(writer, value.agent);
-  writer.key_raw("\"cwd\":");
-  encode(writer, value.cwd);
-  writer.key_raw("\"providerSessionId\":");
-  encode(writer, value.provider_session_id);
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
+  writer.member_string(",\"providerSessionId\":", value.provider_session_id);
   writer.end_object();
 }
 
@@ -924,12 +940,10 @@ bool decode(const nlohmann::json& json, HistoryReadResult& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const HistoryReadResult& value) {
   writer.begin_object();
-  writer.key_raw("\"providerSessionId\":");
-  encode(writer, value.provider_session_id);
-  writer.key_raw("\"events\":");
+  writer.member_string("\"providerSessionId\":", value.provider_session_id);
+  writer.member_raw(",\"events\":");
   encode(writer, value.events);
-  writer.key_raw("\"skippedLines\":");
-  encode(writer, value.skipped_lines);
+  writer.member_integer(",\"skippedLines\":", value.skipped_lines);
   writer.end_object();
 }
 
@@ -946,12 +960,11 @@ bool decode(const nlohmann::json& json, InitializeParams& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const InitializeParams& value) {
   writer.begin_object();
-  writer.key_raw("\"protocolVersion\":");
-  encode(writer, value.protocol_version);
-  writer.key_raw("\"clientInfo\":");
+  writer.member_integer("\"protocolVersion\":", value.protocol_version);
+  writer.member_raw(",\"clientInfo\":");
   encode(writer, value.client_info);
   if (value.capabilities) {
-    writer.key_raw("\"capabilities\":");
+    writer.member_raw(",\"capabilities\":");
     encode(writer, *value.capabilities);
   }
   writer.end_object();
@@ -971,16 +984,14 @@ bool decode(const nlohmann::json& json, InitializeResult& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const InitializeResult& value) {
   writer.begin_object();
-  writer.key_raw("\"protocolVersion\":");
-  encode(writer, value.protocol_version);
-  writer.key_raw("\"supportedVersions\":");
+  writer.member_integer("\"protocolVersion\":", value.protocol_version);
+  writer.member_raw(",\"supportedVersions\":");
   encode(writer, value.supported_versions);
-  writer.key_raw("\"serverInfo\":");
+  writer.member_raw(",\"serverInfo\":");
   encode(writer, value.server_info);
-  writer.key_raw("\"capabilities\":");
+  writer.member_raw(",\"capabilities\":");
   encode(writer, value.capabilities);
-  writer.key_raw("\"clientId\":");
-  encode(writer, value.client_id);
+  writer.member_string(",\"clientId\":", value.client_id);
   writer.end_object();
 }
 
@@ -998,17 +1009,15 @@ bool decode(const nlohmann::json& json, PermissionRespondParams& out, json::Deco
 
 void encode(json::JsonWriter& writer, const PermissionRespondParams& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
-  encode(writer, value.request_id);
-  writer.key_raw("\"decision\":");
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_raw(",\"decision\":");
   encode(writer, value.decision);
   if (value.rule) {
-    writer.key_raw("\"rule\":");
+    writer.member_raw(",\"rule\":");
     encode(writer, *value.rule);
   }
   if (value.message) {
-    writer.key_raw("\"message\":");
-    encode(writer, *value.message);
+    writer.member_string(",\"message\":", *value.message);
   }
   writer.end_object();
 }
@@ -1049,8 +1058,7 @@ bool decode(const nlohmann::json& json, PingResult& out, json::DecodeContext& co
 
 void encode(json::JsonWriter& writer, const PingResult& value) {
   writer.begin_object();
-  writer.key_raw("\"ts\":");
-  encode(writer, value.ts);
+  writer.member_integer("\"ts\":", value.ts);
   writer.end_object();
 }
 
@@ -1067,14 +1075,13 @@ bool decode(const nlohmann::json& json, QuestionRespondParams& out, json::Decode
 
 void encode(json::JsonWriter& writer, const QuestionRespondParams& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
-  encode(writer, value.request_id);
+  writer.member_string("\"requestId\":", value.request_id);
   if (value.answers) {
-    writer.key_raw("\"answers\":");
+    writer.member_raw(",\"answers\":");
     encode(writer, *value.answers);
   }
   if (value.reject) {
-    writer.key_raw("\"reject\":");
+    writer.member_raw(",\"reject\":");
     encode(writer, *value.reject);
   }
   writer.end_object();
@@ -1118,8 +1125,7 @@ bool decode(const nlohmann::json& json, RulesListParams& out, json::DecodeContex
 void encode(json::JsonWriter& writer, const RulesListParams& value) {
   writer.begin_object();
   if (value.session_id) {
-    writer.key_raw("\"sessionId\":");
-    encode(writer, *value.session_id);
+    writer.member_string("\"sessionId\":", *value.session_id);
   }
   if (value.cwd) {
     writer.key_raw("\"cwd\":");
@@ -1138,7 +1144,7 @@ bool decode(const nlohmann::json& json, RulesListResult& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const RulesListResult& value) {
   writer.begin_object();
-  writer.key_raw("\"rules\":");
+  writer.member_raw("\"rules\":");
   encode(writer, value.rules);
   writer.end_object();
 }
@@ -1154,8 +1160,7 @@ bool decode(const nlohmann::json& json, RulesRemoveParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const RulesRemoveParams& value) {
   writer.begin_object();
-  writer.key_raw("\"ruleId\":");
-  encode(writer, value.rule_id);
+  writer.member_string("\"ruleId\":", value.rule_id);
   writer.end_object();
 }
 
@@ -1184,9 +1189,8 @@ bool decode(const nlohmann::json& json, SessionArchiveParams& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionArchiveParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"archived\":");
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_raw(",\"archived\":");
   encode(writer, value.archived);
   writer.end_object();
 }
@@ -1201,7 +1205,7 @@ bool decode(const nlohmann::json& json, SessionArchiveResult& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionArchiveResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1217,8 +1221,7 @@ bool decode(const nlohmann::json& json, SessionAttachParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionAttachParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1237,18 +1240,17 @@ bool decode(const nlohmann::json& json, SessionAttachResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionAttachResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
-  writer.key_raw("\"queue\":");
+  writer.member_raw(",\"queue\":");
   encode(writer, value.queue);
-  writer.key_raw("\"permissions\":");
+  writer.member_raw(",\"permissions\":");
   encode(writer, value.permissions);
-  writer.key_raw("\"questions\":");
+  writer.member_raw(",\"questions\":");
   encode(writer, value.questions);
-  writer.key_raw("\"lastSeq\":");
-  encode(writer, value.last_seq);
+  writer.member_integer(",\"lastSeq\":", value.last_seq);
   if (value.interrupted) {
-    writer.key_raw("\"interrupted\":");
+    writer.member_raw(",\"interrupted\":");
     encode(writer, *value.interrupted);
   }
   writer.end_object();
@@ -1265,8 +1267,7 @@ bool decode(const nlohmann::json& json, SessionCancelParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCancelParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1280,7 +1281,7 @@ bool decode(const nlohmann::json& json, SessionCancelResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCancelResult& value) {
   writer.begin_object();
-  writer.key_raw("\"cancelled\":");
+  writer.member_raw("\"cancelled\":");
   encode(writer, value.cancelled);
   writer.end_object();
 }
@@ -1302,21 +1303,16 @@ bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCreateParams& value) {
   writer.begin_object();
-  writer.key_raw("\"agent\":");
-  encode(writer, value.agent);
-  writer.key_raw("\"cwd\":");
-  encode(writer, value.cwd);
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
   if (value.model) {
-    writer.key_raw("\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   if (value.mode) {
-    writer.key_raw("\"mode\":");
-    encode(writer, *value.mode);
+    writer.member_string(",\"mode\":", *value.mode);
   }
   if (value.title) {
-    writer.key_raw("\"title\":");
-    encode(writer, *value.title);
+    writer.member_string(",\"title\":", *value.title);
   }
   writer.end_object();
 }
@@ -1331,7 +1327,7 @@ bool decode(const nlohmann::json& json, SessionCreateResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCreateResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1347,8 +1343,7 @@ bool decode(const nlohmann::json& json, SessionDeleteParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionDeleteParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1381,15 +1376,12 @@ bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionEventsParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   if (value.after_seq) {
-    writer.key_raw("\"afterSeq\":");
-    encode(writer, *value.after_seq);
+    writer.member_integer(",\"afterSeq\":", *value.after_seq);
   }
   if (value.limit) {
-    writer.key_raw("\"limit\":");
-    encode(writer, *value.limit);
+    writer.member_integer(",\"limit\":", *value.limit);
   }
   writer.end_object();
 }
@@ -1405,11 +1397,10 @@ bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
   writer.begin_object();
-  writer.key_raw("\"events\":");
+  writer.member_raw("\"events\":");
   encode(writer, value.events);
   if (value.next_after_seq) {
-    writer.key_raw("\"nextAfterSeq\":");
-    encode(writer, *value.next_after_seq);
+    writer.member_integer(",\"nextAfterSeq\":", *value.next_after_seq);
   }
   writer.end_object();
 }
@@ -1425,8 +1416,7 @@ bool decode(const nlohmann::json& json, SessionGetParams& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const SessionGetParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   writer.end_object();
 }
 
@@ -1440,7 +1430,7 @@ bool decode(const nlohmann::json& json, SessionGetResult& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const SessionGetResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1465,23 +1455,17 @@ bool decode(const nlohmann::json& json, SessionImportParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionImportParams& value) {
   writer.begin_object();
-  writer.key_raw("\"agent\":");
-  encode(writer, value.agent);
-  writer.key_raw("\"cwd\":");
-  encode(writer, value.cwd);
-  writer.key_raw("\"providerSessionId\":");
-  encode(writer, value.provider_session_id);
+  writer.member_string("\"agent\":", value.agent);
+  writer.member_string(",\"cwd\":", value.cwd);
+  writer.member_string(",\"providerSessionId\":", value.provider_session_id);
   if (value.title) {
-    writer.key_raw("\"title\":");
-    encode(writer, *value.title);
+    writer.member_string(",\"title\":", *value.title);
   }
   if (value.model) {
-    writer.key_raw("\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   if (value.mode) {
-    writer.key_raw("\"mode\":");
-    encode(writer, *value.mode);
+    writer.member_string(",\"mode\":", *value.mode);
   }
   writer.end_object();
 }
@@ -1496,7 +1480,7 @@ bool decode(const nlohmann::json& json, SessionImportResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionImportResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1518,8 +1502,7 @@ bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const SessionListParams& value) {
   writer.begin_object();
   if (value.agent) {
-    writer.key_raw("\"agent\":");
-    encode(writer, *value.agent);
+    writer.member_string("\"agent\":", *value.agent);
   }
   if (value.cwd) {
     writer.key_raw("\"cwd\":");
@@ -1551,11 +1534,10 @@ bool decode(const nlohmann::json& json, SessionListResult& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const SessionListResult& value) {
   writer.begin_object();
-  writer.key_raw("\"sessions\":");
+  writer.member_raw("\"sessions\":");
   encode(writer, value.sessions);
   if (value.next_cursor) {
-    writer.key_raw("\"nextCursor\":");
-    encode(writer, *value.next_cursor);
+    writer.member_string(",\"nextCursor\":", *value.next_cursor);
   }
   writer.end_object();
 }
@@ -1573,10 +1555,8 @@ bool decode(const nlohmann::json& json, SessionRenameParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionRenameParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"title\":");
-  encode(writer, value.title);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"title\":", value.title);
   writer.end_object();
 }
 
@@ -1590,7 +1570,7 @@ bool decode(const nlohmann::json& json, SessionRenameResult& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionRenameResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1607,10 +1587,9 @@ bool decode(const nlohmann::json& json, SessionResumeParams& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionResumeParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
+  writer.member_string("\"sessionId\":", value.session_id);
   if (value.wait) {
-    writer.key_raw("\"wait\":");
+    writer.member_raw(",\"wait\":");
     encode(writer, *value.wait);
   }
   writer.end_object();
@@ -1631,20 +1610,17 @@ bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const SessionSendParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"text\":");
-  encode(writer, value.text);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"text\":", value.text);
   if (value.attachments) {
-    writer.key_raw("\"attachments\":");
+    writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
   if (value.model) {
-    writer.key_raw("\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   if (value.wait) {
-    writer.key_raw("\"wait\":");
+    writer.member_raw(",\"wait\":");
     encode(writer, *value.wait);
   }
   writer.end_object();
@@ -1663,10 +1639,8 @@ bool decode(const nlohmann::json& json, SessionSetModeParams& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionSetModeParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"mode\":");
-  encode(writer, value.mode);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"mode\":", value.mode);
   writer.end_object();
 }
 
@@ -1680,7 +1654,7 @@ bool decode(const nlohmann::json& json, SessionSetModeResult& out, json::DecodeC
 
 void encode(json::JsonWriter& writer, const SessionSetModeResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1698,10 +1672,8 @@ bool decode(const nlohmann::json& json, SessionSetModelParams& out, json::Decode
 
 void encode(json::JsonWriter& writer, const SessionSetModelParams& value) {
   writer.begin_object();
-  writer.key_raw("\"sessionId\":");
-  encode(writer, value.session_id);
-  writer.key_raw("\"model\":");
-  encode(writer, value.model);
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"model\":", value.model);
   writer.end_object();
 }
 
@@ -1715,7 +1687,7 @@ bool decode(const nlohmann::json& json, SessionSetModelResult& out, json::Decode
 
 void encode(json::JsonWriter& writer, const SessionSetModelResult& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -1732,13 +1704,11 @@ bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const AgentErrorEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"message\":");
-  encode(writer, value.message);
-  writer.key_raw("\"recoverable\":");
+  writer.member_string("\"message\":", value.message);
+  writer.member_raw(",\"recoverable\":");
   encode(writer, value.recoverable);
   if (value.turn_id) {
-    writer.key_raw("\"turnId\":");
-    encode(writer, *value.turn_id);
+    writer.member_string(",\"turnId\":", *value.turn_id);
   }
   writer.end_object();
 }
@@ -1762,26 +1732,21 @@ bool decode(const nlohmann::json& json, AgentStatusEvent& out, json::DecodeConte
 void encode(json::JsonWriter& writer, const AgentStatusEvent& value) {
   writer.begin_object();
   if (value.turn_id) {
-    writer.key_raw("\"turnId\":");
-    encode(writer, *value.turn_id);
+    writer.member_string("\"turnId\":", *value.turn_id);
   }
   writer.key_raw("\"status\":");
   encode(writer, value.status);
   if (value.message) {
-    writer.key_raw("\"message\":");
-    encode(writer, *value.message);
+    writer.member_string(",\"message\":", *value.message);
   }
   if (value.attempt) {
-    writer.key_raw("\"attempt\":");
-    encode(writer, *value.attempt);
+    writer.member_integer(",\"attempt\":", *value.attempt);
   }
   if (value.max_attempts) {
-    writer.key_raw("\"maxAttempts\":");
-    encode(writer, *value.max_attempts);
+    writer.member_integer(",\"maxAttempts\":", *value.max_attempts);
   }
   if (value.retry_delay_ms) {
-    writer.key_raw("\"retryDelayMs\":");
-    encode(writer, *value.retry_delay_ms);
+    writer.member_integer(",\"retryDelayMs\":", *value.retry_delay_ms);
   }
   writer.end_object();
 }
@@ -1798,11 +1763,10 @@ bool decode(const nlohmann::json& json, ClientAttachedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const ClientAttachedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"clientId\":");
-  encode(writer, value.client_id);
-  writer.key_raw("\"transport\":");
+  writer.member_string("\"clientId\":", value.client_id);
+  writer.member_raw(",\"transport\":");
   encode(writer, value.transport);
-  writer.key_raw("\"answersPermissions\":");
+  writer.member_raw(",\"answersPermissions\":");
   encode(writer, value.answers_permissions);
   writer.end_object();
 }
@@ -1817,8 +1781,7 @@ bool decode(const nlohmann::json& json, ClientDetachedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const ClientDetachedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"clientId\":");
-  encode(writer, value.client_id);
+  writer.member_string("\"clientId\":", value.client_id);
   writer.end_object();
 }
 
@@ -1840,7 +1803,14 @@ bool decode(const nlohmann::json& json, DaemonShutdownEventReason& out, json::De
   return context.fail("one of \"stdin_closed\", \"signal\", \"request\"", json);
 }
 
-void encode(json::JsonWriter& writer, DaemonShutdownEventReason value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, DaemonShutdownEventReason value) {
+  switch (value) {
+    case DaemonShutdownEventReason::StdinClosed: writer.quoted_raw("\"stdin_closed\""); return;
+    case DaemonShutdownEventReason::Signal: writer.quoted_raw("\"signal\""); return;
+    case DaemonShutdownEventReason::Request: writer.quoted_raw("\"request\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, DaemonShutdownEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -1852,7 +1822,7 @@ bool decode(const nlohmann::json& json, DaemonShutdownEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const DaemonShutdownEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"reason\":");
+  writer.member_raw("\"reason\":");
   encode(writer, value.reason);
   writer.end_object();
 }
@@ -1873,7 +1843,13 @@ bool decode(const nlohmann::json& json, MessageCompletedEventRole& out, json::De
   return context.fail("one of \"assistant\", \"user\"", json);
 }
 
-void encode(json::JsonWriter& writer, MessageCompletedEventRole value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, MessageCompletedEventRole value) {
+  switch (value) {
+    case MessageCompletedEventRole::Assistant: writer.quoted_raw("\"assistant\""); return;
+    case MessageCompletedEventRole::User: writer.quoted_raw("\"user\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -1890,19 +1866,15 @@ bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::Decode
 
 void encode(json::JsonWriter& writer, const MessageCompletedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"messageId\":");
-  encode(writer, value.message_id);
-  writer.key_raw("\"role\":");
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"messageId\":", value.message_id);
+  writer.member_raw(",\"role\":");
   encode(writer, value.role);
-  writer.key_raw("\"kind\":");
+  writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
-  writer.key_raw("\"text\":");
-  encode(writer, value.text);
+  writer.member_string(",\"text\":", value.text);
   if (value.parent_tool_call_id) {
-    writer.key_raw("\"parentToolCallId\":");
-    encode(writer, *value.parent_tool_call_id);
+    writer.member_string(",\"parentToolCallId\":", *value.parent_tool_call_id);
   }
   writer.end_object();
 }
@@ -1921,17 +1893,13 @@ bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const MessageDeltaEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"messageId\":");
-  encode(writer, value.message_id);
-  writer.key_raw("\"kind\":");
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"messageId\":", value.message_id);
+  writer.member_raw(",\"kind\":");
   encode(writer, value.kind);
-  writer.key_raw("\"text\":");
-  encode(writer, value.text);
+  writer.member_string(",\"text\":", value.text);
   if (value.parent_tool_call_id) {
-    writer.key_raw("\"parentToolCallId\":");
-    encode(writer, *value.parent_tool_call_id);
+    writer.member_string(",\"parentToolCallId\":", *value.parent_tool_call_id);
   }
   writer.end_object();
 }
@@ -1946,7 +1914,7 @@ bool decode(const nlohmann::json& json, PermissionRequestedEvent& out, json::Dec
 
 void encode(json::JsonWriter& writer, const PermissionRequestedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"request\":");
+  writer.member_raw("\"request\":");
   encode(writer, value.request);
   writer.end_object();
 }
@@ -1969,7 +1937,14 @@ bool decode(const nlohmann::json& json, PermissionResolvedEventOutcome& out, jso
   return context.fail("one of \"allowed\", \"denied\", \"cancelled\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionResolvedEventOutcome value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionResolvedEventOutcome value) {
+  switch (value) {
+    case PermissionResolvedEventOutcome::Allowed: writer.quoted_raw("\"allowed\""); return;
+    case PermissionResolvedEventOutcome::Denied: writer.quoted_raw("\"denied\""); return;
+    case PermissionResolvedEventOutcome::Cancelled: writer.quoted_raw("\"cancelled\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(PermissionResolvedEventResolvedBy value) {
   switch (value) {
@@ -1993,7 +1968,16 @@ bool decode(const nlohmann::json& json, PermissionResolvedEventResolvedBy& out, 
   return context.fail("one of \"client\", \"rule\", \"timeout\", \"headless\", \"cancel\"", json);
 }
 
-void encode(json::JsonWriter& writer, PermissionResolvedEventResolvedBy value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, PermissionResolvedEventResolvedBy value) {
+  switch (value) {
+    case PermissionResolvedEventResolvedBy::Client: writer.quoted_raw("\"client\""); return;
+    case PermissionResolvedEventResolvedBy::Rule: writer.quoted_raw("\"rule\""); return;
+    case PermissionResolvedEventResolvedBy::Timeout: writer.quoted_raw("\"timeout\""); return;
+    case PermissionResolvedEventResolvedBy::Headless: writer.quoted_raw("\"headless\""); return;
+    case PermissionResolvedEventResolvedBy::Cancel: writer.quoted_raw("\"cancel\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -2011,26 +1995,22 @@ bool decode(const nlohmann::json& json, PermissionResolvedEvent& out, json::Deco
 
 void encode(json::JsonWriter& writer, const PermissionResolvedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
-  encode(writer, value.request_id);
-  writer.key_raw("\"outcome\":");
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_raw(",\"outcome\":");
   encode(writer, value.outcome);
   if (value.decision) {
-    writer.key_raw("\"decision\":");
+    writer.member_raw(",\"decision\":");
     encode(writer, *value.decision);
   }
-  writer.key_raw("\"resolvedBy\":");
+  writer.member_raw(",\"resolvedBy\":");
   encode(writer, value.resolved_by);
   if (value.client_id) {
-    writer.key_raw("\"clientId\":");
-    encode(writer, *value.client_id);
+    writer.member_string(",\"clientId\":", *value.client_id);
   }
   if (value.rule_id) {
-    writer.key_raw("\"ruleId\":");
-    encode(writer, *value.rule_id);
+    writer.member_string(",\"ruleId\":", *value.rule_id);
   }
-  writer.key_raw("\"resolvedAt\":");
-  encode(writer, value.resolved_at);
+  writer.member_integer(",\"resolvedAt\":", value.resolved_at);
   writer.end_object();
 }
 
@@ -2045,11 +2025,9 @@ bool decode(const nlohmann::json& json, PermissionRespondingEvent& out, json::De
 
 void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
-  encode(writer, value.request_id);
+  writer.member_string("\"requestId\":", value.request_id);
   if (value.client_id) {
-    writer.key_raw("\"clientId\":");
-    encode(writer, *value.client_id);
+    writer.member_string(",\"clientId\":", *value.client_id);
   }
   writer.end_object();
 }
@@ -2064,7 +2042,7 @@ bool decode(const nlohmann::json& json, QuestionRequestedEvent& out, json::Decod
 
 void encode(json::JsonWriter& writer, const QuestionRequestedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"request\":");
+  writer.member_raw("\"request\":");
   encode(writer, value.request);
   writer.end_object();
 }
@@ -2087,7 +2065,14 @@ bool decode(const nlohmann::json& json, QuestionResolvedEventOutcome& out, json:
   return context.fail("one of \"answered\", \"rejected\", \"cancelled\"", json);
 }
 
-void encode(json::JsonWriter& writer, QuestionResolvedEventOutcome value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, QuestionResolvedEventOutcome value) {
+  switch (value) {
+    case QuestionResolvedEventOutcome::Answered: writer.quoted_raw("\"answered\""); return;
+    case QuestionResolvedEventOutcome::Rejected: writer.quoted_raw("\"rejected\""); return;
+    case QuestionResolvedEventOutcome::Cancelled: writer.quoted_raw("\"cancelled\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 std::string_view to_string(QuestionResolvedEventResolvedBy value) {
   switch (value) {
@@ -2109,7 +2094,15 @@ bool decode(const nlohmann::json& json, QuestionResolvedEventResolvedBy& out, js
   return context.fail("one of \"client\", \"timeout\", \"headless\", \"cancel\"", json);
 }
 
-void encode(json::JsonWriter& writer, QuestionResolvedEventResolvedBy value) { writer.string(to_string(value)); }
+void encode(json::JsonWriter& writer, QuestionResolvedEventResolvedBy value) {
+  switch (value) {
+    case QuestionResolvedEventResolvedBy::Client: writer.quoted_raw("\"client\""); return;
+    case QuestionResolvedEventResolvedBy::Timeout: writer.quoted_raw("\"timeout\""); return;
+    case QuestionResolvedEventResolvedBy::Headless: writer.quoted_raw("\"headless\""); return;
+    case QuestionResolvedEventResolvedBy::Cancel: writer.quoted_raw("\"cancel\""); return;
+  }
+  writer.string(to_string(value));
+}
 
 bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
@@ -2126,22 +2119,19 @@ bool decode(const nlohmann::json& json, QuestionResolvedEvent& out, json::Decode
 
 void encode(json::JsonWriter& writer, const QuestionResolvedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"requestId\":");
-  encode(writer, value.request_id);
-  writer.key_raw("\"outcome\":");
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_raw(",\"outcome\":");
   encode(writer, value.outcome);
   if (value.answers) {
-    writer.key_raw("\"answers\":");
+    writer.member_raw(",\"answers\":");
     encode(writer, *value.answers);
   }
-  writer.key_raw("\"resolvedBy\":");
+  writer.member_raw(",\"resolvedBy\":");
   encode(writer, value.resolved_by);
   if (value.client_id) {
-    writer.key_raw("\"clientId\":");
-    encode(writer, *value.client_id);
+    writer.member_string(",\"clientId\":", *value.client_id);
   }
-  writer.key_raw("\"resolvedAt\":");
-  encode(writer, value.resolved_at);
+  writer.member_integer(",\"resolvedAt\":", value.resolved_at);
   writer.end_object();
 }
 
@@ -2155,7 +2145,7 @@ bool decode(const nlohmann::json& json, RulesChangedEvent& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const RulesChangedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"rules\":");
+  writer.member_raw("\"rules\":");
   encode(writer, value.rules);
   writer.end_object();
 }
@@ -2170,7 +2160,7 @@ bool decode(const nlohmann::json& json, SessionCreatedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionCreatedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -2199,11 +2189,10 @@ bool decode(const nlohmann::json& json, SessionStateEvent& out, json::DecodeCont
 
 void encode(json::JsonWriter& writer, const SessionStateEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"state\":");
+  writer.member_raw("\"state\":");
   encode(writer, value.state);
   if (value.reason) {
-    writer.key_raw("\"reason\":");
-    encode(writer, *value.reason);
+    writer.member_string(",\"reason\":", *value.reason);
   }
   writer.end_object();
 }
@@ -2218,7 +2207,7 @@ bool decode(const nlohmann::json& json, SessionUpdatedEvent& out, json::DecodeCo
 
 void encode(json::JsonWriter& writer, const SessionUpdatedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"session\":");
+  writer.member_raw("\"session\":");
   encode(writer, value.session);
   writer.end_object();
 }
@@ -2236,13 +2225,10 @@ bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeCon
 
 void encode(json::JsonWriter& writer, const ToolCompletedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"toolCallId\":");
-  encode(writer, value.tool_call_id);
-  writer.key_raw("\"output\":");
-  encode(writer, value.output);
-  writer.key_raw("\"isError\":");
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"toolCallId\":", value.tool_call_id);
+  writer.member_string(",\"output\":", value.output);
+  writer.member_raw(",\"isError\":");
   encode(writer, value.is_error);
   writer.end_object();
 }
@@ -2259,12 +2245,9 @@ bool decode(const nlohmann::json& json, ToolOutputEvent& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const ToolOutputEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"toolCallId\":");
-  encode(writer, value.tool_call_id);
-  writer.key_raw("\"text\":");
-  encode(writer, value.text);
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"toolCallId\":", value.tool_call_id);
+  writer.member_string(",\"text\":", value.text);
   writer.end_object();
 }
 
@@ -2282,17 +2265,13 @@ bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const ToolStartedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"toolCallId\":");
-  encode(writer, value.tool_call_id);
-  writer.key_raw("\"tool\":");
-  encode(writer, value.tool);
-  writer.key_raw("\"input\":");
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"toolCallId\":", value.tool_call_id);
+  writer.member_string(",\"tool\":", value.tool);
+  writer.member_raw(",\"input\":");
   encode(writer, value.input);
   if (value.parent_tool_call_id) {
-    writer.key_raw("\"parentToolCallId\":");
-    encode(writer, *value.parent_tool_call_id);
+    writer.member_string(",\"parentToolCallId\":", *value.parent_tool_call_id);
   }
   writer.end_object();
 }
@@ -2309,10 +2288,9 @@ bool decode(const nlohmann::json& json, TurnQueuedEvent& out, json::DecodeContex
 
 void encode(json::JsonWriter& writer, const TurnQueuedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"prompt\":");
+  writer.member_raw("\"prompt\":");
   encode(writer, value.prompt);
-  writer.key_raw("\"position\":");
-  encode(writer, value.position);
+  writer.member_integer(",\"position\":", value.position);
   writer.end_object();
 }
 
@@ -2330,21 +2308,17 @@ bool decode(const nlohmann::json& json, TurnStartedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const TurnStartedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"text\":");
-  encode(writer, value.text);
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_string(",\"text\":", value.text);
   if (value.attachments) {
-    writer.key_raw("\"attachments\":");
+    writer.member_raw(",\"attachments\":");
     encode(writer, *value.attachments);
   }
   if (value.queue_id) {
-    writer.key_raw("\"queueId\":");
-    encode(writer, *value.queue_id);
+    writer.member_string(",\"queueId\":", *value.queue_id);
   }
   if (value.model) {
-    writer.key_raw("\"model\":");
-    encode(writer, *value.model);
+    writer.member_string(",\"model\":", *value.model);
   }
   writer.end_object();
 }
@@ -2363,21 +2337,18 @@ bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeConte
 
 void encode(json::JsonWriter& writer, const TurnStoppedEvent& value) {
   writer.begin_object();
-  writer.key_raw("\"turnId\":");
-  encode(writer, value.turn_id);
-  writer.key_raw("\"stopReason\":");
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_raw(",\"stopReason\":");
   encode(writer, value.stop_reason);
   if (value.text) {
-    writer.key_raw("\"text\":");
-    encode(writer, *value.text);
+    writer.member_string(",\"text\":", *value.text);
   }
   if (value.usage) {
-    writer.key_raw("\"usage\":");
+    writer.member_raw(",\"usage\":");
     encode(writer, *value.usage);
   }
   if (value.error) {
-    writer.key_raw("\"error\":");
-    encode(writer, *value.error);
+    writer.member_string(",\"error\":", *value.error);
   }
   writer.end_object();
 }

@@ -47,32 +47,33 @@ struct EventInfo {
   std::string_view type;
   EventScope scope;
   bool internal;  // never leaves the daemon: the bridge drops it
+  std::string_view quoted_type;  // `type` as a JSON string literal, quotes included
 };
 
 inline constexpr std::array<EventInfo, 23> kEvents = {{
-    {"agent.error", EventScope::Session, false},
-    {"agent.status", EventScope::Session, false},
-    {"client.attached", EventScope::Global, true},
-    {"client.detached", EventScope::Global, true},
-    {"daemon.shutdown", EventScope::Global, false},
-    {"message.completed", EventScope::Session, false},
-    {"message.delta", EventScope::Session, false},
-    {"permission.requested", EventScope::Session, false},
-    {"permission.resolved", EventScope::Session, false},
-    {"permission.responding", EventScope::Session, false},
-    {"question.requested", EventScope::Session, false},
-    {"question.resolved", EventScope::Session, false},
-    {"rules.changed", EventScope::Global, false},
-    {"session.created", EventScope::Session, false},
-    {"session.deleted", EventScope::Session, false},
-    {"session.state", EventScope::Session, false},
-    {"session.updated", EventScope::Session, false},
-    {"tool.completed", EventScope::Session, false},
-    {"tool.output", EventScope::Session, false},
-    {"tool.started", EventScope::Session, false},
-    {"turn.queued", EventScope::Session, false},
-    {"turn.started", EventScope::Session, false},
-    {"turn.stopped", EventScope::Session, false},
+    {"agent.error", EventScope::Session, false, "\"agent.error\""},
+    {"agent.status", EventScope::Session, false, "\"agent.status\""},
+    {"client.attached", EventScope::Global, true, "\"client.attached\""},
+    {"client.detached", EventScope::Global, true, "\"client.detached\""},
+    {"daemon.shutdown", EventScope::Global, false, "\"daemon.shutdown\""},
+    {"message.completed", EventScope::Session, false, "\"message.completed\""},
+    {"message.delta", EventScope::Session, false, "\"message.delta\""},
+    {"permission.requested", EventScope::Session, false, "\"permission.requested\""},
+    {"permission.resolved", EventScope::Session, false, "\"permission.resolved\""},
+    {"permission.responding", EventScope::Session, false, "\"permission.responding\""},
+    {"question.requested", EventScope::Session, false, "\"question.requested\""},
+    {"question.resolved", EventScope::Session, false, "\"question.resolved\""},
+    {"rules.changed", EventScope::Global, false, "\"rules.changed\""},
+    {"session.created", EventScope::Session, false, "\"session.created\""},
+    {"session.deleted", EventScope::Session, false, "\"session.deleted\""},
+    {"session.state", EventScope::Session, false, "\"session.state\""},
+    {"session.updated", EventScope::Session, false, "\"session.updated\""},
+    {"tool.completed", EventScope::Session, false, "\"tool.completed\""},
+    {"tool.output", EventScope::Session, false, "\"tool.output\""},
+    {"tool.started", EventScope::Session, false, "\"tool.started\""},
+    {"turn.queued", EventScope::Session, false, "\"turn.queued\""},
+    {"turn.started", EventScope::Session, false, "\"turn.started\""},
+    {"turn.stopped", EventScope::Session, false, "\"turn.stopped\""},
 }};
 
 constexpr const EventInfo& event_info(EventKind kind) { return kEvents[static_cast<std::size_t>(kind)]; }
