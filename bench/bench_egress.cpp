@@ -9,7 +9,8 @@
 // To show where the time goes it also times the pieces alone, on the same events:
 //   - the pipe alone: the same number of bytes written to `cat` in 64 KiB write()s;
 //   - Egress::encode into one reused string (serialization only, no allocation, no I/O);
-//   - encode as Egress::on_bus_event does it: into a reused buffer, copied into a fresh EncodedEvent per event;
+//   - encode into a reused buffer, copied into a fresh EncodedEvent per event (what on_bus_event did before it
+//     recycled its EncodedEvents: the cost of two allocations per event);
 //   - bus.publish -> bridge -> Egress with a sink that only counts bytes (no transport, no I/O).
 // Last, json::append_quoted alone on texts of other shapes than a short delta (long ASCII, CJK, code full of
 // escapes, control characters), so a change to the escaper shows what it costs where events are not small.
@@ -214,8 +215,8 @@ Result run_encode_reused(std::size_t events) {
   return Result{seconds_since(start), thread_cpu_seconds() - cpu_start, bytes, g_allocations - allocations};
 }
 
-// Encode as Egress::on_bus_event does it: into the egress's reused buffer, then copied into a fresh shared
-// EncodedEvent per event.
+// Encode into a reused buffer, then copy into a fresh shared EncodedEvent per event: Egress::on_bus_event before
+// it recycled its EncodedEvents, kept to show what the recycling saves.
 Result run_encode_fresh(std::size_t events) {
   const bus::BusEvent event{std::string(kSessions[0]), protocol::EventPayload(std::in_place_type<protocol::MessageDeltaEvent>, delta())};
   const bus::WireEvent wire = *bus::bridge(event);
@@ -414,7 +415,7 @@ int main(int argc, char** argv) {
   std::printf("pieces (MB/s: serialized JSON; wall and cpu: this thread)\n");
   print_header();
   print_row("Egress::encode into a reused string", encode_reused, events);
-  print_row("encode into a fresh EncodedEvent (as on_bus_event)", encode_fresh, events);
+  print_row("encode into a fresh EncodedEvent (no recycling)", encode_fresh, events);
   print_row("bus.publish -> bridge -> Egress -> counting sink", bus_to_egress, events);
   std::printf("  %-50s %10s %10.1f   (%.2f GB/s: %.1f MB in 64 KiB write()s)\n", "pipe alone -> cat > /dev/null", "",
               static_cast<double>(pipe_only.bytes) / 1e6 / pipe_only.seconds,

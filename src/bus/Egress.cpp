@@ -1,6 +1,7 @@
 #include "switchboard/bus/Egress.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <string_view>
 
@@ -12,6 +13,10 @@ namespace switchboard::bus {
 namespace {
 
 int g_egress_count = 0;
+
+// A recycled event keeps its text's capacity; one that once carried a large tool output is not kept, so the
+// ring never pins more than kRecycledEvents small buffers.
+constexpr std::size_t kMaxRecycledCapacity = 16 * 1024;
 
 // The digits of the last timestamp written. Formatting a 13-digit millisecond time cost about a sixth of an
 // event's serialization; it changes at most once a millisecond, while a streaming agent emits many events per
@@ -68,17 +73,31 @@ void Egress::encode(const WireEvent& event, std::uint64_t seq, std::int64_t ts_m
   writer.end_object();
 }
 
+std::shared_ptr<EncodedEvent> Egress::recycled_or_new_event() {
+  std::shared_ptr<EncodedEvent>& slot = m_recycled[m_next_recycled];
+  m_next_recycled = (m_next_recycled + 1) % kRecycledEvents;
+  // Held only by this ring: nobody else can take a new reference to it, so it is ours to rewrite. The count may
+  // have dropped to one on another thread (the store's), whose reads of the event happened before its release
+  // decrement: the fence after our load makes them happen before our writes.
+  if (slot && slot.use_count() == 1 && slot->json.capacity() <= kMaxRecycledCapacity) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return slot;
+  }
+  slot = std::make_shared<EncodedEvent>();
+  return slot;
+}
+
 void Egress::on_bus_event(const BusEvent& bus_event) {
   const auto wire = bridge(bus_event);
   if (!wire) return;
-  auto encoded = std::make_shared<EncodedEvent>();
+  std::shared_ptr<EncodedEvent> encoded = recycled_or_new_event();
   encoded->seq = ++m_last_seq;
   encoded->kind = wire->kind;
   encoded->session_id.assign(wire->session_id);
   m_writer.clear();
   encode(*wire, encoded->seq, unix_millis_now(), m_writer);
   encoded->json.assign(m_writer.text());
-  const EncodedEventPtr shared = std::move(encoded);
+  const EncodedEventPtr shared = std::move(encoded);  // the ring keeps its own reference
   // Index loop: a sink may unregister itself (a transport closing) while being notified.
   for (std::size_t i = 0; i < m_sinks.size(); ++i) m_sinks[i]->on_event(shared);
 }

@@ -197,3 +197,53 @@ TEST_CASE("bus.publish through egress writes the recorded bytes", "[egress]") {
     CHECK(sink.events[i]->session_id == recorded[i].event.session_id);
   }
 }
+
+// A sink that lets go of every event at once, as the stdio transport does (it copies the bytes).
+struct ForgettingSink : EventSink {
+  std::vector<const EncodedEvent*> seen;
+  void on_event(const EncodedEventPtr& event) override { seen.push_back(event.get()); }
+};
+
+TEST_CASE("egress: events a sink still holds are never rewritten by later ones", "[egress]") {
+  EventBus bus;
+  EventBus::Installation installation(bus);
+  Egress egress(bus);
+  RecordingSink keeper;
+  egress.add_sink(keeper);
+  // Several times the recycling ring: every event stays held, so none may be reused.
+  for (int i = 0; i < 500; ++i) bus.publish("s-1", delta("token " + std::to_string(i)));
+  REQUIRE(keeper.events.size() == 500);
+  std::set<const EncodedEvent*> distinct;
+  for (std::size_t i = 0; i < keeper.events.size(); ++i) {
+    const auto parsed = nlohmann::json::parse(keeper.events[i]->json);
+    CHECK(parsed["seq"] == i + 1);
+    CHECK(keeper.events[i]->seq == i + 1);
+    CHECK(parsed["data"]["text"] == "token " + std::to_string(i));
+    distinct.insert(keeper.events[i].get());
+  }
+  CHECK(distinct.size() == 500);
+  egress.remove_sink(keeper);
+}
+
+TEST_CASE("egress: events no sink holds any more are reused for later events", "[egress]") {
+  EventBus bus;
+  EventBus::Installation installation(bus);
+  Egress egress(bus);
+  ForgettingSink forgetting;
+  RecordingSink keeper;  // holds only the events published while it is attached
+  egress.add_sink(forgetting);
+  for (int i = 0; i < 300; ++i) bus.publish("s-1", delta("a"));
+  const std::set<const EncodedEvent*> first_round(forgetting.seen.begin(), forgetting.seen.end());
+  // A bounded set of objects served 300 events: they were recycled, not allocated per event.
+  CHECK(first_round.size() < 300);
+  egress.add_sink(keeper);
+  bus.publish("s-2", delta("kept"));
+  egress.remove_sink(keeper);
+  for (int i = 0; i < 300; ++i) bus.publish("s-1", delta("b"));
+  // The kept event kept its text and its session while the ring went round many times.
+  REQUIRE(keeper.events.size() == 1);
+  CHECK(keeper.events[0]->session_id == "s-2");
+  CHECK(nlohmann::json::parse(keeper.events[0]->json)["data"]["text"] == "kept");
+  CHECK(keeper.events[0]->seq == 301);
+  egress.remove_sink(forgetting);
+}

@@ -1,0 +1,94 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/Conformance.h"
+
+// The lifecycle checker the end-to-end scenarios run on every client's events must itself catch what it claims
+// to: here it is fed hand-made event streams, one good and one per broken rule.
+
+using Json = nlohmann::json;
+using switchboard::testing::e2e::lifecycle_violations;
+
+namespace {
+
+Json event(int seq, const std::string& type, Json data, const std::string& session = "s1") {
+  return Json{{"seq", seq}, {"type", type}, {"sessionId", session}, {"data", std::move(data)}};
+}
+
+Json state(int seq, const std::string& value) { return event(seq, "session.state", {{"state", value}}); }
+
+// running → turn → permission (awaiting_input, responding, resolved, running) → stop → idle.
+std::vector<Json> good_turn() {
+  return {state(1, "running"),
+          event(2, "turn.started", {{"turnId", "t1"}, {"text", "hi"}}),
+          event(3, "message.delta", {{"turnId", "t1"}, {"messageId", "m"}, {"kind", "text"}, {"text", "a"}}),
+          event(4, "permission.requested", {{"request", {{"requestId", "p1"}}}}),
+          state(5, "awaiting_input"),
+          event(6, "permission.responding", {{"requestId", "p1"}}),
+          event(7, "permission.resolved", {{"requestId", "p1"}, {"outcome", "allowed"}}),
+          state(8, "running"),
+          event(9, "turn.stopped", {{"turnId", "t1"}, {"stopReason", "end_turn"}}),
+          state(10, "idle")};
+}
+
+}  // namespace
+
+TEST_CASE("conformance checker: a well-formed turn has no violations", "[conformance]") {
+  CHECK(lifecycle_violations(good_turn()).empty());
+  // A dead agent ends the turn with stopped instead of idle.
+  auto died = good_turn();
+  died.back() = state(10, "stopped");
+  CHECK(lifecycle_violations(died).empty());
+}
+
+TEST_CASE("conformance checker: a turn started while idle is reported", "[conformance]") {
+  auto events = good_turn();
+  events[0] = state(1, "idle");
+  const auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("started while the session was 'idle'") != std::string::npos);
+}
+
+TEST_CASE("conformance checker: a stop not followed by idle is reported", "[conformance]") {
+  auto events = good_turn();
+  events.back() = state(10, "running");
+  const auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("not idle or stopped") != std::string::npos);
+}
+
+TEST_CASE("conformance checker: an event of a turn after its stop is reported", "[conformance]") {
+  auto events = good_turn();
+  events.push_back(event(11, "message.delta", {{"turnId", "t1"}, {"messageId", "m"}, {"kind", "text"}, {"text", "late"}}));
+  const auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("after its turn.stopped") != std::string::npos);
+}
+
+TEST_CASE("conformance checker: an open permission without awaiting_input is reported", "[conformance]") {
+  auto events = good_turn();
+  events[4] = state(5, "running");
+  const auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("open permission request") != std::string::npos);
+}
+
+TEST_CASE("conformance checker: a request resolved twice is reported", "[conformance]") {
+  auto events = good_turn();
+  events.insert(events.begin() + 7, event(7, "permission.resolved", {{"requestId", "p1"}, {"outcome", "denied"}}));
+  const auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("resolved twice") != std::string::npos);
+}
+
+TEST_CASE("conformance checker: a stop without a start is reported", "[conformance]") {
+  std::vector<Json> events{state(1, "running"), event(2, "turn.stopped", {{"turnId", "t9"}, {"stopReason", "error"}}),
+                           state(3, "idle")};
+  const auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("never started") != std::string::npos);
+}
