@@ -85,6 +85,9 @@ ClaudeTranslator::ClaudeTranslator(AdapterListener& events, ClaudeControlSink& c
 void ClaudeTranslator::feed_line(std::string_view line) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
   if (line.empty()) return;  // blank lines separate nothing in NDJSON; not worth a count
+  if (m_fast_deltas) {
+    if (auto delta = m_delta_reader.read(line); delta && on_fast_delta(*delta)) return;
+  }
   const auto message = native::parse_line(line);
   if (message.is_discarded()) {
     ++m_stats.lines;
@@ -275,6 +278,18 @@ void ClaudeTranslator::on_stream_event(const nlohmann::json& message) {
     return;
   }
   // content_block_stop, message_delta, message_stop, ping: the assistant and result lines carry what they say.
+}
+
+bool ClaudeTranslator::on_fast_delta(StreamDelta& delta) {
+  // What on_stream_event does for the same line, in the same order.
+  StreamedMessage& stream = m_streams[delta.parent_tool_use_id.value_or(std::string())];
+  if (stream.native_id.empty()) return false;  // before message_start: malformed, which the general path reports
+  ++m_stats.lines;
+  m_turn_active = true;
+  if (delta.text.empty()) return true;
+  m_events.on_delta(block_message_id(stream.native_id, static_cast<std::size_t>(delta.index)), delta.kind,
+                    std::move(delta.text), std::move(delta.parent_tool_use_id));
+  return true;
 }
 
 // ---- whole messages ------------------------------------------------------------------------------------------------

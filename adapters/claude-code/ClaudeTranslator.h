@@ -10,6 +10,7 @@
 
 #include "claude-code/ClaudeContent.h"
 #include "claude-code/ClaudeControl.h"
+#include "claude-code/ClaudeStreamDelta.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::adapters::claude {
@@ -38,8 +39,11 @@ class ClaudeTranslator {
  public:
   ClaudeTranslator(AdapterListener& events, ClaudeControlSink& control);
 
-  // One line of the CLI's stdout, without its newline.
+  // One line of the CLI's stdout, without its newline. Streamed text and thinking deltas take a fast path
+  // (StreamDeltaReader) that gives the same events as the general one; set_fast_deltas(false) turns it off, so
+  // tests can show that.
   void feed_line(std::string_view line);
+  void set_fast_deltas(bool enabled) { m_fast_deltas = enabled; }
   // One parsed line.
   void feed(const nlohmann::json& message);
 
@@ -66,6 +70,8 @@ class ClaudeTranslator {
 
   void on_system(const nlohmann::json& message);
   void on_stream_event(const nlohmann::json& message);
+  // A delta the fast path read; false when the general path must read the line (it then reports what is wrong).
+  bool on_fast_delta(StreamDelta& delta);
   void on_assistant(const nlohmann::json& message);
   void on_user(const nlohmann::json& message);
   void on_result(const nlohmann::json& message);
@@ -82,6 +88,8 @@ class ClaudeTranslator {
   AdapterListener& m_events;
   ClaudeControlSink& m_control;
   TranslatorStats m_stats;
+  StreamDeltaReader m_delta_reader;
+  bool m_fast_deltas = true;
 
   std::optional<ClaudeInit> m_init;
   std::string m_provider_session_id;
