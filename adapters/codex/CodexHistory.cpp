@@ -760,6 +760,62 @@ class SummarySink final : public HistorySink {
   void on_stopped(std::string) override {}
 };
 
+// What a listing shows of a rollout, read faster than a replay: once the first prompt is out, only lines that
+// can be a prompt are parsed (they all say "user": a user message's role, a UserMessage item, a user_message
+// event; a stray match is only parsed for nothing). Skipping the rest cannot change the count or the title: a
+// prompt held for its event is reported at the next user line or the end instead of at the next activity. The
+// skipped lines are checked only for the shape of an object, so a damaged line inside one goes uncounted here.
+struct Summary {
+  bool opened = false;
+  std::size_t prompts = 0;
+  std::string first_prompt;
+  bool conversation = false;
+  std::size_t malformed = 0;
+};
+
+bool looks_like_object(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t");
+  const auto last = text.find_last_not_of(" \t");
+  return first != std::string_view::npos && text[first] == '{' && text[last] == '}';
+}
+
+bool mentions_user(std::string_view text) {
+  for (std::string_view token : {"\"role\":\"user\"", "\"role\": \"user\"", "UserMessage", "user_message"}) {
+    if (text.find(token) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+Summary summarize(const fs::path& file) {
+  Summary out;
+  LineReader reader(file);
+  if (!reader.opened()) return out;
+  out.opened = true;
+  SummarySink sink;
+  RolloutReplay replay(sink);
+  std::string text;
+  bool too_long = false;
+  while (reader.next(text, too_long)) {
+    if (text.empty() && !too_long) continue;
+    if (too_long || !looks_like_object(text)) {
+      ++out.malformed;
+      continue;
+    }
+    if (sink.prompts > 0 && !mentions_user(text)) continue;
+    const auto line = native::parse_line(text);
+    try {
+      if (line.is_discarded() || !line.is_object() || replay.line(line) == Seen::Malformed) ++out.malformed;
+    } catch (const json::exception&) {
+      ++out.malformed;  // the module edge, as in read_history()
+    }
+  }
+  replay.finish();
+  out.prompts = sink.prompts;
+  out.first_prompt = std::move(sink.first_prompt);
+  out.conversation = sink.prompts > 0 || sink.activity;
+  return out;
+}
+
 }  // namespace
 
 std::optional<fs::path> history_codex_home(const std::optional<fs::path>& private_home, const std::optional<std::string>& codex_home_env,
@@ -816,10 +872,9 @@ HistoryList list_history(const fs::path& codex_home, std::string_view cwd) {
       return;
     }
     if (!same_directory(head.head->cwd, cwd)) return;  // another directory's thread
-    SummarySink summary;
-    const auto stats = read_history(file, summary);
-    list.skipped_lines += stats.malformed;
-    if (!stats.opened || (summary.prompts == 0 && !summary.activity)) {
+    auto summary = summarize(file);
+    list.skipped_lines += summary.malformed;
+    if (!summary.opened || !summary.conversation) {
       ++list.skipped_files;
       return;
     }

@@ -30,9 +30,10 @@ bool is_thread_id(std::string_view id);
 // The threads whose rollouts record `cwd` as their working directory (compared lexically, trailing slashes
 // ignored), newest first (file modification time). Per thread: the id, the first prompt as title (first line,
 // at most 80 bytes), the recorded cwd, created (session_meta's timestamp) and modified times, the number of
-// prompts, the file. Rollouts of other directories are only read up to their session_meta line. Skipped files:
-// unreadable, without a session_meta, named for another thread than the one inside, or holding no
-// conversation. Skipped lines: the malformed lines of the listed directory's rollouts.
+// prompts, the file. Rollouts of other directories are only read up to their session_meta line, and the listed
+// ones are parsed only where a line can be a prompt (after the first). Skipped files: unreadable, without a
+// session_meta, named for another thread than the one inside, or holding no conversation. Skipped lines: the
+// listed rollouts' lines that are not JSON objects.
 HistoryList list_history(const std::filesystem::path& codex_home, std::string_view cwd);
 
 // The rollout of thread `id` recorded for `cwd`, if there is one. The id is checked with is_thread_id() and

@@ -259,6 +259,11 @@ TEST_CASE("codex history: rollouts without task events end a turn at the next pr
       R"(turn_end end_turn "two")",
   };
   CHECK(sink.lines == expected);
+  // The listing, which parses only the lines that can be prompts once the first is out, counts the same.
+  const auto list = codex::list_history(home.home, "/w");
+  REQUIRE(list.sessions.size() == 1);
+  CHECK(list.sessions[0].prompts == std::optional<std::int64_t>(2));
+  CHECK(list.sessions[0].title == "first");
 }
 
 TEST_CASE("codex history: a missing rollout reads as nothing", "[codex][history]") {
