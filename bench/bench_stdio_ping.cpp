@@ -40,11 +40,11 @@
 #define SWITCHBOARD_BINARY "switchboard"
 #endif
 
-extern char** environ;
+#include "BenchSupport.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using namespace bench;
 
 constexpr int kStartupSpawns = 20;
 constexpr int kWarmupPings = 1'000;
@@ -55,16 +55,6 @@ constexpr double kTargetMedianUs = 25;
 constexpr double kTargetP99Us = 60;
 constexpr double kTargetRssMb = 10;
 constexpr double kTargetStartupMs = 20;
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "bench_stdio_ping: %s: %s\n", what, std::strerror(errno));
-  std::exit(1);
-}
-
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "bench_stdio_ping: %s\n", what.c_str());
-  std::exit(1);
-}
 
 // Where the client and the spawned process run. Children inherit the affinity they are spawned with.
 enum class Placement { Free, SameCpu, OtherCpus };
@@ -91,108 +81,19 @@ void unpin_self() {
   if (::sched_setaffinity(0, sizeof g_all_cpus, &g_all_cpus) != 0) die("sched_setaffinity");
 }
 
-double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-// A child process with its stdin and stdout on pipes (stderr inherited).
-struct Child {
-  pid_t pid = -1;
-  int to_child = -1;    // write end of the child's stdin
-  int from_child = -1;  // read end of the child's stdout
-};
-
-Child spawn(const std::vector<std::string>& args, Placement placement = Placement::Free) {
+// Spawns with the client pinned as `placement` says: children inherit the affinity they are spawned with.
+Child spawn_placed(const std::vector<std::string>& args, Placement placement = Placement::Free) {
   switch (placement) {
     case Placement::Free: break;
     case Placement::SameCpu: pin_self(0); break;
     case Placement::OtherCpus: pin_self(1); break;
   }
-  int in[2];
-  int out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) die("pipe2");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  std::vector<char*> argv;
-  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  Child child;
-  const int rc = ::posix_spawnp(&child.pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    errno = rc;
-    die(("posix_spawn " + args[0]).c_str());
-  }
+  Child child = spawn(args);
   if (placement == Placement::OtherCpus) pin_self(0);
-  ::close(in[0]);
-  ::close(out[1]);
-  child.to_child = in[1];
-  child.from_child = out[0];
   return child;
 }
 
-void write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      die("write");
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
-// Blocking line reader over a descriptor; lines are returned without their '\n'.
-class LineReader {
- public:
-  explicit LineReader(int fd) : m_fd(fd), m_buffer(64 * 1024) {}
-
-  // The next line, or false at end of input.
-  bool next(std::string_view& line) {
-    for (;;) {
-      if (const void* nl = std::memchr(m_buffer.data() + m_begin, '\n', m_end - m_begin)) {
-        const auto length = static_cast<std::size_t>(static_cast<const char*>(nl) - (m_buffer.data() + m_begin));
-        line = std::string_view(m_buffer.data() + m_begin, length);
-        m_begin += length + 1;
-        return true;
-      }
-      if (m_begin == m_end) m_begin = m_end = 0;
-      if (m_end == m_buffer.size()) {
-        if (m_begin > 0) {
-          std::memmove(m_buffer.data(), m_buffer.data() + m_begin, m_end - m_begin);
-          m_end -= m_begin;
-          m_begin = 0;
-        } else {
-          m_buffer.resize(m_buffer.size() * 2);
-        }
-      }
-      const ssize_t n = ::read(m_fd, m_buffer.data() + m_end, m_buffer.size() - m_end);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        die("read");
-      }
-      if (n == 0) return false;
-      m_end += static_cast<std::size_t>(n);
-    }
-  }
-
- private:
-  int m_fd;
-  std::vector<char> m_buffer;
-  std::size_t m_begin = 0;
-  std::size_t m_end = 0;
-};
-
 bool is_event(std::string_view line) { return line.find(R"("method":"event")") != std::string_view::npos; }
-
-// True if `line` is a successful response to request `id`.
-bool is_result_for(std::string_view line, std::int64_t id) {
-  char needle[40];
-  const int n = std::snprintf(needle, sizeof needle, "\"id\":%" PRId64 ",", id);
-  return line.find(std::string_view(needle, static_cast<std::size_t>(n))) != std::string_view::npos &&
-         line.find("\"result\":") != std::string_view::npos;
-}
 
 // Reads lines until the response to `id`, skipping event notifications. Returns false at end of input.
 std::string_view read_response(LineReader& reader, std::int64_t id) {
@@ -207,21 +108,6 @@ std::string_view read_response(LineReader& reader, std::int64_t id) {
 
 std::string ping_line(std::int64_t id) {
   return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"ping"})" + "\n";
-}
-
-// Closes the child's stdin, reads its stdout to the end and returns its exit status (or -1 if it did not
-// exit normally).
-int finish(Child& child, LineReader& reader) {
-  ::close(child.to_child);
-  std::string_view line;
-  while (reader.next(line)) {
-  }
-  ::close(child.from_child);
-  int status = 0;
-  while (::waitpid(child.pid, &status, 0) < 0) {
-    if (errno != EINTR) die("waitpid");
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void expect_clean_exit(Child& child, LineReader& reader) {
@@ -244,23 +130,6 @@ Memory memory_of(pid_t pid) {
   }
   return memory;
 }
-
-struct Stats {
-  double median, p90, p99, max, min, mean;
-};
-
-Stats stats_of(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  auto at = [&](double q) {
-    const auto i = static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1) + 0.5);
-    return samples[std::min(i, samples.size() - 1)];
-  };
-  double sum = 0;
-  for (const double s : samples) sum += s;
-  return Stats{at(0.5), at(0.9), at(0.99), samples.back(), samples.front(), sum / static_cast<double>(samples.size())};
-}
-
-const char* verdict(double value, double target) { return value <= target ? "ok" : "MISSED"; }
 
 std::vector<std::string> daemon_args(const std::string& binary) { return {binary, "stdio", "--log-level", "off"}; }
 
@@ -323,7 +192,7 @@ void print_latency(const char* title, const Stats& s, bool with_targets) {
 
 // (b) on one daemon per placement, and (c) on the unpinned one.
 void bench_round_trip_and_memory(const std::string& binary, Placement placement) {
-  Child child = spawn(daemon_args(binary), placement);
+  Child child = spawn_placed(daemon_args(binary), placement);
   LineReader reader(child.from_child);
   write_all(child.to_child,
             R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"bench"}}})"
@@ -355,7 +224,7 @@ void bench_round_trip_and_memory(const std::string& binary, Placement placement)
 
 // The floor: the same round trip against `cat`, which does no work besides copying the line back.
 void bench_pipe_floor(Placement placement) {
-  Child child = spawn({"cat"}, placement);
+  Child child = spawn_placed({"cat"}, placement);
   LineReader reader(child.from_child);
   round_trips(child, reader, 0, kWarmupPings, false);
   const Stats s = stats_of(round_trips(child, reader, 0, kBaselineRoundTrips, false));
@@ -370,6 +239,7 @@ void bench_pipe_floor(Placement placement) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::g_program = "bench_stdio_ping";
   const std::string binary = argc > 1 ? argv[1] : SWITCHBOARD_BINARY;
   std::signal(SIGPIPE, SIG_IGN);
   std::printf("bench_stdio_ping: %s stdio --log-level off (%u CPUs online)\n\n", binary.c_str(),

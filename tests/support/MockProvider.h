@@ -26,7 +26,8 @@ namespace switchboard::testing {
 class MockProvider {
  public:
   MockProvider(const std::filesystem::path& dir, const nlohmann::json& script, const std::string& server = "anthropic_mock.py")
-      : m_log(dir / "mock-requests.ndjson") {
+      : m_log(dir / "mock-requests.ndjson"),
+        m_model_path(server.rfind("openai", 0) == 0 ? "/v1/responses" : "/v1/messages") {
     const auto script_path = dir / "mock-script.json";
     std::ofstream(script_path) << script.dump(2);
     int out[2];
@@ -69,7 +70,7 @@ class MockProvider {
   int port() const { return m_port; }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
 
-  // The model requests received so far (`/v1/messages` POSTs), oldest first.
+  // The model requests received so far (`/v1/messages` or `/v1/responses` POSTs, by the server), oldest first.
   std::vector<nlohmann::json> message_requests() const {
     std::vector<nlohmann::json> out;
     std::ifstream in(m_log);
@@ -77,7 +78,8 @@ class MockProvider {
     while (std::getline(in, line)) {
       auto record = nlohmann::json::parse(line, nullptr, false);
       if (!record.is_object() || record.value("type", "") != "request") continue;
-      if (record.value("path", "").rfind("/v1/messages", 0) != 0 || record.value("path", "").find("count_tokens") != std::string::npos) continue;
+      const auto path = record.value("path", "");
+      if (path.rfind(m_model_path, 0) != 0 || path.find("count_tokens") != std::string::npos) continue;
       out.push_back(std::move(record));
     }
     return out;
@@ -85,6 +87,7 @@ class MockProvider {
 
  private:
   std::filesystem::path m_log;
+  std::string m_model_path;  // where model requests go, for this server's API
   pid_t m_pid = -1;
   int m_port = 0;
 };

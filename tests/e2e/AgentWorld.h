@@ -1,0 +1,118 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/DaemonClient.h"
+#include "support/MockProvider.h"
+
+// What an end-to-end test against a real agent CLI needs, whatever the agent: a profile that says how to run the
+// agent and how to script its mock provider (AgentProfile), and one test's world (AgentWorld): a temporary HOME
+// and working directory, the mock with the test's script, and a daemon over stdio (optionally with HTTP too) on a
+// data directory that survives restart(). The scenarios in Conformance.h are written against these only, so every
+// adapter runs the same ones.
+
+namespace switchboard::testing::e2e {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// How to run one agent in the tests and how to say things to its mock provider. Every scripted reply is built
+// here, because each provider API (and each CLI's way of asking for a tool) differs.
+struct AgentProfile {
+  std::string agent;        // the daemon's agent name (session.create)
+  std::string cli_name;     // the name in scripts/agents.list (scripts/agent-path)
+  std::string mock_server;  // tests/mock_provider/<mock_server>
+  std::string cli_variable; // the daemon's environment variable naming the CLI's executable
+  // A word of the CLI's own command line that tells its process apart from the tools it runs.
+  std::string cli_marker;
+  // The session mode in which running a shell command asks the client first.
+  std::string asking_mode;
+  // The tool name a shell command's permission request and tool events carry.
+  std::string shell_tool;
+
+  // The daemon's environment (beyond the test's own) for this agent: the CLI's path, the mock's address, a HOME.
+  std::function<std::vector<std::string>(const fs::path& home, const std::string& mock_base_url, const std::string& cli)>
+      environment;
+  // The mock's whole script around the test's turns (rules for side requests the CLI makes, say).
+  std::function<Json(Json turns)> script;
+
+  // Replies, one model request each.
+  std::function<Json(const std::string& text, int chunks, int delay_ms)> text;
+  std::function<Json(const std::string& command)> run_command;          // a reply that runs `command` in a shell
+  std::function<Json(const std::string& text)> after_tool_output;       // answers the request carrying tool output
+  std::function<Json(const std::string& text)> after_refused_tool;      // answers the request after a denied tool
+  std::function<Json(const std::string& needle, const std::string& text)> when_last_prompt_contains;
+  std::function<Json(const std::string& needle, const std::string& text)> when_any_prompt_contains;
+};
+
+// The CLI's path from scripts/agent-path (which honours SWITCHBOARD_<NAME>_BIN), or "" when it is not installed.
+std::string installed_cli(const std::string& name);
+
+// True when the test must stop here because the CLI is missing: a failure under CI (CI set), a visible skip
+// elsewhere.
+bool cli_missing(const AgentProfile& profile, const std::string& binary);
+
+// Live processes whose command line contains `needle`.
+std::vector<pid_t> processes_matching(const std::string& needle);
+// Live processes whose working directory is `dir` (agent CLIs and the tools they run work there).
+std::vector<pid_t> processes_working_in(const fs::path& dir);
+
+template <class Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return predicate();
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+class AgentWorld {
+ public:
+  AgentWorld(const AgentProfile& profile, const Json& turns, bool with_http = false);
+  ~AgentWorld();  // validates every event the client saw against the schema
+
+  const AgentProfile& profile;
+  TempDir tmp;
+  std::string binary;
+  std::unique_ptr<MockProvider> mock;
+  std::unique_ptr<DaemonClient> client;
+  fs::path work = tmp.path / "work";
+  bool http = false;
+
+  // False when the test should stop (the CLI is not installed; see cli_missing).
+  bool ready() const;
+  void start_daemon();
+  // Stops the daemon by EOF on stdin, checks that nothing it started outlives it, and starts a new one on the same
+  // data directory.
+  void restart();
+  std::string create_session(const std::string& mode = "");
+  // The HTTP side's port and bearer token, from the daemon's runtime file (only with_http).
+  Json runtime() const;
+  // What the client saw, for failure messages.
+  std::string transcript() const;
+  void validate_events() const;
+  // The agent CLI the daemon runs for this test: the group leader working in `work` whose command line has the
+  // profile's marker (the CLI's wrappers and tools are in its group or groups of their own).
+  std::vector<pid_t> cli_processes() const;
+};
+
+}  // namespace switchboard::testing::e2e

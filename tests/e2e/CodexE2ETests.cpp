@@ -1,0 +1,104 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/AgentWorld.h"
+#include "e2e/Conformance.h"
+
+// End to end with the real Codex CLI (`codex app-server`): the shared scenarios (Conformance.h) with Codex's
+// profile. The daemon is pointed at the project's OpenAI Responses mock through SWITCHBOARD_CODEX_BASE_URL, so it
+// gives Codex a private CODEX_HOME with its own config.toml (docs/agents/codex.md). The CLI is installed by
+// scripts/install-agents; without it these tests are skipped visibly, except under CI, where they fail.
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+namespace e2e = switchboard::testing::e2e;
+
+namespace {
+
+Json reply_when(Json match, const std::string& text) { return Json{{"match", std::move(match)}, {"text", text}}; }
+
+const e2e::AgentProfile& codex() {
+  static const e2e::AgentProfile profile = [] {
+    e2e::AgentProfile p;
+    p.agent = "codex";
+    p.cli_name = "codex";
+    p.mock_server = "openai_mock.py";
+    p.cli_variable = "SWITCHBOARD_CODEX_BIN";
+    p.cli_marker = "app-server";
+    // Codex's `untrusted` policy asks before any command that is not known to be read-only.
+    p.asking_mode = "untrusted";
+    p.shell_tool = "shell";
+    p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+      return std::vector<std::string>{"HOME=" + home.string(), "SWITCHBOARD_CODEX_BIN=" + cli,
+                                      "SWITCHBOARD_CODEX_BASE_URL=" + mock_url + "/v1",
+                                      "SWITCHBOARD_CODEX_API_KEY=sk-mock", "SWITCHBOARD_CODEX_MODEL=mock-model"};
+    };
+    p.script = [](Json turns) { return Json{{"turns", std::move(turns)}}; };
+    p.text = [](const std::string& text, int chunks, int delay_ms) {
+      Json reply{{"text", text}, {"chunks", chunks}};
+      if (delay_ms > 0) reply["delay_ms"] = delay_ms;
+      return reply;
+    };
+    // Codex's exec_command returns to the model after yield_time_ms even if the command still runs; a long
+    // yield keeps a slow command inside its tool call, as a Bash tool call is for Claude.
+    p.run_command = [](const std::string& command) {
+      return Json{{"text", "Running it."}, {"exec", command}, {"yield_time_ms", 60000}};
+    };
+    p.after_tool_output = [](const std::string& text) { return reply_when({{"last_input_is_tool_output", true}}, text); };
+    // A declined command comes back to the model as its output, saying the user rejected it.
+    p.after_refused_tool = [](const std::string& text) {
+      return reply_when({{"last_input_is_tool_output", true}, {"tool_output_contains", "rejected"}}, text);
+    };
+    p.when_last_prompt_contains = [](const std::string& needle, const std::string& text) {
+      return reply_when({{"last_user_text_contains", needle}}, text);
+    };
+    p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
+      return reply_when({{"any_user_text_contains", needle}}, text);
+    };
+    return p;
+  }();
+  return profile;
+}
+
+}  // namespace
+
+TEST_CASE("codex e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][codex]") {
+  e2e::scenario_streamed_turn(codex());
+}
+
+TEST_CASE("codex e2e: an approved command runs and its output reaches the client", "[e2e][codex]") {
+  e2e::scenario_permission_allowed(codex());
+}
+
+TEST_CASE("codex e2e: a declined command does not run and a second client's late answer gets -32002", "[e2e][codex]") {
+  e2e::scenario_permission_denied_and_late_answer(codex());
+}
+
+TEST_CASE("codex e2e: interrupt mid-command ends the turn cancelled and the command's process is gone", "[e2e][codex]") {
+  e2e::scenario_interrupt_mid_command(codex());
+}
+
+TEST_CASE("codex e2e: a prompt sent while busy is queued and then runs", "[e2e][codex]") {
+  e2e::scenario_queued_prompt(codex());
+}
+
+TEST_CASE("codex e2e: after a daemon restart the cold session resumes its thread", "[e2e][codex]") {
+  e2e::scenario_restart_and_resume(codex());
+}
+
+TEST_CASE("codex e2e: a CLI killed mid-turn gives error then stopped and the daemon keeps serving", "[e2e][codex]") {
+  e2e::scenario_killed_cli(codex());
+}
+
+TEST_CASE("codex e2e: a thread from Codex's own history is listed and imported and resumed", "[e2e][codex]") {
+  e2e::scenario_history_import(codex());
+}
+
+TEST_CASE("codex: a missing CLI is reported by agents.list and refused by session.create", "[e2e][codex]") {
+  e2e::scenario_missing_cli(codex());
+}

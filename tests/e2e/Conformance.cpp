@@ -1,0 +1,387 @@
+#include "e2e/Conformance.h"
+
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <map>
+#include <set>
+
+#include "support/RawHttpClient.h"
+
+namespace switchboard::testing::e2e {
+
+namespace {
+
+std::string data_string(const Json& event, const char* key) {
+  const auto data = event.find("data");
+  if (data == event.end() || !data->is_object()) return "";
+  const auto value = data->find(key);
+  return value != data->end() && value->is_string() ? value->get<std::string>() : "";
+}
+
+// The HTTP side of a daemon started with_http: a client authorised with the runtime file's token.
+struct HttpSide {
+  std::uint16_t port;
+  std::string token;
+  explicit HttpSide(const AgentWorld& world) {
+    const auto runtime = world.runtime();
+    REQUIRE(runtime.is_object());
+    port = runtime.at("port").get<std::uint16_t>();
+    token = runtime.at("token").get<std::string>();
+  }
+  std::string authorization() const { return "Authorization: Bearer " + token; }
+};
+
+}  // namespace
+
+std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
+  std::vector<std::string> violations;
+  struct SessionView {
+    std::string state;                     // the last session.state seen
+    bool expect_rest_after_stop = false;   // a turn.stopped waits for its idle/stopped
+    std::set<std::string> open_requests;   // permission.requested not yet resolved
+    bool expect_awaiting = false;          // a permission.requested waits for awaiting_input
+  };
+  std::map<std::string, SessionView> sessions;
+  std::set<std::string> started_turns;
+  std::set<std::string> stopped_turns;
+  std::set<std::string> resolved_requests;
+  for (const auto& event : events) {
+    const std::string type = event.value("type", "");
+    const std::string session_id = event.value("sessionId", "");
+    const std::string where = " (seq " + std::to_string(event.value("seq", 0)) + ", " + type + ")";
+    auto& view = sessions[session_id];
+    const std::string turn_id = data_string(event, "turnId");
+    if (!turn_id.empty() && stopped_turns.count(turn_id) != 0 && type != "turn.stopped") {
+      violations.push_back("an event of turn " + turn_id + " after its turn.stopped" + where);
+    }
+    if (type == "session.state") {
+      const std::string state = data_string(event, "state");
+      if (view.expect_rest_after_stop && state != "idle" && state != "stopped") {
+        violations.push_back("turn.stopped was followed by state " + state + ", not idle or stopped" + where);
+      }
+      if (view.expect_awaiting && state != "awaiting_input" && state != "idle" && state != "stopped") {
+        violations.push_back("an open permission request was followed by state " + state + where);
+      }
+      view.expect_rest_after_stop = false;
+      view.expect_awaiting = false;
+      view.state = state;
+    } else if (type == "turn.started") {
+      if (view.state != "running") {
+        violations.push_back("turn " + turn_id + " started while the session was '" + view.state + "'" + where);
+      }
+      started_turns.insert(turn_id);
+    } else if (type == "turn.stopped") {
+      if (started_turns.count(turn_id) == 0) violations.push_back("turn " + turn_id + " stopped but never started" + where);
+      if (!stopped_turns.insert(turn_id).second) violations.push_back("turn " + turn_id + " stopped twice" + where);
+      view.expect_rest_after_stop = true;
+      view.open_requests.clear();  // the engine tears down what the turn left open
+      view.expect_awaiting = false;
+    } else if (type == "permission.requested") {
+      const auto& request = event["data"]["request"];
+      const std::string request_id = request.value("requestId", "");
+      view.open_requests.insert(request_id);
+      view.expect_awaiting = true;
+    } else if (type == "permission.responding") {
+      const std::string request_id = data_string(event, "requestId");
+      if (resolved_requests.count(request_id) != 0) {
+        violations.push_back("request " + request_id + " is responding after it was resolved" + where);
+      }
+    } else if (type == "permission.resolved") {
+      const std::string request_id = data_string(event, "requestId");
+      if (!resolved_requests.insert(request_id).second) {
+        violations.push_back("request " + request_id + " resolved twice" + where);
+      }
+      view.open_requests.erase(request_id);
+    }
+  }
+  return violations;
+}
+
+void check_lifecycle(const AgentWorld& world) {
+  const auto violations = lifecycle_violations(world.client->events());
+  INFO(world.transcript());
+  for (const auto& violation : violations) FAIL_CHECK(violation);
+}
+
+void scenario_streamed_turn(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("Hello from the mock", 4, 0)}), /*with_http=*/true);
+  if (!world.ready()) return;
+  world.start_daemon();
+  const HttpSide http(world);
+  RawHttpClient sse(http.port);
+  REQUIRE(sse.send_request("GET", "/events", {http.authorization()}));
+  RawHttpClient::Response head;
+  REQUIRE(sse.read_head(head));
+  REQUIRE(sse.read_frame());  // the retry hint
+
+  const auto id = world.create_session();
+  const auto done = world.client->call("session.send", {{"sessionId", id}, {"text", "say hello"}});
+  INFO(done.dump());
+  REQUIRE(done.contains("result"));
+  CHECK(done["result"]["stopReason"] == "end_turn");
+  CHECK(done["result"]["text"] == "Hello from the mock");
+
+  std::size_t at = 0;
+  CHECK_FALSE(world.client->wait_event("message.delta", at).is_null());
+  const auto completed = world.client->wait_event(
+      [](const Json& e) { return e.value("type", "") == "message.completed" && e["data"].value("kind", "text") == "text"; }, at);
+  REQUIRE_FALSE(completed.is_null());
+  CHECK(completed["data"]["text"] == "Hello from the mock");
+  CHECK_FALSE(world.client->wait_event("turn.stopped", at).is_null());
+
+  // The SSE client saw the same events, byte for byte, through turn.stopped.
+  const auto lines = world.client->event_lines();
+  std::size_t matched = 0;
+  for (;;) {
+    const auto frame = sse.read_frame();
+    REQUIRE(frame);
+    const auto data = frame->substr(frame->find("data: ") + 6);
+    REQUIRE(matched < lines.size());
+    CHECK(data == lines[matched]);
+    ++matched;
+    if (Json::parse(data)["type"] == "turn.stopped") break;
+  }
+  CHECK(matched >= 5);
+  check_lifecycle(world);
+}
+
+void scenario_permission_allowed(const AgentProfile& profile) {
+  const std::string command = "touch created_by_tool.txt && echo made";
+  AgentWorld world(profile, Json::array({profile.run_command(command), profile.after_tool_output("Done.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session(profile.asking_mode);
+  const auto send = world.client->send("session.send", {{"sessionId", id}, {"text", "make the file"}});
+  std::size_t at = 0;
+  const auto asked = world.client->wait_event("permission.requested", at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(asked.is_null());
+  const auto& request = asked["data"]["request"];
+  CHECK(request["tool"] == profile.shell_tool);
+  CHECK(request["input"]["command"] == command);
+  CHECK_FALSE(request.value("description", "").empty());
+  // The session waits for the client while the request is open.
+  CHECK(world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["state"] == "awaiting_input");
+  const auto answer = world.client->call("permission.respond", {{"requestId", request["requestId"]}, {"decision", "allow_once"}});
+  CHECK(answer.contains("result"));
+  const auto tool = world.client->wait_event(
+      [](const Json& e) { return e.value("type", "") == "tool.completed" && e["data"].value("output", "").find("made") != std::string::npos; }, at);
+  REQUIRE_FALSE(tool.is_null());
+  CHECK(tool["data"]["isError"] == false);
+  const auto done = world.client->response(send);
+  REQUIRE(done.contains("result"));
+  CHECK(done["result"]["text"] == "Done.");
+  CHECK(fs::exists(world.work / "created_by_tool.txt"));
+  check_lifecycle(world);
+}
+
+void scenario_permission_denied_and_late_answer(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.run_command("touch must_not_exist.txt"),
+                                         profile.after_refused_tool("Understood, not running it.")}),
+                   /*with_http=*/true);
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session(profile.asking_mode);
+  const auto send = world.client->send("session.send", {{"sessionId", id}, {"text", "try it"}});
+  std::size_t at = 0;
+  const auto asked = world.client->wait_event("permission.requested", at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(asked.is_null());
+  const std::string request_id = asked["data"]["request"]["requestId"];
+  const auto answer = world.client->call("permission.respond", {{"requestId", request_id}, {"decision", "deny"}, {"message", "not now"}});
+  CHECK(answer.contains("result"));
+
+  // The browser answers too, late: first answer wins, and the loser is told so with -32002.
+  const HttpSide http(world);
+  RawHttpClient browser(http.port);
+  const auto late = browser.request("POST", "/rpc", {http.authorization(), "Content-Type: application/json"},
+                                    Json{{"jsonrpc", "2.0"}, {"id", 9}, {"method", "permission.respond"},
+                                         {"params", {{"requestId", request_id}, {"decision", "allow_once"}}}}
+                                        .dump());
+  CHECK(Json::parse(late.body)["error"]["code"] == -32002);
+
+  const auto resolved = world.client->wait_event("permission.resolved", at);
+  REQUIRE_FALSE(resolved.is_null());
+  CHECK(resolved["data"]["outcome"] == "denied");
+  const auto done = world.client->response(send);
+  REQUIRE(done.contains("result"));
+  CHECK(done["result"]["text"] == "Understood, not running it.");
+  CHECK_FALSE(fs::exists(world.work / "must_not_exist.txt"));
+  check_lifecycle(world);
+}
+
+void scenario_interrupt_mid_command(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.run_command("touch started.txt && sleep 97531"),
+                                         profile.when_last_prompt_contains("still there", "Yes.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session(profile.asking_mode);
+  world.client->send("session.send", {{"sessionId", id}, {"text", "sleep a long time"}, {"wait", false}});
+  std::size_t at = 0;
+  const auto asked = world.client->wait_event("permission.requested", at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(asked.is_null());
+  world.client->call("permission.respond", {{"requestId", asked["data"]["request"]["requestId"]}, {"decision", "allow_once"}});
+  REQUIRE(eventually([] { return !processes_matching("sleep 97531").empty(); }));
+
+  const auto cancelled = world.client->call("session.cancel", {{"sessionId", id}});
+  CHECK(cancelled["result"]["cancelled"] == true);
+  const auto stopped = world.client->wait_event("turn.stopped", at);
+  REQUIRE_FALSE(stopped.is_null());
+  CHECK(stopped["data"]["stopReason"] == "cancelled");
+  CHECK(eventually([] { return processes_matching("sleep 97531").empty(); }));
+
+  // The agent stays usable after an interrupt.
+  const auto again = world.client->call("session.send", {{"sessionId", id}, {"text", "are you still there?"}});
+  INFO(again.dump());
+  REQUIRE(again.contains("result"));
+  CHECK(again["result"]["text"] == "Yes.");
+  check_lifecycle(world);
+}
+
+void scenario_queued_prompt(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("first answer, slowly", 8, 150),
+                                         profile.when_last_prompt_contains("second prompt", "second answer")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  const auto first = world.client->send("session.send", {{"sessionId", id}, {"text", "first prompt"}});
+  std::size_t at = 0;
+  REQUIRE_FALSE(world.client->wait_event("turn.started", at).is_null());
+  const auto queued = world.client->call("session.send", {{"sessionId", id}, {"text", "second prompt"}, {"wait", false}});
+  CHECK(queued["result"]["queued"] == true);
+  CHECK_FALSE(world.client->wait_event("turn.queued", at).is_null());
+  CHECK(world.client->response(first)["result"]["text"] == "first answer, slowly");
+  const auto second_started = world.client->wait_event("turn.started", at);
+  REQUIRE_FALSE(second_started.is_null());
+  CHECK(second_started["data"]["text"] == "second prompt");
+  const std::string second_turn = second_started["data"]["turnId"];
+  const auto second_stopped = world.client->wait_event(
+      [&](const Json& e) { return e.value("type", "") == "turn.stopped" && e["data"]["turnId"] == second_turn; }, at);
+  REQUIRE_FALSE(second_stopped.is_null());
+  CHECK(second_stopped["data"]["text"] == "second answer");
+  check_lifecycle(world);
+}
+
+void scenario_restart_and_resume(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("I will remember banana.", 1, 0),
+                                         profile.when_any_prompt_contains("remember the word banana", "The word was banana.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "remember the word banana"}})["result"]["text"] ==
+          "I will remember banana.");
+
+  world.restart();
+  const auto listed = world.client->call("session.list");
+  REQUIRE(listed["result"]["sessions"].size() == 1);
+  CHECK(listed["result"]["sessions"][0]["sessionId"] == id);
+  CHECK(listed["result"]["sessions"][0]["live"] == false);
+  const auto resumed = world.client->call("session.send", {{"sessionId", id}, {"text", "what was the word?"}});
+  INFO(resumed.dump());
+  REQUIRE(resumed.contains("result"));
+  CHECK(resumed["result"]["text"] == "The word was banana.");
+  // The mock saw the earlier exchange in the resumed conversation.
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  CHECK(requests.back()["body"].dump().find("remember the word banana") != std::string::npos);
+  check_lifecycle(world);
+}
+
+void scenario_killed_cli(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("a long slow answer that will not finish", 40, 250),
+                                         profile.when_last_prompt_contains("come back", "Back again.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  world.client->send("session.send", {{"sessionId", id}, {"text", "talk slowly"}, {"wait", false}});
+  std::size_t at = 0;
+  REQUIRE_FALSE(world.client->wait_event("message.delta", at).is_null());
+  const auto clis = world.cli_processes();
+  INFO(world.transcript());
+  REQUIRE(clis.size() == 1);
+  ::kill(clis[0], SIGKILL);  // the CLI alone, as the OOM killer would: not its group
+
+  const auto stopped = world.client->wait_event("turn.stopped", at);
+  REQUIRE_FALSE(stopped.is_null());
+  CHECK(stopped["data"]["stopReason"] == "error");
+  const auto state = world.client->wait_event(
+      [&](const Json& e) { return e.value("type", "") == "session.state" && e["data"]["state"] == "stopped"; }, at);
+  CHECK_FALSE(state.is_null());
+  // Whatever the CLI had started (a native binary behind a node wrapper, say) went with it.
+  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10)));
+  CHECK(world.client->call("ping").contains("result"));
+  // The next send starts a fresh CLI, which resumes the conversation.
+  const auto again = world.client->call("session.send", {{"sessionId", id}, {"text", "come back"}});
+  INFO(again.dump());
+  CHECK(again["result"]["text"] == "Back again.");
+  check_lifecycle(world);
+}
+
+void scenario_history_import(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("Noted: the colour is teal.", 1, 0),
+                                         profile.when_any_prompt_contains("the colour is teal", "It was teal.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  // A conversation the CLI recorded in its own history (made here through a first session of ours).
+  const auto first = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", first}, {"text", "remember: the colour is teal"}})["result"]["text"] ==
+          "Noted: the colour is teal.");
+  const Json where{{"agent", profile.agent}, {"cwd", world.work.string()}};
+  // CLIs write their history through buffers they flush on their own schedule, so the file (and the assistant's
+  // line in it) may appear a moment after the turn's result was reported.
+  Json listed;
+  CHECK(eventually([&] {
+    listed = world.client->call("history.list", where);
+    return listed.contains("result") && !listed["result"]["sessions"].empty();
+  }, std::chrono::seconds(15)));
+  INFO(listed.dump());
+  REQUIRE(listed.contains("result"));
+  REQUIRE(listed["result"]["sessions"].size() == 1);
+  const std::string provider_id = listed["result"]["sessions"][0]["providerSessionId"];
+  Json read;
+  auto read_params = where;
+  read_params["providerSessionId"] = provider_id;
+  CHECK(eventually([&] {
+    read = world.client->call("history.read", read_params);
+    return read.contains("result") && read["result"]["events"].dump().find("Noted: the colour is teal.") != std::string::npos;
+  }, std::chrono::seconds(15)));
+  INFO(read.dump());
+  CHECK(read["result"]["skippedLines"] == 0);
+  CHECK(read["result"]["events"].dump().find("remember: the colour is teal") != std::string::npos);
+
+  const auto imported = world.client->call("session.import", read_params);
+  INFO(imported.dump());
+  REQUIRE(imported.contains("result"));
+  const std::string id = imported["result"]["session"]["sessionId"];
+  CHECK(id != first);
+  const auto resumed = world.client->call("session.send", {{"sessionId", id}, {"text", "which colour?"}});
+  INFO(resumed.dump());
+  CHECK(resumed["result"]["text"] == "It was teal.");
+  check_lifecycle(world);
+}
+
+void scenario_missing_cli(const AgentProfile& profile) {
+  TempDir tmp;
+  DaemonClient client({"--log-level", "off", "stdio", "--data-dir", (tmp.path / "data").string()},
+                      {profile.cli_variable + "=/nonexistent/" + profile.cli_name});
+  REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "e2e"}}}}).contains("result"));
+  const auto agents = client.call("agents.list");
+  REQUIRE(agents.contains("result"));
+  Json entry;
+  for (const auto& agent : agents["result"]["agents"]) {
+    if (agent["agent"] == profile.agent) entry = agent;
+  }
+  INFO(agents.dump());
+  REQUIRE(entry.is_object());
+  CHECK(entry["installed"] == false);
+  CHECK(entry["problem"].get<std::string>().find("not found") != std::string::npos);
+  const auto created = client.call("session.create", {{"agent", profile.agent}, {"cwd", tmp.path.string()}});
+  INFO(created.dump());
+  CHECK(created["error"]["code"] == -32013);
+  CHECK(created["error"]["message"].get<std::string>().find(profile.cli_name) != std::string::npos);
+}
+
+}  // namespace switchboard::testing::e2e

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/AgentWorld.h"
+
+// The end-to-end scenarios every agent adapter must pass, written once against AgentProfile: each agent's test
+// file (ClaudeCodeE2ETests.cpp, CodexE2ETests.cpp, ...) runs all of them with its profile. They drive the real CLI
+// through the daemon over stdio (and HTTP/SSE where a second client matters) against the project's mock provider,
+// validate every event against the schema, and check the turn invariants below on everything the client saw.
+
+namespace switchboard::testing::e2e {
+
+// The turn and request lifecycle the engine promises for every adapter, checked on a client's event stream:
+// - a turn starts only while its session reports `running`;
+// - an open permission request puts the session in `awaiting_input` until it is resolved, and is resolved once,
+//   after any `permission.responding`;
+// - a turn ends with `turn.stopped` followed by `idle` (or `stopped` when the agent died), and nothing of that
+//   turn (no event carrying its turnId) comes after it.
+// Returns one line per broken rule (empty when all hold).
+std::vector<std::string> lifecycle_violations(const std::vector<nlohmann::json>& events);
+
+// Text streamed in pieces reaches a stdio client and an SSE client as the same bytes, in order.
+void scenario_streamed_turn(const AgentProfile& profile);
+// The agent asks to run a shell command; the client allows it; the command runs and its output reaches the client.
+void scenario_permission_allowed(const AgentProfile& profile);
+// The client denies; the command does not run; a second client's late answer over HTTP gets -32002.
+void scenario_permission_denied_and_late_answer(const AgentProfile& profile);
+// A cancel while a shell command runs ends the turn `cancelled`, the command's process is gone, and the session
+// takes the next prompt.
+void scenario_interrupt_mid_command(const AgentProfile& profile);
+// A prompt sent while a turn runs is queued (every client sees turn.queued) and runs after it.
+void scenario_queued_prompt(const AgentProfile& profile);
+// After a daemon restart the session is cold; the next send resumes the agent's conversation (the mock sees the
+// earlier exchange).
+void scenario_restart_and_resume(const AgentProfile& profile);
+// The CLI killed mid-turn: the turn ends with an error, the session reports stopped, the daemon keeps serving,
+// and the next send starts a fresh CLI that resumes the conversation.
+void scenario_killed_cli(const AgentProfile& profile);
+// A conversation in the CLI's own history is listed, read as normalized events, imported as a cold session of
+// ours, and resumed.
+void scenario_history_import(const AgentProfile& profile);
+// A CLI that is not there is reported by agents.list (installed false, a problem saying so) and refused by
+// session.create with AgentNotInstalled, at once.
+void scenario_missing_cli(const AgentProfile& profile);
+
+}  // namespace switchboard::testing::e2e
