@@ -59,7 +59,7 @@ HistoryOutcome<HistoryReadStats> read_thread(const std::optional<fs::path>& code
   if (!codex_home || !is_thread_id(id)) return unknown_history_session(cwd, id);
   const auto file = find_rollout(*codex_home, id, cwd);
   if (!file) return unknown_history_session(cwd, id);
-  const auto stats = read_history(*file, sink);
+  const auto stats = read_history(*file, sink, *codex_home);
   if (!stats.opened) {
     return AdapterError{protocol::ErrorCode::UnknownHistorySession, "cannot read Codex's rollout file " + file->string()};
   }

@@ -172,6 +172,10 @@ struct RolloutHead {
   std::string id;
   std::string cwd;
   std::string timestamp;
+  // A fork (thread/fork) names the thread it came from and where: its file holds only what came after, the
+  // conversation before is the parent's lines up to that ordinal (measured with 0.171.0).
+  std::optional<std::string> forked_from;
+  std::optional<std::int64_t> forked_at_ordinal;
 };
 
 struct HeadRead {
@@ -190,6 +194,8 @@ HeadRead read_head(const fs::path& file) {
         head.id = native::string_or_empty(*payload, "id");
         head.cwd = native::string_or_empty(*payload, "cwd");
         head.timestamp = native::string_at(*payload, "timestamp").value_or(native::string_or_empty(line, "timestamp"));
+        head.forked_from = native::string_at(*payload, "forked_from_id");
+        head.forked_at_ordinal = native::integer_at(*payload, "forked_from_ordinal_exclusive");
         if (!head.id.empty()) out.head = std::move(head);
       }
       return false;
@@ -383,6 +389,14 @@ class RolloutReplay {
       if (auto cwd = native::string_at(*payload, "cwd"); cwd && !cwd->empty()) m_cwd = *cwd;
     }
     return Seen::Ignored;  // turn_context, world_state, token_usage_record, compacted, and later versions' types
+  }
+
+  // A fork's conversation is replayed from its parent's file first: the thread reported is the fork, whatever
+  // the parent's session_meta says.
+  void adopt(const std::string& id, const std::string& cwd) {
+    m_session_reported = true;
+    m_cwd = cwd;
+    m_sink.on_provider_session(id);
   }
 
   // The end of the file: a prompt still waiting is reported; a turn without task events is over, while one
@@ -760,19 +774,6 @@ class SummarySink final : public HistorySink {
   void on_stopped(std::string) override {}
 };
 
-// What a listing shows of a rollout, read faster than a replay: once the first prompt is out, only lines that
-// can be a prompt are parsed (they all say "user": a user message's role, a UserMessage item, a user_message
-// event; a stray match is only parsed for nothing). Skipping the rest cannot change the count or the title: a
-// prompt held for its event is reported at the next user line or the end instead of at the next activity. The
-// skipped lines are checked only for the shape of an object, so a damaged line inside one goes uncounted here.
-struct Summary {
-  bool opened = false;
-  std::size_t prompts = 0;
-  std::string first_prompt;
-  bool conversation = false;
-  std::size_t malformed = 0;
-};
-
 bool looks_like_object(std::string_view text) {
   const auto first = text.find_first_not_of(" \t");
   const auto last = text.find_last_not_of(" \t");
@@ -786,34 +787,115 @@ bool mentions_user(std::string_view text) {
   return false;
 }
 
-Summary summarize(const fs::path& file) {
-  Summary out;
-  LineReader reader(file);
-  if (!reader.opened()) return out;
-  out.opened = true;
-  SummarySink sink;
-  RolloutReplay replay(sink);
+constexpr std::size_t kMaxForkDepth = 16;
+
+// One file of a thread's conversation, with the ordinal its part ends before (for a fork's ancestors).
+struct Part {
+  fs::path file;
+  std::optional<std::int64_t> end_ordinal;
+};
+
+// The first rollout under `codex_home` named for thread `id` whose session_meta says so.
+std::optional<fs::path> rollout_of_thread(const fs::path& codex_home, std::string_view id, const std::optional<std::string_view>& cwd) {
+  if (!is_thread_id(id)) return std::nullopt;
+  std::vector<fs::path> candidates;
+  for_each_rollout(codex_home, [&](const fs::path& file) {
+    if (thread_id_of_file(file) == id) candidates.push_back(file);
+  });
+  // Sorted, so that the answer does not depend on the order the directory lists files in.
+  std::sort(candidates.begin(), candidates.end());
+  for (const auto& file : candidates) {
+    const auto head = read_head(file);
+    if (head.head && head.head->id == id && (!cwd || same_directory(head.head->cwd, *cwd))) return file;
+  }
+  return std::nullopt;
+}
+
+// The files a thread's conversation is read from, oldest first, ending with `file`: for a fork, its parent's
+// rollout up to the fork (and so on for a fork of a fork). A parent that cannot be found is left out.
+std::vector<Part> thread_parts(const fs::path& file, const std::optional<RolloutHead>& head, const std::optional<fs::path>& codex_home) {
+  std::vector<Part> parts{Part{file, std::nullopt}};
+  if (!codex_home || !head) return parts;
+  std::vector<std::string> seen{head->id};
+  auto from = head->forked_from;
+  auto at = head->forked_at_ordinal;
+  while (from && is_thread_id(*from) && parts.size() <= kMaxForkDepth &&
+         std::find(seen.begin(), seen.end(), *from) == seen.end()) {
+    const auto parent = rollout_of_thread(*codex_home, *from, std::nullopt);
+    if (!parent) {
+      spdlog::info("codex history: {} was forked from {}, whose rollout is not in {}", file.string(), *from, codex_home->string());
+      break;
+    }
+    parts.insert(parts.begin(), Part{*parent, at});
+    seen.push_back(*from);
+    const auto parent_head = read_head(*parent);
+    if (!parent_head.head) break;
+    from = parent_head.head->forked_from;
+    at = parent_head.head->forked_at_ordinal;
+  }
+  return parts;
+}
+
+// How a part is read: every line (history.read), or for a listing (`listing` set) only the lines that can be
+// prompts once the first prompt is out (a user message's role, a UserMessage item, a user_message event; a stray match is
+// parsed for nothing). Skipping the rest cannot change the count or the title: a prompt held for its event is
+// reported at the next user line or the end instead of at the next activity. The skipped lines are checked only
+// for the shape of an object, so a damaged line among them goes uncounted in a listing.
+bool feed(const Part& part, RolloutReplay& replay, const SummarySink* listing, RolloutReadStats& stats) {
+  LineReader reader(part.file);
+  if (!reader.opened()) return false;
   std::string text;
   bool too_long = false;
   while (reader.next(text, too_long)) {
     if (text.empty() && !too_long) continue;
-    if (too_long || !looks_like_object(text)) {
-      ++out.malformed;
+    if (too_long || (listing != nullptr && !looks_like_object(text))) {
+      ++stats.lines;
+      ++stats.malformed;
       continue;
     }
-    if (sink.prompts > 0 && !mentions_user(text)) continue;
+    if (listing != nullptr && listing->prompts > 0 && !mentions_user(text)) {
+      ++stats.lines;
+      continue;
+    }
     const auto line = native::parse_line(text);
+    if (line.is_discarded() || !line.is_object()) {
+      ++stats.lines;
+      ++stats.malformed;
+      continue;
+    }
+    if (part.end_ordinal) {
+      // Codex numbers a rollout's lines in order; the fork was made before this one.
+      if (const auto ordinal = native::integer_at(line, "ordinal"); ordinal && *ordinal >= *part.end_ordinal) break;
+    }
+    ++stats.lines;
     try {
-      if (line.is_discarded() || !line.is_object() || replay.line(line) == Seen::Malformed) ++out.malformed;
-    } catch (const json::exception&) {
-      ++out.malformed;  // the module edge, as in read_history()
+      switch (replay.line(line)) {
+        case Seen::Used: break;
+        case Seen::Ignored: ++stats.ignored; break;
+        case Seen::Malformed: ++stats.malformed; break;
+      }
+    } catch (const json::exception& error) {
+      // The module edge: the replay reads through non-throwing accessors, but one odd line must not end it.
+      ++stats.malformed;
+      spdlog::warn("codex history: skipped a line of {}: {}", part.file.string(), error.what());
     }
   }
-  replay.finish();
-  out.prompts = sink.prompts;
-  out.first_prompt = std::move(sink.first_prompt);
-  out.conversation = sink.prompts > 0 || sink.activity;
-  return out;
+  return true;
+}
+
+RolloutReadStats replay_thread(const fs::path& file, HistorySink& sink, const std::optional<fs::path>& codex_home,
+                               const SummarySink* listing) {
+  RolloutReadStats stats;
+  RolloutReplay replay(sink);
+  const auto head = codex_home ? read_head(file).head : std::nullopt;
+  const auto parts = thread_parts(file, head, codex_home);
+  if (parts.size() > 1) replay.adopt(head->id, head->cwd);
+  for (const auto& part : parts) {
+    const bool opened = feed(part, replay, listing, stats);
+    if (&part == &parts.back()) stats.opened = opened;
+  }
+  if (stats.opened) replay.finish();
+  return stats;
 }
 
 }  // namespace
@@ -840,27 +922,8 @@ bool is_thread_id(std::string_view id) {
   return true;
 }
 
-RolloutReadStats read_history(const fs::path& file, HistorySink& sink) {
-  RolloutReadStats stats;
-  RolloutReplay replay(sink);
-  std::size_t unparsable = 0;
-  stats.opened = for_each_object(file, stats.lines, unparsable, [&](const json& line) {
-    try {
-      switch (replay.line(line)) {
-        case Seen::Used: break;
-        case Seen::Ignored: ++stats.ignored; break;
-        case Seen::Malformed: ++stats.malformed; break;
-      }
-    } catch (const json::exception& error) {
-      // The module edge: the replay reads through non-throwing accessors, but one odd line must not end it.
-      ++stats.malformed;
-      spdlog::warn("codex history: skipped a line of {}: {}", file.string(), error.what());
-    }
-    return true;
-  });
-  stats.malformed += unparsable;
-  if (stats.opened) replay.finish();
-  return stats;
+RolloutReadStats read_history(const fs::path& file, HistorySink& sink, const std::optional<fs::path>& codex_home) {
+  return replay_thread(file, sink, codex_home, /*listing=*/nullptr);
 }
 
 HistoryList list_history(const fs::path& codex_home, std::string_view cwd) {
@@ -872,9 +935,10 @@ HistoryList list_history(const fs::path& codex_home, std::string_view cwd) {
       return;
     }
     if (!same_directory(head.head->cwd, cwd)) return;  // another directory's thread
-    auto summary = summarize(file);
-    list.skipped_lines += summary.malformed;
-    if (!summary.opened || !summary.conversation) {
+    SummarySink summary;
+    const auto stats = replay_thread(file, summary, codex_home, &summary);
+    list.skipped_lines += stats.malformed;
+    if (!stats.opened || (summary.prompts == 0 && !summary.activity)) {
       ++list.skipped_files;
       return;
     }
@@ -896,18 +960,7 @@ HistoryList list_history(const fs::path& codex_home, std::string_view cwd) {
 }
 
 std::optional<fs::path> find_rollout(const fs::path& codex_home, std::string_view id, std::string_view cwd) {
-  if (!is_thread_id(id)) return std::nullopt;
-  std::vector<fs::path> candidates;
-  for_each_rollout(codex_home, [&](const fs::path& file) {
-    if (thread_id_of_file(file) == id) candidates.push_back(file);
-  });
-  // Sorted, so that the answer does not depend on the order the directory lists files in.
-  std::sort(candidates.begin(), candidates.end());
-  for (const auto& file : candidates) {
-    const auto head = read_head(file);
-    if (head.head && head.head->id == id && same_directory(head.head->cwd, cwd)) return file;
-  }
-  return std::nullopt;
+  return rollout_of_thread(codex_home, id, cwd);
 }
 
 }  // namespace switchboard::adapters::codex

@@ -31,7 +31,8 @@ bool is_thread_id(std::string_view id);
 // ignored), newest first (file modification time). Per thread: the id, the first prompt as title (first line,
 // at most 80 bytes), the recorded cwd, created (session_meta's timestamp) and modified times, the number of
 // prompts, the file. Rollouts of other directories are only read up to their session_meta line, and the listed
-// ones are parsed only where a line can be a prompt (after the first). Skipped files: unreadable, without a
+// ones are parsed only where a line can be a prompt (after the first); a fork counts its parent's prompts
+// before the fork, as its history does. Skipped files: unreadable, without a
 // session_meta, named for another thread than the one inside, or holding no conversation. Skipped lines: the
 // listed rollouts' lines that are not JSON objects.
 HistoryList list_history(const std::filesystem::path& codex_home, std::string_view cwd);
@@ -52,7 +53,10 @@ struct RolloutReadStats {
 // user's prompt (on_user_prompt, the turn id as prompt id), the assistant's messages and reasoning, tool calls
 // with their outputs, and on_turn_end (end_turn with the last agent message, cancelled for an aborted turn,
 // error for a failed one; usage summed over the turn's model requests). A turn still open at the end of the
-// file (running, or its process died) gets no on_turn_end.
-RolloutReadStats read_history(const std::filesystem::path& file, HistorySink& sink);
+// file (running, or its process died) gets no on_turn_end. With `codex_home`, a fork's conversation before the
+// fork is replayed first from its parent's rollout found there (Codex writes only what follows into the fork's
+// file); without it, the file alone.
+RolloutReadStats read_history(const std::filesystem::path& file, HistorySink& sink,
+                              const std::optional<std::filesystem::path>& codex_home = std::nullopt);
 
 }  // namespace switchboard::adapters::codex

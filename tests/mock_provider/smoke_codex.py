@@ -562,6 +562,46 @@ def scenario_history(exe, scratch):
         mock.stop()
 
 
+def scenario_fork(exe, scratch):
+    """One thread open in two processes: the second cannot resume it (Codex allows one writer per thread) but can
+    fork it; the fork's model request carries the conversation before the fork, and the first process's later
+    turns are not part of the fork. Both rollouts are saved (history fixtures)."""
+    mock = Mock(scratch, {"turns": [
+        {"text": "Noted: teal."},
+        {"match": {"any_user_text_contains": "teal", "last_user_text_contains": "which colour"}, "text": "It was teal."},
+        {"match": {"last_user_text_contains": "after the fork"}, "text": "Still here."},
+    ]})
+    first = Codex(exe, scratch, mock)
+    second = None
+    try:
+        first.initialize()
+        thread = first.start_thread()
+        first.turn(thread, "remember the colour teal")
+        check(first.wait_turn_completed()["status"] == "completed", "first turn")
+        second = Codex(exe, scratch, mock, write_config=False)
+        second.initialize()
+        rid = second.request("thread/resume", {"threadId": thread, "excludeTurns": True})
+        refused = second.wait_for("resume reply", lambda o: o.get("id") == rid and "method" not in o)
+        check("active writer" in json.dumps(refused.get("error")), f"resume while open elsewhere: {refused}")
+        forked = second.call("thread/fork", {"threadId": thread, "excludeTurns": True, "cwd": second.cwd,
+                                             "approvalPolicy": "never", "sandbox": "read-only"})["thread"]
+        check(forked["forkedFromId"] == thread, f"fork {forked}")
+        second.turn(forked["id"], "which colour did I say?")
+        turn = second.wait_turn_completed()
+        check(turn["status"] == "completed" and turn["items"][-1].get("text") == "It was teal.", f"fork turn {turn}")
+        first.turn(thread, "a turn after the fork")
+        check(first.wait_turn_completed()["status"] == "completed", "first thread after the fork")
+        check(first.finish() == 0 and second.finish() == 0, "exit codes")
+        rollouts = rollout_files(first.codex_home)
+        check(len(rollouts) == 2, f"rollouts {rollouts}")
+        return [first, second], {"thread": thread, "fork": forked["id"], "resume_refused": refused["error"]["message"]}
+    finally:
+        first.kill()
+        if second:
+            second.kill()
+        mock.stop()
+
+
 def rollout_files(codex_home):
     found = []
     for root, _, files in os.walk(os.path.join(codex_home, "sessions")):
@@ -573,10 +613,11 @@ SCENARIOS = {
     "text": scenario_text, "command": scenario_command, "approval": scenario_approval,
     "accept_for_session": scenario_accept_for_session, "escalate": scenario_escalate, "patch": scenario_patch, "interrupt": scenario_interrupt,
     "resume": scenario_resume, "api_error": scenario_api_error, "history": scenario_history,
+    "fork": scenario_fork,
 }
 
 # Scenarios whose rollout files (Codex's own session history) are saved with their fixtures, under rollout/.
-ROLLOUT_FIXTURES = {"history"}
+ROLLOUT_FIXTURES = {"history", "fork"}
 # Longer strings in a saved rollout are cut: the base instructions and developer messages are tens of KB of
 # Codex's prompt, which no test reads.
 MAX_ROLLOUT_STRING = 600

@@ -266,6 +266,52 @@ TEST_CASE("codex history: rollouts without task events end a turn at the next pr
   CHECK(list.sessions[0].title == "first");
 }
 
+TEST_CASE("codex history: a fork replays its parent's conversation up to the fork and then its own", "[codex][history]") {
+  // Recorded by smoke_codex.py's `fork` scenario: the parent took a turn, was forked, then took another turn.
+  CodexHome home;
+  const std::string parent = "01a22b17-322e-71c2-813a-8fc3c7c09ee5";
+  const std::string fork = "01a22b17-33af-7351-bc4c-72f7dd656369";
+  const auto copy = [&](const std::string& id) {
+    std::string text;
+    for (const auto& line : switchboard::testing::codex_fixture_lines("rollout/rollout-2026-11-30T06-14-30-" + id + ".jsonl")) text += line + "\n";
+    return home.write(home.day() / ("rollout-2026-11-30T06-14-30-" + id + ".jsonl"), text);
+  };
+  const auto parent_file = copy(parent);
+  const auto fork_file = copy(fork);
+
+  CodexRecordingSink sink;
+  const auto stats = codex::read_history(fork_file, sink, home.home);
+  const Lines expected{
+      "provider_session " + fork,
+      R"(prompt 01a22b17-3268-7a32-a733-27cb66c47682 "remember the colour teal" at 2026-11-30T06:14:30.339Z)",
+      R"(message msg_mock_0001 text "Noted: teal.")",
+      R"(turn_end end_turn "Noted: teal." in=10324 out=3 cached=0)",
+      R"(prompt 01a22b17-33e0-7b32-a896-b7a350468848 "which colour did I say?" at 2026-11-30T06:14:30.648Z)",
+      R"(message msg_mock_0002 text "It was teal.")",
+      R"(turn_end end_turn "It was teal." in=10434 out=3 cached=0)",
+  };
+  CHECK(sink.lines == expected);  // the parent's turn after the fork is not the fork's
+  CHECK(stats.opened);
+  CHECK(stats.lines == 14 + 11);
+  CHECK(stats.malformed == 0);
+
+  // Without the home (or without the parent's file) the fork's own file is all there is.
+  CodexRecordingSink alone;
+  codex::read_history(fork_file, alone);
+  CHECK(alone.lines == Lines{expected[0], expected[4], expected[5], expected[6]});
+
+  const auto list = codex::list_history(home.home, home.project.string());
+  REQUIRE(list.sessions.size() == 2);
+  for (const auto& entry : list.sessions) {
+    CHECK(entry.prompts == std::optional<std::int64_t>(2));
+    CHECK(entry.title == "remember the colour teal");  // the fork's conversation starts with its parent's
+  }
+  fs::remove(parent_file);
+  CodexRecordingSink orphan;
+  codex::read_history(fork_file, orphan, home.home);
+  CHECK(orphan.lines == alone.lines);
+}
+
 TEST_CASE("codex history: a missing rollout reads as nothing", "[codex][history]") {
   CodexRecordingSink sink;
   const auto stats = codex::read_history("/nonexistent/codex/rollout.jsonl", sink);
