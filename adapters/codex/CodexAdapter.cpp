@@ -32,6 +32,10 @@ process::Environment child_environment(const CodexConfig& config) {
   return environment;
 }
 
+// Codex 0.171.0's answer to thread/resume of a thread another process has open: "thread <id> already has an
+// active writer" (-32600).
+bool is_open_elsewhere(const std::string& error) { return error.find("active writer") != std::string::npos; }
+
 }  // namespace
 
 // Everything the translator reports goes to the engine unchanged; the end of a turn also clears the adapter's
@@ -92,8 +96,8 @@ protocol::AgentCapabilities CodexAdapter::static_capabilities() {
   capabilities.permissions = true;
   capabilities.questions = false;
   capabilities.resume = true;
-  capabilities.history_list = false;
-  capabilities.history_read = false;
+  capabilities.history_list = true;
+  capabilities.history_read = true;
   capabilities.model_switch = true;
   capabilities.modes = true;
   capabilities.images = true;
@@ -291,12 +295,22 @@ void CodexAdapter::on_response(const CodexResponse& response) {
       write_line(initialized_notification());
       if (m_resume_thread_id) return send_request(m_requests.thread_resume(*m_resume_thread_id, m_thread));
       return send_request(m_requests.thread_start(m_thread));
-    case RequestKind::ThreadStart:
     case RequestKind::ThreadResume:
+      if (!response.ok && m_resume_thread_id && is_open_elsewhere(response.error)) {
+        // Codex lets one process write a thread: another session of ours, or the user's own Codex, has it
+        // open. A fork carries the whole conversation and is ours alone; the engine hears its id as the
+        // session's provider session from now on.
+        spdlog::info("codex: thread {} is open in another process ({}); continuing in a fork of it", *m_resume_thread_id, response.error);
+        return send_request(m_requests.thread_fork(*m_resume_thread_id, m_thread));
+      }
+      [[fallthrough]];
+    case RequestKind::ThreadStart:
+    case RequestKind::ThreadFork:
       if (!response.ok) {
-        return fail_start(std::string(response.kind == RequestKind::ThreadResume ? "Codex could not resume the thread: "
-                                                                                 : "Codex could not start a thread: ") +
-                          response.error);
+        const char* what = response.kind == RequestKind::ThreadStart  ? "Codex could not start a thread: "
+                           : response.kind == RequestKind::ThreadFork ? "Codex could not fork the thread: "
+                                                                      : "Codex could not resume the thread: ";
+        return fail_start(what + response.error);
       }
       return finish_start(std::nullopt);
     case RequestKind::TurnStart:

@@ -1,5 +1,6 @@
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -7,10 +8,12 @@
 #include <spdlog/spdlog.h>
 
 #include "codex/CodexAdapter.h"
+#include "codex/CodexHistory.h"
 #include "process/ChildProcess.h"
 #include "process/ExecutableLookup.h"
 
-// Discovery and registration of Codex: what `agents.list` reports and how the engine creates adapters.
+// Discovery and registration of Codex: what `agents.list` reports, how the engine creates adapters, and how it
+// reads Codex's own history (CodexHistory.h).
 
 namespace switchboard::adapters::codex {
 namespace {
@@ -24,6 +27,44 @@ struct Discovery {
 };
 
 constexpr auto kProbeTimeout = std::chrono::seconds(20);
+constexpr std::size_t kMaxQuotedLength = 200;
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> environment_variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// Where the CLIs this daemon starts keep their rollouts: the private home when a provider is configured (the
+// adapter points CODEX_HOME there), else the CODEX_HOME they inherit from the daemon, else $HOME/.codex.
+std::optional<fs::path> history_home(const CodexConfig& config) {
+  std::optional<fs::path> private_home;
+  if (config.endpoint) private_home = config.endpoint->codex_home;
+  return history_codex_home(private_home, environment_variable("CODEX_HOME"), environment_variable("HOME"));
+}
+
+AdapterError unknown_history_session(const std::string& cwd, const std::string& id) {
+  return AdapterError{protocol::ErrorCode::UnknownHistorySession,
+                      "Codex has no thread " + id.substr(0, kMaxQuotedLength) + " for " + cwd.substr(0, 500)};
+}
+
+HistoryOutcome<HistoryList> list_threads(const std::optional<fs::path>& codex_home, const std::string& cwd) {
+  if (!codex_home) return HistoryList{};  // no HOME and no CODEX_HOME: the CLI could not have written any
+  return list_history(*codex_home, cwd);
+}
+
+HistoryOutcome<HistoryReadStats> read_thread(const std::optional<fs::path>& codex_home, const std::string& cwd,
+                                             const std::string& id, HistorySink& sink) {
+  if (!codex_home || !is_thread_id(id)) return unknown_history_session(cwd, id);
+  const auto file = find_rollout(*codex_home, id, cwd);
+  if (!file) return unknown_history_session(cwd, id);
+  const auto stats = read_history(*file, sink, *codex_home);
+  if (!stats.opened) {
+    return AdapterError{protocol::ErrorCode::UnknownHistorySession, "cannot read Codex's rollout file " + file->string()};
+  }
+  return HistoryReadStats{stats.lines, stats.malformed};
+}
 
 }  // namespace
 
@@ -84,6 +125,11 @@ AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config) {
   AgentDescriptor descriptor;
   descriptor.name = "codex";
   descriptor.discover = [discovery] { return discovery->info; };
+  const auto codex_home = history_home(config);
+  descriptor.list_history = [codex_home](const std::string& cwd) { return list_threads(codex_home, cwd); };
+  descriptor.read_history = [codex_home](const std::string& cwd, const std::string& id, HistorySink& sink) {
+    return read_thread(codex_home, cwd, id, sink);
+  };
   descriptor.create = [&io, config = std::move(config)](AdapterListener& listener) {
     return std::make_unique<CodexAdapter>(io, listener, config);
   };

@@ -69,6 +69,13 @@ OutgoingRequest CodexRequests::thread_resume(std::string_view thread_id, const T
   return request(RequestKind::ThreadResume, "thread/resume", std::move(params));
 }
 
+OutgoingRequest CodexRequests::thread_fork(std::string_view thread_id, const ThreadOptions& options) {
+  nlohmann::json params = thread_params(options);
+  params["threadId"] = thread_id;
+  params["excludeTurns"] = true;
+  return request(RequestKind::ThreadFork, "thread/fork", std::move(params));
+}
+
 OutgoingRequest CodexRequests::turn_start(std::string_view thread_id, std::string_view text,
                                           const std::vector<protocol::Attachment>& attachments,
                                           const std::optional<ThreadPolicy>& policy,

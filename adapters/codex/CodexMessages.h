@@ -52,6 +52,9 @@ class CodexRequests {
   // Reopens a thread stored under CODEX_HOME, in a fresh process. The turns are not sent back (the engine has
   // the session's events): `excludeTurns`.
   OutgoingRequest thread_resume(std::string_view thread_id, const ThreadOptions& options);
+  // A new thread carrying a stored thread's conversation (its id becomes the provider session id), for when the
+  // thread itself cannot be resumed because another process has it open.
+  OutgoingRequest thread_fork(std::string_view thread_id, const ThreadOptions& options);
   // A user turn. `policy` (after session.setMode) and `model` (a per-turn override) apply from this turn on.
   OutgoingRequest turn_start(std::string_view thread_id, std::string_view text,
                              const std::vector<protocol::Attachment>& attachments,

@@ -16,7 +16,7 @@ namespace switchboard::adapters::codex {
 // AdapterListener; this header holds what only the adapter needs.
 
 // The requests the adapter sends. The translator needs the kind to interpret the response.
-enum class RequestKind { Initialize, ThreadStart, ThreadResume, TurnStart, TurnInterrupt };
+enum class RequestKind { Initialize, ThreadStart, ThreadResume, ThreadFork, TurnStart, TurnInterrupt };
 
 std::string_view to_string(RequestKind kind);
 

@@ -148,6 +148,7 @@ std::string_view to_string(RequestKind kind) {
     case RequestKind::Initialize: return "initialize";
     case RequestKind::ThreadStart: return "thread/start";
     case RequestKind::ThreadResume: return "thread/resume";
+    case RequestKind::ThreadFork: return "thread/fork";
     case RequestKind::TurnStart: return "turn/start";
     case RequestKind::TurnInterrupt: return "turn/interrupt";
   }
@@ -228,7 +229,8 @@ void CodexTranslator::on_response(const nlohmann::json& message, std::int64_t id
     return malformed("response without result or error", message);
   }
 
-  if (response.ok && (response.kind == RequestKind::ThreadStart || response.kind == RequestKind::ThreadResume)) {
+  if (response.ok && (response.kind == RequestKind::ThreadStart || response.kind == RequestKind::ThreadResume ||
+                      response.kind == RequestKind::ThreadFork)) {
     adopt_thread(response.result);
   }
   if (response.kind == RequestKind::TurnStart) {

@@ -14,6 +14,7 @@ scratch directory: the user's ~/.codex is never read or written. --write-fixture
 """
 
 import argparse
+import base64
 import json
 import os
 import queue
@@ -503,11 +504,123 @@ def scenario_escalate(exe, scratch):
         mock.stop()
 
 
+def scenario_history(exe, scratch):
+    """One thread with a bit of everything, for the rollout file it leaves (history fixtures): reasoning and text,
+    a command, a declined command, an accepted patch, a command interrupted mid-run, a failed model request and
+    a prompt with an image. Policy untrusted, so `echo` runs unasked and the others ask."""
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello from mock\n*** End Patch\n"
+    mock = Mock(scratch, {"turns": [
+        {"reasoning": "The user wants a greeting.", "text": "Hello from the mock.",
+         "usage": {"input_tokens": 120, "output_tokens": 7, "cached_tokens": 20}},
+        {"exec": "echo hi"}, {"match": {"last_input_is_tool_output": True}, "text": "It printed hi."},
+        {"exec": "touch declined.txt && echo created"}, {"match": {"last_input_is_tool_output": True}, "text": "Declined."},
+        {"patch": patch}, {"match": {"last_input_is_tool_output": True}, "text": "Patched."},
+        {"exec": "sleep 30; echo never", "yield_time_ms": 20000},
+        {"error": {"status": 400, "message": "mock: bad request"}},
+        {"match": {"last_user_text_contains": "look at this"}, "text": "Saw the image."},
+    ]})
+    codex = Codex(exe, scratch, mock, model="gpt-5.5")
+
+    def turn(text, decisions=(), expect="completed"):
+        """A turn whose approval requests get `decisions` in order (Codex's safe-command list varies by model)."""
+        codex.turn(thread, text)
+        pending = list(decisions)
+        while True:
+            line = codex.wait_for("approval or turn end", lambda o: o.get("method") == "turn/completed"
+                                  or str(o.get("method", "")).endswith("/requestApproval"))
+            if line["method"] == "turn/completed":
+                check(line["params"]["turn"]["status"] == expect, f"turn {text!r}: {line['params']['turn']}")
+                check(not pending, f"turn {text!r}: unused decisions {pending}")
+                return
+            codex.answer(line, pending.pop(0) if pending else "accept")
+
+    try:
+        codex.initialize()
+        thread = codex.start_thread(approval="untrusted", sandbox="workspace-write")
+        turn("say hello")
+        turn("run echo hi")
+        turn("create declined.txt", ["decline"])
+        turn("add hello.txt", ["accept"])
+        turn_id = codex.turn(thread, "sleep a while")
+        codex.answer(codex.wait_method("item/commandExecution/requestApproval"), "accept")
+        time.sleep(0.5)  # the approved `sleep 30` is running now
+        codex.call("turn/interrupt", {"threadId": thread, "turnId": turn_id})
+        check(codex.wait_turn_completed()["status"] == "interrupted", "interrupted turn")
+        turn("hello again", expect="failed")
+        image = os.path.join(codex.cwd, "dot.png")
+        with open(image, "wb") as f:
+            f.write(base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="))
+        codex.call("turn/start", {"threadId": thread, "input": [{"type": "text", "text": "look at this"},
+                                                                {"type": "localImage", "path": image}]})
+        check(codex.wait_turn_completed()["status"] == "completed", "image turn")
+        check(codex.finish() == 0, "exit code")
+        rollouts = rollout_files(codex.codex_home)
+        check(len(rollouts) == 1 and rollouts[0].endswith(f"-{thread}.jsonl"), f"rollouts {rollouts}")
+        return [codex], {"thread": thread, "rollout": os.path.relpath(rollouts[0], codex.codex_home)}
+    finally:
+        codex.kill()
+        mock.stop()
+
+
+def scenario_fork(exe, scratch):
+    """One thread open in two processes: the second cannot resume it (Codex allows one writer per thread) but can
+    fork it; the fork's model request carries the conversation before the fork, and the first process's later
+    turns are not part of the fork. Both rollouts are saved (history fixtures)."""
+    mock = Mock(scratch, {"turns": [
+        {"text": "Noted: teal."},
+        {"match": {"any_user_text_contains": "teal", "last_user_text_contains": "which colour"}, "text": "It was teal."},
+        {"match": {"last_user_text_contains": "after the fork"}, "text": "Still here."},
+    ]})
+    first = Codex(exe, scratch, mock)
+    second = None
+    try:
+        first.initialize()
+        thread = first.start_thread()
+        first.turn(thread, "remember the colour teal")
+        check(first.wait_turn_completed()["status"] == "completed", "first turn")
+        second = Codex(exe, scratch, mock, write_config=False)
+        second.initialize()
+        rid = second.request("thread/resume", {"threadId": thread, "excludeTurns": True})
+        refused = second.wait_for("resume reply", lambda o: o.get("id") == rid and "method" not in o)
+        check("active writer" in json.dumps(refused.get("error")), f"resume while open elsewhere: {refused}")
+        forked = second.call("thread/fork", {"threadId": thread, "excludeTurns": True, "cwd": second.cwd,
+                                             "approvalPolicy": "never", "sandbox": "read-only"})["thread"]
+        check(forked["forkedFromId"] == thread, f"fork {forked}")
+        second.turn(forked["id"], "which colour did I say?")
+        turn = second.wait_turn_completed()
+        check(turn["status"] == "completed" and turn["items"][-1].get("text") == "It was teal.", f"fork turn {turn}")
+        first.turn(thread, "a turn after the fork")
+        check(first.wait_turn_completed()["status"] == "completed", "first thread after the fork")
+        check(first.finish() == 0 and second.finish() == 0, "exit codes")
+        rollouts = rollout_files(first.codex_home)
+        check(len(rollouts) == 2, f"rollouts {rollouts}")
+        return [first, second], {"thread": thread, "fork": forked["id"], "resume_refused": refused["error"]["message"]}
+    finally:
+        first.kill()
+        if second:
+            second.kill()
+        mock.stop()
+
+
+def rollout_files(codex_home):
+    found = []
+    for root, _, files in os.walk(os.path.join(codex_home, "sessions")):
+        found += [os.path.join(root, f) for f in files if f.startswith("rollout-") and f.endswith(".jsonl")]
+    return sorted(found)
+
+
 SCENARIOS = {
     "text": scenario_text, "command": scenario_command, "approval": scenario_approval,
     "accept_for_session": scenario_accept_for_session, "escalate": scenario_escalate, "patch": scenario_patch, "interrupt": scenario_interrupt,
-    "resume": scenario_resume, "api_error": scenario_api_error,
+    "resume": scenario_resume, "api_error": scenario_api_error, "history": scenario_history,
+    "fork": scenario_fork,
 }
+
+# Scenarios whose rollout files (Codex's own session history) are saved with their fixtures, under rollout/.
+ROLLOUT_FIXTURES = {"history", "fork"}
+# Longer strings in a saved rollout are cut: the base instructions and developer messages are tens of KB of
+# Codex's prompt, which no test reads.
+MAX_ROLLOUT_STRING = 600
 
 
 def write_fixture(out_dir, name, processes, scratch):
@@ -523,6 +636,25 @@ def write_fixture(out_dir, name, processes, scratch):
         for kind, lines in (("", proc.raw), (".stdin", [json.dumps(o) for o in proc.sent])):
             with open(os.path.join(out_dir, f"{name}{suffix}{kind}.ndjson"), "w") as f:
                 f.writelines(clean(line) + "\n" for line in lines)
+    if name not in ROLLOUT_FIXTURES:
+        return
+
+    def cut(value):
+        if isinstance(value, str):
+            value = clean(value)
+            return value if len(value) <= MAX_ROLLOUT_STRING else value[:80] + "…(cut)"
+        if isinstance(value, list):
+            return [cut(v) for v in value]
+        if isinstance(value, dict):
+            return {clean(k): cut(v) for k, v in value.items()}
+        return value
+
+    rollout_dir = os.path.join(out_dir, "rollout")
+    os.makedirs(rollout_dir, exist_ok=True)
+    for path in rollout_files(os.path.join(scratch, "home", ".codex")):
+        with open(path) as f, open(os.path.join(rollout_dir, os.path.basename(path)), "w") as out:
+            for line in f:
+                out.write(json.dumps(cut(json.loads(line)), ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def in_private_netns(argv):

@@ -13,9 +13,9 @@
 
 namespace switchboard::testing {
 
-// Records what the Codex translator reports: each callback as one line of text (for exact sequence assertions)
-// and the structured values the line leaves out.
-class CodexRecordingSink : public adapters::AdapterListener {
+// Records what the Codex translator and history reader report: each callback as one line of text (for exact
+// sequence assertions) and the structured values the line leaves out.
+class CodexRecordingSink : public adapters::HistorySink {
  public:
   std::vector<std::string> lines;
   std::vector<std::pair<std::string, adapters::PermissionAsk>> permissions;  // native id, ask
@@ -62,6 +62,9 @@ class CodexRecordingSink : public adapters::AdapterListener {
     lines.push_back(std::string(recoverable ? "error recoverable " : "error fatal ") + quoted(message));
   }
   void on_stopped(std::string reason) override { lines.push_back("stopped " + reason); }
+  void on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) override {
+    lines.push_back("prompt " + prompt_id + " " + quoted(text) + " at " + timestamp);
+  }
 
   static std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 };

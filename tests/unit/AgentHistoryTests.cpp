@@ -15,11 +15,13 @@
 
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "claude-code/ClaudeHistory.h"
+#include "codex/CodexAdapter.h"
 #include "daemon/Methods.h"
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
 #include "support/ClaudeFixtures.h"
+#include "support/CodexRecording.h"
 #include "support/RecordingPeer.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
@@ -472,4 +474,95 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
   const std::lock_guard lock(*mutex);
   REQUIRE(hook_threads->size() == 3);
   for (const auto& id : *hook_threads) CHECK(id != std::this_thread::get_id());
+}
+
+TEST_CASE("Codex threads list read and import through the history methods and resume on the first send", "[history][codex]") {
+  // A private CODEX_HOME holding the recorded rollout, for a project beside it ("<scratch>" in the fixture).
+  ClaudeHome claude;
+  TempDir scratch;
+  const std::string thread = "01a22af6-cf76-7173-bc2a-5e4304033bc4";
+  const fs::path project = scratch.path / "work";
+  const fs::path day = scratch.path / "codex-home" / "sessions" / "2026" / "11" / "30";
+  fs::create_directories(project);
+  fs::create_directories(day);
+  {
+    std::ofstream out(day / ("rollout-2026-11-30T05-39-07-" + thread + ".jsonl"), std::ios::binary);
+    for (auto line : testing::codex_fixture_lines("rollout/rollout-2026-11-30T05-39-07-" + thread + ".jsonl")) {
+      for (auto at = line.find("<scratch>"); at != std::string::npos; at = line.find("<scratch>", at)) line.replace(at, 9, scratch.path.string());
+      out << line << "\n";
+    }
+  }
+  boost::asio::io_context descriptors_io;
+  adapters::codex::CodexConfig config;
+  config.executable = "/nonexistent/switchboard-test/codex";
+  adapters::codex::ProviderEndpoint endpoint;
+  endpoint.base_url = "http://127.0.0.1:1/v1";
+  endpoint.codex_home = scratch.path / "codex-home";
+  config.endpoint = endpoint;
+
+  TempDir data;
+  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
+  std::vector<adapters::AgentDescriptor> extra;
+  extra.push_back(adapters::codex::codex_agent(descriptors_io, config));
+  // A scripted agent with Codex's hooks: what an import's first send asks the agent to resume is visible. Its
+  // adapters live on the run's io_context, which exists only once the run does.
+  auto run_io = std::make_shared<boost::asio::io_context*>(nullptr);
+  auto scripted = ScriptedAdapter::descriptor(descriptors_io, control);
+  scripted.name = "codex-scripted";
+  scripted.create = [run_io, control](adapters::AdapterListener& listener) {
+    return std::make_unique<ScriptedAdapter>(**run_io, listener, control);
+  };
+  scripted.discover = [] {
+    protocol::AgentInfo info;
+    info.agent = "codex-scripted";
+    info.installed = true;
+    info.capabilities = protocol::AgentCapabilities{true, true, false, /*resume=*/true, true, true, true, true, false};
+    return info;
+  };
+  scripted.list_history = extra.front().list_history;
+  scripted.read_history = extra.front().read_history;
+  extra.push_back(std::move(scripted));
+  HistoryRun run(data.path, claude.config_dir(), std::move(extra));
+  *run_io = &run.io;
+  testing::SchemaValidator validator;
+
+  const auto listed = run.call("history.list", {{"agent", "codex"}, {"cwd", project.string()}});
+  REQUIRE(listed.contains("result"));
+  CHECK(validator.validate_result("history.list", listed.at("result")).empty());
+  REQUIRE(listed.at("result").at("sessions").size() == 1);
+  CHECK(listed.at("result").at("sessions").at(0).at("providerSessionId") == thread);
+  CHECK(listed.at("result").at("sessions").at(0).at("title") == "say hello");
+  CHECK(listed.at("result").at("sessions").at(0).at("promptCount") == 7);
+
+  const auto read = run.call("history.read", {{"agent", "codex"}, {"cwd", project.string()}, {"providerSessionId", thread}});
+  REQUIRE(read.contains("result"));
+  CHECK(validator.validate_result("history.read", read.at("result")).empty());
+  const auto& events = read.at("result").at("events");
+  CHECK(types_of(events).size() == 28);  // the replay's calls but on_provider_session
+  for (const auto& event : events) {
+    const Json envelope{{"seq", 1}, {"type", event.at("type")}, {"ts", 0}, {"sessionId", "s-x"}, {"data", event.at("data")}};
+    CHECK(validator.validate_event(envelope).empty());
+  }
+  CHECK(events.at(0).at("data") == Json{{"turnId", "01a22af6-cfc5-7931-b06d-62fa44f1c282"}, {"text", "say hello"}});
+  CHECK(run.call("history.read", {{"agent", "codex"}, {"cwd", project.string()}, {"providerSessionId", "../" + thread}}).at("error").at("code") == -32019);
+
+  // Imported into the scripted agent: cold, titled, and its first send resumes the thread.
+  const auto imported = run.call("session.import", {{"agent", "codex-scripted"}, {"cwd", project.string()}, {"providerSessionId", thread}});
+  REQUIRE(imported.contains("result"));
+  const std::string session_id = imported.at("result").at("session").at("sessionId");
+  CHECK(imported.at("result").at("session").at("title") == "say hello");
+  CHECK(control->starts == 0);
+  REQUIRE(run.call("session.send", {{"sessionId", session_id}, {"text", "go on"}}).contains("result"));
+  REQUIRE(control->start_options.size() == 1);
+  CHECK(control->start_options.at(0).resume_provider_session_id == std::optional<std::string>(thread));
+
+  // Imported for the real descriptor (whose CLI is not installed here): the stored run is bound to the thread,
+  // which is what CodexAdapter::start() passes to thread/resume.
+  const auto real = run.call("session.import", {{"agent", "codex"}, {"cwd", project.string()}, {"providerSessionId", thread}});
+  REQUIRE(real.contains("result"));
+  std::optional<std::optional<std::string>> run_id;
+  run.persistence->latest_run(real.at("result").at("session").at("sessionId"), [&](std::optional<std::string> id) { run_id = std::move(id); });
+  run.settle();
+  REQUIRE(run_id);
+  CHECK(*run_id == std::optional<std::string>(thread));
 }

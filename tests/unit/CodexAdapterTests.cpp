@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codex/CodexAdapter.h"
+#include "codex/CodexHistory.h"
 #include "process/ChildProcess.h"
 #include "support/CodexRecording.h"
 #include "support/ProcessTestSupport.h"
@@ -167,6 +169,32 @@ TEST_CASE("Codex adapter runs approved commands and resumes a thread in a new pr
     CHECK(engine.lines.front() == "provider_session " + thread);
     adapter.stop();
     REQUIRE(testing::run_until(io, [&] { return has_line_starting(engine.lines, "stopped"); }, std::chrono::seconds(30)));
+  }
+  // The rollout the CLI wrote for both processes is Codex's history of the directory: listed and replayed.
+  {
+    const auto listed = list_history(dir / "codex-home", options.cwd);
+    REQUIRE(listed.sessions.size() == 1);
+    CHECK(listed.sessions[0].provider_session_id == thread);
+    CHECK(listed.sessions[0].title == "remember the word PINEAPPLE and make a file");
+    CHECK(listed.sessions[0].prompts == std::optional<std::int64_t>(2));
+    const auto rollout = find_rollout(dir / "codex-home", thread, options.cwd);
+    REQUIRE(rollout);
+    testing::CodexRecordingSink history;
+    const auto stats = read_history(*rollout, history);
+    INFO(nlohmann::json(history.lines).dump(1));
+    CHECK(stats.malformed == 0);
+    CHECK(history.lines.front() == "provider_session " + thread);
+    const auto count = [&](const std::string& part) {
+      return std::count_if(history.lines.begin(), history.lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+    };
+    CHECK(count("prompt ") == 2);
+    CHECK(count(R"( shell {"command":"touch made_by_codex.txt && echo created")") == 1);
+    // The command's whole output, as live: a shell profile's noise (pyenv here) may come before "created".
+    CHECK(std::count_if(history.lines.begin(), history.lines.end(), [](const std::string& l) {
+            return l.starts_with("tool_completed ") && l.find(" ok \"") != std::string::npos && l.ends_with("created\\n\"");
+          }) == 1);
+    CHECK(count(R"(turn_end end_turn "Made it.")") == 1);
+    CHECK(count(R"(turn_end end_turn "It was PINEAPPLE.")") == 1);
   }
   mock.process->kill();
   testing::run_until(io, [&] { return mock.process->finished(); });

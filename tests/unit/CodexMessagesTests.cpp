@@ -48,7 +48,12 @@ TEST_CASE("Codex requests carry our ids from 1 and no jsonrpc member", "[codex]"
 
   const auto interrupt = requests.turn_interrupt("thr", "turn-1");
   CHECK(interrupt.message == Json::parse(R"({"method":"turn/interrupt","id":6,"params":{"threadId":"thr","turnId":"turn-1"}})"));
-  CHECK(requests.last_id() == 6);
+
+  const auto fork = requests.thread_fork("thr", options);
+  CHECK(fork.kind == RequestKind::ThreadFork);
+  CHECK(fork.message == Json::parse(R"({"method":"thread/fork","id":7,"params":{"threadId":"thr","excludeTurns":true,"cwd":"/work",
+                                        "approvalPolicy":"untrusted","sandbox":"workspace-write","model":"gpt-5.5"}})"));
+  CHECK(requests.last_id() == 7);
 }
 
 TEST_CASE("Codex modes map onto approval policy and sandbox", "[codex]") {

@@ -30,6 +30,7 @@ std::optional<RequestKind> kind_of(const std::string& method) {
   if (method == "initialize") return RequestKind::Initialize;
   if (method == "thread/start") return RequestKind::ThreadStart;
   if (method == "thread/resume") return RequestKind::ThreadResume;
+  if (method == "thread/fork") return RequestKind::ThreadFork;
   if (method == "turn/start") return RequestKind::TurnStart;
   if (method == "turn/interrupt") return RequestKind::TurnInterrupt;
   return std::nullopt;
@@ -230,6 +231,21 @@ TEST_CASE("Codex resume reports the same thread and a normal turn", "[codex]") {
   REQUIRE_FALSE(first.sink.lines.empty());
   CHECK(second.sink.lines.front() == first.sink.lines.front());  // provider_session <same thread>
   CHECK(second.sink.lines.back().rfind("turn_end end_turn \"It was PINEAPPLE.\"", 0) == 0);
+}
+
+TEST_CASE("Codex refuses to resume a thread open elsewhere and a fork reports its own thread", "[codex]") {
+  Harness h;
+  replay(h, "fork.2");
+  check_clean(h);
+  const auto resume = std::find_if(h.control.responses.begin(), h.control.responses.end(),
+                                   [](const CodexResponse& r) { return r.kind == RequestKind::ThreadResume; });
+  REQUIRE(resume != h.control.responses.end());
+  CHECK_FALSE(resume->ok);
+  CHECK(resume->error.find("already has an active writer") != std::string::npos);
+  REQUIRE_FALSE(h.sink.lines.empty());
+  CHECK(h.sink.lines.front() == "provider_session 01a22b17-33af-7351-bc4c-72f7dd656369");  // the fork, not the refused thread
+  CHECK(h.translator.thread_id() == "01a22b17-33af-7351-bc4c-72f7dd656369");
+  CHECK(h.sink.lines.back().rfind("turn_end end_turn \"It was teal.\"", 0) == 0);
 }
 
 TEST_CASE("Codex model error fails the turn once with the provider's message", "[codex]") {
