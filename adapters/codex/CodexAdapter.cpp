@@ -66,7 +66,7 @@ class CodexAdapter::TurnWatch : public AdapterListener {
   void on_question(std::string native_id, QuestionAsk ask) override { m_engine.on_question(std::move(native_id), std::move(ask)); }
   void on_status(AgentStatus status) override { m_engine.on_status(std::move(status)); }
   void on_turn_end(TurnResult result) override {
-    m_adapter.turn_ended();
+    m_adapter.turn_ended(result.stop_reason);
     m_engine.on_turn_end(std::move(result));
   }
   void on_error(std::string message, bool recoverable) override { m_engine.on_error(std::move(message), recoverable); }
@@ -190,6 +190,7 @@ void CodexAdapter::send(TurnInput input) {
   }
   m_turn_running = true;
   m_interrupt_wanted = false;
+  m_cancel_requested = false;
   std::optional<std::string> model;
   if (input.model && input.model != m_thread.model) model = input.model;
   if (m_pending_model) model = std::exchange(m_pending_model, std::nullopt);
@@ -200,6 +201,7 @@ void CodexAdapter::send(TurnInput input) {
 
 void CodexAdapter::cancel() {
   if (!m_turn_running) return;
+  m_cancel_requested = true;
   send_interrupt();
   // Codex ends an interrupted turn within milliseconds; one that does not is stuck and is replaced: killing it
   // ends the turn (stopped), and the next send starts a fresh process that resumes the thread.
@@ -222,10 +224,18 @@ void CodexAdapter::send_interrupt() {
   send_request(m_requests.turn_interrupt(m_translator->thread_id(), turn));
 }
 
-void CodexAdapter::turn_ended() {
+void CodexAdapter::turn_ended(protocol::StopReason reason) {
   m_turn_running = false;
   m_interrupt_wanted = false;
   m_cancel_timer.cancel();
+  if (std::exchange(m_cancel_requested, false) && reason == protocol::StopReason::Cancelled && m_process) {
+    // Codex usually kills the interrupted command's sandbox, but not always: a command that had just started
+    // outlived the interrupt in the e2e test (its sandbox runs in a session of its own, so the group kill at
+    // exit misses it too). Cancel means the work stops: what left the app-server's group goes.
+    if (const auto killed = m_process->kill_detached_descendants(); killed > 0) {
+      spdlog::info("codex: killed {} process(es) an interrupted command left behind", killed);
+    }
+  }
 }
 
 void CodexAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer) {
@@ -262,6 +272,11 @@ std::optional<AdapterError> CodexAdapter::set_mode(const std::string& mode) {
 void CodexAdapter::stop() {
   if (!m_process || m_stop_requested) return;
   m_stop_requested = true;
+  // Commands still running in sandboxes of their own would outlive the app-server (nothing but its group is
+  // signalled, and once it exits they are orphans nobody can trace back to it): they go first.
+  if (const auto killed = m_process->kill_detached_descendants(); killed > 0) {
+    spdlog::info("codex: stopping: killed {} process(es) still running in a sandbox", killed);
+  }
   // EOF on stdin makes the app-server exit (0); then TERM, then KILL.
   process::StopPolicy policy;
   policy.graceful = [](process::ChildProcess& child) { child.close_stdin(); };

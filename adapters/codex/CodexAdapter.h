@@ -69,7 +69,7 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   void finish_start(std::optional<AdapterError> error);
   void fail_start(const std::string& why);
   void on_process_exit(const std::string& status);
-  void turn_ended();
+  void turn_ended(protocol::StopReason reason);
 
   boost::asio::io_context& m_io;
   AdapterListener& m_listener;
@@ -87,6 +87,7 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   std::optional<std::string> m_pending_model;      // a model change, sent with the next turn/start
   bool m_turn_running = false;
   bool m_interrupt_wanted = false;  // cancel() before the turn's id was known
+  bool m_cancel_requested = false;  // cancel() during the running turn
   bool m_stop_requested = false;
   bool m_stopped_reported = false;
   std::shared_ptr<CodexAdapter*> m_self;  // timers hold a weak_ptr to it

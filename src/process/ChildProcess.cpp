@@ -480,6 +480,15 @@ std::size_t ChildProcess::kill_started_processes() {
   return killed;
 }
 
+std::size_t ChildProcess::kill_detached_descendants() {
+  if (!running()) return 0;
+  std::size_t killed = 0;
+  for (const pid_t detached : detached_descendants_of(pid())) {
+    if (::kill(detached, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
 std::string ChildProcess::stderr_tail() const { return m_state->m_stderr.tail(); }
 
 ChildProcess::Counters ChildProcess::counters() const {

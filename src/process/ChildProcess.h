@@ -106,6 +106,9 @@ class ChildProcess {
   // GroupMembers.h), but not the child: what an agent's tools left behind when it abandoned them (Claude Code
   // leaves an interrupted Bash command running, in a session of its own). Returns how many were signalled.
   std::size_t kill_started_processes();
+  // The same for only what left the child's process group (detached_descendants_of in GroupMembers.h): for an
+  // agent whose own group holds more than one process of its own.
+  std::size_t kill_detached_descendants();
 
   // The last bytes the child wrote to stderr (SpawnSpec::stderr_options.tail_bytes), for error messages.
   std::string stderr_tail() const;

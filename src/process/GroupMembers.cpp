@@ -82,4 +82,27 @@ std::vector<pid_t> processes_started_by(pid_t leader) {
   return {found.begin(), found.end()};
 }
 
+std::vector<pid_t> detached_descendants_of(pid_t leader) {
+  const auto entries = snapshot();
+  // The leader's tree by parentage first, then the part of it that left the leader's group, with its subtrees.
+  std::set<pid_t> tree{leader};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& entry : entries) {
+      if (tree.count(entry.ppid) != 0 && tree.insert(entry.pid).second) grew = true;
+    }
+  }
+  std::set<pid_t> detached;
+  for (const auto& entry : entries) {
+    if (entry.pid != leader && tree.count(entry.pid) != 0 && entry.pgrp != leader) detached.insert(entry.pid);
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& entry : entries) {
+      if (detached.count(entry.ppid) != 0 && detached.insert(entry.pid).second) grew = true;
+    }
+  }
+  return {detached.begin(), detached.end()};
+}
+
 }  // namespace switchboard::process

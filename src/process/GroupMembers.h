@@ -16,4 +16,9 @@ std::vector<pid_t> group_members(pid_t pgid);
 // found: take the snapshot while the leader is alive.
 std::vector<pid_t> processes_started_by(pid_t leader);
 
+// The descendants of `leader` that left its process group (a tool started with setsid, as Codex starts its
+// sandboxed commands), with everything below them. Unlike processes_started_by(), the leader's own group stays
+// out: an agent whose launcher and real binary share the group (Codex's npm wrapper) is not touched.
+std::vector<pid_t> detached_descendants_of(pid_t leader);
+
 }  // namespace switchboard::process

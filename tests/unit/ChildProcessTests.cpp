@@ -16,6 +16,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "process/ChildProcess.h"
+#include "process/GroupMembers.h"
 #include "process/ProcessGroupRegistry.h"
 #include "process/UniqueFd.h"
 #include "support/ProcessTestSupport.h"
@@ -263,6 +264,36 @@ TEST_CASE("child process: what the child started in a session of its own is foun
     REQUIRE(run_until(io, [&] { return child->finished(); }));
     CHECK(wait_process_gone(detached));
   }
+}
+
+TEST_CASE("child process: killing what left the group spares the group's own processes", "[process]") {
+  // Codex's npm launcher and its native binary share the launcher's group; the native binary starts sandboxed
+  // commands in sessions of their own. Only those may go when a turn is cancelled.
+  boost::asio::io_context io{1};
+  auto record = std::make_shared<ProcessRecord>();
+  auto child = spawn_ok(io, shell("sleep 1000 & echo $!; setsid sh -c 'sleep 1001 & wait' </dev/null >/dev/null 2>&1 & "
+                                  "echo $!; exec cat"),
+                        record);
+  REQUIRE(run_until(io, [&] { return record->lines.size() >= 2; }));
+  const pid_t in_group = std::stoi(record->lines[0]);
+  const pid_t detached = std::stoi(record->lines[1]);
+  // The detached shell's own child, found through its parent.
+  std::vector<pid_t> below;
+  REQUIRE(run_until(io, [&] {
+    below.clear();
+    for (const pid_t pid : switchboard::process::detached_descendants_of(child->pid())) {
+      if (pid != detached) below.push_back(pid);
+    }
+    return !below.empty();
+  }));
+  CHECK(child->kill_detached_descendants() >= 2);
+  CHECK(wait_process_gone(detached));
+  for (const pid_t pid : below) CHECK(wait_process_gone(pid));
+  CHECK_FALSE(process_gone(in_group));  // in the child's group: spared
+  CHECK(child->running());
+  child->kill();
+  REQUIRE(run_until(io, [&] { return child->finished(); }));
+  CHECK(wait_process_gone(in_group));
 }
 
 TEST_CASE("child process: only fds 0 to 2 are inherited", "[process]") {
