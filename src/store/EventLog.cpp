@@ -127,7 +127,7 @@ void EventLog::start_batch() {
   m_in_flight = events;
   note_backlog();
 
-  m_worker.submit(
+  m_worker.submit_background(
       "event log commit",
       [table = m_table, events, compactions = std::move(compactions), max_events = m_options.max_events,
        chunk = m_options.trim_chunk_events](Database& db) -> StoreResult<AppendOutcome> {
@@ -222,7 +222,7 @@ void EventLog::on_batch_failed(const StoreError& error) {
 }
 
 void EventLog::submit_compaction(PendingCompaction pending) {
-  m_worker.submit(
+  m_worker.submit_background(
       "compact turn",
       [table = m_table, compaction = std::move(pending.compaction)](Database& db) -> StoreResult<std::size_t> {
         return table->compact(db.sql(), compaction);
@@ -233,7 +233,7 @@ void EventLog::submit_compaction(PendingCompaction pending) {
 void EventLog::start_trim() {
   if (m_trim_queued) return;
   m_trim_queued = true;
-  m_worker.submit(
+  m_worker.submit_background(
       "event log retention",
       [table = m_table, max_events = m_options.max_events, chunk = m_options.trim_chunk_events](
           Database& db) -> StoreResult<std::uint64_t> { return table->trim(db.sql(), max_events, chunk); },

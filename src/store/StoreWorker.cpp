@@ -1,11 +1,16 @@
 #include "store/StoreWorker.h"
 
+#include <sched.h>
+
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
@@ -47,11 +52,38 @@ void lower_thread_priority() {
   }
 }
 
+// Whether this thread could leave SCHED_IDLE again. Linux lets a thread out of the idle class only as far as it
+// may lower its nice value (CAP_SYS_NICE, or an RLIMIT_NICE that allows the current nice value); without that,
+// idle-class background work would strand every later job in the idle class, so it is not used at all.
+bool may_leave_idle_class() {
+  std::ifstream status("/proc/thread-self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("CapEff:", 0) != 0) continue;
+    const unsigned long long effective = std::strtoull(line.c_str() + 7, nullptr, 16);
+    constexpr int kCapSysNice = 23;
+    if ((effective >> kCapSysNice) & 1ULL) return true;
+  }
+  errno = 0;
+  const int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  rlimit limit{};
+  if (errno != 0 || ::getrlimit(RLIMIT_NICE, &limit) != 0) return false;
+  return limit.rlim_cur == RLIM_INFINITY || static_cast<long long>(limit.rlim_cur) >= 20 - nice;
+}
+
 }  // namespace
 
 void StoreWorker::thread_main(std::filesystem::path path, DatabaseOptions options,
                               std::promise<StoreResult<DatabaseInfo>> opened) {
   lower_thread_priority();
+  const bool idle_class_usable = may_leave_idle_class();
+  if (!idle_class_usable) {
+    spdlog::info("store: background writes run at nice +{}, not in SCHED_IDLE (that needs CAP_SYS_NICE or RLIMIT_NICE)",
+                 kStoreThreadNiceness);
+  }
+  {
+    std::lock_guard lock(m_mutex);
+    if (idle_class_usable) m_native_tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  }
   auto db = Database::open(path, options);
   if (!db) {
     {
@@ -75,17 +107,42 @@ void StoreWorker::thread_main(std::filesystem::path path, DatabaseOptions option
       if (m_queue.empty()) break;  // stopping, and everything submitted has run
       batch.swap(m_queue);
     }
-    for (auto& task : batch) task->run(db->get());
+    for (auto& task : batch) run_task(*task, db->get());
     batch.clear();  // destroys the tasks (and their callbacks' captures) here, outside the lock
   }
   db->reset();  // closes the connection: checkpoints the WAL into the database file
   spdlog::debug("store: {} closed", path.string());
 }
 
+void StoreWorker::run_task(Task& task, Database* db) {
+  {
+    std::lock_guard lock(m_mutex);
+    set_idle_class(task.background && m_foreground_pending == 0);
+  }
+  task.run(db);
+  std::lock_guard lock(m_mutex);
+  if (!task.background) --m_foreground_pending;
+}
+
+void StoreWorker::set_idle_class(bool idle) {
+  if (idle == m_idle_class || m_native_tid == 0) return;
+  // A fair-class thread keeps its nice value across the round trip through SCHED_IDLE.
+  sched_param param{};
+  if (::sched_setscheduler(m_native_tid, idle ? SCHED_IDLE : SCHED_OTHER, &param) != 0) {
+    spdlog::debug("store: cannot move the store thread {} SCHED_IDLE: {}", idle ? "into" : "out of", std::strerror(errno));
+    return;
+  }
+  m_idle_class = idle;
+}
+
 void StoreWorker::enqueue(std::unique_ptr<Task> task) {
   {
     std::lock_guard lock(m_mutex);
     if (m_accepting) {
+      if (!task->background) {
+        ++m_foreground_pending;
+        set_idle_class(false);  // the worker may be in idle-class work that this job now waits behind
+      }
       m_queue.push_back(std::move(task));
       m_wake.notify_one();
       return;
@@ -105,7 +162,9 @@ class StoreWorker::DisposeTask final : public Task {
 
 void StoreWorker::dispose(std::shared_ptr<const void> object) {
   // When the worker is not running, enqueue runs the task right here: the reactor pays after all, once.
-  enqueue(std::make_unique<DisposeTask>(std::move(object)));
+  auto task = std::make_unique<DisposeTask>(std::move(object));
+  task->background = true;
+  enqueue(std::move(task));
 }
 
 void StoreWorker::shutdown() {

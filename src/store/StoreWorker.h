@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -48,6 +50,12 @@ class StoreWorker {
   // Safe to call from any thread; after shutdown (or a failed open) `done` receives an Io error, still posted.
   template <class Job>
   void submit(const char* what, Job job, std::function<void(std::invoke_result_t<Job&, Database&>)> done);
+  // The same for work nobody waits on (the event log's commits, retention, compaction): it runs in the
+  // SCHED_IDLE class, so it takes only CPU time no other thread wants and never delays the reactor relaying a
+  // stream. It goes back to the thread's normal class the moment any other job is queued, so a client's request
+  // never waits behind idle-class work (see enqueue()).
+  template <class Job>
+  void submit_background(const char* what, Job job, std::function<void(std::invoke_result_t<Job&, Database&>)> done);
 
   // Drops `object` on the worker thread, after the jobs submitted before. For the last reference to something
   // expensive to destroy (a committed batch of thousands of events), so the reactor does not pay for it.
@@ -71,6 +79,7 @@ class StoreWorker {
    public:
     virtual ~Task() = default;
     virtual void run(Database* db) = 0;  // db is null when the database is not open
+    bool background = false;             // may run in the SCHED_IDLE class
   };
   template <class Job, class Result>
   class PostingTask;
@@ -84,6 +93,10 @@ class StoreWorker {
   // Queues `task`, or runs it at once with no database when the worker is not accepting work.
   void enqueue(std::unique_ptr<Task> task);
   void thread_main(std::filesystem::path path, DatabaseOptions options, std::promise<StoreResult<DatabaseInfo>> opened);
+  // Runs one task of a batch, in the idle class when it is background work and no other work is waiting.
+  void run_task(Task& task, Database* db);
+  // Moves the worker thread into or out of SCHED_IDLE. Called with m_mutex held.
+  void set_idle_class(bool idle);
 
   boost::asio::io_context& m_io;
   std::thread m_thread;
@@ -94,6 +107,12 @@ class StoreWorker {
   std::deque<std::unique_ptr<Task>> m_queue;  // guarded by m_mutex
   bool m_accepting = false;                   // guarded by m_mutex: open succeeded and shutdown not begun
   bool m_stopping = false;                    // guarded by m_mutex
+  // Scheduling: the worker's kernel thread id, whether it runs in SCHED_IDLE now, and how many jobs that are not
+  // background work are queued or running. All guarded by m_mutex, so a job queued while the worker is in the idle
+  // class always moves it out (enqueue) and the worker never enters it with such a job waiting (run_task).
+  pid_t m_native_tid = 0;
+  bool m_idle_class = false;
+  std::size_t m_foreground_pending = 0;
 };
 
 // ---- templates ---------------------------------------------------------------------------------------------
@@ -149,6 +168,16 @@ void StoreWorker::submit(const char* what, Job job, std::function<void(std::invo
   using Result = std::invoke_result_t<Job&, Database&>;
   if (!done) done = [](Result) {};  // a caller that does not care about the outcome
   enqueue(std::make_unique<PostingTask<Job, Result>>(m_io, what, std::move(job), std::move(done)));
+}
+
+template <class Job>
+void StoreWorker::submit_background(const char* what, Job job,
+                                    std::function<void(std::invoke_result_t<Job&, Database&>)> done) {
+  using Result = std::invoke_result_t<Job&, Database&>;
+  if (!done) done = [](Result) {};
+  auto task = std::make_unique<PostingTask<Job, Result>>(m_io, what, std::move(job), std::move(done));
+  task->background = true;
+  enqueue(std::move(task));
 }
 
 template <class Job>
