@@ -45,13 +45,15 @@ TEST_CASE("store worker: background jobs run in SCHED_IDLE and others in the nor
   const bool idle_expected = has_cap_sys_nice();
   if (!idle_expected) WARN("no CAP_SYS_NICE: background jobs are expected to stay in the normal class");
 
-  int background_policy = -1;
+  std::atomic<int> background_policy{-1};
   worker.submit_background(
       "probe", [&](Database&) -> StoreResult<int> { return background_policy = ::sched_getscheduler(0); },
       [](StoreResult<int>) {});
+  // Only then the other job: queued while the background one waits, it would (rightly) keep it out of SCHED_IDLE.
+  while (background_policy.load() == -1) std::this_thread::yield();
   const auto foreground = worker.run_blocking("probe", [](Database&) -> StoreResult<int> { return ::sched_getscheduler(0); });
   REQUIRE(foreground);
-  CHECK(background_policy == (idle_expected ? SCHED_IDLE : SCHED_OTHER));
+  CHECK(background_policy.load() == (idle_expected ? SCHED_IDLE : SCHED_OTHER));
   CHECK(*foreground == SCHED_OTHER);
   io.run();
 }
