@@ -1,5 +1,9 @@
 #include "codex/CodexAdapter.h"
 
+#include <signal.h>
+
+#include "process/GroupMembers.h"
+
 #include <cstdlib>
 
 #include <boost/asio/post.hpp>
@@ -224,6 +228,21 @@ void CodexAdapter::send_interrupt() {
   send_request(m_requests.turn_interrupt(m_translator->thread_id(), turn));
 }
 
+std::size_t CodexAdapter::kill_thread_commands() {
+  if (!m_process) return 0;
+  // What left the app-server's group, found by parentage; then what Codex's sandbox hid from that (a PID
+  // namespace whose setup process exits leaves the command a child of init), found by the thread id Codex puts
+  // in every command's environment.
+  std::size_t killed = m_process->kill_detached_descendants();
+  const std::string& thread = m_translator->thread_id();
+  if (!thread.empty()) {
+    for (const pid_t pid : process::processes_with_environment("CODEX_THREAD_ID", thread)) {
+      if (pid != m_process->pid() && ::kill(pid, SIGKILL) == 0) ++killed;
+    }
+  }
+  return killed;
+}
+
 void CodexAdapter::turn_ended(protocol::StopReason reason) {
   m_turn_running = false;
   m_interrupt_wanted = false;
@@ -232,7 +251,7 @@ void CodexAdapter::turn_ended(protocol::StopReason reason) {
     // Codex usually kills the interrupted command's sandbox, but not always: a command that had just started
     // outlived the interrupt in the e2e test (its sandbox runs in a session of its own, so the group kill at
     // exit misses it too). Cancel means the work stops: what left the app-server's group goes.
-    if (const auto killed = m_process->kill_detached_descendants(); killed > 0) {
+    if (const auto killed = kill_thread_commands(); killed > 0) {
       spdlog::info("codex: killed {} process(es) an interrupted command left behind", killed);
     }
   }
@@ -274,7 +293,7 @@ void CodexAdapter::stop() {
   m_stop_requested = true;
   // Commands still running in sandboxes of their own would outlive the app-server (nothing but its group is
   // signalled, and once it exits they are orphans nobody can trace back to it): they go first.
-  if (const auto killed = m_process->kill_detached_descendants(); killed > 0) {
+  if (const auto killed = kill_thread_commands(); killed > 0) {
     spdlog::info("codex: stopping: killed {} process(es) still running in a sandbox", killed);
   }
   // EOF on stdin makes the app-server exit (0); then TERM, then KILL.

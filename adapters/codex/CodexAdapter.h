@@ -70,6 +70,8 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   void fail_start(const std::string& why);
   void on_process_exit(const std::string& status);
   void turn_ended(protocol::StopReason reason);
+  // SIGKILLs the commands Codex is running for this thread (cancel and stop); returns how many.
+  std::size_t kill_thread_commands();
 
   boost::asio::io_context& m_io;
   AdapterListener& m_listener;

@@ -1,5 +1,8 @@
 #include "process/GroupMembers.h"
 
+#include <fstream>
+#include <string>
+
 #include <dirent.h>
 
 #include <cstdio>
@@ -103,6 +106,25 @@ std::vector<pid_t> detached_descendants_of(pid_t leader) {
     }
   }
   return {detached.begin(), detached.end()};
+}
+
+std::vector<pid_t> processes_with_environment(std::string_view name, std::string_view value) {
+  std::string wanted(name);
+  wanted += '=';
+  wanted += value;
+  std::vector<pid_t> found;
+  for (const auto& entry : snapshot()) {
+    // Unreadable (another user's process, or gone): not ours to find.
+    std::ifstream in("/proc/" + std::to_string(entry.pid) + "/environ", std::ios::binary);
+    if (!in) continue;
+    for (std::string variable; std::getline(in, variable, '\0');) {
+      if (variable == wanted) {
+        found.push_back(entry.pid);
+        break;
+      }
+    }
+  }
+  return found;
 }
 
 }  // namespace switchboard::process

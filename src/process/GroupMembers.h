@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <string_view>
 #include <vector>
 
 namespace switchboard::process {
@@ -20,5 +21,11 @@ std::vector<pid_t> processes_started_by(pid_t leader);
 // sandboxed commands), with everything below them. Unlike processes_started_by(), the leader's own group stays
 // out: an agent whose launcher and real binary share the group (Codex's npm wrapper) is not touched.
 std::vector<pid_t> detached_descendants_of(pid_t leader);
+
+// Live processes (of this user) whose environment holds `name=value` exactly. For what an agent started that
+// no parentage leads back to: Codex runs commands in a sandbox with a PID namespace of its own, whose setup
+// process exits, so the command is reparented to init; Codex marks each command's environment with its thread
+// id (CODEX_THREAD_ID), which is how it is found.
+std::vector<pid_t> processes_with_environment(std::string_view name, std::string_view value);
 
 }  // namespace switchboard::process

@@ -296,6 +296,27 @@ TEST_CASE("child process: killing what left the group spares the group's own pro
   CHECK(wait_process_gone(in_group));
 }
 
+TEST_CASE("child process: processes are found by a variable of their environment", "[process]") {
+  boost::asio::io_context io{1};
+  auto record = std::make_shared<ProcessRecord>();
+  // Detached and reparented to init (the subshell exits), as Codex's sandboxed commands end up.
+  auto child = spawn_ok(io, shell("(SWITCHBOARD_TEST_MARK=found-me setsid sleep 1002 </dev/null >/dev/null 2>&1 &); "
+                                  "echo started; exec cat"),
+                        record);
+  REQUIRE(run_until(io, [&] { return !record->lines.empty(); }));
+  std::vector<pid_t> marked;
+  REQUIRE(run_until(io, [&] {
+    marked = switchboard::process::processes_with_environment("SWITCHBOARD_TEST_MARK", "found-me");
+    return !marked.empty();
+  }));
+  CHECK(marked.size() == 1);
+  CHECK(switchboard::process::processes_with_environment("SWITCHBOARD_TEST_MARK", "found").empty());  // exact value
+  for (const pid_t pid : marked) ::kill(pid, SIGKILL);
+  for (const pid_t pid : marked) CHECK(wait_process_gone(pid));
+  child->kill();
+  REQUIRE(run_until(io, [&] { return child->finished(); }));
+}
+
 TEST_CASE("child process: only fds 0 to 2 are inherited", "[process]") {
   boost::asio::io_context io{1};
   // What Asio and careless code leave open without close-on-exec: a plain fd, a socket, a listening acceptor.
