@@ -1,6 +1,7 @@
 #include "switchboard/json/Decoders.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace switchboard::json {
@@ -24,10 +25,11 @@ bool decode(const nlohmann::json& json, std::int64_t& out, DecodeContext& contex
     out = static_cast<std::int64_t>(*value);
     return true;
   }
-  // 3.0 is an integer in JSON Schema's sense; 3.5 is not.
+  // 3.0 is an integer in JSON Schema's sense; 3.5 is not. The range is checked before the cast: converting a
+  // double outside int64's range is undefined behaviour. -2^63 and 2^63 are exact doubles; 2^63 itself is out.
   if (const auto* value = json.get_ptr<const double*>()) {
-    if (*value == static_cast<double>(static_cast<std::int64_t>(*value)) &&
-        *value >= -9.2e18 && *value <= 9.2e18) {
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    if (*value >= -kTwoTo63 && *value < kTwoTo63 && std::trunc(*value) == *value) {
       out = static_cast<std::int64_t>(*value);
       return true;
     }

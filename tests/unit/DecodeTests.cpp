@@ -1,3 +1,5 @@
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -73,6 +75,30 @@ TEST_CASE("integers outside int64 are refused; integral floats accepted", "[deco
   DecodeContext integral;
   CHECK(switchboard::json::decode(json::parse("3.0"), value, integral));
   CHECK(value == 3);
+}
+
+// Every float outside int64's range is refused without being converted first (the conversion itself would be
+// undefined behaviour; the sanitizer preset traps it with -fsanitize=float-cast-overflow).
+TEST_CASE("floats are range-checked before they become integers", "[decode]") {
+  for (const char* text : {"1e19", "-1e19", "9.3e18", "-9.3e18", "9223372036854775808.0", "1e308", "-1e308",
+                           "-9223372036854777856.0"}) {
+    INFO(text);
+    std::int64_t value = 7;
+    DecodeContext context;
+    CHECK_FALSE(switchboard::json::decode(json::parse(text), value, context));
+    CHECK(context.error().expected == "integer");
+    CHECK(value == 7);
+  }
+  // The exact ends of the range that a double can hold are integers.
+  std::int64_t value = 0;
+  DecodeContext lowest;
+  CHECK(switchboard::json::decode(json::parse("-9223372036854775808.0"), value, lowest));
+  CHECK(value == std::numeric_limits<std::int64_t>::min());
+  DecodeContext high;
+  CHECK(switchboard::json::decode(json::parse("9.2233720368547748e18"), value, high));
+  CHECK(value == 9223372036854774784);
+  DecodeContext fraction;
+  CHECK_FALSE(switchboard::json::decode(json::parse("-2.5"), value, fraction));
 }
 
 TEST_CASE("errors inside arrays carry the index", "[decode]") {
