@@ -129,7 +129,13 @@ int main(int argc, char** argv) {
   auto* version = app.add_subcommand("version", "print the version and protocol version");
   auto* show_config = app.add_subcommand("config", "print the effective configuration and where each value comes from");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version are "errors" that exit 0; every real usage error exits 2, like a bad setting.
+    const int code = app.exit(error);
+    return code == 0 ? switchboard::daemon::kExitOk : switchboard::daemon::kExitUsage;
+  }
 
   if (*version) {
     std::cout << "switchboard " << switchboard::kVersion << " (protocol " << switchboard::protocol::kProtocolVersion

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -171,58 +172,144 @@ TEST_CASE("config: a bad config file stops every command with exit code 2 and na
   }
 }
 
-TEST_CASE("config: the configured agent binary and default model reach the engine", "[config][daemon]") {
-  // A stand-in for Claude Code: it answers the version probe, and otherwise only records that it was started.
-  // Its turn fails at start, but turn.started (published before the agent starts) already carries the model the
-  // engine resolved: the configured default, or nothing.
-  ProcessTempDir tmp;
-  const auto fake = tmp.path() / "fake-claude";
-  write_file(fake, "#!/bin/sh\n"
-                   "if [ \"$1\" = --version ]; then echo '9.9.9 (Claude Code)'; exit 0; fi\n"
-                   "echo started >> \"$(dirname \"$0\")/started\"\n"
-                   "exit 3\n");
-  REQUIRE(::chmod(fake.c_str(), 0755) == 0);
-  const auto file = write_file(tmp.path() / "config.toml",
-                               "[agents.claude]\n"
-                               "bin = \"" + fake.string() + "\"\n"
-                               "default_model = \"model-from-file\"\n");
+namespace {
 
-  const auto model_of_first_turn = [&](const std::vector<std::string>& flags) -> json {
+// A daemon hosting tests/fake_agents/fake_claude.py as Claude Code, configured by `config_text` (the agent's
+// binary is added) and `flags`; the fake records what it was told in `record`.
+class FakeClaudeDaemon {
+ public:
+  FakeClaudeDaemon(const ProcessTempDir& tmp, const std::string& config_text, const std::vector<std::string>& flags,
+                   bool answers_permissions)
+      : m_tmp(tmp), m_record(tmp.path() / "record.ndjson") {
+    const auto file = write_file(tmp.path() / "config.toml",
+                                 "agents.claude.bin = \"" + fake_path() + "\"\n" + config_text);
     std::vector<std::string> args{"--log-level", "off", "stdio", "--ephemeral"};
     args.insert(args.end(), flags.begin(), flags.end());
-    DaemonClient client(args, {"SWITCHBOARD_CONFIG=" + file, "SWITCHBOARD_CLAUDE_BIN=", "SWITCHBOARD_CLAUDE_DEFAULT_MODEL="});
-    const auto init = client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "config-test"}}}});
+    m_client = std::make_unique<DaemonClient>(
+        args, std::vector<std::string>{"SWITCHBOARD_CONFIG=" + file, "FAKE_CLAUDE_RECORD=" + m_record.string(),
+                                       "SWITCHBOARD_CLAUDE_BIN=", "SWITCHBOARD_CLAUDE_DEFAULT_MODEL=",
+                                       "SWITCHBOARD_HEADLESS_POLICY=", "SWITCHBOARD_REQUEST_TIMEOUT="});
+    const auto init = m_client->call("initialize", {{"protocolVersion", 1},
+                                                    {"clientInfo", {{"name", "config-test"}}},
+                                                    {"capabilities", {{"answersPermissions", answers_permissions}}}});
     REQUIRE(init.contains("result"));
-    const auto agents = client.call("agents.list");
-    REQUIRE(agents.contains("result"));
+  }
+
+  static std::string fake_path() { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fake_agents/fake_claude.py"; }
+  DaemonClient& client() { return *m_client; }
+
+  // Creates a session and sends one prompt without waiting; returns its turn.started event.
+  json start_turn() {
+    const auto created = m_client->call("session.create", {{"agent", "claude"}, {"cwd", m_tmp.path().string()}});
+    REQUIRE(created.contains("result"));
+    const auto session = created["result"]["sessionId"].get<std::string>();
+    const auto sent = m_client->call("session.send", {{"sessionId", session}, {"text", "hello"}, {"wait", false}});
+    REQUIRE(sent.contains("result"));
+    auto started = m_client->wait_event("turn.started", m_from, std::chrono::seconds(20));
+    REQUIRE(started.is_object());
+    return started;
+  }
+  json wait_event(const std::string& type, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    return m_client->wait_event(type, m_from, timeout);
+  }
+
+  // What the fake wrote, one JSON object per line.
+  std::vector<json> record() const {
+    std::vector<json> entries;
+    std::ifstream in(m_record);
+    for (std::string line; std::getline(in, line);) entries.push_back(json::parse(line));
+    return entries;
+  }
+
+ private:
+  const ProcessTempDir& m_tmp;
+  std::filesystem::path m_record;
+  std::unique_ptr<DaemonClient> m_client;
+  std::size_t m_from = 0;
+};
+
+std::vector<std::string> models_set(const std::vector<json>& record) {
+  std::vector<std::string> models;
+  for (const auto& entry : record) {
+    if (entry.value("control", "") == "set_model") models.push_back(entry.value("model", ""));
+  }
+  return models;
+}
+
+}  // namespace
+
+TEST_CASE("config: the configured agent binary and default model reach the engine and the agent", "[config][daemon]") {
+  // turn.started carries the model the engine resolved for the turn, and the agent is switched to it: the
+  // configured default, or nothing.
+  ProcessTempDir tmp;
+  SECTION("from the config file") {
+    FakeClaudeDaemon daemon(tmp, "agents.claude.default_model = \"model-from-file\"\n", {}, true);
+    const auto agents = daemon.client().call("agents.list");
     json claude;
     for (const auto& agent : agents["result"]["agents"]) {
       if (agent["agent"] == "claude") claude = agent;
     }
-    CHECK(claude.value("path", "") == fake.string());  // the configured binary, not `claude` on PATH
-    const auto created = client.call("session.create", {{"agent", "claude"}, {"cwd", tmp.path().string()}});
-    REQUIRE(created.contains("result"));
-    const auto session = created["result"]["sessionId"].get<std::string>();
-    const auto sent = client.call("session.send", {{"sessionId", session}, {"text", "hello"}, {"wait", false}});
-    REQUIRE(sent.contains("result"));
-    std::size_t from = 0;
-    const auto started = client.wait_event("turn.started", from, std::chrono::seconds(20));
-    REQUIRE(started.is_object());
-    // The agent was really started from the configured path.
-    const auto stopped = client.wait_event("turn.stopped", from, std::chrono::seconds(20));
-    CHECK(stopped.is_object());
-    return started["data"].value("model", json());
-  };
-
-  SECTION("from the config file") {
-    CHECK(model_of_first_turn({}) == "model-from-file");
-    CHECK(std::filesystem::exists(tmp.path() / "started"));
+    CHECK(claude.value("path", "") == FakeClaudeDaemon::fake_path());  // the configured binary, not `claude` on PATH
+    CHECK(daemon.start_turn()["data"].value("model", "") == "model-from-file");
+    CHECK(daemon.wait_event("permission.requested").is_object());
+    CHECK(models_set(daemon.record()) == std::vector<std::string>{"model-from-file"});
   }
   SECTION("a flag wins over the file") {
-    CHECK(model_of_first_turn({"--claude-default-model", "model-from-flag"}) == "model-from-flag");
+    FakeClaudeDaemon daemon(tmp, "agents.claude.default_model = \"model-from-file\"\n",
+                            {"--claude-default-model", "model-from-flag"}, true);
+    CHECK(daemon.start_turn()["data"].value("model", "") == "model-from-flag");
+    CHECK(daemon.wait_event("permission.requested").is_object());
+    CHECK(models_set(daemon.record()) == std::vector<std::string>{"model-from-flag"});
   }
   SECTION("without a configured default, the turn names no model") {
-    write_file(file, "agents.claude.bin = \"" + fake.string() + "\"\n");
-    CHECK(model_of_first_turn({}).is_null());
+    FakeClaudeDaemon daemon(tmp, "", {}, true);
+    CHECK_FALSE(daemon.start_turn()["data"].contains("model"));
+    CHECK(daemon.wait_event("permission.requested").is_object());
+    CHECK(models_set(daemon.record()).empty());
+  }
+}
+
+TEST_CASE("config: the configured headless policy answers when no client can", "[config][daemon]") {
+  ProcessTempDir tmp;
+  for (const auto& [config_text, outcome, decision] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"permissions.headless = \"allow\"\n", "allowed", "allow"},
+           {"permissions.headless = \"deny\"\n", "denied", "deny"},
+           {"", "denied", "deny"}}) {
+    INFO(config_text);
+    // The only client did not say it answers permissions: nobody can.
+    FakeClaudeDaemon daemon(tmp, config_text, {}, /*answers_permissions=*/false);
+    daemon.start_turn();
+    const auto resolved = daemon.wait_event("permission.resolved");
+    REQUIRE(resolved.is_object());
+    CHECK(resolved["data"]["resolvedBy"] == "headless");
+    CHECK(resolved["data"]["outcome"] == outcome);
+    CHECK(daemon.wait_event("turn.stopped").is_object());
+    bool told = false;
+    for (const auto& entry : daemon.record()) told = told || entry.value("decision", "") == decision;
+    CHECK(told);  // the agent got the policy's answer
+    std::filesystem::remove(tmp.path() / "record.ndjson");
+  }
+}
+
+TEST_CASE("config: the configured request timeout resolves an unanswered permission", "[config][daemon]") {
+  ProcessTempDir tmp;
+  SECTION("configured: 300ms, as a flag") {
+    FakeClaudeDaemon daemon(tmp, "", {"--request-timeout", "300ms"}, /*answers_permissions=*/true);
+    daemon.start_turn();
+    const auto requested = daemon.wait_event("permission.requested");
+    REQUIRE(requested.is_object());
+    const auto resolved = daemon.wait_event("permission.resolved", std::chrono::seconds(10));
+    REQUIRE(resolved.is_object());
+    CHECK(resolved["data"]["resolvedBy"] == "timeout");
+    CHECK(resolved["data"]["outcome"] == "denied");
+    const auto waited = resolved["data"]["resolvedAt"].get<std::int64_t>() - requested["data"]["request"]["openedAt"].get<std::int64_t>();
+    CHECK(waited >= 250);
+    CHECK(waited < 5000);
+  }
+  SECTION("default (30 minutes): still open seconds later") {
+    FakeClaudeDaemon daemon(tmp, "", {}, /*answers_permissions=*/true);
+    daemon.start_turn();
+    REQUIRE(daemon.wait_event("permission.requested").is_object());
+    CHECK(daemon.wait_event("permission.resolved", std::chrono::seconds(2)).is_null());
   }
 }
