@@ -202,7 +202,7 @@ class FakeClaudeDaemon {
   json start_turn() {
     const auto created = m_client->call("session.create", {{"agent", "claude"}, {"cwd", m_tmp.path().string()}});
     REQUIRE(created.contains("result"));
-    const auto session = created["result"]["sessionId"].get<std::string>();
+    const auto session = created["result"]["session"]["sessionId"].get<std::string>();
     const auto sent = m_client->call("session.send", {{"sessionId", session}, {"text", "hello"}, {"wait", false}});
     REQUIRE(sent.contains("result"));
     auto started = m_client->wait_event("turn.started", m_from, std::chrono::seconds(20));

@@ -217,7 +217,7 @@ TEST_CASE("configuration: a bad config file is an error naming file:line and key
        "3: http.prot: unknown key (did you mean http.port?); docs/configuration.md lists every key"},
       {"unknown key far from any", "[log]\nlevel = \"info\"\ncolour = true\n",
        "3: log.colour: unknown key; docs/configuration.md lists every key"},
-      {"unknown table", "\n[htp]\nport = 1\n", "2: htp: unknown key (did you mean http?)"},
+      {"unknown table", "\n[htp]\nport = 1\n", "2: htp: unknown key (did you mean http?); docs/configuration.md lists every key"},
       {"unknown top-level key", "verbose = true\n", "1: verbose: unknown key; docs/configuration.md lists every key"},
       {"a table where a value belongs", "[http.port]\nvalue = 1\n", "1: http.port: expected an integer in 0..65535, got a table"},
       {"a value where a table belongs", "http = 80\n", "1: http: expected a table of settings, got an integer"},
