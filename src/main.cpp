@@ -126,6 +126,10 @@ int main(int argc, char** argv) {
   stdio->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
   auto* serve = app.add_subcommand("serve", "serve JSON-RPC over HTTP and events over SSE on localhost");
   serve->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
+  for (auto* command : {stdio, serve}) {
+    command->footer("Settings (data dir, HTTP, logging, permissions, agents): `switchboard --help` lists their flags; "
+                    "`switchboard config` shows the effective values; docs/configuration.md.");
+  }
   auto* version = app.add_subcommand("version", "print the version and protocol version");
   auto* show_config = app.add_subcommand("config", "print the effective configuration and where each value comes from");
 
