@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "claude-code/ClaudeCodeAdapter.h"
+#include "codex/CodexAdapter.h"
 #include "config/ConfigFile.h"
 #include "config/Configuration.h"
 #include "config/DaemonWiring.h"
@@ -370,6 +372,10 @@ TEST_CASE("configuration: the settings' defaults are the daemon's defaults", "[c
   CHECK(http.max_body_bytes == http_defaults.max_body_bytes);
   CHECK(http.sse.heartbeat == http_defaults.sse.heartbeat);
   CHECK(http.sse.history_events == http_defaults.sse.history_events);
+  // main.cpp copies these into the adapters' configurations.
+  CHECK(defaults.claude_bin == switchboard::adapters::claude::ClaudeCodeConfig{}.executable);
+  CHECK(defaults.codex_bin == switchboard::adapters::codex::CodexConfig{}.executable);
+  CHECK(defaults.codex_provider_model == switchboard::adapters::codex::ProviderEndpoint{}.model);
 }
 
 TEST_CASE("configuration: every setting reaches the option it configures", "[config]") {
