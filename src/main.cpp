@@ -1,16 +1,22 @@
 // switchboard: one local daemon that hosts coding agents behind one protocol.
-// This file only parses the command line and hands over to Daemon.
+// This file only parses the command line, merges the configuration (config/) and hands over to Daemon.
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <variant>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "codex/CodexAdapter.h"
+#include "config/Configuration.h"
+#include "config/DaemonWiring.h"
+#include "config/SettingTable.h"
 #include "daemon/Daemon.h"
 #include "daemon/Logging.h"
 #include "process/ExecShim.h"
@@ -20,34 +26,77 @@
 
 namespace {
 
-// Where state lives and how much of it is kept, shared by `serve` and `stdio`.
-void add_state_options(CLI::App& command, switchboard::daemon::DaemonOptions& options, std::string& data_dir) {
-  command.add_option("--data-dir", data_dir,
-                     "state directory: database, event log, lock (one daemon per directory; default "
-                     "$SWITCHBOARD_DATA_DIR, $XDG_DATA_HOME/switchboard or ~/.local/share/switchboard)");
-  command.add_flag("--ephemeral", options.ephemeral,
-                   "keep nothing on disk: sessions and events live only as long as this process");
-  command.add_option("--max-stored-events", options.store.event_log.max_events,
-                     "event log retention: the oldest events beyond this many are deleted")
-      ->check(CLI::Range(std::uint64_t{1000}, std::uint64_t{1} << 40))
-      ->capture_default_str();
-}
+namespace config = switchboard::config;
 
-// Options of the HTTP transport, shared by `serve` and `stdio --http`.
-void add_http_options(CLI::App& command, switchboard::daemon::HttpOptions& http) {
-  command.add_option("--host", http.server.host, "address to listen on (loopback unless --allow-remote)")
-      ->capture_default_str();
-  command.add_option("--port", http.server.port, "port to listen on; 0 picks a free one; a taken port is "
-                                                 "followed by the next ones")
-      ->capture_default_str();
-  command.add_flag("--allow-remote", http.server.allow_remote, "allow a non-loopback --host (the token stays required)");
-  command.add_option("--allow-host", http.allowed_hosts, "extra Host header name to accept (repeatable)");
-  command.add_option("--allow-origin", http.cors_origins, "extra browser origin allowed to use the API, e.g. "
-                                                          "http://localhost:5173 (repeatable)");
-  command.add_option("--max-body-bytes", http.max_body_bytes, "largest POST /rpc body")->capture_default_str();
-  command.add_option("--sse-heartbeat-ms", http.sse.heartbeat, "SSE comment heartbeat interval");
-  command.add_option("--sse-history-events", http.sse.history_events, "events kept for Last-Event-ID replay")
-      ->capture_default_str();
+// Every configurable key has its flag, registered from the setting table; what the user typed is kept as text
+// and checked by config::load_configuration, with the environment and the config file, in one place. The flags
+// are global (the app falls through), so they may come before or after the subcommand.
+class ConfigFlags {
+ public:
+  explicit ConfigFlags(CLI::App& app) {
+    for (const auto& spec : config::setting_specs()) {
+      if (spec.flag.empty()) continue;
+      auto& slot = m_slots.emplace_back(std::make_unique<Slot>());
+      slot->key = std::string(spec.key);
+      const std::string help = std::string(spec.help) + " [" + std::string(spec.key) + ", $" + std::string(spec.env) + "]";
+      slot->boolean = spec.kind == config::Kind::Boolean;
+      if (slot->boolean) {
+        slot->option = app.add_flag(std::string(spec.flag), slot->flag, help);
+      } else {
+        // One value per occurrence; a repeated flag adds to a list and otherwise the last one wins.
+        slot->option = app.add_option(std::string(spec.flag), slot->texts, help)->allow_extra_args(false);
+      }
+    }
+  }
+
+  std::map<std::string, std::vector<std::string>> given() const {
+    std::map<std::string, std::vector<std::string>> values;
+    for (const auto& slot : m_slots) {
+      if (slot->option->count() == 0) continue;
+      values[slot->key] = slot->boolean ? std::vector<std::string>{slot->flag ? "true" : "false"} : slot->texts;
+    }
+    return values;
+  }
+
+ private:
+  struct Slot {
+    std::string key;
+    std::vector<std::string> texts;
+    bool boolean = false;
+    bool flag = false;
+    CLI::Option* option = nullptr;
+  };
+  std::vector<std::unique_ptr<Slot>> m_slots;  // CLI11 keeps pointers into them: they never move
+};
+
+// The agents this binary hosts, configured from the settings; the daemon itself knows them only as descriptors.
+std::function<std::vector<switchboard::adapters::AgentDescriptor>(boost::asio::io_context&)> hosted_agents(
+    const config::Settings& settings) {
+  return [settings](boost::asio::io_context& io) {
+    namespace claude = switchboard::adapters::claude;
+    namespace codex = switchboard::adapters::codex;
+    std::error_code error;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    claude::ClaudeCodeConfig claude_config;
+    claude_config.executable = settings.claude_bin;
+    claude_config.exec_shim = self;
+    claude_config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
+    codex::CodexConfig codex_config;
+    codex_config.executable = settings.codex_bin;
+    codex_config.exec_shim = self;
+    if (settings.codex_provider_base_url) {
+      codex::ProviderEndpoint endpoint;
+      endpoint.base_url = *settings.codex_provider_base_url;
+      endpoint.api_key = settings.codex_provider_api_key;
+      endpoint.model = settings.codex_provider_model;
+      endpoint.codex_home = settings.codex_provider_home;
+      codex_config.endpoint = std::move(endpoint);
+    }
+    std::vector<switchboard::adapters::AgentDescriptor> agents;
+    agents.push_back(claude::claude_code_agent(io, std::move(claude_config)));
+    agents.push_back(codex::codex_agent(io, std::move(codex_config)));
+    return agents;
+  };
 }
 
 }  // namespace
@@ -59,74 +108,73 @@ int main(int argc, char** argv) {
   // A crash or exit() of the daemon SIGKILLs the agent process groups it started (process/FatalSignalCleanup.h).
   switchboard::process::install_fatal_signal_cleanup();
 
-  CLI::App app{"switchboard: hosts coding agents behind one JSON-RPC protocol"};
+  CLI::App app{"switchboard: hosts coding agents behind one JSON-RPC protocol.\n"
+               "Settings: flags > SWITCHBOARD_* variables > config file > defaults (docs/configuration.md)"};
   app.require_subcommand(1);
   app.fallthrough();  // global options may also follow the subcommand
   app.set_version_flag("--version", std::string(switchboard::kVersion));
 
-  std::string log_level = "info";
-  std::string log_file;
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off (logs go to stderr)")
-      ->envname("SWITCHBOARD_LOG_LEVEL");
-  app.add_option("--log-file", log_file, "also append logs to this file")->envname("SWITCHBOARD_LOG_FILE");
+  std::string config_file;
+  app.add_option("--config", config_file, "config file (default $SWITCHBOARD_CONFIG, else "
+                                          "$XDG_CONFIG_HOME/switchboard/config.toml or ~/.config/switchboard/config.toml)");
+  const ConfigFlags flags(app);
 
-  switchboard::daemon::DaemonOptions options;
-  switchboard::daemon::HttpOptions http;
-  std::string data_dir;
-
+  bool ephemeral = false;
   auto* stdio = app.add_subcommand("stdio", "serve JSON-RPC 2.0 over NDJSON on stdin/stdout");
-  stdio->add_option("--max-line-bytes", options.max_line_bytes, "longest request line accepted")
-      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
-      ->capture_default_str();
   bool stdio_http = false;
   stdio->add_flag("--http", stdio_http, "also serve HTTP + SSE from this process (same sessions and events)");
-  add_state_options(*stdio, options, data_dir);
-  add_http_options(*stdio, http);
-
+  stdio->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
   auto* serve = app.add_subcommand("serve", "serve JSON-RPC over HTTP and events over SSE on localhost");
-  add_state_options(*serve, options, data_dir);
-  add_http_options(*serve, http);
-
+  serve->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
+  for (auto* command : {stdio, serve}) {
+    command->footer("Settings (data dir, HTTP, logging, permissions, agents): `switchboard --help` lists their flags; "
+                    "`switchboard config` shows the effective values; docs/configuration.md.");
+  }
   auto* version = app.add_subcommand("version", "print the version and protocol version");
+  auto* show_config = app.add_subcommand("config", "print the effective configuration and where each value comes from");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help and --version are "errors" that exit 0; every real usage error exits 2, like a bad setting.
+    const int code = app.exit(error);
+    return code == 0 ? switchboard::daemon::kExitOk : switchboard::daemon::kExitUsage;
+  }
 
   if (*version) {
     std::cout << "switchboard " << switchboard::kVersion << " (protocol " << switchboard::protocol::kProtocolVersion
               << ")\n";
     return switchboard::daemon::kExitOk;
   }
-  if (auto error = switchboard::daemon::configure_logging(log_level, log_file)) {
+  config::ConfigSources sources;
+  sources.flags = flags.given();
+  if (!config_file.empty()) sources.config_file = config_file;
+  sources.environment = config::process_environment;
+  auto loaded = config::load_configuration(sources);
+  if (auto* error = std::get_if<std::string>(&loaded)) {
     std::cerr << "switchboard: " << *error << "\n";
     return switchboard::daemon::kExitUsage;
   }
-  if (!data_dir.empty()) options.data_dir = data_dir;
-  // The agents this binary hosts. Each adapter finds its CLI and provider from the environment (see
-  // docs/agents/*.md); the daemon itself knows them only as descriptors.
-  options.agents = [data_dir](boost::asio::io_context& io) {
-    namespace claude = switchboard::adapters::claude;
-    namespace codex = switchboard::adapters::codex;
-    std::error_code error;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-    claude::ClaudeCodeConfig claude_config;
-    if (const char* bin = std::getenv("SWITCHBOARD_CLAUDE_BIN"); bin && *bin) claude_config.executable = bin;
-    claude_config.exec_shim = self;
-    claude_config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
-    const auto state_dir = data_dir.empty() ? switchboard::daemon::DataDirectory::default_path() : std::filesystem::path(data_dir);
-    auto codex_config = codex::codex_config_from_environment(state_dir / "codex-home");
-    codex_config.exec_shim = self;
-    std::vector<switchboard::adapters::AgentDescriptor> agents;
-    agents.push_back(claude::claude_code_agent(io, std::move(claude_config)));
-    agents.push_back(codex::codex_agent(io, std::move(codex_config)));
-    return agents;
-  };
+  const auto& configuration = std::get<config::Configuration>(loaded);
+  if (*show_config) {
+    std::cout << config::render(configuration);
+    return switchboard::daemon::kExitOk;
+  }
+  const auto& settings = configuration.settings;
+  if (auto error = switchboard::daemon::configure_logging(settings.log_level, settings.log_file.value_or(""))) {
+    std::cerr << "switchboard: " << *error << "\n";
+    return switchboard::daemon::kExitUsage;
+  }
+  auto options = config::daemon_options(settings);
+  options.ephemeral = ephemeral;
+  options.agents = hosted_agents(settings);
   if (*stdio) {
-    if (stdio_http) options.http = http;
+    if (stdio_http) options.http = config::http_options(settings);
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_stdio();
   }
   if (*serve) {
-    options.http = http;
+    options.http = config::http_options(settings);
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_serve();
   }

@@ -108,7 +108,7 @@ AgentDescriptor claude_code_agent(boost::asio::io_context& io, ClaudeCodeConfig 
   if (!found) {
     discovery->info.installed = false;
     discovery->info.problem = "'" + config.executable + "' not found (install it with scripts/install-agents claude, or "
-                              "set SWITCHBOARD_CLAUDE_BIN)";
+                              "configure agents.claude.bin: --claude-bin, SWITCHBOARD_CLAUDE_BIN or the config file)";
   } else {
     // Installed as far as the file system can tell; `--version` runs in the background (it takes a second or
     // two) and fills in the version, or the problem if the binary does not run.

@@ -99,15 +99,4 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
 // background, and caches what it found.
 AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config);
 
-// The daemon's configuration of Codex, from its environment:
-//   SWITCHBOARD_CODEX_BIN       the executable (default: `codex` on PATH)
-//   SWITCHBOARD_CODEX_BASE_URL  a Responses API provider (e.g. http://127.0.0.1:8080/v1); unset: the user's own
-//                               Codex configuration is used as it is
-//   SWITCHBOARD_CODEX_API_KEY   the provider's key (sent as a bearer token)
-//   SWITCHBOARD_CODEX_MODEL     the default model with a provider (default gpt-5.5)
-//   SWITCHBOARD_CODEX_HOME      the private CODEX_HOME with a provider (default: `default_home`)
-// The daemon's own binary is the exec shim. The daemon drops SWITCHBOARD_* from children's environments, so
-// only the key, under the name the private config gives, reaches Codex.
-CodexConfig codex_config_from_environment(const std::filesystem::path& default_home);
-
 }  // namespace switchboard::adapters::codex

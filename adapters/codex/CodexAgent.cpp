@@ -78,7 +78,7 @@ AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config) {
   if (!found) {
     discovery->info.installed = false;
     discovery->info.problem = "'" + config.executable + "' not found (install it with scripts/install-agents codex, or "
-                              "set SWITCHBOARD_CODEX_BIN)";
+                              "configure agents.codex.bin: --codex-bin, SWITCHBOARD_CODEX_BIN or the config file)";
   } else {
     // Installed as far as the file system can tell; `--version` runs in the background (it takes a second or
     // two) and fills in the version, or the problem if the binary does not run.
@@ -134,27 +134,6 @@ AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config) {
     return std::make_unique<CodexAdapter>(io, listener, config);
   };
   return descriptor;
-}
-
-CodexConfig codex_config_from_environment(const std::filesystem::path& default_home) {
-  const auto variable = [](const char* name) -> std::optional<std::string> {
-    const char* value = std::getenv(name);
-    if (value == nullptr || *value == '\0') return std::nullopt;
-    return std::string(value);
-  };
-  CodexConfig config;
-  if (auto bin = variable("SWITCHBOARD_CODEX_BIN")) config.executable = *bin;
-  if (auto base_url = variable("SWITCHBOARD_CODEX_BASE_URL")) {
-    ProviderEndpoint endpoint;
-    endpoint.base_url = *base_url;
-    endpoint.api_key = variable("SWITCHBOARD_CODEX_API_KEY");
-    if (auto model = variable("SWITCHBOARD_CODEX_MODEL")) endpoint.model = *model;
-    endpoint.codex_home = variable("SWITCHBOARD_CODEX_HOME").value_or(default_home.string());
-    config.endpoint = std::move(endpoint);
-  }
-  std::error_code error;
-  config.exec_shim = std::filesystem::read_symlink("/proc/self/exe", error);
-  return config;
 }
 
 }  // namespace switchboard::adapters::codex

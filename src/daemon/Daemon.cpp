@@ -33,7 +33,8 @@ std::string identity_json() {
 
 Daemon::Daemon(DaemonOptions options)
     : m_options(std::move(options)),
-      m_engine(m_io, m_bus, m_options.agents ? m_options.agents(m_io) : std::vector<adapters::AgentDescriptor>{}) {
+      m_engine(m_io, m_bus, m_options.agents ? m_options.agents(m_io) : std::vector<adapters::AgentDescriptor>{},
+               m_options.engine) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
   bind_methods(m_dispatcher, m_engine, m_history, CoreMethodsConfig{m_options.max_line_bytes});

@@ -47,6 +47,8 @@ struct DaemonOptions {
   // directory for its runtime file). Sessions live as long as the process.
   bool ephemeral = false;
   store::StoreOptions store;
+  // Headless policy, request timeout, default models (config/DaemonWiring.h fills it from the configuration).
+  engine::EngineConfig engine;
   // The agents this daemon can host (adapters/ builds them; the daemon knows none by name).
   std::function<std::vector<adapters::AgentDescriptor>(boost::asio::io_context&)> agents;
 };

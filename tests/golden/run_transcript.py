@@ -251,7 +251,10 @@ def main(argv):
     # Each run gets a data directory of its own: transcripts start from an empty store (seq 1) and never touch
     # the user's data.
     data_dir = tempfile.TemporaryDirectory(prefix="switchboard-transcript-")
-    environment = dict(os.environ, SWITCHBOARD_DATA_DIR=os.path.join(data_dir.name, "data"))
+    # Nor does the user's config file apply: an empty config home of its own.
+    environment = dict(os.environ, SWITCHBOARD_DATA_DIR=os.path.join(data_dir.name, "data"),
+                       XDG_CONFIG_HOME=os.path.join(data_dir.name, "config"))
+    environment.pop("SWITCHBOARD_CONFIG", None)
     try:
         process = subprocess.run(command, input=stdin, capture_output=True, timeout=TIMEOUT_SECONDS, env=environment)
     except subprocess.TimeoutExpired:

@@ -20,7 +20,8 @@ namespace switchboard::testing {
 // Runs the real switchboard binary with the given descriptors as its stdin/stdout/stderr (test-only helper;
 // the daemon's own child-process supervision lives in src/). Unless the arguments name a --data-dir, the
 // daemon gets a fresh one of its own (SWITCHBOARD_DATA_DIR), removed afterwards: tests never touch the user's
-// data and never contend for one lock.
+// data and never contend for one lock. Likewise it reads no config file but one the test names (an empty
+// XDG_CONFIG_HOME of its own, and SWITCHBOARD_CONFIG only from `extra_env`).
 class SpawnedDaemon {
  public:
   // `extra_env`: "NAME=value" entries added to (or replacing in) the test's own environment.
@@ -29,6 +30,8 @@ class SpawnedDaemon {
     std::vector<std::string> env_strings;
     const auto overridden = [&](std::string_view entry) {
       if (entry.rfind("SWITCHBOARD_DATA_DIR=", 0) == 0) return true;
+      // The user's own config file must not change what a test sees: only a test names one.
+      if (entry.rfind("SWITCHBOARD_CONFIG=", 0) == 0 || entry.rfind("XDG_CONFIG_HOME=", 0) == 0) return true;
       for (const auto& extra : extra_env) {
         const auto name = extra.substr(0, extra.find('=') + 1);
         if (entry.rfind(name, 0) == 0) return true;
@@ -41,12 +44,14 @@ class SpawnedDaemon {
     for (const auto& extra : extra_env) env_strings.push_back(extra);
     bool has_data_dir = false;
     for (const auto& arg : args) has_data_dir = has_data_dir || arg == "--data-dir";
-    if (!has_data_dir) {
-      char pattern[] = "/tmp/switchboard-spawned-XXXXXX";
-      if (::mkdtemp(pattern) != nullptr) {
-        m_own_data_dir = pattern;
-        env_strings.push_back("SWITCHBOARD_DATA_DIR=" + m_own_data_dir.string() + "/data");
-      }
+    bool has_config_home = false;
+    for (const auto& extra : extra_env) has_config_home = has_config_home || extra.rfind("XDG_CONFIG_HOME=", 0) == 0;
+    char pattern[] = "/tmp/switchboard-spawned-XXXXXX";
+    if (::mkdtemp(pattern) != nullptr) {
+      m_own_data_dir = pattern;
+      if (!has_data_dir) env_strings.push_back("SWITCHBOARD_DATA_DIR=" + m_own_data_dir.string() + "/data");
+      // An empty config home of its own: no config file unless the test writes one.
+      if (!has_config_home) env_strings.push_back("XDG_CONFIG_HOME=" + m_own_data_dir.string() + "/config");
     }
     std::vector<char*> envp;
     for (auto& entry : env_strings) envp.push_back(entry.data());

@@ -140,8 +140,11 @@ TEST_CASE("daemon: version and usage errors", "[daemon]") {
 
   const int null_in = dev_null(O_RDONLY);
   const int null_out = dev_null(O_WRONLY);
+  // Usage errors exit 2: a value out of range, and a flag that does not exist.
   SpawnedDaemon bad({"stdio", "--max-line-bytes", "12"}, null_in, null_out, null_out);
+  SpawnedDaemon unknown({"stdio", "--no-such-flag"}, null_in, null_out, null_out);
   ::close(null_in);
   ::close(null_out);
-  CHECK(bad.wait() != 0);
+  CHECK(bad.wait() == 2);
+  CHECK(unknown.wait() == 2);
 }

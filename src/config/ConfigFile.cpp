@@ -1,0 +1,154 @@
+#include "config/ConfigFile.h"
+
+#include <toml++/toml.h>
+
+namespace switchboard::config {
+namespace {
+
+// Thrown inside this file only, caught in parse_config_text: the first problem ends the reading.
+struct FileProblem {
+  std::string message;
+};
+
+std::string type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a floating-point number";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: break;
+  }
+  return "nothing";
+}
+
+bool is_table_of_settings(std::string_view prefix) {
+  for (const auto& spec : setting_specs()) {
+    if (spec.key.size() > prefix.size() && spec.key.starts_with(prefix) && spec.key[prefix.size()] == '.') return true;
+  }
+  return false;
+}
+
+class Reader {
+ public:
+  Reader(const std::string& path, const std::optional<std::string>& home) : m_path(path), m_home(home) {}
+
+  std::vector<FileValue> read(const toml::table& root) {
+    walk(root, "");
+    return std::move(m_values);
+  }
+
+ private:
+  [[noreturn]] void fail(std::uint32_t line, std::string_view key, const std::string& what) const {
+    throw FileProblem{m_path + ":" + std::to_string(line) + ": " + std::string(key) + ": " + what};
+  }
+
+  void walk(const toml::table& table, const std::string& prefix) {
+    for (const auto& [name, node] : table) {
+      const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
+      if (const auto* spec = find_setting(key)) {
+        m_values.push_back(FileValue{spec, convert(*spec, node), node.source().begin.line});
+        continue;
+      }
+      if (is_table_of_settings(key)) {
+        if (const auto* inner = node.as_table()) {
+          walk(*inner, key);
+          continue;
+        }
+        fail(node.source().begin.line, key, "expected a table of settings, got " + type_name(node));
+      }
+      std::string what = "unknown key";
+      if (const auto near = nearest_setting(key)) what += " (did you mean " + std::string(*near) + "?)";
+      fail(name.source().begin.line, key, what + "; docs/configuration.md lists every key");
+    }
+  }
+
+  [[noreturn]] void wrong_type(const SettingSpec& spec, const toml::node& node) const {
+    fail(node.source().begin.line, spec.key, "expected " + describe_kind(spec) + ", got " + type_name(node));
+  }
+
+  Value convert(const SettingSpec& spec, const toml::node& node) const {
+    const auto line = node.source().begin.line;
+    Value value;
+    switch (spec.kind) {
+      case Kind::Text:
+      case Kind::Choice:
+        if (!node.is_string()) wrong_type(spec, node);
+        value = node.as_string()->get();
+        break;
+      case Kind::Path:
+        if (!node.is_string()) wrong_type(spec, node);
+        value = absolute_path(spec, line, node.as_string()->get());
+        break;
+      case Kind::Integer:
+        if (!node.is_integer()) wrong_type(spec, node);
+        value = node.as_integer()->get();
+        break;
+      case Kind::Boolean:
+        if (!node.is_boolean()) wrong_type(spec, node);
+        value = node.as_boolean()->get();
+        break;
+      case Kind::Duration: {
+        if (!node.is_string()) wrong_type(spec, node);
+        auto parsed = parse_text(spec, {node.as_string()->get()});
+        if (auto* problem = std::get_if<std::string>(&parsed)) fail(line, spec.key, *problem);
+        return std::get<Value>(parsed);
+      }
+      case Kind::List: {
+        const auto* array = node.as_array();
+        if (array == nullptr) wrong_type(spec, node);
+        std::vector<std::string> items;
+        for (const auto& item : *array) {
+          if (!item.is_string()) {
+            fail(item.source().begin.line, spec.key, "expected a list of strings, got " + type_name(item) + " in it");
+          }
+          items.push_back(item.as_string()->get());
+        }
+        value = std::move(items);
+        break;
+      }
+    }
+    if (auto problem = check_value(spec, value)) fail(line, spec.key, *problem);
+    return value;
+  }
+
+  std::string absolute_path(const SettingSpec& spec, std::uint32_t line, const std::string& text) const {
+    if (text.starts_with("~/")) {
+      if (!m_home) fail(line, spec.key, "cannot expand ~/: HOME is not set");
+      return *m_home + text.substr(1);
+    }
+    if (!text.starts_with("/")) {
+      fail(line, spec.key, "expected an absolute path or one starting with ~/, got \"" + text + "\"");
+    }
+    return text;
+  }
+
+  const std::string& m_path;
+  const std::optional<std::string>& m_home;
+  std::vector<FileValue> m_values;
+};
+
+}  // namespace
+
+std::variant<std::vector<FileValue>, std::string> parse_config_text(std::string_view text, const std::string& path,
+                                                                    const std::optional<std::string>& home) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& error) {
+    const auto& where = error.source().begin;
+    return path + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
+           ": syntax error: " + std::string(error.description());
+  }
+  try {
+    return Reader(path, home).read(root);
+  } catch (const FileProblem& problem) {
+    return problem.message;
+  }
+}
+
+}  // namespace switchboard::config

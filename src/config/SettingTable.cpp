@@ -1,0 +1,301 @@
+#include "config/SettingTable.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+namespace switchboard::config {
+namespace {
+
+constexpr std::array<std::string_view, 7> kLogLevels{"trace", "debug", "info", "warn", "error", "critical", "off"};
+constexpr std::array<std::string_view, 2> kHeadlessPolicies{"deny", "allow"};
+
+constexpr std::int64_t kKiB = 1024;
+constexpr std::int64_t kGiB = kKiB * kKiB * kKiB;
+constexpr std::int64_t kHour = 60 * 60 * 1000;
+
+// clang-format off
+const std::array kSpecs{
+  SettingSpec{"data_dir", "--data-dir", "SWITCHBOARD_DATA_DIR", Kind::Path, &Settings::data_dir,
+              "state directory: database, event log, lock (one daemon per directory)"},
+  SettingSpec{"log.level", "--log-level", "SWITCHBOARD_LOG_LEVEL", Kind::Choice, &Settings::log_level,
+              "least severe log level written (logs go to stderr)", 0, 0, kLogLevels},
+  SettingSpec{"log.file", "--log-file", "SWITCHBOARD_LOG_FILE", Kind::Path, &Settings::log_file,
+              "also append logs to this file"},
+  SettingSpec{"http.host", "--host", "SWITCHBOARD_HTTP_HOST", Kind::Text, &Settings::http_host,
+              "address to listen on (loopback unless http.allow_remote)"},
+  SettingSpec{"http.port", "--port", "SWITCHBOARD_HTTP_PORT", Kind::Integer, &Settings::http_port,
+              "port to listen on; 0 picks a free one; a taken port is followed by the next ones", 0, 65535},
+  SettingSpec{"http.allow_remote", "--allow-remote", "SWITCHBOARD_HTTP_ALLOW_REMOTE", Kind::Boolean,
+              &Settings::http_allow_remote, "allow a non-loopback http.host (the token stays required)"},
+  SettingSpec{"http.allowed_hosts", "--allow-host", "SWITCHBOARD_HTTP_ALLOWED_HOSTS", Kind::List,
+              &Settings::http_allowed_hosts, "extra Host header names to accept"},
+  SettingSpec{"http.allowed_origins", "--allow-origin", "SWITCHBOARD_HTTP_ALLOWED_ORIGINS", Kind::List,
+              &Settings::http_allowed_origins, "extra browser origins allowed to use the API, e.g. http://localhost:5173"},
+  SettingSpec{"http.max_body_bytes", "--max-body-bytes", "SWITCHBOARD_HTTP_MAX_BODY_BYTES", Kind::Integer,
+              &Settings::http_max_body_bytes, "largest POST /rpc body", kKiB, kGiB},
+  SettingSpec{"http.sse_heartbeat_ms", "--sse-heartbeat-ms", "SWITCHBOARD_HTTP_SSE_HEARTBEAT_MS", Kind::Integer,
+              &Settings::http_sse_heartbeat_ms, "SSE comment heartbeat interval, in milliseconds", 10, 24 * kHour},
+  SettingSpec{"http.sse_history_events", "--sse-history-events", "SWITCHBOARD_HTTP_SSE_HISTORY_EVENTS", Kind::Integer,
+              &Settings::http_sse_history_events, "events kept in memory for Last-Event-ID replay", 1, 100'000'000},
+  SettingSpec{"stdio.max_line_bytes", "--max-line-bytes", "SWITCHBOARD_STDIO_MAX_LINE_BYTES", Kind::Integer,
+              &Settings::stdio_max_line_bytes, "longest request line accepted on stdin", kKiB, kGiB},
+  SettingSpec{"store.max_events", "--max-stored-events", "SWITCHBOARD_STORE_MAX_EVENTS", Kind::Integer,
+              &Settings::store_max_events, "event log retention: the oldest events beyond this many are deleted",
+              1000, std::int64_t{1} << 40},
+  SettingSpec{"permissions.headless", "--headless-policy", "SWITCHBOARD_HEADLESS_POLICY", Kind::Choice,
+              &Settings::permissions_headless,
+              "answer to a permission request when no client that can answer is attached", 0, 0, kHeadlessPolicies},
+  SettingSpec{"permissions.timeout", "--request-timeout", "SWITCHBOARD_REQUEST_TIMEOUT", Kind::Duration,
+              &Settings::permissions_timeout_ms,
+              "how long a permission request or question waits for an answer (then: deny / rejected)", 10,
+              30 * 24 * kHour},
+  SettingSpec{"agents.claude.bin", "--claude-bin", "SWITCHBOARD_CLAUDE_BIN", Kind::Text, &Settings::claude_bin,
+              "Claude Code's executable: a path, or a name looked up on PATH"},
+  SettingSpec{"agents.claude.default_model", "--claude-default-model", "SWITCHBOARD_CLAUDE_DEFAULT_MODEL", Kind::Text,
+              &Settings::claude_default_model,
+              "model of every Claude Code turn that names none (wins over a session's own model)"},
+  SettingSpec{"agents.codex.bin", "--codex-bin", "SWITCHBOARD_CODEX_BIN", Kind::Text, &Settings::codex_bin,
+              "Codex's executable: a path, or a name looked up on PATH"},
+  SettingSpec{"agents.codex.default_model", "--codex-default-model", "SWITCHBOARD_CODEX_DEFAULT_MODEL", Kind::Text,
+              &Settings::codex_default_model,
+              "model of every Codex turn that names none (wins over a session's own model)"},
+  SettingSpec{"agents.codex.provider.base_url", "--codex-base-url", "SWITCHBOARD_CODEX_BASE_URL", Kind::Text,
+              &Settings::codex_provider_base_url,
+              "a Responses API provider for Codex (e.g. http://127.0.0.1:8080/v1); unset: the user's own Codex "
+              "configuration is used as it is"},
+  SettingSpec{"agents.codex.provider.api_key", "", "SWITCHBOARD_CODEX_API_KEY", Kind::Text,
+              &Settings::codex_provider_api_key, "the provider's key (sent as a bearer token); never printed",
+              0, 0, {}, /*secret=*/true},
+  SettingSpec{"agents.codex.provider.model", "--codex-provider-model", "SWITCHBOARD_CODEX_MODEL", Kind::Text,
+              &Settings::codex_provider_model, "the provider's default model (written into the private Codex home)"},
+  SettingSpec{"agents.codex.provider.home", "--codex-home", "SWITCHBOARD_CODEX_HOME", Kind::Path,
+              &Settings::codex_provider_home,
+              "the private CODEX_HOME used with a provider (default: codex-home in data_dir)"},
+};
+// clang-format on
+
+std::string as_toml_string(std::string_view text) { return nlohmann::json(std::string(text)).dump(); }
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t number = 0;
+  const auto* end = text.data() + text.size();
+  const auto [at, error] = std::from_chars(text.data(), end, number);
+  if (error != std::errc() || at != end || text.empty()) return std::nullopt;
+  return number;
+}
+
+struct DurationUnit {
+  std::string_view suffix;
+  std::int64_t millis;
+};
+// Longest suffix first, so "ms" is not read as "m".
+constexpr std::array<DurationUnit, 4> kDurationUnits{{{"ms", 1}, {"s", 1000}, {"m", 60 * 1000}, {"h", kHour}}};
+
+std::optional<std::int64_t> parse_duration(std::string_view text) {
+  for (const auto& unit : kDurationUnits) {
+    if (text.size() <= unit.suffix.size() || !text.ends_with(unit.suffix)) continue;
+    const auto number = parse_integer(text.substr(0, text.size() - unit.suffix.size()));
+    if (!number || *number < 0 || *number > std::numeric_limits<std::int64_t>::max() / unit.millis) return std::nullopt;
+    return *number * unit.millis;
+  }
+  return std::nullopt;
+}
+
+std::string format_duration(std::int64_t millis) {
+  for (auto unit = kDurationUnits.rbegin(); unit != kDurationUnits.rend(); ++unit) {
+    if (millis != 0 && millis % unit->millis == 0) return std::to_string(millis / unit->millis) + std::string(unit->suffix);
+  }
+  return std::to_string(millis) + "ms";
+}
+
+std::optional<bool> parse_boolean(std::string_view text) {
+  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
+  return std::nullopt;
+}
+
+std::string join(std::span<const std::string_view> items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::span<const SettingSpec> setting_specs() { return kSpecs; }
+
+const SettingSpec* find_setting(std::string_view key) {
+  for (const auto& spec : kSpecs) {
+    if (spec.key == key) return &spec;
+  }
+  return nullptr;
+}
+
+std::optional<std::string_view> nearest_setting(std::string_view key) {
+  std::optional<std::string_view> best;
+  std::size_t best_distance = 3;  // further than two edits is a different word, not a typo
+  // Tables are names too: "[htp]" is a typo of "http".
+  for (const auto& spec : kSpecs) {
+    for (auto end = spec.key.find('.'); ; end = spec.key.find('.', end + 1)) {
+      const auto name = spec.key.substr(0, end);
+      const auto distance = edit_distance(key, name);
+      if (distance < best_distance) {
+        best_distance = distance;
+        best = name;
+      }
+      if (end == std::string_view::npos) break;
+    }
+  }
+  return best;
+}
+
+std::string describe_kind(const SettingSpec& spec) {
+  switch (spec.kind) {
+    case Kind::Text: return "a non-empty string";
+    case Kind::Path: return "a path";
+    case Kind::Integer: return "an integer in " + std::to_string(spec.min) + ".." + std::to_string(spec.max);
+    case Kind::Boolean: return "true or false";
+    case Kind::Choice: return "one of " + join(spec.choices, ", ");
+    case Kind::List: return "a list of strings";
+    case Kind::Duration: return "a duration such as \"500ms\", \"90s\", \"30m\" or \"2h\"";
+  }
+  return "a value";
+}
+
+std::optional<std::string> check_value(const SettingSpec& spec, const Value& value) {
+  const auto expected = [&](const std::string& got) { return "expected " + describe_kind(spec) + ", got " + got; };
+  switch (spec.kind) {
+    case Kind::Text:
+    case Kind::Path:
+      if (std::get<std::string>(value).empty()) return expected("an empty string");
+      return std::nullopt;
+    case Kind::Choice: {
+      const auto& text = std::get<std::string>(value);
+      if (std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end()) return expected(as_toml_string(text));
+      return std::nullopt;
+    }
+    case Kind::Integer:
+    case Kind::Duration: {
+      const auto number = std::get<std::int64_t>(value);
+      if (number >= spec.min && number <= spec.max) return std::nullopt;
+      if (spec.kind == Kind::Integer) return expected(std::to_string(number));
+      return "expected a duration from " + format_duration(spec.min) + " to " + format_duration(spec.max) + ", got " +
+             format_duration(number);
+    }
+    case Kind::List:
+      for (const auto& item : std::get<std::vector<std::string>>(value)) {
+        if (item.empty()) return "expected non-empty strings, got an empty one";
+      }
+      return std::nullopt;
+    case Kind::Boolean: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::variant<Value, std::string> parse_text(const SettingSpec& spec, const std::vector<std::string>& texts) {
+  if (spec.kind == Kind::List) {
+    Value list = texts;
+    if (auto problem = check_value(spec, list)) return *problem;
+    return list;
+  }
+  const std::string text = texts.empty() ? std::string() : texts.back();
+  const auto expected = [&] { return "expected " + describe_kind(spec) + ", got " + as_toml_string(text); };
+  Value value;
+  switch (spec.kind) {
+    case Kind::Text:
+    case Kind::Path:
+    case Kind::Choice: value = text; break;
+    case Kind::Integer: {
+      const auto number = parse_integer(text);
+      if (!number) return expected();
+      value = *number;
+      break;
+    }
+    case Kind::Duration: {
+      const auto millis = parse_duration(text);
+      if (!millis) return expected();
+      value = *millis;
+      break;
+    }
+    case Kind::Boolean: {
+      const auto flag = parse_boolean(text);
+      if (!flag) return expected();
+      value = *flag;
+      break;
+    }
+    case Kind::List: break;  // handled above
+  }
+  if (auto problem = check_value(spec, value)) return *problem;
+  return value;
+}
+
+void assign(Settings& settings, const SettingSpec& spec, const Value& value) {
+  std::visit(
+      [&](auto member) {
+        using Field = std::remove_reference_t<decltype(settings.*member)>;
+        if constexpr (std::is_same_v<Field, std::optional<std::string>>) {
+          settings.*member = std::get<std::string>(value);
+        } else {
+          settings.*member = std::get<Field>(value);
+        }
+      },
+      spec.member);
+}
+
+std::optional<Value> read(const Settings& settings, const SettingSpec& spec) {
+  return std::visit(
+      [&](auto member) -> std::optional<Value> {
+        const auto& field = settings.*member;
+        using Field = std::remove_cvref_t<decltype(field)>;
+        if constexpr (std::is_same_v<Field, std::optional<std::string>>) {
+          if (!field) return std::nullopt;
+          return Value(*field);
+        } else {
+          return Value(field);
+        }
+      },
+      spec.member);
+}
+
+std::string format_value(const SettingSpec& spec, const Value& value) {
+  if (spec.kind == Kind::Duration) return as_toml_string(format_duration(std::get<std::int64_t>(value)));
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          return as_toml_string(v);
+        } else if constexpr (std::is_same_v<V, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<V, std::int64_t>) {
+          return std::to_string(v);
+        } else {
+          std::string out = "[";
+          for (const auto& item : v) out += (out.size() > 1 ? ", " : "") + as_toml_string(item);
+          return out + "]";
+        }
+      },
+      value);
+}
+
+}  // namespace switchboard::config

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "config/Settings.h"
+
+namespace switchboard::config {
+
+// The table of configurable keys: for each one its name in the config file, its command-line flag, its
+// environment variable, what values it takes, and the Settings member it fills. Everything else (the file
+// reader, the flag registration, `switchboard config`, the docs test) walks this table, so a key is added in
+// one place.
+
+enum class Kind {
+  Text,      // a non-empty string
+  Path,      // a non-empty string; in the config file an absolute path or ~/...
+  Integer,   // within [min, max]
+  Boolean,
+  Choice,    // one of `choices`
+  List,      // strings: repeated flags, a comma-separated variable, an array in the file
+  Duration,  // "500ms", "90s", "30m", "2h"; stored in milliseconds within [min, max]
+};
+
+using Value = std::variant<std::string, std::int64_t, bool, std::vector<std::string>>;
+
+using Member = std::variant<std::string Settings::*, std::optional<std::string> Settings::*, std::int64_t Settings::*,
+                            bool Settings::*, std::vector<std::string> Settings::*>;
+
+struct SettingSpec {
+  std::string_view key;   // dotted, as in the config file: "http.port"
+  std::string_view flag;  // "--port"; empty: not settable on the command line (a secret would show in `ps`)
+  std::string_view env;   // "SWITCHBOARD_HTTP_PORT"
+  Kind kind;
+  Member member;
+  std::string_view help;
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  std::span<const std::string_view> choices{};
+  bool secret = false;  // never printed
+};
+
+std::span<const SettingSpec> setting_specs();
+const SettingSpec* find_setting(std::string_view key);
+// The key or table nearest to a misspelt one (a few edits away), for "did you mean".
+std::optional<std::string_view> nearest_setting(std::string_view key);
+
+// Parsing a value as a flag or an environment variable gives it (lists: one item per flag, or the variable's
+// comma-separated items). On failure, what was wrong ("expected an integer in 0..65535, got \"x\"").
+std::variant<Value, std::string> parse_text(const SettingSpec& spec, const std::vector<std::string>& texts);
+// Checks a value the config file gave (already of the right type) against the spec's range or choices;
+// returns what is wrong.
+std::optional<std::string> check_value(const SettingSpec& spec, const Value& value);
+
+void assign(Settings& settings, const SettingSpec& spec, const Value& value);
+// The member's current value; none for an unset optional.
+std::optional<Value> read(const Settings& settings, const SettingSpec& spec);
+// How the value is written in `switchboard config` (TOML syntax; durations as "30m").
+std::string format_value(const SettingSpec& spec, const Value& value);
+// "an integer in 0..65535", "one of deny, allow", ... (for messages and docs).
+std::string describe_kind(const SettingSpec& spec);
+
+}  // namespace switchboard::config

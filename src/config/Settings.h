@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchboard::config {
+
+// Every value a user can configure, typed, after the layers are merged (config/Configuration.h). The member
+// initializers are the defaults; the daemon's own option structs are filled from these (config/DaemonWiring.h),
+// so a default lives here and nowhere else. docs/configuration.md lists every key.
+struct Settings {
+  std::string data_dir;  // computed default: $XDG_DATA_HOME/switchboard, else ~/.local/share/switchboard
+
+  std::string log_level = "info";
+  std::optional<std::string> log_file;
+
+  std::string http_host = "127.0.0.1";
+  std::int64_t http_port = 7337;
+  bool http_allow_remote = false;
+  std::vector<std::string> http_allowed_hosts;
+  std::vector<std::string> http_allowed_origins;
+  std::int64_t http_max_body_bytes = 8 * 1024 * 1024;
+  std::int64_t http_sse_heartbeat_ms = 15000;
+  std::int64_t http_sse_history_events = 10000;
+
+  std::int64_t stdio_max_line_bytes = 8 * 1024 * 1024;
+
+  std::int64_t store_max_events = 1'000'000;
+
+  std::string permissions_headless = "deny";              // "deny" or "allow"
+  std::int64_t permissions_timeout_ms = 30 * 60 * 1000;   // a duration ("30m") in every layer
+
+  std::string claude_bin = "claude";
+  std::optional<std::string> claude_default_model;
+
+  std::string codex_bin = "codex";
+  std::optional<std::string> codex_default_model;
+  std::optional<std::string> codex_provider_base_url;
+  std::optional<std::string> codex_provider_api_key;
+  std::string codex_provider_model = "gpt-5.5";
+  std::string codex_provider_home;  // computed default: <data_dir>/codex-home
+};
+
+}  // namespace switchboard::config
