@@ -62,11 +62,11 @@ protocol::HistorySession to_wire(const adapters::HistoryEntry& entry) {
 }  // namespace
 
 std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
-                                         const std::optional<std::string>& configured,
-                                         const std::optional<std::string>& session_pin) {
+                                         const std::optional<std::string>& session_choice,
+                                         const std::optional<std::string>& configured) {
   if (call_override) return call_override;
-  if (configured) return configured;
-  return session_pin;
+  if (session_choice) return session_choice;
+  return configured;
 }
 
 Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,

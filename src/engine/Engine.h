@@ -30,15 +30,17 @@ struct EngineConfig {
   std::chrono::milliseconds request_timeout = std::chrono::minutes(30);
   // What to do with a permission request when no client that can answer is attached.
   HeadlessPolicy headless_policy = HeadlessPolicy::Deny;
-  // Configured default model per agent (the middle of the precedence: call override → this → session pin).
+  // Configured default model per agent (the last step of the precedence: call override → session's choice →
+  // this → the agent's own default).
   std::map<std::string, std::string> default_models;
 };
 
-// The model a turn runs with. One rule for every adapter: an explicit per-call override wins, then the
-// configured default for the agent, then the model pinned on the session.
+// The model a turn runs with. One rule for every adapter, from the most specific choice to the least: an
+// explicit per-call override, then the model chosen for the session (session.create or session.setModel), then
+// the configured default for the agent; with none of them the agent uses its own default (nullopt).
 std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
-                                         const std::optional<std::string>& configured,
-                                         const std::optional<std::string>& session_pin);
+                                         const std::optional<std::string>& session_choice,
+                                         const std::optional<std::string>& configured);
 
 // Sessions, turns, the prompt queue, and the permission/question round trips. Knows nothing of JSON-RPC or
 // transports: EngineMethods binds it to the dispatcher, and everything clients see leaves through the bus.

@@ -218,7 +218,7 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
     const auto it = m_engine.config().default_models.find(m_info.agent);
     return it == m_engine.config().default_models.end() ? std::nullopt : std::optional<std::string>(it->second);
   }();
-  const auto resolved_model = resolve_model(model, configured, m_info.model);
+  const auto resolved_model = resolve_model(model, m_info.model, configured);
   // Running before the send call resolves: a client that sees the reply already knows the session is busy.
   set_state(protocol::SessionState::Running);
   protocol::TurnStartedEvent started;

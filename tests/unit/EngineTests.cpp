@@ -412,10 +412,10 @@ TEST_CASE("engine: attach replays open requests and the queue to a reconnecting 
   CHECK(f.control->permission_answers.at(0).message == std::optional<std::string>("no"));
 }
 
-TEST_CASE("engine: model precedence is override, then configuration, then the session's pin", "[engine]") {
-  CHECK(engine::resolve_model("o", "c", "p") == std::optional<std::string>("o"));
-  CHECK(engine::resolve_model(std::nullopt, "c", "p") == std::optional<std::string>("c"));
-  CHECK(engine::resolve_model(std::nullopt, std::nullopt, "p") == std::optional<std::string>("p"));
+TEST_CASE("engine: model precedence is override, then the session's choice, then configuration", "[engine]") {
+  CHECK(engine::resolve_model("o", "s", "c") == std::optional<std::string>("o"));
+  CHECK(engine::resolve_model(std::nullopt, "s", "c") == std::optional<std::string>("s"));
+  CHECK(engine::resolve_model(std::nullopt, std::nullopt, "c") == std::optional<std::string>("c"));
   CHECK_FALSE(engine::resolve_model(std::nullopt, std::nullopt, std::nullopt).has_value());
 
   engine::EngineConfig config;
@@ -426,7 +426,7 @@ TEST_CASE("engine: model precedence is override, then configuration, then the se
     f.settle();
     CHECK(f.control->inputs.at(0).model == std::optional<std::string>("pinned"));
   }
-  SECTION("configuration over pin, override over both") {
+  SECTION("the session's choice over configuration, override over both") {
     config.default_models["scripted"] = "configured";
     EngineFixture f(true, config);
     const auto session = f.create("pinned");
@@ -434,8 +434,16 @@ TEST_CASE("engine: model precedence is override, then configuration, then the se
     f.settle();
     f.send(session, "b", true, "override");
     f.settle();
-    CHECK(f.control->inputs.at(0).model == std::optional<std::string>("configured"));
+    CHECK(f.control->inputs.at(0).model == std::optional<std::string>("pinned"));
     CHECK(f.control->inputs.at(1).model == std::optional<std::string>("override"));
+  }
+  SECTION("configuration when the session chose no model") {
+    config.default_models["scripted"] = "configured";
+    EngineFixture f(true, config);
+    const auto session = f.create();
+    f.send(session, "a");
+    f.settle();
+    CHECK(f.control->inputs.at(0).model == std::optional<std::string>("configured"));
   }
 }
 
