@@ -96,11 +96,11 @@ TEST_CASE("claude e2e: after a daemon restart the cold session resumes with its 
   e2e::scenario_restart_and_resume(claude());
 }
 
-TEST_CASE("claude e2e: a client that quits right after a turn loses nothing; the restarted session resumes", "[e2e][claude]") {
+TEST_CASE("claude e2e: a client that quits right after a turn loses nothing, and the restarted session resumes", "[e2e][claude]") {
   e2e::scenario_shutdown_right_after_turn(claude());
 }
 
-TEST_CASE("claude e2e: serve stopped by SIGTERM right after a turn loses nothing; the restarted session resumes", "[e2e][claude]") {
+TEST_CASE("claude e2e: serve stopped by SIGTERM right after a turn loses nothing, and the restarted session resumes", "[e2e][claude]") {
   e2e::scenario_sigterm_right_after_turn(claude());
 }
 

@@ -93,11 +93,11 @@ TEST_CASE("codex e2e: after a daemon restart the cold session resumes its thread
   e2e::scenario_restart_and_resume(codex());
 }
 
-TEST_CASE("codex e2e: a client that quits right after a turn loses nothing; the restarted session resumes", "[e2e][codex]") {
+TEST_CASE("codex e2e: a client that quits right after a turn loses nothing, and the restarted session resumes", "[e2e][codex]") {
   e2e::scenario_shutdown_right_after_turn(codex());
 }
 
-TEST_CASE("codex e2e: serve stopped by SIGTERM right after a turn loses nothing; the restarted session resumes", "[e2e][codex]") {
+TEST_CASE("codex e2e: serve stopped by SIGTERM right after a turn loses nothing, and the restarted session resumes", "[e2e][codex]") {
   e2e::scenario_sigterm_right_after_turn(codex());
 }
 

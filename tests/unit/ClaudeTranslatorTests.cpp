@@ -540,7 +540,7 @@ TEST_CASE("claude translator: a can_use_tool request is open until taken once; t
   check_clean(h);
 }
 
-TEST_CASE("claude translator: a control_cancel_request withdraws the open request once; other ids withdraw nothing", "[claude][translator]") {
+TEST_CASE("claude translator: a control_cancel_request withdraws the open request once, other ids withdraw nothing", "[claude][translator]") {
   Harness h;
   h.feed(kInit);
   h.feed(can_use_tool("req-1", R"("tool_name":"Bash","input":{"command":"make"})"));

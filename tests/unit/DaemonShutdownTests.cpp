@@ -260,7 +260,7 @@ TEST_CASE("shutdown: a client that quits right after a turn gives the agent the 
   CHECK(events[events.size() - 2]["data"].value("state", "") == "stopped");
 }
 
-TEST_CASE("shutdown: an agent that takes too long to save is stopped after its grace period; the daemon still exits 0", "[daemon][shutdown]") {
+TEST_CASE("shutdown: an agent that takes too long to save is stopped after its grace period, the daemon still exits 0", "[daemon][shutdown]") {
   FakeClaudeDaemon daemon(/*persist_ms=*/120000);
   const auto started = std::chrono::steady_clock::now();
   daemon.client->close_stdin();

@@ -74,7 +74,7 @@ TEST_CASE("orphan reaper: a setsid'd tool a crashed agent left behind is adopted
   CHECK(process::OrphanReaper::adopted_children().empty());
 }
 
-TEST_CASE("orphan reaper: adopted processes still alive at shutdown are killed and reaped; owned children are left alone", "[process]") {
+TEST_CASE("orphan reaper: adopted processes still alive at shutdown are killed and reaped, owned children are left alone", "[process]") {
   boost::asio::io_context io{1};
   process::OrphanReaper reaper(io);
   REQUIRE(reaper.active());
