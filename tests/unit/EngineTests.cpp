@@ -275,9 +275,18 @@ TEST_CASE("engine: a request the agent withdraws resolves as cancelled for every
     DYNAMIC_SECTION((question ? "question" : "permission")) {
       EngineFixture f;
       const auto session = f.create();
-      f.control->turns.push_back({ScriptedAdapter::AskThenWithdraw{"Bash", "make", question}, ScriptedAdapter::Message{"went on"},
-                                  ScriptedAdapter::End{}});
+      f.control->turns.push_back({ScriptedAdapter::AskThenWithdraw{"Bash", "make", question}, ScriptedAdapter::Hold{},
+                                  ScriptedAdapter::Message{"went on"}, ScriptedAdapter::End{}});
       const auto reply = f.send(session, "build it");
+      f.settle();
+      // Withdrawn while the turn still runs (held here): resolved now, not torn down at the turn's end.
+      REQUIRE(f.control->resume);
+      CHECK(f.all<p::TurnStoppedEvent>().empty());
+      CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Running);
+      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).permissions.empty());
+      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).questions.empty());
+      CHECK(f.all<p::PermissionResolvedEvent>().size() + f.all<p::QuestionResolvedEvent>().size() == 1);
+      f.control->resume();
       f.settle();
       std::string request_id;
       if (question) {
