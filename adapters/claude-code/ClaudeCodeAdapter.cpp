@@ -27,6 +27,15 @@ std::string last_line(std::string text) {
   return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
+// Started with --resume, the CLI exits at once when it has no such conversation (its history file was deleted,
+// or never written): a result error and a stderr line saying "No conversation found with session ID: <id>".
+// That wording is the only signal the CLI gives; the end-to-end tests hold the installed version to it.
+bool conversation_lost(const std::optional<std::string>& resume_id, const std::string& start_error, const std::string& stderr_tail) {
+  if (!resume_id) return false;
+  constexpr std::string_view kNotFound = "No conversation found with session ID";
+  return start_error.find(kNotFound) != std::string::npos || stderr_tail.find(kNotFound) != std::string::npos;
+}
+
 process::Environment child_environment(const ClaudeCodeConfig& config) {
   auto environment = process::Environment::from_daemon();
   const auto changes = environment_for(config.endpoint);
@@ -63,12 +72,22 @@ class ClaudeCodeAdapter::TurnWatch : public AdapterListener {
     m_engine.on_permission_request(std::move(native_id), std::move(ask));
   }
   void on_question(std::string native_id, QuestionAsk ask) override { m_engine.on_question(std::move(native_id), std::move(ask)); }
+  void on_request_withdrawn(const std::string& native_id) override { m_engine.on_request_withdrawn(native_id); }
   void on_status(AgentStatus status) override { m_engine.on_status(std::move(status)); }
   void on_turn_end(TurnResult result) override {
+    if (m_adapter.starting()) return;  // no turn runs yet: a result now is the CLI failing to start (on_error)
     m_adapter.turn_ended(result);
     m_engine.on_turn_end(std::move(result));
   }
-  void on_error(std::string message, bool recoverable) override { m_engine.on_error(std::move(message), recoverable); }
+  void on_error(std::string message, bool recoverable) override {
+    // Before initialize is answered the CLI can only be failing to start (a --resume of a conversation it does
+    // not have, say): that is the start's error, reported once by it, not an event of a turn.
+    if (m_adapter.starting()) {
+      m_adapter.m_start_error = std::move(message);
+      return;
+    }
+    m_engine.on_error(std::move(message), recoverable);
+  }
   void on_stopped(std::string reason) override { m_engine.on_stopped(std::move(reason)); }
 
  private:
@@ -140,6 +159,7 @@ void ClaudeCodeAdapter::start(const StartOptions& options, std::function<void(st
                                      : "Claude Code could not be started: " + spawned.error().message});
   }
   m_process = std::move(*spawned);
+  m_resume_id = options.resume_provider_session_id;
   m_model = options.model;
   m_start_done = std::move(done);
 
@@ -272,6 +292,7 @@ void ClaudeCodeAdapter::stop() {
 
 void ClaudeCodeAdapter::on_process_exit(const std::string& status) {
   std::string reason = m_stop_requested ? "stopped" : "Claude Code exited (" + status + ")";
+  const std::string stderr_tail = m_process ? m_process->stderr_tail() : std::string();
   if (!m_stop_requested && m_process) {
     if (const auto why = last_line(m_process->stderr_tail()); !why.empty()) reason += ": " + why.substr(0, 500);
   }
@@ -280,7 +301,10 @@ void ClaudeCodeAdapter::on_process_exit(const std::string& status) {
   m_turn_running = false;
   m_cancel_timer.cancel();
   if (m_start_done) {
-    finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
+    if (!m_start_error.empty()) reason = "Claude Code could not start: " + m_start_error.substr(0, 500);
+    finish_start(AdapterError{conversation_lost(m_resume_id, m_start_error, stderr_tail) ? ErrorCode::ConversationLost
+                                                                                          : ErrorCode::AgentUnavailable,
+                              reason});
     return;
   }
   if (m_stopped_reported) return;
@@ -303,13 +327,9 @@ void ClaudeCodeAdapter::on_control_result(const ControlResult& result) {
     if (m_process) m_process->kill();
     return;
   }
-  if (result.ok) return;
-  switch (result.kind) {
-    case ControlRequestKind::SetModel: m_listener.on_error("Claude Code refused the model switch: " + result.error, true); break;
-    case ControlRequestKind::SetPermissionMode: m_listener.on_error("Claude Code refused the mode switch: " + result.error, true); break;
-    case ControlRequestKind::Interrupt: spdlog::debug("claude: interrupt refused: {}", result.error); break;
-    case ControlRequestKind::Initialize: break;
-  }
+  // A refused set_model, set_permission_mode or interrupt reached the engine already: the translator reports
+  // every refusal as an agent error, so saying it again here would publish it twice.
+  if (!result.ok) spdlog::debug("claude: control request {} refused: {}", result.request_id, result.error);
 }
 
 void ClaudeCodeAdapter::on_unanswerable_request(const std::string& request_id, const std::string& subtype) {

@@ -73,6 +73,7 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   void on_process_exit(const std::string& status);
   void write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared);
   void turn_ended(const TurnResult& result);
+  bool starting() const { return static_cast<bool>(m_start_done); }
 
   boost::asio::io_context& m_io;
   AdapterListener& m_listener;
@@ -85,6 +86,8 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   boost::asio::steady_timer m_cancel_timer;
   std::optional<std::string> m_model;  // what the CLI runs now, as far as we know
   std::string m_init_request_id;
+  std::optional<std::string> m_resume_id;  // the conversation this process was started to continue
+  std::string m_start_error;               // what the CLI reported as it failed to start (a result line)
   std::uint64_t m_request_counter = 0;
   bool m_turn_running = false;
   bool m_interrupt_sent = false;  // the running turn was interrupted by us

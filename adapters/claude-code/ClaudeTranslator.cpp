@@ -427,9 +427,14 @@ void ClaudeTranslator::on_control_response(const nlohmann::json& message) {
 void ClaudeTranslator::on_control_cancel(const nlohmann::json& message) {
   const auto request_id = native::string_at(message, "request_id");
   if (!request_id) return malformed("control_cancel_request without request_id", message);
-  // The CLI no longer waits for this answer; the engine withdraws its request when the turn ends.
-  m_tool_requests.erase(*request_id);
-  ++m_stats.dropped;
+  // The CLI no longer waits for this answer: a late answer must not be written, and the engine withdraws the
+  // request it opened for it (resolved as cancelled for every client). An id we do not hold open (answered
+  // already, or never asked) has nothing left to withdraw.
+  if (m_tool_requests.erase(*request_id) == 0) {
+    ++m_stats.dropped;
+    return;
+  }
+  m_events.on_request_withdrawn(*request_id);
 }
 
 // ---- bookkeeping -------------------------------------------------------------------------------------------------

@@ -40,6 +40,11 @@ process::Environment child_environment(const CodexConfig& config) {
 // active writer" (-32600).
 bool is_open_elsewhere(const std::string& error) { return error.find("active writer") != std::string::npos; }
 
+// Codex 0.171.0's answer to thread/resume of a thread it has no rollout file for (deleted, or never written):
+// "no rollout found for thread id <id>" (-32600). The conversation is gone; the engine continues the session in
+// a fresh thread seeded with what it stored.
+bool is_missing_thread(const std::string& error) { return error.find("no rollout found") != std::string::npos; }
+
 }  // namespace
 
 // Everything the translator reports goes to the engine unchanged; the end of a turn also clears the adapter's
@@ -164,8 +169,8 @@ void CodexAdapter::finish_start(std::optional<AdapterError> error) {
   done(std::move(error));
 }
 
-void CodexAdapter::fail_start(const std::string& why) {
-  finish_start(AdapterError{ErrorCode::AgentUnavailable, why});
+void CodexAdapter::fail_start(const std::string& why, ErrorCode code) {
+  finish_start(AdapterError{code, why});
   if (m_process) m_process->kill();
 }
 
@@ -344,7 +349,8 @@ void CodexAdapter::on_response(const CodexResponse& response) {
         const char* what = response.kind == RequestKind::ThreadStart  ? "Codex could not start a thread: "
                            : response.kind == RequestKind::ThreadFork ? "Codex could not fork the thread: "
                                                                       : "Codex could not resume the thread: ";
-        return fail_start(what + response.error);
+        const bool lost = response.kind == RequestKind::ThreadResume && is_missing_thread(response.error);
+        return fail_start(what + response.error, lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
       }
       return finish_start(std::nullopt);
     case RequestKind::TurnStart:

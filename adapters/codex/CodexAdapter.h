@@ -67,7 +67,7 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   void send_request(const OutgoingRequest& request);
   void send_interrupt();
   void finish_start(std::optional<AdapterError> error);
-  void fail_start(const std::string& why);
+  void fail_start(const std::string& why, protocol::ErrorCode code = protocol::ErrorCode::AgentUnavailable);
   void on_process_exit(const std::string& status);
   void turn_ended(protocol::StopReason reason);
   // SIGKILLs the commands Codex is running for this thread (cancel and stop); returns how many.

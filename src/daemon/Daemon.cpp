@@ -58,6 +58,7 @@ void Daemon::on_signal(const boost::system::error_code& error, int signal) {
     // The second signal means "now": the user already asked once and we are still here.
     spdlog::warn("second signal {}, exiting at once", signal);
     process::ProcessGroupRegistry::the().kill_all_and_descendants();  // _exit skips every cleanup: no agent may outlive us
+    m_reaper.kill_adopted();
     ::_exit(128 + signal);
   }
   spdlog::info("signal {} received, shutting down", signal);
@@ -265,12 +266,19 @@ void Daemon::begin_shutdown(protocol::DaemonShutdownEventReason reason) {
   if (m_shutting_down) return;
   m_shutting_down = true;
   m_dispatcher.set_draining(true);
-  m_engine.stop_all();
   if (m_http) m_http->stop();
+  if (m_stdio) m_stdio->stop_input();
+  // Decision: sessions stopping because of the shutdown report it (session.state stopped, after the turn.stopped
+  // of a turn it cut off) *before* daemon.shutdown, which stays the last event on every transport. So the agents
+  // are stopped first and given the time they need to finish and save their conversations (bounded, never
+  // blocking the reactor); whatever has not stopped by the limit is killed silently after daemon.shutdown.
+  m_engine.shut_down(m_options.agent_stop_limit, [this, reason] { announce_shutdown(reason); });
+}
+
+void Daemon::announce_shutdown(protocol::DaemonShutdownEventReason reason) {
   m_bus.publish_global(protocol::DaemonShutdownEvent{reason});
   m_runtime_file.remove();
   if (m_stdio) {
-    m_stdio->stop_input();
     m_stdio->when_output_drained([this] { wait_for_clients_then_finish(); });
   } else {
     wait_for_clients_then_finish();
@@ -295,6 +303,8 @@ void Daemon::finish_shutdown() {
   // with every tool it started, is killed: nothing the daemon started outlives it. The store already holds the
   // prompts they owed, so those sessions come back interrupted.
   process::ProcessGroupRegistry::the().kill_all_and_descendants();
+  m_reaper.kill_adopted();
+  m_reaper.stop();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
 }

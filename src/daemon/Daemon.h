@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "http/HttpContext.h"
 #include "http/HttpServer.h"
 #include "http/SseHub.h"
+#include "process/OrphanReaper.h"
 #include "store/Store.h"
 #include "switchboard/bus/Egress.h"
 #include "switchboard/bus/EventBus.h"
@@ -49,6 +51,10 @@ struct DaemonOptions {
   store::StoreOptions store;
   // Headless policy, request timeout, default models (config/DaemonWiring.h fills it from the configuration).
   engine::EngineConfig engine;
+  // How long a shutdown waits for the agents to stop on their own (finishing their turn and saving their
+  // conversations) before announcing daemon.shutdown and killing whatever still runs. The adapters escalate
+  // (EOF, SIGTERM, SIGKILL) well within it.
+  std::chrono::milliseconds agent_stop_limit{15000};
   // The agents this daemon can host (adapters/ builds them; the daemon knows none by name).
   std::function<std::vector<adapters::AgentDescriptor>(boost::asio::io_context&)> agents;
 };
@@ -87,6 +93,8 @@ class Daemon {
   void close_store();
   // Claims the data directory and starts listening; returns an exit code on failure.
   std::optional<int> start_http();
+  // The agents have stopped (or the limit passed): daemon.shutdown goes out last, then output drains.
+  void announce_shutdown(protocol::DaemonShutdownEventReason reason);
   void wait_for_clients_then_finish();
   void finish_shutdown();
 
@@ -103,6 +111,8 @@ class Daemon {
   bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;
   boost::asio::signal_set m_signals{m_io};
+  // Tools agents detach (setsid) come back to the daemon when their parent dies, so they end with their agent.
+  process::OrphanReaper m_reaper{m_io};
   boost::asio::steady_timer m_shutdown_timer{m_io};
 
   std::filesystem::path m_data_dir;

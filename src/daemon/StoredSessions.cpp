@@ -1,5 +1,8 @@
 #include "daemon/StoredSessions.h"
 
+#include <map>
+#include <memory>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -293,6 +296,69 @@ void StoredSessions::remove_rule(const std::string& rule_id, Done done) {
     if (result || result.error().code == store::StoreError::Code::NotFound) return done(std::nullopt);
     done(store_failure("removing the rule", result.error()));
   });
+}
+
+namespace {
+
+// How much of the event log one exchanges() call reads: a page at a time, at most this many events in all.
+constexpr std::size_t kExchangePage = 2000;
+constexpr std::size_t kExchangeEventLimit = 100000;
+
+// Gathers a session's exchanges from its events, page by page (each page is one store job, so the reactor
+// only parses a page at a time).
+struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
+  store::EventLog& log;
+  std::string session_id;
+  std::function<void(std::vector<engine::Exchange>)> done;
+  std::map<std::string, std::string> prompts;  // turn id → prompt, for turns not ended yet
+  std::vector<engine::Exchange> exchanges;
+  std::size_t read = 0;
+
+  ExchangeReader(store::EventLog& event_log, std::string id, std::function<void(std::vector<engine::Exchange>)> then)
+      : log(event_log), session_id(std::move(id)), done(std::move(then)) {}
+
+  void next(std::uint64_t after_seq) {
+    log.session_events(session_id, after_seq, kExchangePage,
+                       [self = shared_from_this()](store::StoreResult<store::EventLog::Events> events) { self->on_page(std::move(events)); });
+  }
+
+  void on_page(store::StoreResult<store::EventLog::Events> events) {
+    if (!events) {
+      log_only("reading a session's exchanges", events.error());
+      return done(std::move(exchanges));
+    }
+    std::uint64_t last = 0;
+    for (const auto& event : *events) {
+      last = event->seq;
+      if (event->kind != protocol::EventKind::TurnStarted && event->kind != protocol::EventKind::TurnStopped) continue;
+      const auto parsed = nlohmann::json::parse(event->json, nullptr, false);
+      if (!parsed.is_object()) continue;
+      const auto data = parsed.find("data");
+      if (data == parsed.end() || !data->is_object()) continue;
+      const auto text = [&](const char* key) {
+        const auto it = data->find(key);
+        return it != data->end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      const std::string turn_id = text("turnId");
+      if (event->kind == protocol::EventKind::TurnStarted) {
+        prompts[turn_id] = text("text");
+        continue;
+      }
+      const auto prompt = prompts.find(turn_id);
+      if (prompt == prompts.end()) continue;
+      exchanges.push_back(engine::Exchange{std::move(prompt->second), text("text")});
+      prompts.erase(prompt);
+    }
+    read += events->size();
+    if (events->size() < kExchangePage || read >= kExchangeEventLimit) return done(std::move(exchanges));
+    next(last);
+  }
+};
+
+}  // namespace
+
+void StoredSessions::exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) {
+  std::make_shared<ExchangeReader>(m_store.events(), session_id, std::move(done))->next(0);
 }
 
 }  // namespace switchboard::daemon

@@ -26,6 +26,7 @@ class StoredSessions : public engine::SessionPersistence {
   void record_run(const std::string& session_id, const std::string& provider_session_id) override;
   void latest_run(const std::string& session_id,
                   std::function<void(std::optional<std::string>)> done) override;
+  void exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) override;
   void save_outstanding(const std::string& session_id, const engine::OutstandingWork& work) override;
   void add_rule(const protocol::RememberedRule& rule, Done done) override;
   void remove_rule(const std::string& rule_id, Done done) override;

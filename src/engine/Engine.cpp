@@ -7,6 +7,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include "engine/HistoryTranscript.h"
@@ -121,8 +122,36 @@ void Engine::restore(PersistedState state) {
   for (auto& rule : state.rules) m_rules.restore(std::move(rule));
 }
 
-void Engine::stop_all() {
-  for (auto& [id, session] : m_sessions) session->stop_agent();
+void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> done) {
+  // One count per session plus one for this call, so `done` cannot run before every session was asked.
+  struct Wait {
+    std::size_t remaining = 1;
+    std::function<void()> done;
+    boost::asio::steady_timer deadline;
+    Wait(boost::asio::io_context& io, std::function<void()> then) : done(std::move(then)), deadline(io) {}
+  };
+  auto wait = std::make_shared<Wait>(m_io, std::move(done));
+  auto finish = [this, weak = std::weak_ptr<Engine*>(m_self)](Wait& w) {
+    if (!w.done || weak.expired()) return;
+    w.deadline.cancel();
+    m_sealed = true;
+    // Posted: a session's on_stopped may be the caller, and it finishes before the daemon moves on.
+    boost::asio::post(m_io, std::exchange(w.done, nullptr));
+  };
+  auto one_stopped = [wait, finish] {
+    if (--wait->remaining == 0) finish(*wait);
+  };
+  wait->deadline.expires_after(limit);
+  wait->deadline.async_wait([wait, finish](const boost::system::error_code& error) {
+    if (error || !wait->done) return;
+    spdlog::warn("shutdown: {} agent(s) did not stop in time; they are killed", wait->remaining);
+    finish(*wait);
+  });
+  for (auto& [id, session] : m_sessions) {
+    ++wait->remaining;
+    session->stop_for_shutdown(one_stopped);
+  }
+  one_stopped();
 }
 
 const adapters::AgentDescriptor* Engine::agent(const std::string& name) const {

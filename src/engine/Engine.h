@@ -88,8 +88,12 @@ class Engine {
                                                    const std::optional<std::string>& cwd) const;
   void remove_rule(const std::string& rule_id, Done done);
 
-  // Stops every agent (daemon shutdown).
-  void stop_all();
+  // Daemon shutdown: stops every agent gracefully and calls `done` once each has reported it is gone (so every
+  // session stopping because of the shutdown has published session.state stopped), or when `limit` has passed,
+  // whichever comes first. From then on the engine is sealed: sessions publish nothing more, so the caller's
+  // daemon.shutdown is the last event clients see. Never blocks: `done` runs later on the io_context.
+  void shut_down(std::chrono::milliseconds limit, std::function<void()> done);
+  bool sealed() const { return m_sealed; }
 
   // For sessions.
   boost::asio::io_context& io() { return m_io; }
@@ -138,6 +142,7 @@ class Engine {
   std::set<std::string> m_answering_client_ids;
   int m_answering_clients = 0;
   std::function<std::uint64_t()> m_last_seq;
+  bool m_sealed = false;
   bus::Subscription m_attached;
   bus::Subscription m_detached;
   // Blocking file reads (agents' history hooks); one thread, created on first use, joined by the destructor.

@@ -14,6 +14,37 @@ using protocol::ErrorCode;
 using ResolvedBy = protocol::PermissionResolvedEventResolvedBy;
 using QuestionBy = protocol::QuestionResolvedEventResolvedBy;
 
+// A fresh agent conversation that continues a lost one starts with a transcript of the stored exchanges: the
+// most recent ones, each side cut, within a total budget, so the first prompt stays a reasonable size.
+constexpr std::size_t kSeedExchanges = 40;
+constexpr std::size_t kSeedSideBytes = 4000;
+constexpr std::size_t kSeedTotalBytes = 48000;
+
+std::string cut(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  std::size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // not inside a UTF-8 sequence
+  return text.substr(0, end) + " […]";
+}
+
+std::optional<std::string> seed_from(const std::vector<Exchange>& exchanges) {
+  if (exchanges.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  std::size_t total = 0;
+  for (auto it = exchanges.rbegin(); it != exchanges.rend() && parts.size() < kSeedExchanges; ++it) {
+    std::string part = "User: " + cut(it->prompt, kSeedSideBytes) + "\n\nAssistant: " + cut(it->answer, kSeedSideBytes) + "\n\n";
+    if (total + part.size() > kSeedTotalBytes && !parts.empty()) break;
+    total += part.size();
+    parts.push_back(std::move(part));
+  }
+  std::string seed =
+      "[This conversation continues an earlier one that is no longer available to you. The most recent earlier "
+      "exchanges, oldest first:]\n\n";
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) seed += *it;
+  seed += "[End of the earlier exchanges. The user's new message follows.]\n\n";
+  return seed;
+}
+
 }  // namespace
 
 Session::Session(Engine& engine, protocol::SessionInfo info) : m_engine(engine), m_info(std::move(info)) {}
@@ -24,10 +55,18 @@ Session::~Session() {
   if (m_turn && m_turn->waiter) {
     (*m_turn->waiter)(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
   }
+  notify_stopped();  // a shutdown waiting for this session's agent must not wait for a session that is gone
+}
+
+void Session::notify_stopped() {
+  auto waiters = std::exchange(m_stop_waiters, {});
+  for (auto& waiter : waiters) waiter();
 }
 
 template <class Data>
 void Session::publish(Data data) {
+  // After daemon.shutdown nothing more of a session reaches clients: daemon.shutdown is their last event.
+  if (m_engine.sealed()) return;
   m_engine.bus().publish(m_info.session_id, std::move(data));
 }
 
@@ -88,14 +127,29 @@ void Session::ensure_started(std::function<void(std::optional<EngineError>)> rea
 }
 
 void Session::start_adapter() {
+  if (m_shutting_down) {
+    // A start that was waiting for the store when the shutdown began: no agent may start any more, and the
+    // turn it was for stays stored (the session comes back interrupted).
+    m_starting = false;
+    m_keep_stored_outstanding = true;
+    auto waiters = std::exchange(m_start_waiters, {});
+    for (auto& waiter : waiters) waiter(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    return;
+  }
   const auto* descriptor = m_engine.agent(m_info.agent);
   m_adapter = descriptor->create(*this);
   adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
   m_adapter->start(options, [this](std::optional<adapters::AdapterError> error) {
+    if (error && error->code == ErrorCode::ConversationLost && m_provider_session_id && !m_shutting_down) {
+      // The adapter may be the caller: destroy it after this call returns.
+      boost::asio::post(m_engine.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
+      return continue_in_fresh_conversation(error->message);
+    }
     m_starting = false;
     if (error) {
       m_adapter.reset();
       m_info.live = false;
+      if (m_shutting_down) m_keep_stored_outstanding = true;  // stopped while starting: the turn was cut off
     } else {
       m_info.live = true;
     }
@@ -103,7 +157,35 @@ void Session::start_adapter() {
     for (auto& waiter : waiters) {
       waiter(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
     }
+    // Stopped while it was starting: a failed start is the end of that agent.
+    if (error) notify_stopped();
   });
+}
+
+void Session::continue_in_fresh_conversation(const std::string& why) {
+  // Decision: automatic, so that no client has to know how to recover: the send that found the conversation gone
+  // goes on in a new one, and every client is told once, with a typed code, what happened and what the new
+  // conversation knows. The waiters of this start keep waiting (m_starting stays set) for the fresh agent.
+  const std::string lost = *m_provider_session_id;
+  m_provider_session_id.reset();
+  spdlog::warn("session {}: the agent's conversation {} is gone ({}); starting a fresh one", m_info.session_id, lost, why);
+  auto seeded = [weak = std::weak_ptr<Session*>(m_self), lost](std::vector<Exchange> exchanges) {
+    auto self = weak.lock();
+    if (!self) return;
+    Session& session = **self;
+    session.m_seed = seed_from(exchanges);
+    std::string message = session.m_info.agent + " no longer has this session's conversation (" + lost +
+                          "); it goes on in a new conversation";
+    message += exchanges.empty() ? ", without earlier context (the daemon stored no exchange of it)"
+                                 : ", seeded with the transcript of the " + std::to_string(exchanges.size()) +
+                                       " earlier exchange(s) the daemon stored (the most recent, if it is long)";
+    session.publish(protocol::AgentErrorEvent{std::move(message), true,
+                                              session.m_turn ? std::optional<std::string>(session.m_turn->turn_id) : std::nullopt,
+                                              static_cast<std::int64_t>(ErrorCode::ConversationLost)});
+    session.start_adapter();
+  };
+  if (auto* persistence = m_engine.persistence()) return persistence->exchanges(m_info.session_id, std::move(seeded));
+  seeded({});
 }
 
 void Session::restore(const std::optional<OutstandingWork>& work) {
@@ -122,7 +204,7 @@ void Session::restore(const std::optional<OutstandingWork>& work) {
 
 void Session::save_outstanding() {
   auto* persistence = m_engine.persistence();
-  if (persistence == nullptr) return;
+  if (persistence == nullptr || m_keep_stored_outstanding) return;
   OutstandingWork work;
   if (m_turn) {
     work.running = m_turn->prompt;
@@ -239,6 +321,8 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
       on_turn_end(std::move(failed));
       return;
     }
+    // The first prompt of a conversation that replaces a lost one carries the stored transcript before it.
+    if (m_seed) text = *std::exchange(m_seed, std::nullopt) + text;
     m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model});
   });
 }
@@ -286,8 +370,15 @@ void Session::stop_agent() {
   if (m_adapter) m_adapter->stop();
 }
 
+void Session::stop_for_shutdown(std::function<void()> stopped) {
+  m_shutting_down = true;
+  if (!m_adapter) return stopped();
+  m_stop_waiters.push_back(std::move(stopped));
+  m_adapter->stop();
+}
+
 void Session::drain_queue(bool after_stop) {
-  if (m_turn || m_queue.empty()) return;
+  if (m_turn || m_queue.empty() || m_shutting_down) return;  // the queue stays stored for after the restart
   if (m_info.state == protocol::SessionState::Stopped && !after_stop) return;  // no automatic restart loops
   Pending next = std::move(m_queue.front());
   m_queue.pop_front();
@@ -451,6 +542,23 @@ void Session::resolve_question(const std::string& request_id, protocol::Question
   refresh_running_state();
 }
 
+void Session::on_request_withdrawn(const std::string& native_id) {
+  // The agent stopped waiting: the request resolves as cancelled (a later answer gets AlreadyAnswered) and the
+  // turn goes on without it.
+  for (const auto& [id, open] : m_permissions) {
+    if (open.native_id != native_id) continue;
+    const std::string request_id = id;
+    resolve_permission(request_id, false, ResolvedBy::Cancel, std::nullopt, std::nullopt, std::nullopt, std::nullopt, /*cancelled=*/true);
+    return;
+  }
+  for (const auto& [id, open] : m_questions) {
+    if (open.native_id != native_id) continue;
+    const std::string request_id = id;
+    resolve_question(request_id, protocol::QuestionResolvedEventOutcome::Cancelled, QuestionBy::Cancel, {}, std::nullopt);
+    return;
+  }
+}
+
 void Session::tear_down_requests() {
   std::vector<std::string> permissions;
   for (const auto& [id, open] : m_permissions) permissions.push_back(id);
@@ -546,7 +654,10 @@ void Session::on_stopped(std::string reason) {
   if (m_turn) {
     adapters::TurnResult failed;
     failed.stop_reason = protocol::StopReason::Error;
-    failed.error = "the agent stopped: " + reason;
+    failed.error = m_shutting_down ? "the daemon shut down before the turn ended" : "the agent stopped: " + reason;
+    // A turn cut off by the shutdown is not over for the user: its prompt stays stored and the session comes
+    // back interrupted after the restart (session.resume runs it again).
+    if (m_shutting_down) m_keep_stored_outstanding = true;
     m_info.state = protocol::SessionState::Stopped;  // so on_turn_end does not announce idle in between
     on_turn_end(std::move(failed));
   }
@@ -555,6 +666,7 @@ void Session::on_stopped(std::string reason) {
   m_info.live = false;
   m_info.state = protocol::SessionState::Idle;  // force the event even if the flag above set it
   set_state(protocol::SessionState::Stopped, std::move(reason));
+  notify_stopped();
 }
 
 }  // namespace switchboard::engine

@@ -42,6 +42,11 @@ class Session : public adapters::AdapterListener {
   std::optional<EngineError> set_model(const std::string& model);
   std::optional<EngineError> set_mode(const std::string& mode);
   void stop_agent();
+  // Daemon shutdown: stops the agent gracefully (it may finish its turn and save its conversation) and calls
+  // `stopped` once the agent has reported that it is gone (at once when none runs), after the session's own
+  // events (turn.stopped, session.state stopped). A turn cut off by the shutdown keeps its prompt stored, so the
+  // session comes back interrupted. No new turn starts from then on.
+  void stop_for_shutdown(std::function<void()> stopped);
 
   // For a session loaded from the store: it is cold (no agent yet) and may have been cut off mid-turn. The
   // newest run's provider session id is looked up when the agent is next started, so it resumes.
@@ -76,6 +81,7 @@ class Session : public adapters::AdapterListener {
   void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) override;
   void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override;
   void on_question(std::string native_id, adapters::QuestionAsk ask) override;
+  void on_request_withdrawn(const std::string& native_id) override;
   void on_status(adapters::AgentStatus status) override;
   void on_turn_end(adapters::TurnResult result) override;
   void on_error(std::string message, bool recoverable) override;
@@ -106,6 +112,9 @@ class Session : public adapters::AdapterListener {
 
   void ensure_started(std::function<void(std::optional<EngineError>)> ready);
   void start_adapter();
+  // The agent's own conversation is gone: say so (agent.error, ConversationLost) and start a fresh one whose
+  // first prompt carries the transcript the daemon stored.
+  void continue_in_fresh_conversation(const std::string& why);
   void run_interrupted(std::optional<SendDone> waiter);
   // Stores what the session still owes the user (running prompt, queue), when it changed.
   void save_outstanding();
@@ -121,6 +130,7 @@ class Session : public adapters::AdapterListener {
                         protocol::QuestionResolvedEventResolvedBy by, std::vector<std::string> answers,
                         std::optional<std::string> client_id);
   void tear_down_requests();
+  void notify_stopped();
   template <class Data>
   void publish(Data data);
 
@@ -130,9 +140,13 @@ class Session : public adapters::AdapterListener {
   bool m_starting = false;
   std::vector<std::function<void(std::optional<EngineError>)>> m_start_waiters;
   std::optional<std::string> m_provider_session_id;
+  std::optional<std::string> m_seed;  // the stored transcript, put before the next prompt the agent gets
   bool m_look_up_last_run = false;  // restored from the store: find the provider session id before starting
   std::optional<protocol::QueuedPrompt> m_interrupted;
   std::string m_saved_outstanding;  // what save_outstanding last stored, serialized ("" = nothing)
+  bool m_shutting_down = false;
+  bool m_keep_stored_outstanding = false;  // a turn cut off by the shutdown: what is stored stays for the restart
+  std::vector<std::function<void()>> m_stop_waiters;  // stop_for_shutdown callers
   // Callbacks from the store hold a weak_ptr to this, so a session deleted meanwhile is not touched.
   std::shared_ptr<Session*> m_self = std::make_shared<Session*>(this);
   std::optional<Turn> m_turn;

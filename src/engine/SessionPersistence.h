@@ -21,6 +21,12 @@ struct OutstandingWork {
   bool empty() const { return !running && queued.empty(); }
 };
 
+// One finished exchange of a session as the daemon recorded it: what the user sent and the agent's final answer.
+struct Exchange {
+  std::string prompt;
+  std::string answer;
+};
+
 // Everything the engine reloads at startup.
 struct PersistedState {
   std::vector<protocol::SessionInfo> sessions;
@@ -55,6 +61,10 @@ class SessionPersistence {
   // The provider session id of the session's newest run, if any.
   virtual void latest_run(const std::string& session_id,
                           std::function<void(std::optional<std::string> provider_session_id)> done) = 0;
+
+  // The session's exchanges as the event log recorded them (each ended turn's prompt and final text), oldest
+  // first; empty when nothing is stored. Used to seed a fresh agent conversation when the agent's own is gone.
+  virtual void exchanges(const std::string& session_id, std::function<void(std::vector<Exchange>)> done) = 0;
 
   // Replaces the session's outstanding work; an empty one clears it.
   virtual void save_outstanding(const std::string& session_id, const OutstandingWork& work) = 0;

@@ -23,6 +23,7 @@
 #include "process/ProcessGroupRegistry.h"
 #include "process/StderrForwarder.h"
 #include "process/StdinWriter.h"
+#include "switchboard/support/RandomId.h"
 #include "switchboard/transport/FdReader.h"
 #include "switchboard/transport/LineFramer.h"
 
@@ -85,6 +86,7 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
         std::filesystem::path executable, std::string log_name)
       : m_io(io),
         m_pid(child.pid),
+        m_origin(spec.environment.get(kOriginVariable).value_or("")),
         m_executable(std::move(executable)),
         m_log_name(std::move(log_name)),
         m_drain_timeout(spec.exit_drain_timeout),
@@ -193,6 +195,7 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
 
   boost::asio::io_context& m_io;
   const pid_t m_pid;
+  const std::string m_origin;  // this child's kOriginVariable value, inherited by everything it starts
   const std::filesystem::path m_executable;
   const std::string m_log_name;
   const std::chrono::milliseconds m_drain_timeout;
@@ -305,8 +308,11 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
       return true;
     }
     if (info.si_pid == 0) return false;  // still running (a spurious wake-up)
-    // Whatever the child left behind in its group goes with it.
+    // Whatever the child left behind in its group goes with it, and so does what it started in sessions of
+    // their own (setsid): no parentage leads to those once the child is dead (they are the daemon's children
+    // now, see OrphanReaper.h), but they carry its origin mark in their environment.
     send_to_group(SIGKILL);
+    kill_marked_survivors();
     int status = 0;
     pid_t reaped;
     do {
@@ -314,6 +320,15 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
     } while (reaped < 0 && errno == EINTR);
     on_reaped(reaped == m_pid ? ExitStatus::from_wait_status(status) : ExitStatus{});
     return true;
+  }
+
+  void kill_marked_survivors() {
+    if (m_origin.empty()) return;
+    std::size_t killed = 0;
+    for (const pid_t pid : processes_with_environment(kOriginVariable, m_origin)) {
+      if (pid != m_pid && ::kill(pid, SIGKILL) == 0) ++killed;
+    }
+    if (killed > 0) spdlog::info("{}: killed {} process(es) it had started outside its group", m_log_name, killed);
   }
 
   void on_reaped(ExitStatus status) {
@@ -424,6 +439,9 @@ ProcessResult<std::unique_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io
   }
 
   ignore_sigpipe();
+  // Everything the child starts inherits the mark (unless a tool clears its environment), which is how what it
+  // started in sessions of its own is found when it exits.
+  spec.environment.set(std::string(kOriginVariable), random_id("", 12));
   auto child = spawn_with_pipes(spawned, argv, spec.environment.entries(), spec.working_directory);
   if (!child) return child.error();
   const pid_t pid = child->pid;

@@ -21,6 +21,11 @@ namespace switchboard::process {
 
 class ChildProcess;
 
+// The variable every child gets, with a value of its own: what the child starts inherits it, so when the child
+// exits the processes it started in sessions of their own (setsid), which neither its group nor parentage reach
+// any more, are found by it and killed too.
+inline constexpr std::string_view kOriginVariable = "SWITCHBOARD_ORIGIN";
+
 // How stop() ends a child: the caller's graceful step (close stdin, write an "interrupt" line), then SIGTERM
 // to the process group once `graceful_timeout` has passed, then SIGKILL to the group once `terminate_timeout`
 // has passed after that. Without a graceful step, SIGTERM is sent at once.
@@ -43,8 +48,9 @@ struct StopPolicy {
 // - the exit is watched with a pidfd on the reactor and reaped with waitpid(pid) for this pid only: never a
 //   SIGCHLD handler, never waitpid(-1). Without pidfd_open (Linux < 5.3, or a seccomp filter refusing it) it
 //   falls back to polling waitpid(pid, WNOHANG) every 100 ms: slower to notice an exit, never wrong.
-// - when the child exits, the rest of its process group is SIGKILLed: nothing an agent started outlives it
-//   (except what escaped with setsid()).
+// - when the child exits, the rest of its process group is SIGKILLed, and so is whatever it started in a
+//   session of its own that still carries its origin mark (kOriginVariable): nothing an agent started outlives
+//   it, unless the tool also cleared its environment.
 //
 // Callbacks run on the io_context thread, in this order: stdout lines and overlong reports as they come, then
 // on_stdout_eof (if stdout reached EOF), then on_exit exactly once, last, after stdout and stderr have been

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -116,6 +117,17 @@ void AgentWorld::start_daemon() {
                                                 {"clientInfo", {{"name", "e2e"}}},
                                                 {"capabilities", {{"answersPermissions", true}}}});
   REQUIRE(init.contains("result"));
+}
+
+std::unique_ptr<SpawnedDaemon> AgentWorld::spawn_serve() const {
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  const int err = std::getenv("SWITCHBOARD_TEST_DAEMON_LOGS") ? 2 : null_fd;
+  auto daemon = std::make_unique<SpawnedDaemon>(
+      std::vector<std::string>{"--log-level", "info", "serve", "--data-dir", (tmp.path / "data").string(), "--port", "0"},
+      null_fd, null_fd, err, profile.environment(tmp.path / "home", mock->base_url(), binary));
+  ::close(null_fd);
+  REQUIRE(daemon->started());
+  return daemon;
 }
 
 void AgentWorld::restart() {

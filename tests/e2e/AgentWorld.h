@@ -53,6 +53,9 @@ struct AgentProfile {
   std::function<Json(const std::string& text)> after_refused_tool;      // answers the request after a denied tool
   std::function<Json(const std::string& needle, const std::string& text)> when_last_prompt_contains;
   std::function<Json(const std::string& needle, const std::string& text)> when_any_prompt_contains;
+  // Deletes the agent's own record of its conversations (what a user clearing the CLI's history does), given the
+  // test's HOME and the daemon's data directory.
+  std::function<void(const fs::path& home, const fs::path& data_dir)> forget_conversations;
 };
 
 // The CLI's path from scripts/agent-path (which honours SWITCHBOARD_<NAME>_BIN), or "" when it is not installed.
@@ -101,6 +104,9 @@ class AgentWorld {
   // False when the test should stop (the CLI is not installed; see cli_missing).
   bool ready() const;
   void start_daemon();
+  // `switchboard serve` (HTTP only, an ephemeral port) on the test's data directory, with the agent's
+  // environment; its runtime file (runtime()) says where it listens.
+  std::unique_ptr<SpawnedDaemon> spawn_serve() const;
   // Stops the daemon by EOF on stdin, checks that nothing it started outlives it, and starts a new one on the same
   // data directory.
   void restart();

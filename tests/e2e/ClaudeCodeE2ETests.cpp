@@ -63,6 +63,8 @@ const e2e::AgentProfile& claude() {
     p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
       return reply_when("any_user_text_contains", needle, text);
     };
+    // The CLI's conversations: <CLAUDE_CONFIG_DIR>/projects/<project>/<session id>.jsonl.
+    p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / ".claude" / "projects"); };
     return p;
   }();
   return profile;
@@ -92,6 +94,18 @@ TEST_CASE("claude e2e: a prompt sent while busy is queued and then runs", "[e2e]
 
 TEST_CASE("claude e2e: after a daemon restart the cold session resumes with its history", "[e2e][claude]") {
   e2e::scenario_restart_and_resume(claude());
+}
+
+TEST_CASE("claude e2e: a client that quits right after a turn loses nothing, and the restarted session resumes", "[e2e][claude]") {
+  e2e::scenario_shutdown_right_after_turn(claude());
+}
+
+TEST_CASE("claude e2e: serve stopped by SIGTERM right after a turn loses nothing, and the restarted session resumes", "[e2e][claude]") {
+  e2e::scenario_sigterm_right_after_turn(claude());
+}
+
+TEST_CASE("claude e2e: a session whose Claude conversation was deleted goes on in a new one seeded with the stored transcript", "[e2e][claude]") {
+  e2e::scenario_conversation_gone(claude());
 }
 
 TEST_CASE("claude e2e: a CLI killed mid-turn gives error then stopped and the daemon keeps serving", "[e2e][claude]") {

@@ -60,6 +60,8 @@ const e2e::AgentProfile& codex() {
     p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
       return reply_when({{"any_user_text_contains", needle}}, text);
     };
+    // Codex keeps its threads (rollout files) under the daemon's private CODEX_HOME, in the data directory.
+    p.forget_conversations = [](const fs::path&, const fs::path& data_dir) { fs::remove_all(data_dir / "codex-home" / "sessions"); };
     return p;
   }();
   return profile;
@@ -89,6 +91,18 @@ TEST_CASE("codex e2e: a prompt sent while busy is queued and then runs", "[e2e][
 
 TEST_CASE("codex e2e: after a daemon restart the cold session resumes its thread", "[e2e][codex]") {
   e2e::scenario_restart_and_resume(codex());
+}
+
+TEST_CASE("codex e2e: a client that quits right after a turn loses nothing, and the restarted session resumes", "[e2e][codex]") {
+  e2e::scenario_shutdown_right_after_turn(codex());
+}
+
+TEST_CASE("codex e2e: serve stopped by SIGTERM right after a turn loses nothing, and the restarted session resumes", "[e2e][codex]") {
+  e2e::scenario_sigterm_right_after_turn(codex());
+}
+
+TEST_CASE("codex e2e: a session whose Codex thread was deleted goes on in a new one seeded with the stored transcript", "[e2e][codex]") {
+  e2e::scenario_conversation_gone(codex());
 }
 
 TEST_CASE("codex e2e: a CLI killed mid-turn gives error then stopped and the daemon keeps serving", "[e2e][codex]") {

@@ -290,6 +290,172 @@ void scenario_restart_and_resume(const AgentProfile& profile) {
   check_lifecycle(world);
 }
 
+namespace {
+
+// The script both quit-right-after-a-turn scenarios run: a turn to remember, and the answer only a resumed
+// conversation can give (the mock matches any earlier prompt of the conversation it is sent).
+Json remembering_turns(const AgentProfile& profile) {
+  return Json::array({profile.text("I will remember banana.", 1, 0),
+                      profile.when_any_prompt_contains("remember the word banana", "The word was banana.")});
+}
+
+// After a restart: the session is cold and resumes its conversation with no error on the way.
+void check_resumes_after_restart(AgentWorld& world, const std::string& id) {
+  std::size_t at = world.client->events().size();
+  const auto resumed = world.client->call("session.send", {{"sessionId", id}, {"text", "what was the word?"}});
+  INFO(resumed.dump());
+  INFO(world.transcript());
+  REQUIRE(resumed.contains("result"));
+  CHECK(resumed["result"]["stopReason"] == "end_turn");
+  CHECK(resumed["result"]["text"] == "The word was banana.");
+  const auto error = world.client->wait_event("agent.error", at, std::chrono::milliseconds(200));
+  CHECK(error.is_null());
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  CHECK(requests.back()["body"].dump().find("remember the word banana") != std::string::npos);
+  check_lifecycle(world);
+}
+
+// daemon.shutdown is the last event, and the sessions stopped by the shutdown said so before it.
+void check_stream_ends_with_shutdown(const std::vector<Json>& events, const std::string& id) {
+  std::vector<std::string> types;
+  for (const auto& event : events) types.push_back(event.value("type", "") + (event.value("type", "") == "session.state" ? ":" + data_string(event, "state") : ""));
+  INFO(Json(types).dump());
+  REQUIRE_FALSE(types.empty());
+  CHECK(types.back() == "daemon.shutdown");
+  bool stopped = false;
+  for (const auto& event : events) {
+    stopped = stopped || (event.value("type", "") == "session.state" && event.value("sessionId", "") == id &&
+                          data_string(event, "state") == "stopped");
+  }
+  CHECK(stopped);
+}
+
+}  // namespace
+
+void scenario_shutdown_right_after_turn(const AgentProfile& profile) {
+  AgentWorld world(profile, remembering_turns(profile));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  const auto done = world.client->call("session.send", {{"sessionId", id}, {"text", "remember the word banana"}});
+  REQUIRE(done["result"]["text"] == "I will remember banana.");
+  // The client quits at once, as a TUI user who closes it the moment the answer is shown.
+  world.client->close_stdin();
+  REQUIRE(world.client->daemon().wait(std::chrono::seconds(40)) == 0);
+  check_stream_ends_with_shutdown(world.client->events(), id);
+  world.validate_events();
+  world.client.reset();
+  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10)));
+  world.start_daemon();
+  check_resumes_after_restart(world, id);
+}
+
+void scenario_sigterm_right_after_turn(const AgentProfile& profile) {
+  AgentWorld world(profile, remembering_turns(profile));
+  if (!world.ready()) return;
+  std::string id;
+  {
+    auto serve = world.spawn_serve();
+    Json runtime;
+    REQUIRE(eventually([&] {
+      runtime = world.runtime();
+      return runtime.is_object() && runtime.contains("port");
+    }));
+    const std::string authorization = "Authorization: Bearer " + runtime.at("token").get<std::string>();
+    const auto port = runtime.at("port").get<std::uint16_t>();
+    RawHttpClient sse(port, 60000);
+    REQUIRE(sse.send_request("GET", "/events", {authorization}));
+    RawHttpClient::Response head;
+    REQUIRE(sse.read_head(head));
+    std::vector<Json> events;
+    const auto next_event = [&]() -> Json {
+      while (auto frame = sse.read_frame()) {
+        const auto data = frame->find("data: ");
+        if (data == std::string::npos) continue;
+        events.push_back(Json::parse(frame->substr(data + 6)));
+        return events.back();
+      }
+      return nullptr;
+    };
+    const auto post = [&](const std::string& method, const Json& params) {
+      RawHttpClient rpc(port, 60000);
+      rpc.request("POST", "/rpc", {authorization, "Content-Type: application/json"},
+                  Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}}.dump());
+    };
+    // The session's id and the turn's end are read from the event stream, as a browser sees them.
+    post("session.create", {{"agent", profile.agent}, {"cwd", world.work.string()}});
+    for (Json event; (event = next_event()).is_object();) {
+      if (event.value("type", "") == "session.created") {
+        id = event.value("sessionId", "");
+        break;
+      }
+    }
+    REQUIRE_FALSE(id.empty());
+    post("session.send", {{"sessionId", id}, {"text", "remember the word banana"}, {"wait", false}});
+    Json stopped;
+    for (Json event; (event = next_event()).is_object();) {
+      if (event.value("type", "") == "turn.stopped") {
+        stopped = event;
+        break;
+      }
+    }
+    INFO(Json(events).dump());
+    REQUIRE(stopped.is_object());
+    REQUIRE(stopped["data"].value("text", "") == "I will remember banana.");
+    // Stopped at once, as a service manager stops it.
+    ::kill(serve->pid(), SIGTERM);
+    while (next_event().is_object()) {
+    }
+    CHECK(serve->wait(std::chrono::seconds(40)) == 0);
+    check_stream_ends_with_shutdown(events, id);
+  }
+  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10)));
+  world.start_daemon();
+  check_resumes_after_restart(world, id);
+}
+
+void scenario_conversation_gone(const AgentProfile& profile) {
+  auto turns = remembering_turns(profile);
+  // The third request must come from the new conversation, resumed: it holds the second prompt.
+  turns.push_back(profile.when_any_prompt_contains("what was the word", "Still here."));
+  AgentWorld world(profile, turns);
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "remember the word banana"}})["result"]["text"] ==
+          "I will remember banana.");
+  world.restart();
+  profile.forget_conversations(world.tmp.path / "home", world.tmp.path / "data");
+  std::size_t at = 0;
+  const auto answered = world.client->call("session.send", {{"sessionId", id}, {"text", "what was the word?"}});
+  INFO(answered.dump());
+  INFO(world.transcript());
+  REQUIRE(answered.contains("result"));
+  CHECK(answered["result"]["stopReason"] == "end_turn");
+  CHECK(answered["result"]["text"] == "The word was banana.");
+  const auto lost = world.client->wait_event("agent.error", at, std::chrono::seconds(1));
+  REQUIRE_FALSE(lost.is_null());
+  CHECK(lost["data"]["code"] == -32020);
+  CHECK(lost["data"]["recoverable"] == true);
+  // The new conversation was told the earlier exchange, and the client saw only what it sent.
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  CHECK(requests.back()["body"].dump().find("remember the word banana") != std::string::npos);
+  for (const auto& event : world.client->events()) {
+    if (event.value("type", "") == "turn.started") CHECK(data_string(event, "text") == "what was the word?");
+  }
+  // It is the session's conversation from now on: after another restart it resumes without a word of loss.
+  world.restart();
+  at = world.client->events().size();
+  const auto again = world.client->call("session.send", {{"sessionId", id}, {"text", "and once more?"}});
+  INFO(again.dump());
+  CHECK(again["result"]["stopReason"] == "end_turn");
+  CHECK(again["result"]["text"] == "Still here.");
+  CHECK(world.client->wait_event("agent.error", at, std::chrono::milliseconds(200)).is_null());
+  check_lifecycle(world);
+}
+
 void scenario_killed_cli(const AgentProfile& profile) {
   AgentWorld world(profile, Json::array({profile.text("a long slow answer that will not finish", 40, 250),
                                          profile.when_last_prompt_contains("come back", "Back again.")}));

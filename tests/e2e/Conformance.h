@@ -37,6 +37,16 @@ void scenario_queued_prompt(const AgentProfile& profile);
 // After a daemon restart the session is cold; the next send resumes the agent's conversation (the mock sees the
 // earlier exchange).
 void scenario_restart_and_resume(const AgentProfile& profile);
+// A client that quits as soon as a turn has ended (stdin closed at once) loses nothing: the daemon's stream ends
+// with daemon.shutdown (the session's stopped before it), and after a restart the session resumes the agent's
+// conversation (the mock sees the earlier exchange; no error).
+void scenario_shutdown_right_after_turn(const AgentProfile& profile);
+// The same with `switchboard serve` stopped by SIGTERM right after a turn an SSE client watched end.
+void scenario_sigterm_right_after_turn(const AgentProfile& profile);
+// The agent's own conversation deleted while the daemon was down: the next send still answers, in a fresh agent
+// conversation seeded with the stored transcript (the mock sees the earlier prompt), and every client is told
+// with agent.error code -32020 ConversationLost.
+void scenario_conversation_gone(const AgentProfile& profile);
 // The CLI killed mid-turn: the turn ends with an error, the session reports stopped, the daemon keeps serving,
 // and the next send starts a fresh CLI that resumes the conversation.
 void scenario_killed_cli(const AgentProfile& profile);

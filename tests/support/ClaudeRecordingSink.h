@@ -43,6 +43,7 @@ class ClaudeRecordingSink : public adapters::claude::HistorySink {
     lines.push_back("question " + native_id + " " + std::to_string(ask.questions.size()));
     questions.push_back(std::move(ask));
   }
+  void on_request_withdrawn(const std::string& native_id) override { lines.push_back("withdrawn " + native_id); }
   void on_status(adapters::AgentStatus status) override {
     lines.push_back("status " + std::string(protocol::to_string(status.status)) +
                     (status.message ? " " + quoted(*status.message) : std::string()));

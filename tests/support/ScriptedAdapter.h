@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "switchboard/adapters/AgentAdapter.h"
 
@@ -27,12 +29,15 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   struct ToolOutput { std::string id; std::string text; };  // a streamed piece of a running tool's output
   struct Ask { std::string tool; std::string subject; };
   struct AskQuestion { std::string question; };
+  // The agent asks (a permission, or a question when `question` is set), then stops waiting for the answer
+  // (withdraws the request, as Claude Code's control_cancel_request does) and goes on with the script.
+  struct AskThenWithdraw { std::string tool; std::string subject; bool question = false; };
   struct Hold {};
   struct Fail { std::string message; };  // recoverable error event
   struct Status { adapters::AgentStatus status; };
   struct Die { std::string reason; };    // the process is gone
   struct End { protocol::StopReason reason = protocol::StopReason::EndTurn; };
-  using Step = std::variant<Delta, Message, Tool, ToolOutput, Ask, AskQuestion, Hold, Fail, Status, Die, End>;
+  using Step = std::variant<Delta, Message, Tool, ToolOutput, Ask, AskQuestion, AskThenWithdraw, Hold, Fail, Status, Die, End>;
   using Script = std::vector<Step>;
 
   // Shared between the test and the adapter instances the engine creates.
@@ -49,10 +54,13 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     std::optional<adapters::AdapterError> fail_start;
     bool supports_model_switch = true;
     std::function<void()> resume;  // set while a Hold step waits
+    // How long each stop() takes before the adapter reports on_stopped, one entry per stop in order (models a
+    // CLI that takes time to finish and exit); a negative entry never reports. Empty: at once.
+    std::deque<std::chrono::milliseconds> stop_delays;
   };
 
   ScriptedAdapter(boost::asio::io_context& io, adapters::AdapterListener& listener, std::shared_ptr<Control> control)
-      : m_io(io), m_listener(listener), m_control(std::move(control)), m_alive(std::make_shared<bool>(true)) {}
+      : m_io(io), m_listener(listener), m_control(std::move(control)), m_alive(std::make_shared<bool>(true)), m_stop_timer(io) {}
   ~ScriptedAdapter() override { *m_alive = false; }
 
   static adapters::AgentDescriptor descriptor(boost::asio::io_context& io, std::shared_ptr<Control> control) {
@@ -111,7 +119,23 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     return std::nullopt;
   }
   std::optional<adapters::AdapterError> set_mode(const std::string&) override { return std::nullopt; }
-  void stop() override { ++m_control->stops; }
+  void stop() override {
+    ++m_control->stops;
+    if (m_stopping) return;
+    m_stopping = true;
+    auto delay = std::chrono::milliseconds(0);
+    if (!m_control->stop_delays.empty()) {
+      delay = m_control->stop_delays.front();
+      m_control->stop_delays.pop_front();
+    }
+    if (delay.count() < 0) return;
+    m_stop_timer.expires_after(delay);
+    m_stop_timer.async_wait([this, alive = m_alive](const boost::system::error_code& error) {
+      if (error || !*alive) return;
+      m_running = false;
+      m_listener.on_stopped("stopped");
+    });
+  }
 
  private:
   template <class F>
@@ -145,6 +169,22 @@ class ScriptedAdapter : public adapters::AgentAdapter {
       } else if (const auto* question = std::get_if<AskQuestion>(&step)) {
         m_listener.on_question("native-q-" + std::to_string(m_step), adapters::QuestionAsk{{protocol::Question{question->question, std::nullopt, std::nullopt, std::nullopt}}});
         return;
+      } else if (const auto* withdrawn = std::get_if<AskThenWithdraw>(&step)) {
+        const std::string native_id = "native-w-" + std::to_string(m_step);
+        if (withdrawn->question) {
+          m_listener.on_question(native_id, adapters::QuestionAsk{{protocol::Question{withdrawn->subject, std::nullopt, std::nullopt, std::nullopt}}});
+        } else {
+          adapters::PermissionAsk permission;
+          permission.tool = withdrawn->tool;
+          permission.subject = withdrawn->subject;
+          permission.description = "run " + withdrawn->subject;
+          m_listener.on_permission_request(native_id, permission);
+        }
+        later([this, native_id] {
+          m_listener.on_request_withdrawn(native_id);
+          advance();
+        });
+        return;
       } else if (std::holds_alternative<Hold>(step)) {
         m_control->resume = [this] { later([this] { advance(); }); };
         return;
@@ -171,6 +211,8 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   Script m_script;
   std::size_t m_step = 0;
   bool m_running = false;
+  bool m_stopping = false;
+  boost::asio::steady_timer m_stop_timer;
 };
 
 }  // namespace switchboard::testing

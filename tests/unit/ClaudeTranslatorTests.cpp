@@ -540,6 +540,26 @@ TEST_CASE("claude translator: a can_use_tool request is open until taken once; t
   check_clean(h);
 }
 
+TEST_CASE("claude translator: a control_cancel_request withdraws the open request once, other ids withdraw nothing", "[claude][translator]") {
+  Harness h;
+  h.feed(kInit);
+  h.feed(can_use_tool("req-1", R"("tool_name":"Bash","input":{"command":"make"})"));
+  h.feed(can_use_tool("q-1", R"("tool_name":"AskUserQuestion","input":{"questions":[{"question":"Which?","header":"H","options":[{"label":"a"}],"multiSelect":false}]})"));
+  h.feed(R"({"type":"control_cancel_request","request_id":"req-1"})");
+  h.feed(R"({"type":"control_cancel_request","request_id":"req-1"})");       // twice: withdrawn already
+  h.feed(R"({"type":"control_cancel_request","request_id":"never-asked"})");
+  h.feed(R"({"type":"control_cancel_request","request_id":"q-1"})");         // a question is withdrawn the same way
+  CHECK(h.sink.lines == Lines{"provider_session sess-1", "permission req-1 Bash", "question q-1 1", "withdrawn req-1", "withdrawn q-1"});
+  CHECK_FALSE(h.translator.take_tool_request("req-1"));
+  CHECK_FALSE(h.translator.take_tool_request("q-1"));
+  // An answered request is not open any more: its cancel withdraws nothing.
+  h.feed(can_use_tool("req-2", R"("tool_name":"Bash","input":{"command":"ls"})"));
+  REQUIRE(h.translator.take_tool_request("req-2"));
+  h.feed(R"({"type":"control_cancel_request","request_id":"req-2"})");
+  CHECK(h.sink.lines.back() == "permission req-2 Bash");
+  check_clean(h);
+}
+
 TEST_CASE("claude translator: a listener may answer a request from inside the callback that asks it", "[claude][translator]") {
   // As the engine does when a remembered rule or the headless policy decides at once.
   struct AnsweringSink : ClaudeRecordingSink {

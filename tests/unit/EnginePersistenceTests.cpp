@@ -255,6 +255,44 @@ TEST_CASE("engine store: a turn cut off by a restart comes back interrupted with
   }
 }
 
+TEST_CASE("engine store: a graceful shutdown mid-turn reports the turn and stopped, and the session still comes back interrupted", "[engine][store]") {
+  TempDir dir;
+  std::string id;
+  {
+    DaemonRun run(dir.path);
+    id = run.create_id();
+    run.control->turns.push_back({ScriptedAdapter::Hold{}});
+    run.control->stop_delays = {std::chrono::milliseconds(30)};
+    run.send(id, "first");
+    run.send(id, "second");  // queued: must not start during the shutdown
+    std::vector<bus::BusEvent> seen;
+    auto recorder = run.bus.subscribe_all([&](const bus::BusEvent& e) { seen.push_back(e); });
+    bool done = false;
+    run.engine->shut_down(std::chrono::seconds(5), [&] { done = true; });
+    for (int i = 0; i < 200 && !done; ++i) {
+      run.io.restart();
+      run.io.run_one_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(done);
+    CHECK(run.engine->sealed());
+    // The cut-off turn ended for clients, then the session stopped; nothing else started.
+    std::vector<std::string> types;
+    for (const auto& e : seen) types.emplace_back(p::event_info(e.kind()).type);
+    CHECK(types == std::vector<std::string>{"turn.stopped", "session.state"});
+    CHECK(run.sent_texts() == std::vector<std::string>{"first"});
+    run.settle();
+  }
+  {
+    DaemonRun run(dir.path);
+    const auto snapshot = run.attach(id);
+    CHECK(snapshot.session.state == p::SessionState::Interrupted);
+    REQUIRE(snapshot.interrupted);
+    CHECK(snapshot.interrupted->text == "first");
+    REQUIRE(snapshot.queue.size() == 1);
+    CHECK(snapshot.queue[0].text == "second");
+  }
+}
+
 TEST_CASE("engine store: a send to an interrupted session runs the cut-off prompt first and nothing overtakes", "[engine][store]") {
   TempDir dir;
   std::string id;

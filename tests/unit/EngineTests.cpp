@@ -270,6 +270,61 @@ TEST_CASE("engine: cancel tears down open requests and follows stopped then idle
   CHECK(error->code == p::ErrorCode::AlreadyAnswered);
 }
 
+TEST_CASE("engine: a request the agent withdraws resolves as cancelled for every client and the turn goes on", "[engine]") {
+  for (const bool question : {false, true}) {
+    DYNAMIC_SECTION((question ? "question" : "permission")) {
+      EngineFixture f;
+      const auto session = f.create();
+      f.control->turns.push_back({ScriptedAdapter::AskThenWithdraw{"Bash", "make", question}, ScriptedAdapter::Hold{},
+                                  ScriptedAdapter::Message{"went on"}, ScriptedAdapter::End{}});
+      const auto reply = f.send(session, "build it");
+      f.settle();
+      // Withdrawn while the turn still runs (held here): resolved now, not torn down at the turn's end.
+      REQUIRE(f.control->resume);
+      CHECK(f.all<p::TurnStoppedEvent>().empty());
+      CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Running);
+      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).permissions.empty());
+      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).questions.empty());
+      CHECK(f.all<p::PermissionResolvedEvent>().size() + f.all<p::QuestionResolvedEvent>().size() == 1);
+      f.control->resume();
+      f.settle();
+      std::string request_id;
+      if (question) {
+        const auto resolved = f.all<p::QuestionResolvedEvent>();
+        REQUIRE(resolved.size() == 1);
+        CHECK(resolved[0].outcome == p::QuestionResolvedEventOutcome::Cancelled);
+        CHECK(resolved[0].resolved_by == p::QuestionResolvedEventResolvedBy::Cancel);
+        request_id = resolved[0].request_id;
+        CHECK(f.all<p::QuestionRequestedEvent>().at(0).request.request_id == request_id);
+      } else {
+        const auto resolved = f.all<p::PermissionResolvedEvent>();
+        REQUIRE(resolved.size() == 1);
+        CHECK(resolved[0].outcome == p::PermissionResolvedEventOutcome::Cancelled);
+        CHECK(resolved[0].resolved_by == p::PermissionResolvedEventResolvedBy::Cancel);
+        request_id = resolved[0].request_id;
+        CHECK(f.open_permission_id() == request_id);
+      }
+      // Nothing was answered to the agent, the session went back to running, and the turn finished normally.
+      CHECK(f.control->permission_answers.empty());
+      CHECK(f.control->question_answers.empty());
+      const auto t = f.types();
+      const auto resolved_at = std::find(t.begin(), t.end(), question ? "question.resolved" : "permission.resolved");
+      REQUIRE(resolved_at != t.end());
+      CHECK(std::find(resolved_at, t.end(), "session.state:running") != t.end());
+      CHECK(result_of(reply).text == std::optional<std::string>("went on"));
+      CHECK(result_of(reply).stop_reason == p::StopReason::EndTurn);
+      // No client can answer it any more: the request is closed, not unknown.
+      const auto late = question ? f.engine->respond_question(p::QuestionRespondParams{request_id, std::nullopt, std::nullopt}, "tui")
+                                 : f.engine->respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
+      REQUIRE(late);
+      CHECK(late->code == p::ErrorCode::AlreadyAnswered);
+      CHECK(f.engine->attach(session).index() == 0);
+      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).permissions.empty());
+      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).questions.empty());
+    }
+  }
+}
+
 TEST_CASE("engine: first answer wins; the racing second client gets -32002", "[engine]") {
   EngineFixture f;
   const auto session = f.create();

@@ -114,6 +114,10 @@ class AdapterListener {
   // `native_id` is the adapter's own handle for the request; the engine answers with it.
   virtual void on_permission_request(std::string native_id, PermissionAsk ask) = 0;
   virtual void on_question(std::string native_id, QuestionAsk ask) = 0;
+  // The agent no longer waits for the answer to an open permission or question (it withdrew the request, e.g.
+  // Claude Code's control_cancel_request): the engine resolves it as cancelled for every client and sends no
+  // answer. Agents that never withdraw a request need not override it.
+  virtual void on_request_withdrawn(const std::string& native_id) { static_cast<void>(native_id); }
   virtual void on_status(AgentStatus status) = 0;
   virtual void on_turn_end(TurnResult result) = 0;
   virtual void on_error(std::string message, bool recoverable) = 0;

@@ -1694,11 +1694,12 @@ void encode(json::JsonWriter& writer, const SessionSetModelResult& value) {
 
 bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"message", "recoverable", "turnId"};
+  static constexpr std::string_view kKnown[] = {"message", "recoverable", "turnId", "code"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "message", out.message, context)) return false;
   if (!json::decode_required(json, "recoverable", out.recoverable, context)) return false;
   if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_optional(json, "code", out.code, context)) return false;
   return true;
 }
 
@@ -1709,6 +1710,9 @@ void encode(json::JsonWriter& writer, const AgentErrorEvent& value) {
   encode(writer, value.recoverable);
   if (value.turn_id) {
     writer.member_string(",\"turnId\":", *value.turn_id);
+  }
+  if (value.code) {
+    writer.member_integer(",\"code\":", *value.code);
   }
   writer.end_object();
 }

@@ -31,6 +31,7 @@ enum class ErrorCode : std::int32_t {
   StoreFailure = -32017,
   NotInterrupted = -32018,
   UnknownHistorySession = -32019,
+  ConversationLost = -32020,
 };
 
 struct ErrorCodeInfo {
@@ -39,7 +40,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 21> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 22> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -61,6 +62,7 @@ inline constexpr std::array<ErrorCodeInfo, 21> kErrorCodes = {{
     {ErrorCode::StoreFailure, "StoreFailure", "The daemon's database could not complete the operation (disk full, locked, corrupt); details are in the log."},
     {ErrorCode::NotInterrupted, "NotInterrupted", "The session has no interrupted turn to resume."},
     {ErrorCode::UnknownHistorySession, "UnknownHistorySession", "The agent's history has no session with this id for this working directory."},
+    {ErrorCode::ConversationLost, "ConversationLost", "The agent no longer has the conversation this session continues (its own history was deleted or never saved). Reported as agent.error with this code; the session goes on in a fresh agent conversation, seeded with the transcript the daemon stored."},
 }};
 
 }  // namespace switchboard::protocol

@@ -585,6 +585,7 @@ struct AgentErrorEvent {
   std::string message;
   bool recoverable{};
   std::optional<std::string> turn_id{};
+  std::optional<std::int64_t> code{};  // Set when the error is one the daemon names in its error codes (e.g. -32020 ConversationLost), so a client can react to it without reading the message.
 };
 bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentErrorEvent& value);

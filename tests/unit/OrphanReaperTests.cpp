@@ -1,0 +1,102 @@
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "process/ChildProcess.h"
+#include "process/OrphanReaper.h"
+#include "support/ProcessTestSupport.h"
+
+// The daemon as child subreaper: what an agent started in a session of its own and left behind when it crashed
+// comes back to the daemon, dies with the agent, and is reaped, while ChildProcess keeps its own child's exit.
+
+using namespace switchboard;
+using testing::ProcessRecord;
+
+namespace {
+
+std::unique_ptr<process::ChildProcess> spawn_ok(boost::asio::io_context& io, process::SpawnSpec spec,
+                                                const std::shared_ptr<ProcessRecord>& record) {
+  auto spawned = process::ChildProcess::spawn(io, std::move(spec), testing::record_into(record));
+  REQUIRE(spawned);
+  return std::move(*spawned);
+}
+
+// The parent pid and state of `pid` from /proc (0 and '?' when it is gone).
+std::pair<pid_t, char> parent_and_state(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return {0, '?'};
+  const auto close = text.rfind(')');
+  return {static_cast<pid_t>(std::atol(text.c_str() + close + 4)), text[close + 2]};
+}
+
+bool exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+}  // namespace
+
+TEST_CASE("orphan reaper: a setsid'd tool a crashed agent left behind is adopted, killed with the agent and reaped", "[process]") {
+  boost::asio::io_context io{1};
+  process::OrphanReaper reaper(io);
+  REQUIRE(reaper.active());
+  testing::ProcessTempDir dir;
+  const auto pid_file = dir.path() / "tool.pid";
+  auto record = std::make_shared<ProcessRecord>();
+  // The "agent" starts a tool in a session of its own through a shell that exits at once (so the tool is
+  // orphaned while the agent still runs), then waits on stdin until the test makes it crash.
+  auto agent = spawn_ok(io, testing::shell("(setsid sleep 1004 </dev/null >/dev/null 2>&1 & echo $! > '" + pid_file.string() +
+                                           "'); echo started; exec cat"),
+                        record);
+  REQUIRE(testing::run_until(io, [&] { return !record->lines.empty(); }));
+  pid_t tool = 0;
+  REQUIRE(testing::run_until(io, [&] {
+    std::ifstream in(pid_file);
+    return static_cast<bool>(in >> tool) && tool > 0;
+  }));
+  // Adopted: its parent is this process (the subreaper), not init.
+  REQUIRE(testing::run_until(io, [&] { return parent_and_state(tool).first == ::getpid(); }));
+  CHECK(process::OrphanReaper::adopted_children() == std::vector<pid_t>{tool});
+  CHECK(parent_and_state(tool).second != 'Z');
+
+  ::kill(agent->pid(), SIGKILL);  // the agent alone crashes
+  REQUIRE(testing::run_until(io, [&] { return agent->finished(); }));
+  // The agent's own exit status still reached its ChildProcess (the reaper did not take it).
+  REQUIRE(record->exit);
+  CHECK(record->exit->signal == SIGKILL);
+  // The tool died with its agent, and the daemon reaped it: no process, not even a zombie.
+  CHECK(testing::run_until(io, [&] { return !exists(tool); }));
+  CHECK(process::OrphanReaper::adopted_children().empty());
+}
+
+TEST_CASE("orphan reaper: adopted processes still alive at shutdown are killed and reaped, owned children are left alone", "[process]") {
+  boost::asio::io_context io{1};
+  process::OrphanReaper reaper(io);
+  REQUIRE(reaper.active());
+  testing::ProcessTempDir dir;
+  const auto pid_file = dir.path() / "tool.pid";
+  auto record = std::make_shared<ProcessRecord>();
+  // A tool that cleared its environment (env -i) carries no origin mark: only the shutdown sweep finds it.
+  auto agent = spawn_ok(io, testing::shell("(env -i setsid sleep 1005 </dev/null >/dev/null 2>&1 & echo $! > '" + pid_file.string() +
+                                           "'); echo started; exec cat"),
+                        record);
+  REQUIRE(testing::run_until(io, [&] { return !record->lines.empty(); }));
+  pid_t tool = 0;
+  REQUIRE(testing::run_until(io, [&] {
+    std::ifstream in(pid_file);
+    return static_cast<bool>(in >> tool) && tool > 0 && parent_and_state(tool).first == ::getpid();
+  }));
+  CHECK(reaper.kill_adopted() == 1);
+  CHECK(testing::run_until(io, [&] { return !exists(tool); }));
+  // The agent, owned by its ChildProcess, was neither killed nor reaped by the sweep.
+  CHECK(agent->running());
+  agent->kill();
+  REQUIRE(testing::run_until(io, [&] { return agent->finished(); }));
+  REQUIRE(record->exit);
+  CHECK(record->exit->signal == SIGKILL);
+}
