@@ -49,7 +49,7 @@ std::set<std::string> open_fds_of(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("child process: stdin lines come back through cat; EOF then exit", "[process]") {
+TEST_CASE("child process: stdin lines come back through cat, EOF then exit", "[process]") {
   boost::asio::io_context io{1};
   auto record = std::make_shared<ProcessRecord>();
   SpawnSpec spec;
@@ -71,7 +71,7 @@ TEST_CASE("child process: stdin lines come back through cat; EOF then exit", "[p
   CHECK(child->counters().stdout_lines == 2);
 }
 
-TEST_CASE("child process: stdout lines split across writes are joined; the last line needs no newline",
+TEST_CASE("child process: stdout lines split across writes are joined, the last line needs no newline",
           "[process]") {
   boost::asio::io_context io{1};
   auto record = std::make_shared<ProcessRecord>();

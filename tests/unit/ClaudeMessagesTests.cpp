@@ -105,7 +105,7 @@ TEST_CASE("claude messages: permission answers echo the input or carry a replace
         nlohmann::json::parse(R"({"behavior":"allow","updatedInput":{"plan":"do it"}})"));
 }
 
-TEST_CASE("claude messages: question answers are keyed by question text; missing answers are left out; rejection denies", "[claude][messages]") {
+TEST_CASE("claude messages: question answers are keyed by question text, missing answers are left out, rejection denies", "[claude][messages]") {
   ToolRequest request;
   request.request_id = "q-1";
   request.kind = ToolRequestKind::Question;
@@ -165,7 +165,7 @@ TEST_CASE("claude attachments: images are recognized by their first bytes", "[cl
   CHECK(sniff_image_type("") == std::nullopt);
 }
 
-TEST_CASE("claude attachments: images are read and encoded; other and unreadable files are referenced by path", "[claude][messages]") {
+TEST_CASE("claude attachments: images are read and encoded, other and unreadable files are referenced by path", "[claude][messages]") {
   TempDir dir;
   const std::string png_bytes = std::string("\x89PNG\r\n\x1a\n", 8) + "pixels";
   const std::string png = dir.write("shot.dat", png_bytes);  // the name does not matter, the bytes do

@@ -330,7 +330,7 @@ TEST_CASE("claude translator: a status line with a new permission mode tells the
   CHECK(h.sink.lines == Lines{"provider_session sess-1"});
 }
 
-TEST_CASE("claude translator: hook and task system lines are dropped; unknown subtypes are counted", "[claude][translator]") {
+TEST_CASE("claude translator: hook and task system lines are dropped, unknown subtypes are counted", "[claude][translator]") {
   Harness h;
   h.feed(R"({"type":"system","subtype":"hook_response","hook_name":"x","session_id":"sess-1"})");
   h.feed(R"({"type":"system","subtype":"task_notification","session_id":"sess-1"})");
@@ -342,7 +342,7 @@ TEST_CASE("claude translator: hook and task system lines are dropped; unknown su
 
 // ---- streaming and whole messages ------------------------------------------------------------------------------
 
-TEST_CASE("claude translator: thinking streams as thinking deltas; signatures and tool input deltas are not text", "[claude][translator]") {
+TEST_CASE("claude translator: thinking streams as thinking deltas, signatures and tool input deltas are not text", "[claude][translator]") {
   Harness h;
   h.feed(stream(R"({"type":"message_start","message":{"id":"msg_t","content":[]}})"));
   h.feed(stream(R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})"));
@@ -364,7 +364,7 @@ TEST_CASE("claude translator: thinking streams as thinking deltas; signatures an
   check_clean(h);
 }
 
-TEST_CASE("claude translator: an assistant line with several blocks numbers them; empty thinking and redacted thinking report nothing", "[claude][translator]") {
+TEST_CASE("claude translator: an assistant line with several blocks numbers them, empty thinking and redacted thinking report nothing", "[claude][translator]") {
   Harness h;
   h.feed(assistant("msg_a", R"([{"type":"thinking","thinking":"","signature":"s"},{"type":"redacted_thinking","data":"x"},)"
                             R"({"type":"thinking","thinking":"considering","signature":"s"},{"type":"text","text":"Hello"}])"));
@@ -414,7 +414,7 @@ TEST_CASE("claude translator: a sub-agent's stream and messages and tools carry 
   check_clean(h);
 }
 
-TEST_CASE("claude translator: tool output is flattened from content arrays; replays and markers are dropped", "[claude][translator]") {
+TEST_CASE("claude translator: tool output is flattened from content arrays, replays and markers are dropped", "[claude][translator]") {
   Harness h;
   h.feed(tool_result("toolu_r", R"([{"type":"text","text":"line 1"},{"type":"image","source":{"type":"base64","data":"AA=="}},{"type":"text","text":"line 2"}])", true));
   h.feed(tool_result("toolu_s", "null", false));
@@ -450,7 +450,7 @@ TEST_CASE("claude translator: a successful result ends the turn with its text an
   CHECK(h.sink.turns[0].usage->cost_usd.value() == Approx(0.5));
 }
 
-TEST_CASE("claude translator: stop reasons map; a later result is charged only its own cost", "[claude][translator]") {
+TEST_CASE("claude translator: stop reasons map, a later result is charged only its own cost", "[claude][translator]") {
   Harness h;
   h.feed(R"({"type":"result","subtype":"success","is_error":false,"result":"cut","stop_reason":"max_tokens","total_cost_usd":0.25})");
   h.feed(R"({"type":"result","subtype":"success","is_error":false,"result":"no","stop_reason":"refusal","total_cost_usd":0.75})");
@@ -466,7 +466,7 @@ TEST_CASE("claude translator: stop reasons map; a later result is charged only i
   CHECK_FALSE(h.sink.turns[2].usage);
 }
 
-TEST_CASE("claude translator: error results become an error event and an error turn end; credentials errors are fatal", "[claude][translator]") {
+TEST_CASE("claude translator: error results become an error event and an error turn end, credentials errors are fatal", "[claude][translator]") {
   Harness h;
   h.feed(R"({"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3})");
   h.feed(R"({"type":"result","subtype":"error_during_execution","is_error":true,"terminal_reason":"completed","errors":["tool crashed","then more"]})");
@@ -516,7 +516,7 @@ TEST_CASE("claude translator: error_during_execution is a cancel only after an i
 
 // ---- the control protocol ----------------------------------------------------------------------------------------
 
-TEST_CASE("claude translator: a can_use_tool request is open until taken once; the result closes it", "[claude][translator]") {
+TEST_CASE("claude translator: a can_use_tool request is open until taken once, the result closes it", "[claude][translator]") {
   Harness h;
   h.feed(kInit);
   const std::string request = can_use_tool("req-1", R"("tool_name":"Bash","input":{"command":"rm -rf build"},"tool_use_id":"toolu_x")");
@@ -681,7 +681,7 @@ TEST_CASE("claude translator: requests the adapter cannot serve are handed back 
   CHECK(h.sink.lines.empty());
 }
 
-TEST_CASE("claude translator: answers to our control requests are correlated; refusals also raise an error", "[claude][translator]") {
+TEST_CASE("claude translator: answers to our control requests are correlated, refusals also raise an error", "[claude][translator]") {
   Harness h;
   h.translator.expect_control_response("m-1", ControlRequestKind::SetModel);
   h.translator.expect_control_response("p-1", ControlRequestKind::SetPermissionMode);
@@ -699,7 +699,7 @@ TEST_CASE("claude translator: answers to our control requests are correlated; re
 
 // ---- what must never stop the translator -----------------------------------------------------------------------
 
-TEST_CASE("claude translator: keep_alive and progress lines are dropped; unknown types are counted", "[claude][translator]") {
+TEST_CASE("claude translator: keep_alive and progress lines are dropped, unknown types are counted", "[claude][translator]") {
   Harness h;
   h.feed(R"({"type":"keep_alive"})");
   h.feed(R"({"type":"tool_progress","tool_use_id":"t","tool_name":"Bash","elapsed_time_seconds":3})");

@@ -67,7 +67,7 @@ TEST_CASE("explicit null for an optional field means absent", "[decode]") {
   CHECK_FALSE(params.client_info.version.has_value());
 }
 
-TEST_CASE("integers outside int64 are refused; integral floats accepted", "[decode]") {
+TEST_CASE("integers outside int64 are refused, integral floats accepted", "[decode]") {
   std::int64_t value = 0;
   DecodeContext big;
   CHECK_FALSE(switchboard::json::decode(json::parse("18446744073709551615"), value, big));

@@ -71,7 +71,7 @@ TEST_CASE("invalid requests answer -32600", "[dispatcher]") {
   CHECK(f.call(R"({"jsonrpc":"2.0","id":[1],"method":"ping"})").at("id").is_null());
 }
 
-TEST_CASE("unknown methods answer -32601; notifications get nothing", "[dispatcher]") {
+TEST_CASE("unknown methods answer -32601, notifications get nothing", "[dispatcher]") {
   CoreFixture f;
   const auto response = f.call(R"({"jsonrpc":"2.0","id":3,"method":"session.nope"})");
   CHECK(error_code(response) == -32601);
@@ -178,7 +178,7 @@ TEST_CASE("methods that need initialize are refused before it on stateful connec
   }
 }
 
-TEST_CASE("a long call does not block others; responses may come out of order", "[dispatcher]") {
+TEST_CASE("a long call does not block others, responses may come out of order", "[dispatcher]") {
   Dispatcher dispatcher;
   auto peer = std::make_shared<RecordingPeer>(false);
   std::optional<rpc::Reply<protocol::InitializeResult>> parked;

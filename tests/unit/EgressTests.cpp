@@ -72,7 +72,7 @@ std::string without_seq_and_ts(std::string line) {
 
 }  // namespace
 
-TEST_CASE("one publish reaches every sink once; serialized once", "[egress]") {
+TEST_CASE("one publish reaches every sink once, serialized once", "[egress]") {
   EventBus bus;
   Egress egress(bus);
   RecordingSink stdio_like;

@@ -111,7 +111,7 @@ const p::SessionSendResult& result_of(const std::shared_ptr<std::optional<engine
 
 }  // namespace
 
-TEST_CASE("engine: a turn streams and ends with stopped then idle; send resolves with a summary", "[engine]") {
+TEST_CASE("engine: a turn streams and ends with stopped then idle, send resolves with a summary", "[engine]") {
   EngineFixture f;
   const auto session = f.create();
   f.control->turns.push_back({ScriptedAdapter::Delta{"Hel"}, ScriptedAdapter::Delta{"lo"}, ScriptedAdapter::Message{"Hello"},
@@ -133,7 +133,7 @@ TEST_CASE("engine: a turn streams and ends with stopped then idle; send resolves
   CHECK(f.control->inputs.at(0).text == "hi");
 }
 
-TEST_CASE("engine: agent status and sub-agent messages are published with the turn; a sub-agent's text is not the answer", "[engine]") {
+TEST_CASE("engine: agent status and sub-agent messages are published with the turn, a sub-agent's text is not the answer", "[engine]") {
   EngineFixture f;
   const auto session = f.create();
   adapters::AgentStatus retrying;
@@ -325,7 +325,7 @@ TEST_CASE("engine: a request the agent withdraws resolves as cancelled for every
   }
 }
 
-TEST_CASE("engine: first answer wins; the racing second client gets -32002", "[engine]") {
+TEST_CASE("engine: first answer wins, the racing second client gets -32002", "[engine]") {
   EngineFixture f;
   const auto session = f.create();
   f.control->turns.push_back({ScriptedAdapter::Ask{"Bash", "make"}, ScriptedAdapter::Message{"built"}, ScriptedAdapter::End{}});
@@ -354,7 +354,7 @@ TEST_CASE("engine: first answer wins; the racing second client gets -32002", "[e
   CHECK(at("permission.responding") < at("permission.resolved"));
 }
 
-TEST_CASE("engine: a request nobody answers times out as deny; questions as rejection", "[engine]") {
+TEST_CASE("engine: a request nobody answers times out as deny, questions as rejection", "[engine]") {
   engine::EngineConfig config;
   config.request_timeout = std::chrono::milliseconds(20);
   EngineFixture f(true, config);
@@ -502,7 +502,7 @@ TEST_CASE("engine: model precedence is override, then the session's choice, then
   }
 }
 
-TEST_CASE("engine: an agent that dies gives error then stopped; the queue survives and restarts it", "[engine]") {
+TEST_CASE("engine: an agent that dies gives error then stopped, the queue survives and restarts it", "[engine]") {
   EngineFixture f;
   const auto session = f.create();
   f.control->turns.push_back({ScriptedAdapter::Delta{"wor"}, ScriptedAdapter::Hold{}, ScriptedAdapter::Die{"killed"}});

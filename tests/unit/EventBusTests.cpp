@@ -32,7 +32,7 @@ TEST_CASE("the bus is reachable through the() only while installed", "[bus]") {
   CHECK_FALSE(EventBus::installed());
 }
 
-TEST_CASE("typed subscribers hear first; then wildcards; in subscription order", "[bus]") {
+TEST_CASE("typed subscribers hear first, then wildcards, in subscription order", "[bus]") {
   EventBus bus;
   std::vector<std::string> heard;
   auto wildcard = bus.subscribe_all([&](const BusEvent& e) { heard.push_back("all:" + text_of(e)); });
@@ -44,7 +44,7 @@ TEST_CASE("typed subscribers hear first; then wildcards; in subscription order",
   CHECK(heard == std::vector<std::string>{"t1:a", "t2:a", "all:a"});
 }
 
-TEST_CASE("events published during notification are delivered after; in publish order", "[bus]") {
+TEST_CASE("events published during notification are delivered after, in publish order", "[bus]") {
   EventBus bus;
   std::vector<std::string> first_listener;
   std::vector<std::string> second_listener;

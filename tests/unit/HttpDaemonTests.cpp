@@ -76,7 +76,7 @@ struct Pipe {
 
 }  // namespace
 
-TEST_CASE("serve: announces itself; guards its data directory; refuses a second instance", "[http][daemon]") {
+TEST_CASE("serve: announces itself, guards its data directory, refuses a second instance", "[http][daemon]") {
   TempDir tmp;
   const fs::path dir = tmp.path / "data";
   Pipe out;
@@ -162,7 +162,7 @@ TEST_CASE("serve: a non-loopback bind is refused unless asked for", "[http][daem
   CHECK(read_all(err.read_end()).find("non-loopback") != std::string::npos);
 }
 
-TEST_CASE("stdio --http: one egress; byte-identical events and responses on both transports", "[http][daemon]") {
+TEST_CASE("stdio --http: one egress, byte-identical events and responses on both transports", "[http][daemon]") {
   TempDir tmp;
   const fs::path dir = tmp.path / "data";
   Pipe in;

@@ -30,7 +30,7 @@ TEST_CASE("Host allow-list: loopback names on our port and configured names only
   CHECK_FALSE(host_allowed(p, ""));
 }
 
-TEST_CASE("Origin check: own origins and the allow-list; null and others refused", "[http][security]") {
+TEST_CASE("Origin check: own origins and the allow-list, null and others refused", "[http][security]") {
   const auto p = policy();
   CHECK(check_origin(p, std::nullopt) == OriginVerdict::NoOrigin);
   CHECK(check_origin(p, "http://127.0.0.1:7337") == OriginVerdict::SameDaemon);
@@ -41,7 +41,7 @@ TEST_CASE("Origin check: own origins and the allow-list; null and others refused
   CHECK(check_origin(p, "http://127.0.0.1:7337.evil.example") == OriginVerdict::Refused);
 }
 
-TEST_CASE("token: bearer header; query parameter; cookie only where allowed", "[http][security]") {
+TEST_CASE("token: bearer header, query parameter, cookie only where allowed", "[http][security]") {
   const auto p = policy();
   const std::string bearer = "Bearer " + p.token;
   const std::string cookie = "theme=dark; switchboard_token=" + p.token + "; x=1";

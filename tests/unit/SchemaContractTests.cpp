@@ -40,7 +40,7 @@ std::set<std::string> schema_names(const std::string& folder, const std::string&
 
 }  // namespace
 
-TEST_CASE("the daemon binds exactly the methods of schema/methods; both ways", "[schema]") {
+TEST_CASE("the daemon binds exactly the methods of schema/methods, both ways", "[schema]") {
   boost::asio::io_context io;
   switchboard::bus::EventBus bus;
   switchboard::engine::Engine engine(io, bus, {});

@@ -105,7 +105,7 @@ const std::string kInitialize =
 
 }  // namespace
 
-TEST_CASE("stdio: one publish gives exactly one event line; after initialize only", "[stdio]") {
+TEST_CASE("stdio: one publish gives exactly one event line, after initialize only", "[stdio]") {
   Harness h;
   Drain drain(h.output.read_end);
   // Before the handshake, events are not sent to this client.
@@ -130,7 +130,7 @@ TEST_CASE("stdio: one publish gives exactly one event line; after initialize onl
   CHECK(lines[1].at("params").at("seq") == 2);  // seq 1 was the early event, which this client never saw
 }
 
-TEST_CASE("stdio: 10^5 events keep their order on the wire; interleaved with responses", "[stdio]") {
+TEST_CASE("stdio: 10^5 events keep their order on the wire, interleaved with responses", "[stdio]") {
   Harness h;
   Drain drain(h.output.read_end);
   write_all(h.input.write_end, kInitialize);
@@ -196,7 +196,7 @@ TEST_CASE("stdio: a regular file and /dev/null work as input", "[stdio]") {
   }
 }
 
-TEST_CASE("stdio: an over-long line is answered and skipped; the stream recovers", "[stdio]") {
+TEST_CASE("stdio: an over-long line is answered and skipped, the stream recovers", "[stdio]") {
   boost::asio::io_context io{1};
   switchboard::bus::EventBus bus;
   switchboard::bus::Egress egress(bus);

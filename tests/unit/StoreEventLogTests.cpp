@@ -257,7 +257,7 @@ TEST_CASE("store: last_seq continues across a restart", "[store]") {
   CHECK(count_rows(*store) == 1234);
 }
 
-TEST_CASE("store: the event log is an egress sink; seqs continue after the stored ones", "[store]") {
+TEST_CASE("store: the event log is an egress sink, seqs continue after the stored ones", "[store]") {
   using namespace switchboard;
   StoreTempDir dir;
   for (int run = 0; run < 2; ++run) {
