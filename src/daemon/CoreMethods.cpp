@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include <spdlog/spdlog.h>
+
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/protocol/generated/Methods.h"
 #include "switchboard/protocol/generated/OpenRpcDocument.h"
@@ -24,6 +26,12 @@ std::vector<std::int64_t> supported_versions() {
 void on_initialize(const CoreMethodsConfig& config, const protocol::InitializeParams& params,
                    rpc::Reply<protocol::InitializeResult> reply, const rpc::CallContext& context) {
   auto& peer = *context.peer;
+  if (context.is_notification) {
+    // No answer can reach the client, so it would not know its clientId or whether its version was accepted:
+    // the connection stays as it was, and the refusal (which the dispatcher drops) is logged.
+    spdlog::warn("initialize sent as a notification (no id) is ignored; the connection stays uninitialized");
+    return reply(rpc::RpcError{ErrorCode::InvalidRequest, "initialize must be a call with an id", nullptr});
+  }
   if (peer.initialized()) {
     return reply(rpc::RpcError{ErrorCode::AlreadyInitialized, "initialize was already called on this connection", nullptr});
   }

@@ -64,22 +64,7 @@ bool constant_time_equals(std::string_view a, std::string_view b) {
   return difference == 0;
 }
 
-namespace {
-
-std::optional<std::string_view> cookie_value(std::string_view header, std::string_view name) {
-  while (!header.empty()) {
-    const auto end = header.find(';');
-    auto pair = trim(header.substr(0, end));
-    header = end == std::string_view::npos ? std::string_view() : header.substr(end + 1);
-    const auto eq = pair.find('=');
-    if (eq != std::string_view::npos && pair.substr(0, eq) == name) return pair.substr(eq + 1);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-bool token_accepted(const SecurityPolicy& policy, const PresentedCredentials& credentials, bool allow_cookie) {
+bool token_accepted(const SecurityPolicy& policy, const PresentedCredentials& credentials) {
   if (!policy.require_token) return true;
   bool accepted = false;
   // Check every presented form (no early exit on the first match) to keep timing flat.
@@ -91,11 +76,6 @@ bool token_accepted(const SecurityPolicy& policy, const PresentedCredentials& cr
     }
   }
   if (credentials.query_token) accepted |= constant_time_equals(*credentials.query_token, policy.token);
-  if (allow_cookie && credentials.cookie_header) {
-    if (const auto value = cookie_value(*credentials.cookie_header, kTokenCookie)) {
-      accepted |= constant_time_equals(*value, policy.token);
-    }
-  }
   return accepted;
 }
 

@@ -37,14 +37,14 @@ OriginVerdict check_origin(const SecurityPolicy& policy, std::optional<std::stri
 // Compares in time independent of where the strings differ (the length is not secret: tokens have one length).
 bool constant_time_equals(std::string_view a, std::string_view b);
 
-// Where a request may carry the token. Cookies are honoured only where the caller says so (EventSource, which
-// cannot set headers); a state-changing POST must carry the token itself, which cross-site forms cannot do.
+// Where a request may carry the token: the Authorization header, or ?token= (EventSource cannot set headers).
+// Never a cookie: a browser sends a host's cookies to every port of that host, so a cookie would hand the token
+// to any other web server on 127.0.0.1, and it would ride along on cross-site requests.
 struct PresentedCredentials {
   std::optional<std::string_view> authorization;  // the Authorization header
   std::optional<std::string_view> query_token;    // ?token=
-  std::optional<std::string_view> cookie_header;  // the Cookie header
 };
-bool token_accepted(const SecurityPolicy& policy, const PresentedCredentials& credentials, bool allow_cookie);
+bool token_accepted(const SecurityPolicy& policy, const PresentedCredentials& credentials);
 
 // The value of query parameter `name` in `target` ("/events?a=1&token=x"), percent-decoding not needed for our
 // hex tokens and integer ids; nullopt if absent.
@@ -52,7 +52,5 @@ std::optional<std::string_view> query_parameter(std::string_view target, std::st
 std::string_view target_path(std::string_view target);
 // `target` with the value of any token parameter replaced, for logs.
 std::string redact_target(std::string_view target);
-
-inline constexpr std::string_view kTokenCookie = "switchboard_token";
 
 }  // namespace switchboard::http

@@ -2,7 +2,10 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include "http/HttpSession.h"
@@ -18,9 +21,17 @@ void set_cloexec(int fd) { ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXE
 
 }  // namespace
 
+// After a failed accept (EMFILE/ENFILE when out of descriptors, ENOBUFS, ...) the pending connection is still
+// there, so accepting again at once fails again at once: a busy loop on the only thread. Wait instead, longer
+// each time, and start over after the next success.
+constexpr std::chrono::milliseconds kFirstAcceptBackoff{100};
+constexpr std::chrono::milliseconds kMaxAcceptBackoff{1000};
+
 struct HttpServer::Listener {
-  explicit Listener(asio::io_context& io) : acceptor(io) {}
+  explicit Listener(asio::io_context& io) : acceptor(io), retry(io) {}
   tcp::acceptor acceptor;
+  asio::steady_timer retry;
+  std::chrono::milliseconds backoff{0};  // zero while accepting works
 };
 
 HttpServer::HttpServer(asio::io_context& io, HttpContext& context) : m_io(io), m_context(context) {}
@@ -85,6 +96,7 @@ void HttpServer::stop() {
   for (auto& listener : m_listeners) {
     boost::system::error_code ignored;
     listener->acceptor.close(ignored);
+    listener->retry.cancel();
   }
   const std::vector<HttpSession*> open(m_context.sessions.begin(), m_context.sessions.end());
   for (auto* session : open) session->close();
@@ -94,6 +106,7 @@ void HttpServer::accept(Listener& listener) {
   listener.acceptor.async_accept([this, &listener](const boost::system::error_code& error, tcp::socket socket) {
     if (error == asio::error::operation_aborted || !listener.acceptor.is_open()) return;
     if (!error) {
+      listener.backoff = std::chrono::milliseconds(0);
       set_cloexec(socket.native_handle());
       // Small request/response exchanges: never let Nagle hold back the tail of a response.
       boost::system::error_code ignored;
@@ -105,8 +118,18 @@ void HttpServer::accept(Listener& listener) {
         std::make_shared<HttpSession>(std::move(socket), m_context)->start();
       }
     } else {
-      spdlog::warn("http: accept failed: {}", error.message());
+      listener.backoff = listener.backoff.count() == 0 ? kFirstAcceptBackoff : std::min(listener.backoff * 2, kMaxAcceptBackoff);
+      spdlog::warn("http: accept failed: {}; retrying in {} ms", error.message(), listener.backoff.count());
+      return retry_accept_later(listener);
     }
+    accept(listener);
+  });
+}
+
+void HttpServer::retry_accept_later(Listener& listener) {
+  listener.retry.expires_after(listener.backoff);
+  listener.retry.async_wait([this, &listener](const boost::system::error_code& error) {
+    if (error || !listener.acceptor.is_open()) return;  // stopped meanwhile
     accept(listener);
   });
 }

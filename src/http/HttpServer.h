@@ -40,6 +40,7 @@ class HttpServer {
   struct Listener;
   bool try_bind(const boost::asio::ip::address& address, unsigned short port, std::string& why);
   void accept(Listener& listener);
+  void retry_accept_later(Listener& listener);
 
   boost::asio::io_context& m_io;
   HttpContext& m_context;

@@ -16,22 +16,27 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 
-// The dispatcher's view of one POST /rpc: its response becomes the HTTP response body.
+// The dispatcher's view of one POST /rpc: its response becomes the HTTP response body. It owns the connection
+// until that one answer, however late it comes (a turn may take minutes), then lets go: a handler that keeps the
+// peer (its CallContext) does not keep the connection.
 class HttpRpcPeer : public rpc::RpcPeer {
  public:
-  explicit HttpRpcPeer(std::weak_ptr<HttpSession> session) : m_session(std::move(session)) {}
-  void send_response(std::string message) override {
-    if (auto session = m_session.lock()) session->finish_rpc(std::move(message));
-  }
-  void send_nothing() override {
-    if (auto session = m_session.lock()) session->finish_rpc(std::nullopt);
-  }
+  explicit HttpRpcPeer(std::shared_ptr<HttpSession> session) : m_session(std::move(session)) {}
+  void send_response(std::string message) override { deliver(std::move(message)); }
+  void send_nothing() override { deliver(std::nullopt); }
   bool requires_initialize() const override { return false; }  // authenticated per request, no handshake
   protocol::Transport transport() const override { return protocol::Transport::Http; }
 
  private:
-  std::weak_ptr<HttpSession> m_session;
+  void deliver(std::optional<std::string> body) {
+    if (auto session = std::exchange(m_session, nullptr)) session->finish_rpc(std::move(body));
+  }
+  std::shared_ptr<HttpSession> m_session;
 };
+
+// How much a client may pipeline behind a running call before we stop reading (and so stop noticing EOF):
+// enough for a next request's head and a modest body; beyond it TCP flow control holds the client back.
+constexpr std::size_t kMaxPipelinedBytes = 64 * 1024;
 
 std::optional<std::string_view> header(const HttpSession::Request& request, bhttp::field field) {
   const auto it = request.find(field);
@@ -73,12 +78,18 @@ HttpSession::HttpSession(boost::asio::ip::tcp::socket socket, HttpContext& conte
   m_remote = error ? "?" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
 }
 
-HttpSession::~HttpSession() {
-  if (!m_handed_over) m_context.sessions.erase(this);
+HttpSession::~HttpSession() { unregister(); }
+
+void HttpSession::unregister() {
+  if (m_registered) m_context.sessions.erase(this);
+  m_registered = false;
 }
 
 void HttpSession::close() {
-  if (m_handed_over) return;
+  if (!m_registered) return;  // handed to SSE, or already closed
+  // From here on nothing touches m_context: a late answer may arrive after the server (and context) are gone.
+  unregister();
+  m_closed = true;
   boost::system::error_code ignored;
   m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   m_stream.socket().close(ignored);
@@ -104,7 +115,6 @@ void HttpSession::on_read(const boost::system::error_code& error) {
   }
   m_keep_alive = false;
   m_cors_origin.reset();
-  m_set_cookie.reset();
   if (error == bhttp::error::body_limit) return refuse(bhttp::status::payload_too_large, "request body too large");
   if (error == bhttp::error::header_limit) return refuse(bhttp::status::request_header_fields_too_large, "headers too large");
   if (error) {
@@ -127,7 +137,6 @@ HttpSession::Response HttpSession::make_response(bhttp::status status, std::stri
     response.set(bhttp::field::access_control_allow_origin, *m_cors_origin);
     response.set(bhttp::field::vary, "Origin");
   }
-  if (m_set_cookie) response.set(bhttp::field::set_cookie, *m_set_cookie);
   response.body() = std::move(body);
   response.keep_alive(m_keep_alive);
   response.prepare_payload();
@@ -150,9 +159,21 @@ void HttpSession::send(Response response, bool close_after) {
       self->m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
       return;
     }
-    if (!keep) return self->linger_and_close();
-    self->read_request();
+    self->after_response(keep);
   });
+}
+
+void HttpSession::after_response(bool keep) {
+  if (m_watching) {
+    // The departure watch of the call just answered still has a read outstanding; end it first (a socket takes
+    // one read at a time). Whatever it read is pipelined input and stays in m_buffer.
+    m_after_watch = keep ? AfterWatch::ReadNext : AfterWatch::Linger;
+    boost::system::error_code ignored;
+    m_stream.socket().cancel(ignored);
+    return;
+  }
+  if (!keep) return linger_and_close();
+  read_request();
 }
 
 void HttpSession::linger_and_close() {
@@ -222,17 +243,12 @@ void HttpSession::handle(Request& request) {
   }
   if (path != "/rpc" && path != "/events") return refuse(bhttp::status::not_found, "no such path");
 
-  // 3. The token, on everything else. Cookies only for the EventSource stream (it cannot set headers); POST
-  // /rpc must carry the token itself, which a cross-site form cannot.
+  // 3. The token, on everything else, in the Authorization header or the query (EventSource cannot set headers).
+  // Never a cookie: browsers send a host's cookies to every port of it, so any other local server would receive
+  // the token.
   const bool is_events = path == "/events";
-  PresentedCredentials credentials{header(request, bhttp::field::authorization), query_parameter(target, "token"),
-                                   header(request, bhttp::field::cookie)};
-  if (!token_accepted(m_context.policy, credentials, /*allow_cookie=*/is_events)) {
-    return refuse(bhttp::status::unauthorized, "missing or wrong token");
-  }
-  if (credentials.query_token && constant_time_equals(*credentials.query_token, m_context.policy.token)) {
-    m_set_cookie = std::string(kTokenCookie) + "=" + m_context.policy.token + "; HttpOnly; SameSite=Strict; Path=/";
-  }
+  const PresentedCredentials credentials{header(request, bhttp::field::authorization), query_parameter(target, "token")};
+  if (!token_accepted(m_context.policy, credentials)) return refuse(bhttp::status::unauthorized, "missing or wrong token");
 
   if (is_events) {
     if (request.method() != bhttp::verb::get) return refuse(bhttp::status::method_not_allowed, "use GET");
@@ -249,13 +265,58 @@ void HttpSession::handle_rpc(Request& request) {
   }
   // A call may run for minutes (a whole agent turn): no timer while the dispatcher works on it.
   m_stream.expires_never();
-  auto peer = std::make_shared<HttpRpcPeer>(weak_from_this());
-  m_context.dispatcher.handle_message(request.body(), peer);
+  m_call_running = true;
+  m_context.dispatcher.handle_message(request.body(), std::make_shared<HttpRpcPeer>(shared_from_this()));
+  // Answered already (most calls are), or the answer comes later: then watch the client while we wait.
+  if (m_call_running && !m_closed) watch_for_departure();
 }
 
 void HttpSession::finish_rpc(std::optional<std::string> body) {
+  m_call_running = false;
+  if (m_closed) {
+    spdlog::debug("http: the answer to a call from {} is dropped: the connection is closed", m_remote);
+    return;
+  }
   if (!body) return send(make_response(bhttp::status::no_content, "", "application/json"));
   send(make_response(bhttp::status::ok, std::move(*body), "application/json"));
+}
+
+void HttpSession::watch_for_departure() {
+  if (m_buffer.size() >= kMaxPipelinedBytes) return;  // the client is held back by TCP now; nothing to notice
+  m_watching = true;
+  m_stream.async_read_some(m_buffer.prepare(kMaxPipelinedBytes - m_buffer.size()),
+                           [self = shared_from_this()](const boost::system::error_code& error, std::size_t n) {
+                             self->on_watch(error, n);
+                           });
+}
+
+void HttpSession::on_watch(const boost::system::error_code& error, std::size_t n) {
+  m_watching = false;
+  if (m_closed) return;
+  m_buffer.commit(n);  // the start of a pipelined request: parsed after this call's answer
+  if (m_call_running) {
+    if (error) return on_client_gone(error);
+    return watch_for_departure();
+  }
+  // The call was answered meanwhile and its response written; go on as after_response() was told to. A real
+  // error (not our cancel) shows up again on the next read, which handles it as usual.
+  switch (std::exchange(m_after_watch, AfterWatch::Nothing)) {
+    case AfterWatch::ReadNext: return read_request();
+    case AfterWatch::Linger: return linger_and_close();
+    case AfterWatch::Nothing: return;  // the response is still being written; after_response() follows
+  }
+}
+
+void HttpSession::on_client_gone(const boost::system::error_code& error) {
+  // The client closed (or reset) the connection while its call runs. The call goes on (its effects stand; a
+  // client that wants the outcome reads the events or asks again), its answer will be dropped, and the socket
+  // and buffers go now: a departed client must not hold a descriptor for the minutes a turn may take.
+  spdlog::debug("http: {} left while its call runs ({}); the call goes on, its answer will be dropped", m_remote,
+                error.message());
+  close();
+  m_buffer.clear();
+  m_buffer.shrink_to_fit();
+  m_parser.reset();
 }
 
 void HttpSession::handle_events(Request& request, std::string_view target) {
@@ -273,11 +334,9 @@ void HttpSession::handle_events(Request& request, std::string_view target) {
   std::string head = "HTTP/1.1 200 OK\r\nServer: switchboard\r\nContent-Type: text/event-stream\r\n"
                      "Cache-Control: no-store\r\nX-Accel-Buffering: no\r\nConnection: keep-alive\r\n";
   if (m_cors_origin) head += "Access-Control-Allow-Origin: " + *m_cors_origin + "\r\nVary: Origin\r\n";
-  if (m_set_cookie) head += "Set-Cookie: " + *m_set_cookie + "\r\n";
   head += "\r\n";
 
-  m_handed_over = true;
-  m_context.sessions.erase(this);  // from now on the hub owns the connection
+  unregister();  // from now on the hub owns the connection
   m_stream.expires_never();
   auto sse = std::make_shared<SseSession>(std::move(m_stream), m_context.hub, std::move(session_filter), m_remote);
   sse->start(std::move(head), last_event_id);

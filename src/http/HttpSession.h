@@ -20,6 +20,12 @@ namespace switchboard::http {
 //   GET  /events                    SSE; the socket is handed to an SseSession (token)
 //   OPTIONS *                       CORS preflight for allow-listed origins
 // Keep-alive is honoured. While an RPC call is running there is no timeout: a turn may take minutes.
+//
+// Lifetime of a call that answers later: the RPC peer holds the session (shared_ptr) until the dispatcher has
+// answered, so the answer always finds its connection. Meanwhile a read on the socket watches for the client
+// going away (EOF or reset): then the socket is closed at once and the buffers released, the call goes on, and
+// its answer, when it comes, is dropped; only this small object waits for it. Bytes a client pipelines behind
+// the call are kept (bounded) for the next request.
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
@@ -29,7 +35,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   ~HttpSession();
 
   void start();
-  // Closes the connection now (shutdown).
+  // Closes the connection now (shutdown). A call still running keeps the object, not the socket.
   void close();
   // Called by the RPC peer when the dispatcher has answered (or had nothing to answer).
   void finish_rpc(std::optional<std::string> body);
@@ -43,8 +49,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void send(Response response, bool close_after = false);
   Response make_response(boost::beast::http::status status, std::string body, std::string_view content_type);
   void refuse(boost::beast::http::status status, std::string_view why);
+  void after_response(bool keep);
   void linger_and_close();
   void discard_input(std::size_t discarded);
+  // While a call runs: a read that notices the client leaving (and keeps what it pipelines meanwhile).
+  void watch_for_departure();
+  void on_watch(const boost::system::error_code& error, std::size_t n);
+  void on_client_gone(const boost::system::error_code& error);
+  void unregister();
 
   boost::beast::tcp_stream m_stream;
   HttpContext& m_context;
@@ -53,10 +65,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string m_remote;
   // Per request: CORS headers to add and whether to keep the connection.
   std::optional<std::string> m_cors_origin;
-  std::optional<std::string> m_set_cookie;
   bool m_keep_alive = false;
   unsigned m_version = 11;
-  bool m_handed_over = false;
+  bool m_registered = true;    // in m_context.sessions; false once closed, gone or handed to SSE
+  bool m_closed = false;       // the socket is closed (shutdown, or the client left mid-call)
+  bool m_call_running = false; // a POST /rpc waits for the dispatcher's answer
+  bool m_watching = false;     // the departure watch's read is outstanding
+  enum class AfterWatch { Nothing, ReadNext, Linger };
+  AfterWatch m_after_watch = AfterWatch::Nothing;  // what the answered connection does once the watch ends
 };
 
 }  // namespace switchboard::http

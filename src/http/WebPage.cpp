@@ -32,7 +32,8 @@ fetch("/.well-known/switchboard").then(r => r.json()).then(id => {
 if (!token) {
   state.textContent = "Open the URL that `switchboard serve` printed (it ends in #token=…).";
 } else {
-  // EventSource cannot send headers: the token goes in the query once, then an HttpOnly cookie carries it.
+  // EventSource cannot send headers: the token goes in the query (the daemon redacts it from its logs). There is
+  // no cookie: a browser would send it to every server on this host, whatever the port.
   const source = new EventSource("/events?token=" + encodeURIComponent(token));
   source.onopen = () => { state.textContent = "live"; };
   source.onerror = () => { state.textContent = "reconnecting…"; };

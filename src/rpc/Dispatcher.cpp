@@ -87,7 +87,11 @@ void Dispatcher::handle_message(std::string_view text, const std::shared_ptr<Rpc
                                                        nullptr}));
     return;
   }
-  const auto message = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // nlohmann's lexer takes a NUL byte for the end of the input, so `{…}\0garbage` would parse as `{…}`. A raw
+  // NUL is never valid JSON (inside a string it must be escaped), so any NUL makes the whole text invalid.
+  const bool has_nul = text.find('\0') != std::string_view::npos;
+  const auto message = has_nul ? nlohmann::json(nlohmann::json::value_t::discarded)
+                               : nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (message.is_discarded()) {
     peer->send_response(render_error(nullptr, RpcError{protocol::ErrorCode::ParseError, "parse error: invalid JSON", nullptr}));
     return;
@@ -174,7 +178,7 @@ void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_
                   });
   const auto state = reply.state();
   try {
-    entry->second.invoke(params, std::move(reply), CallContext{peer});
+    entry->second.invoke(params, std::move(reply), CallContext{peer, is_notification});
   } catch (const std::exception& error) {
     if (!state->replied) ReplyOnce::fail(*state, RpcError::internal_error(method + " threw: " + error.what()));
   }

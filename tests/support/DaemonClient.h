@@ -64,6 +64,9 @@ class DaemonClient {
     return id;
   }
 
+  // Sends one line as it is (a request the test built itself, with its own id).
+  void send_line(const std::string& line) { write_all(m_in, line + "\n"); }
+
   // The response to request `id` (the whole object), or null after the deadline.
   Json response(std::int64_t id, std::chrono::milliseconds timeout = std::chrono::seconds(90)) {
     std::unique_lock lock(m_mutex);
@@ -78,6 +81,18 @@ class DaemonClient {
       if (message.value("id", Json()) == id) return message;
     }
     return nullptr;
+  }
+
+  // Every response line with id `id`, as the daemon wrote it, once at least one has arrived (or after the
+  // deadline: then none). A test that wants "exactly one" waits a little and counts.
+  std::vector<std::string> response_lines(std::int64_t id, std::chrono::milliseconds timeout = std::chrono::seconds(90)) {
+    response(id, timeout);
+    std::lock_guard lock(m_mutex);
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < m_responses.size(); ++i) {
+      if (m_responses[i].value("id", Json()) == id) lines.push_back(m_response_lines[i]);
+    }
+    return lines;
   }
 
   Json call(const std::string& method, const Json& params = Json::object(),
@@ -136,6 +151,7 @@ class DaemonClient {
           m_event_lines.push_back(line.substr(prefix.size(), line.size() - prefix.size() - 1));
         } else {
           m_responses.push_back(std::move(message));
+          m_response_lines.push_back(line);
         }
         m_changed.notify_all();
       }
@@ -153,6 +169,7 @@ class DaemonClient {
   mutable std::mutex m_mutex;
   std::condition_variable m_changed;
   std::vector<Json> m_responses;
+  std::vector<std::string> m_response_lines;  // the same responses, as written
   std::vector<Json> m_events;
   std::vector<std::string> m_event_lines;
   bool m_eof = false;

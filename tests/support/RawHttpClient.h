@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -129,6 +130,13 @@ class RawHttpClient {
     m_buffer.erase(0, end + 2);
     return frame;
   }
+  // True if the server sent something (or closed) within `timeout_ms`, without consuming it.
+  bool has_data(int timeout_ms) {
+    if (!m_buffer.empty()) return true;
+    pollfd entry{m_fd, POLLIN, 0};
+    return ::poll(&entry, 1, timeout_ms) > 0;
+  }
+
   // True once the server closed the connection (read returns 0) within the timeout.
   bool closed_by_server() {
     char c;

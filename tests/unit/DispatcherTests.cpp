@@ -56,6 +56,30 @@ TEST_CASE("parse errors answer -32700 with id null", "[dispatcher]") {
   CHECK(response.at("jsonrpc") == "2.0");
 }
 
+TEST_CASE("a raw NUL byte anywhere in a message is a parse error", "[dispatcher]") {
+  // The rule, at every position of a valid request, a valid notification and a valid batch: each would be
+  // answered (or, the notification, accepted silently) without the NUL.
+  CoreFixture f;
+  for (const std::string& valid : {std::string(R"({"jsonrpc":"2.0","id":9,"method":"ping"})"),
+                                  std::string(R"({"jsonrpc":"2.0","method":"ping"})"),
+                                  std::string(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])")}) {
+    for (std::size_t at = 0; at <= valid.size(); ++at) {
+      for (const std::string& tail : {std::string(), std::string("garbage")}) {
+        std::string text = valid;
+        text.insert(at, 1, '\0');
+        if (at == valid.size()) text += tail;
+        CAPTURE(valid, at, tail);
+        const auto response = f.call(text);
+        REQUIRE(response.is_object());
+        CHECK(error_code(response) == -32700);
+        CHECK(response.at("id").is_null());
+      }
+    }
+  }
+  // An escaped NUL inside a string is valid JSON.
+  CHECK(f.call(R"({"jsonrpc":"2.0","id":"a\u0000b","method":"ping"})").contains("result"));
+}
+
 TEST_CASE("invalid requests answer -32600", "[dispatcher]") {
   CoreFixture f;
   CHECK(error_code(f.call(R"({"id":1,"method":"ping"})")) == -32600);
@@ -142,6 +166,22 @@ TEST_CASE("initialize negotiates the protocol version", "[dispatcher]") {
     SECTION("a second initialize is refused") {
       CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})")) == -32005);
     }
+  }
+  SECTION("as a notification it changes nothing: no answer, not initialized, nobody told of a client") {
+    int attached = 0;
+    const auto subscription = f.bus.subscribe(protocol::EventKind::ClientAttached, [&](const auto&) { ++attached; });
+    for (const auto* version : {"1", "99"}) {
+      CHECK(f.call(std::string(R"({"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":)") + version +
+                   R"(,"clientInfo":{"name":"t"}}})")
+                .is_null());
+    }
+    CHECK(f.call(R"([{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}}])").is_null());
+    CHECK(f.peer->responses.empty());
+    CHECK_FALSE(f.peer->initialized());
+    CHECK(attached == 0);
+    // The next real initialize is the first.
+    CHECK(f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})").contains("result"));
+    CHECK(attached == 1);
   }
   SECTION("an unsupported version lists the supported ones") {
     const auto response = f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":99,"clientInfo":{"name":"t"}}})");

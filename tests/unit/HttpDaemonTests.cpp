@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -210,5 +211,102 @@ TEST_CASE("stdio --http: one egress, byte-identical events and responses on both
   const std::string sse_json = frame->substr(frame->find("data: ") + 6);
   CHECK(sse_json == stdio_json);
   CHECK(json::parse(sse_json).at("type") == "daemon.shutdown");
+  CHECK(daemon.wait() == 0);
+}
+
+namespace {
+
+// CPU time (user + system) the process has used, in clock ticks.
+long cpu_ticks(pid_t pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // past "pid (comm) "
+  std::string field;
+  long utime = 0;
+  long stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+std::size_t count_occurrences(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
+  return count;
+}
+
+int highest_fd(pid_t pid) {
+  int highest = -1;
+  for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    highest = std::max(highest, std::stoi(entry.path().filename().string()));
+  }
+  return highest;
+}
+
+}  // namespace
+
+TEST_CASE("serve: out of descriptors, the acceptor backs off instead of spinning, and recovers", "[http][daemon]") {
+  TempDir tmp;
+  const fs::path log = tmp.path / "daemon.log";
+  Pipe out;
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  // No agent CLI to probe: nothing else in the daemon opens descriptors while the test counts.
+  SpawnedDaemon daemon({"--log-level", "warn", "--log-file", log.string(), "serve", "--port", "0", "--ephemeral",
+                        "--data-dir", (tmp.path / "data").string()},
+                       in, out.write_end(), null_err,
+                       {"SWITCHBOARD_CLAUDE_BIN=/nonexistent/claude", "SWITCHBOARD_CODEX_BIN=/nonexistent/codex"});
+  out.close_write();
+  ::close(in);
+  ::close(null_err);
+  const std::string listening = read_line(out.read_end());
+  const auto colon = listening.rfind(':');
+  REQUIRE(colon != std::string::npos);
+  const auto port = static_cast<std::uint16_t>(std::stoi(listening.substr(colon + 1)));
+  const std::string open_line = read_line(out.read_end());
+  const std::string token = open_line.substr(open_line.find("#token=") + 7);
+  const std::vector<std::string> headers = {"Authorization: Bearer " + token, "Content-Type: application/json"};
+  const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+  {
+    RawHttpClient warm(port);
+    REQUIRE(warm.request("POST", "/rpc", headers, ping).status == 200);
+  }
+
+  // Leave the daemon room for a few descriptors only, then take them with idle keep-alive connections.
+  rlimit original{};
+  REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, nullptr, &original) == 0);
+  const rlimit tight{static_cast<rlim_t>(highest_fd(daemon.pid()) + 4), original.rlim_max};
+  REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, &tight, nullptr) == 0);
+  std::vector<std::unique_ptr<RawHttpClient>> hogs;
+  for (int i = 0; i < 32; ++i) {
+    hogs.push_back(std::make_unique<RawHttpClient>(port, 300));
+    REQUIRE(hogs.back()->connected());  // the kernel completes the handshake; the daemon may not accept it
+  }
+  // The last connections wait in the backlog: accept fails with EMFILE while the daemon is full.
+  RawHttpClient waiting(port, 8000);
+  REQUIRE(waiting.send_request("POST", "/rpc", headers, ping));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  const auto failures_before = count_occurrences(slurp(log), "accept failed");
+  const long ticks_before = cpu_ticks(daemon.pid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  const long ticks_spent = cpu_ticks(daemon.pid()) - ticks_before;
+  const auto failures = count_occurrences(slurp(log), "accept failed") - failures_before;
+  CAPTURE(ticks_spent, failures);
+  CHECK(failures_before > 0);  // the daemon really ran out
+  // Back-off of 100 ms doubling to 1 s: over 2 s at most a handful of attempts, and next to no CPU (a spinning
+  // acceptor retries tens of thousands of times and burns the whole 2 s).
+  CHECK(failures <= 6);
+  CHECK(ticks_spent < sysconf(_SC_CLK_TCK) / 5);
+
+  // Descriptors come free (the idle clients leave): the waiting connection is accepted and answered.
+  hogs.clear();
+  const auto answered = waiting.read_response();
+  CHECK(answered.status == 200);
+  ::prlimit(daemon.pid(), RLIMIT_NOFILE, &original, nullptr);
+  RawHttpClient after(port);
+  CHECK(after.request("POST", "/rpc", headers, ping).status == 200);
+  ::kill(daemon.pid(), SIGTERM);
   CHECK(daemon.wait() == 0);
 }

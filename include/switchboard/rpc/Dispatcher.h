@@ -19,6 +19,9 @@ namespace switchboard::rpc {
 // What a handler knows about the call besides its params.
 struct CallContext {
   std::shared_ptr<RpcPeer> peer;
+  // The call has no id: whatever the handler answers is dropped, so the client learns nothing. Handlers whose
+  // effect the client must learn about (initialize) refuse such calls.
+  bool is_notification = false;
 };
 
 // Method descriptors generated from schema/methods/ (protocol/generated/Methods.h). Requiring kFromSchema
