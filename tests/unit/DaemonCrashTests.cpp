@@ -171,7 +171,7 @@ bool in_gap(const std::vector<Gap>& gaps, std::uint64_t seq) {
 
 }  // namespace
 
-TEST_CASE("crash: kill -9 at random moments never reuses a seq; stored events replay byte for byte; losses are gaps",
+TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each stored event byte for byte or a gap for it",
           "[daemon][store][crash]") {
   std::signal(SIGPIPE, SIG_IGN);  // writes to a daemon just killed
   TempDir tmp;

@@ -64,7 +64,7 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
 
 }  // namespace
 
-TEST_CASE("logging: a parent that never reads stderr does not stall the daemon; dropped lines are counted",
+TEST_CASE("logging: a parent that never reads stderr does not stall the daemon and its dropped lines are counted",
           "[daemon][logging]") {
   std::signal(SIGPIPE, SIG_IGN);
   Pipe in;

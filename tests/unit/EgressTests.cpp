@@ -248,7 +248,7 @@ TEST_CASE("egress: events no sink holds any more are reused for later events", "
   egress.remove_sink(forgetting);
 }
 
-TEST_CASE("egress: seqs past the grant are numbered and held in order until a larger grant; asks once per grant",
+TEST_CASE("egress: seqs past the grant are numbered and held in order until a larger grant which is asked for once",
           "[egress]") {
   EventBus bus;
   Egress egress(bus);

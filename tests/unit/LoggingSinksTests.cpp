@@ -43,7 +43,7 @@ std::string drain(int fd) {
 
 }  // namespace
 
-TEST_CASE("logging: stderr on a full pipe drops and counts lines, never blocks, and leaves the shared fd blocking",
+TEST_CASE("logging: stderr on a full pipe drops and counts lines without blocking and leaves the shared fd blocking",
           "[logging]") {
   int fds[2];
   REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
@@ -83,7 +83,7 @@ TEST_CASE("logging: stderr on a full pipe drops and counts lines, never blocks, 
   ::close(fds[1]);
 }
 
-TEST_CASE("logging: the log file is written by its own thread; lines that do not fit its queue are counted",
+TEST_CASE("logging: the log file is written by its own thread and lines that do not fit its queue are counted",
           "[logging]") {
   char name[] = "/tmp/switchboard-log-XXXXXX";
   REQUIRE(::mkdtemp(name) != nullptr);

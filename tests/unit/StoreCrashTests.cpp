@@ -150,7 +150,7 @@ TEST_CASE(kChildTest, "[.store-crash-child]") {
   io.run();
 }
 
-TEST_CASE("store: kill -9 loses no acknowledged event; the log reopens intact and continues above the reservation", "[store]") {
+TEST_CASE("store: kill -9 loses no acknowledged event and the log reopens intact and continues above the reservation", "[store]") {
   StoreTempDir dir;
   std::uint64_t stored_before = 0;
   std::mt19937 random(12345);

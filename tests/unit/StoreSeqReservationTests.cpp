@@ -53,7 +53,7 @@ protocol::MessageDeltaEvent delta() { return protocol::MessageDeltaEvent{"t-1", 
 
 }  // namespace
 
-TEST_CASE("store: the egress hands out only reserved seqs, and the log reserves more before they run out", "[store]") {
+TEST_CASE("store: the egress hands out only reserved seqs and the log reserves more before they run out", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
   auto store = open_store(io, dir, 64);
