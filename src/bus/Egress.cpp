@@ -91,15 +91,65 @@ void Egress::on_bus_event(const BusEvent& bus_event) {
   const auto wire = bridge(bus_event);
   if (!wire) return;
   std::shared_ptr<EncodedEvent> encoded = recycled_or_new_event();
-  encoded->seq = ++m_last_seq;
+  encoded->seq = ++m_numbered_seq;
   encoded->kind = wire->kind;
   encoded->session_id.assign(wire->session_id);
   m_writer.clear();
   encode(*wire, encoded->seq, unix_millis_now(), m_writer);
   encoded->json.assign(m_writer.text());
-  const EncodedEventPtr shared = std::move(encoded);  // the ring keeps its own reference
+  EncodedEventPtr shared = std::move(encoded);  // the ring keeps its own reference
+  if (shared->seq >= m_ask_at) return on_grant_limit(std::move(shared));
+  deliver(shared);
+}
+
+void Egress::deliver(const EncodedEventPtr& event) {
+  m_last_seq = event->seq;
   // Index loop: a sink may unregister itself (a transport closing) while being notified.
-  for (std::size_t i = 0; i < m_sinks.size(); ++i) m_sinks[i]->on_event(shared);
+  for (std::size_t i = 0; i < m_sinks.size(); ++i) m_sinks[i]->on_event(event);
+}
+
+void Egress::on_grant_limit(EncodedEventPtr event) {
+  if (!m_asked && event->seq >= m_ask_seq) {
+    m_asked = true;  // one request per grant
+    if (m_running_low) m_running_low();
+  }
+  if (m_held.empty() && event->seq <= m_granted_through) {
+    deliver(event);
+  } else {
+    m_held.push_back(std::move(event));
+  }
+  update_threshold();
+}
+
+void Egress::grant_seqs(std::uint64_t through, std::uint64_t ask_at) {
+  m_granted_through = through;
+  m_ask_seq = ask_at;
+  m_asked = false;
+  release_held();
+  if (m_numbered_seq >= m_ask_seq) {
+    // Used up already (a burst while the grant was on its way): ask again at once.
+    m_asked = true;
+    if (m_running_low) m_running_low();
+  }
+  update_threshold();
+}
+
+void Egress::update_threshold() {
+  if (!m_held.empty()) {
+    m_ask_at = 0;  // every new event queues behind the held ones
+  } else if (!m_asked) {
+    m_ask_at = std::min(m_ask_seq, m_granted_through == kUnlimited ? kUnlimited : m_granted_through + 1);
+  } else {
+    m_ask_at = m_granted_through == kUnlimited ? kUnlimited : m_granted_through + 1;
+  }
+}
+
+void Egress::release_held() {
+  while (!m_held.empty() && m_held.front()->seq <= m_granted_through) {
+    const EncodedEventPtr event = std::move(m_held.front());
+    m_held.pop_front();
+    deliver(event);
+  }
 }
 
 }  // namespace switchboard::bus

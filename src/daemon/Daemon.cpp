@@ -140,9 +140,9 @@ std::optional<int> Daemon::open_store() {
   m_persistence = std::make_unique<StoredSessions>(*m_store);
   m_engine.set_persistence(m_persistence.get());
   m_engine.restore(std::move(*state));
-  // Seqs continue where the log stopped, so a client's Last-Event-ID from before a restart still means the
-  // same event.
-  m_egress.continue_after(m_store->events().last_seq());
+  // Seqs continue above every seq an earlier run may have handed out, so a client's Last-Event-ID from before
+  // a restart (or a crash) still means the same event; the egress hands out only durably reserved seqs.
+  m_store->events().supply_seqs(m_egress);
   m_egress.add_sink(m_store->events());
   m_history.log = &m_store->events();
   // Deltas are most of a turn's events and useless once its message.completed exists: a finished turn's deltas
@@ -175,12 +175,15 @@ std::optional<int> Daemon::start_http() {
   m_hub->set_floor(m_egress.last_seq());
   if (m_store) {
     m_hub->set_archive([log = &m_store->events()](std::uint64_t after, std::size_t limit, auto done) {
-      log->replay_after(after, limit, [done = std::move(done)](store::StoreResult<store::EventLog::Events> events) {
+      log->replay_after(after, limit, [log, after, done = std::move(done)](store::StoreResult<store::EventLog::Events> events) {
         if (!events) {
           spdlog::error("store: replay failed: {}", events.error());
           return done(std::nullopt);
         }
-        done(std::move(*events));
+        http::ArchivePage page;
+        page.events = std::move(*events);
+        for (const auto& range : log->lost_after(after)) page.lost.emplace_back(range.first, range.last);
+        done(std::move(page));
       });
     });
   }

@@ -28,7 +28,9 @@ void bind_history_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, E
     const auto after = static_cast<std::uint64_t>(params.after_seq.value_or(0));
     const auto limit = static_cast<std::size_t>(params.limit.value_or(kDefaultPageSize));
     auto shared = std::make_shared<rpc::Reply<p::SessionEventsResult>>(std::move(reply));
-    history.log->session_events(params.session_id, after, limit, [shared, limit](store::StoreResult<store::EventLog::Events> events) {
+    // Fixed at open, so read now: the callback then needs nothing from the log.
+    auto lost = history.log->lost_after(after);
+    history.log->session_events(params.session_id, after, limit, [shared, limit, lost = std::move(lost)](store::StoreResult<store::EventLog::Events> events) {
       if (!events) {
         spdlog::error("store: reading session events failed: {}", events.error());
         return (*shared)(rpc::RpcError{p::ErrorCode::StoreFailure, "reading the session's events failed", nullptr});
@@ -45,7 +47,14 @@ void bind_history_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, E
         }
         result.events.push_back(std::move(envelope));
       }
-      if (events->size() == limit && !events->empty()) result.next_after_seq = static_cast<std::int64_t>(events->back()->seq);
+      const bool full = events->size() == limit && !events->empty();
+      if (full) result.next_after_seq = static_cast<std::int64_t>(events->back()->seq);
+      // Seqs lost in a crash are global: any of them within this page's span may have been this session's.
+      for (const auto& range : lost) {
+        if (full && range.first > events->back()->seq) break;  // the next page's
+        if (!result.gaps) result.gaps.emplace();
+        result.gaps->push_back(p::SeqGap{static_cast<std::int64_t>(range.first), static_cast<std::int64_t>(range.last)});
+      }
       (*shared)(std::move(result));
     });
   });

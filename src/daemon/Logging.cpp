@@ -3,9 +3,9 @@
 #include <memory>
 #include <vector>
 
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "daemon/LoggingSinks.h"
 
 namespace switchboard::daemon {
 
@@ -13,10 +13,11 @@ std::optional<std::string> configure_logging(const std::string& level_name, cons
   const auto level = spdlog::level::from_str(level_name);
   if (level == spdlog::level::off && level_name != "off") return "unknown log level: " + level_name;
   std::vector<spdlog::sink_ptr> sinks;
-  sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>(spdlog::color_mode::automatic));
+  // Neither sink ever waits for its output: logging happens on the reactor thread (LoggingSinks.h).
+  sinks.push_back(std::make_shared<NonBlockingStderrSink>(2));
   if (!file.empty()) {
     try {
-      sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(file));
+      sinks.push_back(std::make_shared<BackgroundFileSink>(file));
     } catch (const spdlog::spdlog_ex& error) {
       return std::string("cannot open log file: ") + error.what();
     }

@@ -35,10 +35,17 @@ struct SseLimits {
   std::chrono::milliseconds retry_hint{2000};
 };
 
+// One read from the durable log: events, and the seq ranges above `after` whose events were lost in a crash
+// (delivered once, never stored), each announced to the client as a gap where it falls.
+struct ArchivePage {
+  std::vector<bus::EncodedEventPtr> events;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> lost;  // [from, to], in order
+};
+
 // Reads events older than the in-memory history from the durable log: at most `limit` events with seq >
 // `after`, oldest first; `done` gets nullopt if the log could not be read. Answers on the io_context thread.
-using EventArchive = std::function<void(std::uint64_t after, std::size_t limit,
-                                        std::function<void(std::optional<std::vector<bus::EncodedEventPtr>>)> done)>;
+using EventArchive =
+    std::function<void(std::uint64_t after, std::size_t limit, std::function<void(std::optional<ArchivePage>)> done)>;
 
 // The egress sink for Server-Sent Events: formats each event into a frame, keeps a bounded history for
 // reconnecting clients, and fans frames out to the connected SseSessions. Single-threaded (io_context).

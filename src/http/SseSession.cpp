@@ -19,6 +19,12 @@ SseFramePtr make_frame(std::string bytes) {
   return frame;
 }
 
+// Events from..to cannot be replayed: the client should refetch state.
+SseFramePtr gap_frame(std::uint64_t from, std::uint64_t to) {
+  return make_frame("event: gap\ndata: {\"from\":" + std::to_string(from) + ",\"to\":" + std::to_string(to) +
+                    "}\n\n");
+}
+
 }  // namespace
 
 SseSession::SseSession(boost::beast::tcp_stream stream, SseHub& hub, std::optional<std::string> session_filter,
@@ -51,8 +57,7 @@ void SseSession::start(std::string head, std::optional<std::uint64_t> last_event
     } else {
       if (replay.gap) {
         // Explicit, so the client knows to refetch state instead of silently missing events.
-        enqueue(make_frame("event: gap\ndata: {\"from\":" + std::to_string(replay.gap->first) +
-                           ",\"to\":" + std::to_string(replay.gap->second) + "}\n\n"));
+        enqueue(gap_frame(replay.gap->first, replay.gap->second));
       }
       for (auto& frame : replay.frames) {
         if (wanted(*frame)) enqueue(std::move(frame));
@@ -95,17 +100,28 @@ bool SseSession::accept(SseFramePtr frame) {
 
 void SseSession::read_archive(std::uint64_t after, std::uint64_t through) {
   m_hub.archive()(after, kArchivePageEvents,
-                  [self = shared_from_this(), after, through](std::optional<std::vector<bus::EncodedEventPtr>> events) {
+                  [self = shared_from_this(), after, through](std::optional<ArchivePage> page) {
                     if (self->m_closed) return;
-                    if (!events) {
+                    if (!page) {
                       spdlog::warn("sse: the event log could not be read for client {}; sending a gap", self->m_remote);
-                      self->enqueue(make_frame("event: gap\ndata: {\"from\":" + std::to_string(after + 1) +
-                                               ",\"to\":" + std::to_string(through) + "}\n\n"));
+                      self->enqueue(gap_frame(after + 1, through));
                       return self->finish_catch_up();
                     }
+                    // Lost ranges go out where they fall among the events, clipped to what memory does not hold.
+                    std::size_t next_lost = 0;
+                    const auto announce_lost_through = [&](std::uint64_t seq) {
+                      for (; next_lost < page->lost.size() && page->lost[next_lost].first <= seq; ++next_lost) {
+                        const auto [from, to] = page->lost[next_lost];
+                        if (from <= through && to > after) {
+                          self->enqueue(gap_frame(std::max(from, after + 1), std::min(to, through)));
+                        }
+                      }
+                    };
+                    const auto& events = page->events;
                     std::uint64_t reached = after;
-                    for (const auto& event : *events) {
+                    for (const auto& event : events) {
                       if (event->seq > through) break;  // memory has it (held)
+                      announce_lost_through(event->seq);
                       reached = event->seq;
                       auto frame = std::make_shared<SseFrame>();
                       frame->seq = event->seq;
@@ -114,10 +130,11 @@ void SseSession::read_archive(std::uint64_t after, std::uint64_t through) {
                       if (self->wanted(*frame)) self->enqueue(std::move(frame));
                     }
                     // A full page that stopped short of memory: there is more in the log.
-                    if (events->size() == kArchivePageEvents && reached < through && reached > after) {
+                    if (events.size() == kArchivePageEvents && reached < through && reached > after) {
                       self->write_next();
                       return self->read_archive(reached, through);
                     }
+                    announce_lost_through(through);
                     self->finish_catch_up();
                   });
 }

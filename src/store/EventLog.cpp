@@ -9,6 +9,7 @@
 
 #include "store/Database.h"
 #include "store/StoreWorker.h"
+#include "switchboard/bus/Egress.h"
 #include "switchboard/support/Bug.h"
 
 namespace switchboard::store {
@@ -23,6 +24,7 @@ EventLogOptions sanitized(EventLogOptions options) {
   options.max_batch_events = std::max(options.max_batch_events, options.flush_events);
   options.trim_chunk_events = std::max<std::uint64_t>(options.trim_chunk_events, 1);
   options.max_retry_delay = std::max(options.max_retry_delay, options.retry_delay);
+  options.reserve_seqs = std::max<std::uint64_t>(options.reserve_seqs, 2);
   return options;
 }
 
@@ -37,31 +39,103 @@ auto first_after(const Range& events, std::uint64_t seq) {
 
 StoreResult<std::unique_ptr<EventLog>> EventLog::open(boost::asio::io_context& io, StoreWorker& worker,
                                                       EventLogOptions options) {
+  options = sanitized(options);
   auto table = std::make_shared<EventTable>();
-  auto loaded = worker.run_blocking("open event log", [table](Database& db) -> StoreResult<std::uint64_t> {
+  auto loaded = worker.run_blocking("open event log", [table, block = options.reserve_seqs](Database& db) -> StoreResult<std::uint64_t> {
     table->load(db.sql());
-    return table->high_water();
+    return table->recover_and_reserve(db.sql(), block);
   });
   if (!loaded) return loaded.error();
-  return std::unique_ptr<EventLog>(new EventLog(io, worker, sanitized(options), std::move(table)));
+  if (!table->lost().empty() && table->lost().back().last == *loaded) {
+    const SeqRange& range = table->lost().back();
+    spdlog::warn("event log: the last run ended without storing seqs {}..{} (killed?); events it delivered under them "
+                 "are lost, and replays announce the range as a gap",
+                 range.first, range.last);
+  }
+  return std::unique_ptr<EventLog>(new EventLog(io, worker, options, std::move(table), *loaded));
 }
 
 EventLog::EventLog(boost::asio::io_context& io, StoreWorker& worker, EventLogOptions options,
-                   std::shared_ptr<EventTable> table)
+                   std::shared_ptr<EventTable> table, std::uint64_t continue_after)
     : m_io(io),
       m_worker(worker),
       m_options(options),
       m_table(std::move(table)),
       m_self(std::make_shared<EventLog*>(this)),
-      m_last_seq(m_table->high_water()),
-      m_committed_seq(m_last_seq),
+      m_last_seq(continue_after),
+      m_committed_seq(continue_after),
+      m_reserved(m_table->reserved()),
+      m_lost(m_table->lost()),
       m_flush_timer(io),
       m_retry_timer(io),
-      m_next_retry_delay(options.retry_delay) {}
+      m_next_retry_delay(options.retry_delay),
+      m_reserve_retry_timer(io),
+      m_next_reserve_delay(options.retry_delay) {}
 
 EventLog::~EventLog() {
   close();
   m_self.reset();  // handlers still queued find the log gone
+}
+
+void EventLog::supply_seqs(bus::Egress& egress) {
+  m_egress = &egress;
+  egress.continue_after(m_last_seq);
+  egress.on_seqs_running_low([self = std::weak_ptr(m_self)] {
+    if (const auto log = self.lock()) (*log)->reserve_more();
+  });
+  egress.grant_seqs(m_reserved, m_reserved - m_options.reserve_seqs / 2);
+}
+
+void EventLog::reserve_more() {
+  if (m_reserving || m_closed || m_egress == nullptr) return;
+  m_reserving = true;
+  // A whole block beyond what is numbered already, so even a burst that outran the last grant is covered.
+  const std::uint64_t through = std::max(m_reserved, m_egress->numbered_seq()) + m_options.reserve_seqs;
+  // A foreground job: it lifts the store thread out of SCHED_IDLE, so it never waits behind idle-class work.
+  m_worker.submit(
+      "reserve seqs",
+      [table = m_table, through](Database& db) -> StoreResult<std::uint64_t> {
+        table->reserve_through(db.sql(), through);
+        return through;
+      },
+      [self = std::weak_ptr(m_self)](StoreResult<std::uint64_t> result) {
+        if (const auto log = self.lock()) (*log)->on_reserved(std::move(result));
+      });
+}
+
+void EventLog::on_reserved(StoreResult<std::uint64_t> result) {
+  m_reserving = false;
+  if (m_closed || m_egress == nullptr) return;
+  if (!result) {
+    // The egress holds new events (it never hands out an unreserved seq) until a reservation succeeds.
+    if (!std::exchange(m_reserve_failure_reported, true)) {
+      spdlog::error("event log: reserving seqs failed ({}): {}; events are held, not delivered, until it succeeds",
+                    to_string(result.error().code), result.error().message);
+    }
+    m_reserve_retry_timer.expires_after(m_next_reserve_delay);
+    m_next_reserve_delay = std::min(m_next_reserve_delay * 2, m_options.max_retry_delay);
+    m_reserve_retry_timer.async_wait([self = std::weak_ptr(m_self)](const boost::system::error_code& error) {
+      const auto log = self.lock();
+      if (!log || error) return;
+      (*log)->reserve_more();
+    });
+    return;
+  }
+  if (std::exchange(m_reserve_failure_reported, false)) {
+    spdlog::info("event log: seqs reserved again; {} held events delivered", m_egress->held_count());
+  }
+  m_next_reserve_delay = m_options.retry_delay;
+  m_reserved = std::max(m_reserved, *result);
+  m_egress->grant_seqs(m_reserved, m_reserved - m_options.reserve_seqs / 2);
+}
+
+std::vector<SeqRange> EventLog::lost_after(std::uint64_t after_seq) const {
+  std::vector<SeqRange> ranges;
+  for (const SeqRange& range : m_lost) {
+    if (range.last <= after_seq) continue;
+    ranges.push_back(SeqRange{std::max(range.first, after_seq + 1), range.last});
+  }
+  return ranges;
 }
 
 void EventLog::on_event(const bus::EncodedEventPtr& event) {
@@ -344,7 +418,20 @@ void EventLog::close() {
   }
   m_compactions.clear();
   auto waiters = std::exchange(m_flush_waiters, {});
-  if (events->empty() && compactions.empty() && waiters.empty()) return;
+  m_reserve_retry_timer.cancel();
+  // Every seq the egress delivered is in `events` or stored; none above it was seen by anyone (held events
+  // were not), so once the final commit succeeds the reservation comes down to it and the next run continues
+  // right after it, with nothing to report lost.
+  std::uint64_t handed_out = m_last_seq;
+  if (m_egress != nullptr) {
+    handed_out = std::max(handed_out, m_egress->last_seq());
+    if (m_egress->held_count() > 0) {
+      spdlog::error("event log: closing with {} events never delivered (seqs could not be reserved)",
+                    m_egress->held_count());
+    }
+    m_egress->on_seqs_running_low(nullptr);
+    m_egress = nullptr;
+  }
 
   const std::uint64_t first = events->empty() ? 0 : events->front()->seq;
   const std::uint64_t last = events->empty() ? 0 : events->back()->seq;
@@ -354,10 +441,12 @@ void EventLog::close() {
   }
   m_worker.submit(
       "event log final commit",
-      [table = m_table, events, compactions = std::move(compactions), first,
-       last](Database& db) -> StoreResult<AppendOutcome> {
+      [table = m_table, events, compactions = std::move(compactions), first, last,
+       handed_out](Database& db) -> StoreResult<AppendOutcome> {
         try {
-          return table->append(db.sql(), *events, compactions, EventTable::Duplicates::Ignore);
+          AppendOutcome outcome = table->append(db.sql(), *events, compactions, EventTable::Duplicates::Ignore);
+          table->release_reservation(db.sql(), handed_out);
+          return outcome;
         } catch (...) {
           // Logged here, on the store thread: at shutdown the reactor may never run the callback.
           StoreError error = error_from_current_exception("event log final commit");

@@ -18,6 +18,10 @@
 #include "store/StoreError.h"
 #include "switchboard/bus/EncodedEvent.h"
 
+namespace switchboard::bus {
+class Egress;
+}
+
 namespace switchboard::store {
 
 class StoreWorker;
@@ -37,6 +41,10 @@ struct EventLogOptions {
   // After a failed commit the batch is retried after retry_delay, doubling up to max_retry_delay.
   std::chrono::milliseconds retry_delay{250};
   std::chrono::milliseconds max_retry_delay{10000};
+  // Seqs reserved durably ahead of use, per reservation (docs/persistence.md). The next block is reserved when
+  // half of this one is handed out: at 100k events/s that leaves over 300 ms for one small commit. A crash
+  // reports at most this many seqs (the unused ones among them included) as one lost range.
+  std::uint64_t reserve_seqs = 65536;
 };
 
 // The durable event log: an egress sink that stores every wire event in the events table, and reads them back
@@ -52,7 +60,11 @@ struct EventLogOptions {
 //  - data.turnId is extracted from the event bytes on the store thread (EventFields.h), so sinks need no
 //    extra parameter and the egress's EventSink interface stays as it is.
 //
-// Owned by Store; construct it with open(), wire it with Egress::continue_after(last_seq()) and add_sink().
+//  - It keeps the egress supplied with seqs (supply_seqs): the egress hands out only seqs below a durable
+//    reservation, so a seq a client saw never names another event after a crash; a restart records what the
+//    crashed run reserved but never stored as lost, and replays announce it (lost_after).
+//
+// Owned by Store; construct it with open(), wire it with supply_seqs(egress) and Egress::add_sink().
 class EventLog : public bus::EventSink {
  public:
   // Reads the log's state on the store thread and waits for it. Blocking: startup only.
@@ -64,9 +76,22 @@ class EventLog : public bus::EventSink {
 
   void on_event(const bus::EncodedEventPtr& event) override;
 
-  // The highest seq stored or accepted: at open, the stored high-water mark, so seqs continue across restarts
-  // (never reused, even when compaction removed the newest rows).
+  // The highest seq stored or accepted: at open, the stored high-water mark or the earlier run's reservation,
+  // whichever is higher, so seqs continue across restarts (never reused, even when compaction removed the
+  // newest rows or a crash lost the unsaved tail).
   std::uint64_t last_seq() const { return m_last_seq; }
+  // The durable seq reservation: no seq above it has been handed out.
+  std::uint64_t reserved_seq() const { return m_reserved; }
+
+  // Makes the egress continue after last_seq() and hand out only reserved seqs, reserving the next block
+  // (a store job) whenever half of the current one is used. Once, before the first event. The egress must
+  // outlive close().
+  void supply_seqs(bus::Egress& egress);
+
+  // Seq ranges above after_seq whose events earlier runs delivered, perhaps, but never stored (they were
+  // killed first), in seq order, the first clipped to start after after_seq. Global: the events of every
+  // session in such a range are gone.
+  std::vector<SeqRange> lost_after(std::uint64_t after_seq) const;
   // The highest seq known to be committed (durable).
   std::uint64_t committed_seq() const { return m_committed_seq; }
   // Events accepted but not yet committed.
@@ -97,7 +122,7 @@ class EventLog : public bus::EventSink {
 
  private:
   EventLog(boost::asio::io_context& io, StoreWorker& worker, EventLogOptions options,
-           std::shared_ptr<EventTable> table);
+           std::shared_ptr<EventTable> table, std::uint64_t continue_after);
 
   struct PendingCompaction {
     Compaction compaction;
@@ -117,6 +142,8 @@ class EventLog : public bus::EventSink {
   void submit_compaction(PendingCompaction pending);
   void start_trim();
   void note_backlog();
+  void reserve_more();
+  void on_reserved(StoreResult<std::uint64_t> result);
   // Appends to `rows` the in-memory events after both after_seq and rows' last seq (and of `session_id`, if
   // given), up to `limit`.
   void merge_unsaved(Events& rows, std::uint64_t after_seq, std::size_t limit, const std::string* session_id) const;
@@ -131,6 +158,8 @@ class EventLog : public bus::EventSink {
 
   std::uint64_t m_last_seq = 0;
   std::uint64_t m_committed_seq = 0;
+  std::uint64_t m_reserved = 0;
+  std::vector<SeqRange> m_lost;  // a copy of the table's, for the reactor
   std::deque<bus::EncodedEventPtr> m_pending;
   std::chrono::steady_clock::time_point m_first_pending_at;
   Batch m_in_flight;  // being committed; read by replays meanwhile (the store thread only reads it too)
@@ -148,6 +177,12 @@ class EventLog : public bus::EventSink {
   std::size_t m_backlog_warning_at = 0;
   bool m_closed = false;
   bool m_warned_after_close = false;
+
+  bus::Egress* m_egress = nullptr;  // supplied with seqs (supply_seqs)
+  bool m_reserving = false;
+  boost::asio::steady_timer m_reserve_retry_timer;
+  std::chrono::milliseconds m_next_reserve_delay;
+  bool m_reserve_failure_reported = false;
 
   std::function<void(const StoreError&)> m_on_error;
   std::function<void(std::uint64_t)> m_on_commit;

@@ -15,6 +15,7 @@ namespace switchboard::store {
 namespace {
 
 constexpr const char* kHighWaterKey = "events.high_water_seq";
+constexpr const char* kReservedKey = "events.reserved_seq";
 constexpr std::size_t kRememberedTurns = 4096;
 constexpr std::size_t kCurrentTurnSessions = 32;
 
@@ -42,6 +43,69 @@ void EventTable::load(SQLite::Database& db) {
   const std::int64_t max_seq = db.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64();
   m_high_water = static_cast<std::uint64_t>(std::max(stored, max_seq));
   m_rows = static_cast<std::uint64_t>(db.execAndGet("SELECT count(*) FROM events").getInt64());
+  SQLite::Statement reserved(db, "SELECT value FROM store_meta WHERE key = ?");
+  reserved.bind(1, kReservedKey);
+  // A file from before reservations (or never used) has none: nothing beyond the high water was handed out.
+  m_reserved = reserved.executeStep() ? static_cast<std::uint64_t>(reserved.getColumn(0).getInt64()) : 0;
+  m_lost.clear();
+  SQLite::Statement lost(db, "SELECT first_seq, last_seq FROM lost_events ORDER BY first_seq");
+  while (lost.executeStep()) {
+    m_lost.push_back(SeqRange{static_cast<std::uint64_t>(lost.getColumn(0).getInt64()),
+                              static_cast<std::uint64_t>(lost.getColumn(1).getInt64())});
+  }
+}
+
+namespace {
+
+void write_reserved(SQLite::Database& db, std::uint64_t value) {
+  SQLite::Statement mark(db,
+                         "INSERT INTO store_meta(key, value) VALUES (?1, ?2) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  mark.bind(1, kReservedKey);
+  mark.bind(2, as_sql(value));
+  mark.exec();
+}
+
+}  // namespace
+
+std::uint64_t EventTable::recover_and_reserve(SQLite::Database& db, std::uint64_t block) {
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  std::vector<SeqRange> lost = m_lost;
+  if (m_reserved > m_high_water) {
+    // The last run handed out seqs up to m_reserved at most, and stored only up to m_high_water: whatever it
+    // delivered in between is gone. Recorded, so every later replay through this range says so.
+    const SeqRange range{m_high_water + 1, m_reserved};
+    // A run killed before it stored anything leaves the previous lost range inside this one: it is replaced.
+    SQLite::Statement subsumed(db, "DELETE FROM lost_events WHERE first_seq >= ?");
+    subsumed.bind(1, as_sql(range.first));
+    subsumed.exec();
+    std::erase_if(lost, [&range](const SeqRange& earlier) { return earlier.first >= range.first; });
+    SQLite::Statement insert(db, "INSERT INTO lost_events(first_seq, last_seq) VALUES (?, ?)");
+    insert.bind(1, as_sql(range.first));
+    insert.bind(2, as_sql(range.last));
+    insert.exec();
+    lost.push_back(range);
+  }
+  const std::uint64_t continue_after = std::max(m_high_water, m_reserved);
+  const std::uint64_t reserved = continue_after + block;
+  write_reserved(db, reserved);
+  transaction.commit();
+  m_lost = std::move(lost);
+  m_reserved = reserved;
+  return continue_after;
+}
+
+void EventTable::reserve_through(SQLite::Database& db, std::uint64_t through) {
+  if (through <= m_reserved) return;
+  write_reserved(db, through);  // one statement: its own transaction
+  m_reserved = through;
+}
+
+void EventTable::release_reservation(SQLite::Database& db, std::uint64_t handed_out) {
+  const std::uint64_t value = std::max(handed_out, m_high_water);
+  if (value >= m_reserved) return;
+  write_reserved(db, value);
+  m_reserved = value;
 }
 
 AppendOutcome EventTable::append(SQLite::Database& db, std::span<const bus::EncodedEventPtr> events,

@@ -26,6 +26,13 @@ struct Compaction {
   std::uint64_t through_seq = 0;
 };
 
+// A range of seqs, both ends included.
+struct SeqRange {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  bool operator==(const SeqRange&) const = default;
+};
+
 struct AppendOutcome {
   std::uint64_t committed_through = 0;  // the highest seq now durable
   std::vector<std::size_t> compacted;   // rows deleted by each compaction applied with the batch
@@ -40,11 +47,27 @@ struct AppendOutcome {
 // row count.
 class EventTable {
  public:
-  // Reads the high-water seq (max of the stored mark and max(seq)) and the row count. Once, at open.
+  // Reads the high-water seq (max of the stored mark and max(seq)), the row count, the seq reservation and
+  // the lost ranges. Once, at open.
   void load(SQLite::Database& db);
 
   std::uint64_t high_water() const { return m_high_water; }
   std::uint64_t row_count() const { return m_rows; }
+
+  // Seq reservation (docs/persistence.md): the egress hands out only seqs at or below a mark that is durable
+  // first, so a crash cannot make a seq some client saw name another event later.
+  std::uint64_t reserved() const { return m_reserved; }
+  // Seqs reserved by an earlier run but not stored: the run ended without a clean close (kill -9, power loss),
+  // and clients may have received events under them that are gone. In seq order; never changed after open.
+  const std::vector<SeqRange>& lost() const { return m_lost; }
+  // At open, in one transaction: records (high water, reserved] as lost if an earlier run did not close
+  // cleanly, and reserves seqs through (that range's end) + `block`. Returns the seq to continue after.
+  std::uint64_t recover_and_reserve(SQLite::Database& db, std::uint64_t block);
+  // Raises the reservation to `through` (never lowers it).
+  void reserve_through(SQLite::Database& db, std::uint64_t through);
+  // At a clean close, once every seq handed out is stored: lowers the reservation to `handed_out` (or the
+  // high water, if higher), so the next run continues right after it and reports nothing lost.
+  void release_reservation(SQLite::Database& db, std::uint64_t handed_out);
 
   enum class Duplicates { Fail, Ignore };
   // One transaction: inserts `events` (seq order), raises the high-water mark and each session's last_seq,
@@ -73,6 +96,8 @@ class EventTable {
 
   std::uint64_t m_high_water = 0;
   std::uint64_t m_rows = 0;
+  std::uint64_t m_reserved = 0;
+  std::vector<SeqRange> m_lost;
   bool m_warned_unknown_type = false;
   // The first seq of recent turns, keyed by session id + '\x1f' + turn id, so compaction scans the session's
   // index from there rather than from its first event. Bounded: the oldest entries are forgotten (their

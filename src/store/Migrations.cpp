@@ -91,9 +91,22 @@ CREATE INDEX sessions_by_created ON sessions(created_at, id);
 CREATE INDEX runs_by_session ON runs(session_id, id);
 )sql";
 
+// Version 3: seq reservation (docs/persistence.md, "Seqs never repeat").
+//  - store_meta 'events.reserved_seq' (written by the event log, absent until then) is the highest seq the
+//    egress may hand out; it is durable before any seq below it reaches a client.
+//  - lost_events holds the seqs an earlier run reserved but never stored (it was killed before its batch
+//    committed): events clients may have received and that are gone. Replays announce them as gaps.
+constexpr std::string_view kVersion3 = R"sql(
+CREATE TABLE lost_events (
+  first_seq  INTEGER PRIMARY KEY,
+  last_seq   INTEGER NOT NULL CHECK (last_seq >= first_seq)
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
+    {3, "seq reservation; lost event ranges", kVersion3},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

@@ -247,3 +247,55 @@ TEST_CASE("egress: events no sink holds any more are reused for later events", "
   CHECK(keeper.events[0]->seq == 301);
   egress.remove_sink(forgetting);
 }
+
+TEST_CASE("egress: seqs past the grant are numbered and held in order until a larger grant which is asked for once",
+          "[egress]") {
+  EventBus bus;
+  Egress egress(bus);
+  RecordingSink sink;
+  egress.add_sink(sink);
+  int asked = 0;
+  egress.on_seqs_running_low([&] { ++asked; });
+  egress.grant_seqs(10, 6);
+  for (int i = 0; i < 5; ++i) bus.publish("s-1", delta("a"));
+  CHECK(asked == 0);
+  CHECK(sink.events.size() == 5);
+  bus.publish("s-1", delta("b"));  // seq 6 reaches the ask mark
+  CHECK(asked == 1);
+  for (int i = 0; i < 7; ++i) bus.publish("s-1", delta("c"));  // seqs 7..13: 11..13 are past the grant
+  CHECK(asked == 1);
+  CHECK(sink.events.size() == 10);
+  CHECK(egress.last_seq() == 10);
+  CHECK(egress.numbered_seq() == 13);
+  CHECK(egress.held_count() == 3);
+
+  egress.grant_seqs(12, 100);  // releases 11 and 12; 13 still waits, and so does every event after it
+  CHECK(sink.events.size() == 12);
+  bus.publish("s-1", delta("d"));  // seq 14
+  CHECK(egress.held_count() == 2);
+  egress.grant_seqs(1000, 500);
+  REQUIRE(sink.events.size() == 14);
+  for (std::size_t i = 0; i < sink.events.size(); ++i) CHECK(sink.events[i]->seq == i + 1);
+  CHECK(egress.held_count() == 0);
+  CHECK(asked == 1);
+
+  SECTION("a grant already used up asks again at once") {
+    egress.grant_seqs(1000, 10);
+    CHECK(asked == 2);
+    bus.publish("s-1", delta("e"));
+    CHECK(asked == 2);
+    CHECK(sink.events.back()->seq == 15);
+  }
+}
+
+TEST_CASE("egress: without a grant every seq goes out at once", "[egress]") {
+  EventBus bus;
+  Egress egress(bus);
+  RecordingSink sink;
+  egress.add_sink(sink);
+  egress.continue_after(41);
+  for (int i = 0; i < 100; ++i) bus.publish("s-1", delta("a"));
+  CHECK(sink.events.size() == 100);
+  CHECK(sink.events.back()->seq == 141);
+  CHECK(egress.held_count() == 0);
+}

@@ -184,6 +184,24 @@ void encode(json::JsonWriter& writer, const EventEnvelope& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, SeqGap& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"from", "to"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "from", out.from, context)) return false;
+  if (out.from < 1) return context.fail_at("from", "integer >= 1", json.at("from"));
+  if (!json::decode_required(json, "to", out.to, context)) return false;
+  if (out.to < 1) return context.fail_at("to", "integer >= 1", json.at("to"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SeqGap& value) {
+  writer.begin_object();
+  writer.member_integer("\"from\":", value.from);
+  writer.member_integer(",\"to\":", value.to);
+  writer.end_object();
+}
+
 std::string_view to_string(SessionState value) {
   switch (value) {
     case SessionState::Idle: return "idle";
@@ -1388,10 +1406,11 @@ void encode(json::JsonWriter& writer, const SessionEventsParams& value) {
 
 bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"events", "nextAfterSeq"};
+  static constexpr std::string_view kKnown[] = {"events", "nextAfterSeq", "gaps"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "events", out.events, context)) return false;
   if (!json::decode_optional(json, "nextAfterSeq", out.next_after_seq, context)) return false;
+  if (!json::decode_optional(json, "gaps", out.gaps, context)) return false;
   return true;
 }
 
@@ -1401,6 +1420,10 @@ void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
   encode(writer, value.events);
   if (value.next_after_seq) {
     writer.member_integer(",\"nextAfterSeq\":", *value.next_after_seq);
+  }
+  if (value.gaps) {
+    writer.member_raw(",\"gaps\":");
+    encode(writer, *value.gaps);
   }
   writer.end_object();
 }

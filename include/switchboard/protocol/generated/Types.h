@@ -74,6 +74,14 @@ struct EventEnvelope {
 bool decode(const nlohmann::json& json, EventEnvelope& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const EventEnvelope& value);
 
+// A range of seqs whose events cannot be replayed: a daemon killed before storing them had delivered them, perhaps, and they are gone. The same range an SSE client gets as an `event: gap` frame. Global: any session's events in it are lost.
+struct SeqGap {
+  std::int64_t from{};
+  std::int64_t to{};
+};
+bool decode(const nlohmann::json& json, SeqGap& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SeqGap& value);
+
 enum class SessionState : std::uint8_t { Idle, Running, AwaitingInput, Stopped, Interrupted };
 std::string_view to_string(SessionState value);
 bool decode(const nlohmann::json& json, SessionState& out, json::DecodeContext& context);
@@ -475,6 +483,7 @@ void encode(json::JsonWriter& writer, const SessionEventsParams& value);
 struct SessionEventsResult {
   std::vector<EventEnvelope> events;
   std::optional<std::int64_t> next_after_seq{};  // Present when the page is full: pass it as afterSeq for the next page.
+  std::optional<std::vector<SeqGap>> gaps{};  // Present when lost seqs fall within this page (after afterSeq, and up to nextAfterSeq when the page is full): ranges whose events were lost in a crash, in order. This session's events there, if it had any, cannot be read.
 };
 bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionEventsResult& value);
