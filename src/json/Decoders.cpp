@@ -14,15 +14,17 @@ bool decode(const nlohmann::json& json, std::string& out, DecodeContext& context
 }
 
 bool decode(const nlohmann::json& json, std::int64_t& out, DecodeContext& context) {
-  if (const auto* value = json.get_ptr<const std::int64_t*>()) {
-    out = *value;
-    return true;
-  }
+  // Unsigned first: nlohmann's get_ptr<int64_t*> also answers for an unsigned value (is_number_integer() is true
+  // for both) and hands out the same storage read as signed, so 2^64-1 would come back as -1.
   if (const auto* value = json.get_ptr<const std::uint64_t*>()) {
     if (*value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       return context.fail("integer within 64-bit signed range", json);
     }
     out = static_cast<std::int64_t>(*value);
+    return true;
+  }
+  if (const auto* value = json.get_ptr<const std::int64_t*>()) {
+    out = *value;
     return true;
   }
   // 3.0 is an integer in JSON Schema's sense; 3.5 is not. The range is checked before the cast: converting a
