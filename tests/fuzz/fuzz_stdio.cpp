@@ -140,7 +140,9 @@ void check_line(std::string_view line, const std::vector<std::string>& responses
   for (const auto& text : responses) parsed.push_back(check_response_text(text));
 
   const json request = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded() || nesting_depth(line) > kMaxNesting) {
+  // nlohmann's lexer stops at a raw NUL and may accept what precedes it; the daemon refuses any NUL (-32700).
+  const bool has_nul = line.find('\0') != std::string_view::npos;
+  if (has_nul || request.is_discarded() || nesting_depth(line) > kMaxNesting) {
     FUZZ_CHECK(parsed.size() == 1 && parsed[0].is_object());
     FUZZ_CHECK(error_code(parsed[0]) == -32700 && parsed[0]["id"].is_null());
     return;

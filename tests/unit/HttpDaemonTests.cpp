@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -236,12 +237,19 @@ std::size_t count_occurrences(const std::string& text, const std::string& needle
   return count;
 }
 
-int highest_fd(pid_t pid) {
-  int highest = -1;
+// The descriptor limit that leaves `pid` exactly `room` free descriptors. New descriptors take the lowest free
+// numbers, and open ones may be sparse (a descriptor inherited at 251, say), so the limit is one past the
+// `room`-th free number, not the highest open one plus `room`.
+rlim_t limit_leaving(pid_t pid, int room) {
+  std::set<int> open;
   for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
-    highest = std::max(highest, std::stoi(entry.path().filename().string()));
+    open.insert(std::stoi(entry.path().filename().string()));
   }
-  return highest;
+  int fd = 0;
+  for (int free_seen = 0;; ++fd) {
+    if (!open.contains(fd) && ++free_seen == room) break;
+  }
+  return static_cast<rlim_t>(fd + 1);
 }
 
 }  // namespace
@@ -276,7 +284,7 @@ TEST_CASE("serve: out of descriptors, the acceptor backs off instead of spinning
   // Leave the daemon room for a few descriptors only, then take them with idle keep-alive connections.
   rlimit original{};
   REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, nullptr, &original) == 0);
-  const rlimit tight{static_cast<rlim_t>(highest_fd(daemon.pid()) + 4), original.rlim_max};
+  const rlimit tight{limit_leaving(daemon.pid(), 4), original.rlim_max};
   REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, &tight, nullptr) == 0);
   std::vector<std::unique_ptr<RawHttpClient>> hogs;
   for (int i = 0; i < 32; ++i) {
