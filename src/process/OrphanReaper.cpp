@@ -79,7 +79,9 @@ OrphanReaper::~OrphanReaper() {
 
 void OrphanReaper::wait_for_signal() {
   m_sigchld.async_wait([this](const boost::system::error_code& error, int) {
-    if (error) return;  // stopped
+    // A SIGCHLD that arrived just before stop() has its handler queued already, without an error: cancelling
+    // cannot reach it, so the flag does. Re-arming then would keep the io_context running for ever.
+    if (error || m_stopped) return;
     reap();
     wait_for_signal();
   });
@@ -111,6 +113,7 @@ std::size_t OrphanReaper::kill_adopted() {
 }
 
 void OrphanReaper::stop() {
+  m_stopped = true;
   boost::system::error_code ignored;
   m_sigchld.cancel(ignored);
 }

@@ -46,6 +46,7 @@ class OrphanReaper {
 
   boost::asio::signal_set m_sigchld;
   bool m_active = false;
+  bool m_stopped = false;
 };
 
 }  // namespace switchboard::process

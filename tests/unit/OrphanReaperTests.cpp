@@ -8,6 +8,7 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 
 #include "process/ChildProcess.h"
 #include "process/OrphanReaper.h"
@@ -99,4 +100,25 @@ TEST_CASE("orphan reaper: adopted processes still alive at shutdown are killed a
   REQUIRE(testing::run_until(io, [&] { return agent->finished(); }));
   REQUIRE(record->exit);
   CHECK(record->exit->signal == SIGKILL);
+}
+
+TEST_CASE("orphan reaper: once stopped it lets the io_context finish, even with a SIGCHLD already delivered", "[process]") {
+  // The daemon hung at shutdown when a child's SIGCHLD arrived just before stop(): the reaper's handler was
+  // already queued (no error for cancel to report), and it re-armed the wait. A second watcher of SIGCHLD,
+  // registered after the reaper, gets the same signal delivered first and stops the reaper from its handler,
+  // so the reaper's own handler runs after stop() with a success code.
+  boost::asio::io_context io{1};
+  process::OrphanReaper reaper(io);
+  REQUIRE(reaper.active());
+  boost::asio::signal_set watcher(io, SIGCHLD);
+  bool stopped_first = false;
+  watcher.async_wait([&](const boost::system::error_code& error, int) {
+    REQUIRE_FALSE(error);
+    reaper.stop();
+    stopped_first = true;
+  });
+  REQUIRE(::raise(SIGCHLD) == 0);
+  io.run_for(std::chrono::seconds(5));
+  CHECK(stopped_first);
+  CHECK(io.stopped());  // it ran out of work rather than out of time
 }
