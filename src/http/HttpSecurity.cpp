@@ -27,14 +27,8 @@ std::vector<std::string> loopback_origins(unsigned short port) {
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 bool listed(const std::vector<std::string>& list, std::string_view value) {
-  return std::any_of(list.begin(), list.end(), [&](const std::string& entry) { return iequals(entry, value); });
+  return std::any_of(list.begin(), list.end(), [&](const std::string& entry) { return equals_ignoring_ascii_case(entry, value); });
 }
 
 std::string_view trim(std::string_view text) {
@@ -71,7 +65,7 @@ bool token_accepted(const SecurityPolicy& policy, const PresentedCredentials& cr
   if (credentials.authorization) {
     auto value = trim(*credentials.authorization);
     constexpr std::string_view kBearer = "Bearer ";
-    if (value.size() > kBearer.size() && iequals(value.substr(0, kBearer.size()), kBearer)) {
+    if (value.size() > kBearer.size() && equals_ignoring_ascii_case(value.substr(0, kBearer.size()), kBearer)) {
       accepted |= constant_time_equals(trim(value.substr(kBearer.size())), policy.token);
     }
   }

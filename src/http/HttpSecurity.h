@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,21 @@ std::vector<std::string> loopback_hosts(unsigned short port, const std::vector<s
 std::vector<std::string> loopback_origins(unsigned short port);
 
 bool host_allowed(const SecurityPolicy& policy, std::string_view host);
+
+// Header names and values such as Host, "Bearer" and media types compare without regard to ASCII case (RFC 9110),
+// whatever the process locale is. Inline, with no call into the C library per character: it runs on every request.
+inline bool equals_ignoring_ascii_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto x = static_cast<unsigned char>(a[i]);
+    const auto y = static_cast<unsigned char>(b[i]);
+    if (x == y) continue;
+    const auto lower_x = x >= 'A' && x <= 'Z' ? x + ('a' - 'A') : x;
+    const auto lower_y = y >= 'A' && y <= 'Z' ? y + ('a' - 'A') : y;
+    if (lower_x != lower_y) return false;
+  }
+  return true;
+}
 
 enum class OriginVerdict {
   NoOrigin,    // not a browser cross-origin request (curl, a native client): allowed

@@ -3,11 +3,12 @@
 #include <charconv>
 
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
 #include "http/SseSession.h"
 #include "http/WebPage.h"
+#include "http/WireResponse.h"
 #include "switchboard/rpc/RpcPeer.h"
 
 namespace switchboard::http {
@@ -38,6 +39,9 @@ class HttpRpcPeer : public rpc::RpcPeer {
 // enough for a next request's head and a modest body; beyond it TCP flow control holds the client back.
 constexpr std::size_t kMaxPipelinedBytes = 64 * 1024;
 
+// Output buffer capacity a connection keeps between answers; a larger one is released after its write.
+constexpr std::size_t kKeptOutputCapacity = 16 * 1024;
+
 std::optional<std::string_view> header(const HttpSession::Request& request, bhttp::field field) {
   const auto it = request.find(field);
   if (it == request.end()) return std::nullopt;
@@ -54,11 +58,7 @@ bool is_json_content_type(std::string_view value) {
   const auto semicolon = value.find(';');
   auto media = value.substr(0, semicolon);
   while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
-  if (media.size() != 16) return false;
-  for (std::size_t i = 0; i < media.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(media[i])) != "application/json"[i]) return false;
-  }
-  return true;
+  return equals_ignoring_ascii_case(media, "application/json");
 }
 
 std::optional<std::uint64_t> parse_seq(std::string_view text) {
@@ -71,7 +71,7 @@ std::optional<std::uint64_t> parse_seq(std::string_view text) {
 }  // namespace
 
 HttpSession::HttpSession(boost::asio::ip::tcp::socket socket, HttpContext& context)
-    : m_stream(std::move(socket)), m_context(context) {
+    : m_stream(std::move(socket)), m_context(context), m_deadline_timer(m_stream.get_executor()) {
   m_context.sessions.insert(this);
   boost::system::error_code error;
   const auto endpoint = m_stream.socket().remote_endpoint(error);
@@ -90,6 +90,8 @@ void HttpSession::close() {
   // From here on nothing touches m_context: a late answer may arrive after the server (and context) are gone.
   unregister();
   m_closed = true;
+  clear_deadline();
+  m_deadline_timer.cancel();  // a pending wait would hold up the io_context's end on shutdown
   boost::system::error_code ignored;
   m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   m_stream.socket().close(ignored);
@@ -97,11 +99,42 @@ void HttpSession::close() {
 
 void HttpSession::start() { read_request(); }
 
+// Beast's stream timeout would arm (and so reprogram the kernel's timer) on every read and every write: two
+// system calls per request. Here a request only moves m_deadline; the timer, armed at most once per
+// idle_timeout, looks at it when it fires and waits again for what is left.
+void HttpSession::restart_deadline() {
+  m_deadline = std::chrono::steady_clock::now() + m_context.idle_timeout;
+  if (!m_deadline_timer_pending) arm_deadline_timer();
+}
+
+void HttpSession::clear_deadline() { m_deadline = std::chrono::steady_clock::time_point::max(); }
+
+void HttpSession::arm_deadline_timer() {
+  m_deadline_timer_pending = true;
+  m_deadline_timer.expires_at(m_deadline);
+  // A weak reference: a pending deadline must not keep a connection whose client has left alive for 30 s.
+  m_deadline_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+    if (const auto self = weak.lock()) self->on_deadline_timer(error);
+  });
+}
+
+void HttpSession::on_deadline_timer(const boost::system::error_code& error) {
+  m_deadline_timer_pending = false;
+  if (error || m_closed || !m_registered) return;  // cancelled, closed, or handed to SSE
+  if (m_deadline == std::chrono::steady_clock::time_point::max()) return;  // a call runs; restarted after it
+  if (std::chrono::steady_clock::now() < m_deadline) return arm_deadline_timer();
+  // Expired. As Beast's timeout did: close the socket, so the pending read or write ends with an error and the
+  // connection goes away through its usual path.
+  spdlog::debug("http: closing {}: idle for {} ms", m_remote, m_context.idle_timeout.count());
+  boost::system::error_code ignored;
+  m_stream.socket().close(ignored);
+}
+
 void HttpSession::read_request() {
   m_parser.emplace();
   m_parser->header_limit(static_cast<std::uint32_t>(m_context.max_header_bytes));
   m_parser->body_limit(m_context.max_body_bytes);
-  m_stream.expires_after(m_context.idle_timeout);
+  restart_deadline();
   bhttp::async_read(m_stream, m_buffer, *m_parser,
                     [self = shared_from_this()](const boost::system::error_code& error, std::size_t) { self->on_read(error); });
 }
@@ -149,11 +182,15 @@ void HttpSession::refuse(bhttp::status status, std::string_view why) {
   send(make_response(status, std::string(why) + "\n", "text/plain; charset=utf-8"), /*close_after=*/true);
 }
 
-void HttpSession::send(Response response, bool close_after) {
-  auto shared = std::make_shared<Response>(std::move(response));
-  const bool keep = !close_after && shared->keep_alive();
-  m_stream.expires_after(m_context.idle_timeout);
-  bhttp::async_write(m_stream, *shared, [self = shared_from_this(), shared, keep](const boost::system::error_code& error, std::size_t) {
+void HttpSession::send(const Response& response, bool close_after) {
+  // One request is answered at a time (the next is read only after this write completes), so m_out is free.
+  m_out.clear();
+  append_wire_bytes(response, m_out);
+  const bool keep = !close_after && response.keep_alive();
+  restart_deadline();
+  boost::asio::async_write(m_stream, boost::asio::buffer(m_out), [self = shared_from_this(), keep](const boost::system::error_code& error, std::size_t) {
+    // A connection keeps its buffer for the next answer, unless this one was large (a history, a batch).
+    if (self->m_out.capacity() > kKeptOutputCapacity) std::string().swap(self->m_out);
     if (error) {
       boost::system::error_code ignored;
       self->m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
@@ -182,6 +219,7 @@ void HttpSession::linger_and_close() {
   // the client still sends for a short while, then close.
   boost::system::error_code ignored;
   m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+  clear_deadline();  // this short wait is the stream's own
   m_stream.expires_after(std::chrono::seconds(2));
   discard_input(0);
 }
@@ -203,8 +241,11 @@ void HttpSession::discard_input(std::size_t discarded) {
 void HttpSession::handle(Request& request) {
   const std::string_view target(request.target().data(), request.target().size());
   const auto path = target_path(target);
-  spdlog::debug("http: {} {} from {}", std::string_view(request.method_string().data(), request.method_string().size()),
-                redact_target(target), m_remote);
+  // Checked first: redact_target() copies the target, which is not worth doing per request for a discarded line.
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("http: {} {} from {}", std::string_view(request.method_string().data(), request.method_string().size()),
+                  redact_target(target), m_remote);
+  }
 
   // 1. DNS rebinding: the Host must be one of ours, on every path.
   if (!host_allowed(m_context.policy, header(request, bhttp::field::host).value_or(""))) {
@@ -263,8 +304,8 @@ void HttpSession::handle_rpc(Request& request) {
   if (!content_type || !is_json_content_type(*content_type)) {
     return refuse(bhttp::status::unsupported_media_type, "Content-Type must be application/json");
   }
-  // A call may run for minutes (a whole agent turn): no timer while the dispatcher works on it.
-  m_stream.expires_never();
+  // A call may run for minutes (a whole agent turn): no deadline while the dispatcher works on it.
+  clear_deadline();
   m_call_running = true;
   m_context.dispatcher.handle_message(request.body(), std::make_shared<HttpRpcPeer>(shared_from_this()));
   // Answered already (most calls are), or the answer comes later: then watch the client while we wait.
@@ -337,7 +378,8 @@ void HttpSession::handle_events(Request& request, std::string_view target) {
   head += "\r\n";
 
   unregister();  // from now on the hub owns the connection
-  m_stream.expires_never();
+  clear_deadline();
+  m_deadline_timer.cancel();
   auto sse = std::make_shared<SseSession>(std::move(m_stream), m_context.hub, std::move(session_filter), m_remote);
   sse->start(std::move(head), last_event_id);
 }

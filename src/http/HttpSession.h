@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -46,7 +47,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void handle(Request& request);
   void handle_rpc(Request& request);
   void handle_events(Request& request, std::string_view target);
-  void send(Response response, bool close_after = false);
+  void send(const Response& response, bool close_after = false);
   Response make_response(boost::beast::http::status status, std::string body, std::string_view content_type);
   void refuse(boost::beast::http::status status, std::string_view why);
   void after_response(bool keep);
@@ -57,12 +58,22 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void on_watch(const boost::system::error_code& error, std::size_t n);
   void on_client_gone(const boost::system::error_code& error);
   void unregister();
+  // The idle deadline: a connection with no request (or whose client does not take its response) for
+  // idle_timeout is closed. Restarting it is only a store; the one timer behind it is re-armed when it fires.
+  void restart_deadline();
+  void clear_deadline();  // no deadline while a call runs, or once the socket belongs to someone else
+  void arm_deadline_timer();
+  void on_deadline_timer(const boost::system::error_code& error);
 
   boost::beast::tcp_stream m_stream;
   HttpContext& m_context;
   boost::beast::flat_buffer m_buffer;
+  std::string m_out;  // the bytes of the response being written
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> m_parser;
   std::string m_remote;
+  boost::asio::steady_timer m_deadline_timer;
+  std::chrono::steady_clock::time_point m_deadline = std::chrono::steady_clock::time_point::max();  // max: none
+  bool m_deadline_timer_pending = false;
   // Per request: CORS headers to add and whether to keep the connection.
   std::optional<std::string> m_cors_origin;
   bool m_keep_alive = false;

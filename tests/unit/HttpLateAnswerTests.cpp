@@ -109,6 +109,12 @@ class EngineOverHttp {
   bool holding() {
     return on_reactor([this] { return static_cast<bool>(control->resume); });
   }
+  void set_idle_timeout(std::chrono::milliseconds timeout) {
+    on_reactor([this, timeout] {
+      m_context.idle_timeout = timeout;
+      return 0;
+    });
+  }
   std::size_t open_connections() {
     return on_reactor([this] { return m_context.sessions.size(); });
   }
@@ -345,6 +351,37 @@ TEST_CASE("HTTP: a client that leaves mid-call: the call goes on, its socket is 
   h.script({ScriptedAdapter::Message{"again"}, ScriptedAdapter::End{}});
   CHECK(call(h, "again", "session.send", {{"sessionId", session}, {"text", "again"}}).at("result").at("stopReason") == "end_turn");
   CHECK(eventually([&] { return h.open_connections() == 0 && open_descriptors() == descriptors_before; }));
+}
+
+TEST_CASE("HTTP: a keep-alive connection closes after the idle timeout without a request, never while its call runs",
+          "[http][late]") {
+  EngineOverHttp h;
+  constexpr auto kTimeout = std::chrono::milliseconds(500);
+  h.set_idle_timeout(kTimeout);
+  const std::string session = create_session(h);
+  RawHttpClient client(h.port(), 10000);
+  // Requests closer together than the timeout each restart the wait: the connection outlives the timeout.
+  for (int i = 0; i < 10; ++i) {  // 10 x 100 ms, twice the timeout
+    const auto response = client.request("POST", "/rpc", {h.bearer(), kJson}, request("p", "ping", json::object()));
+    REQUIRE(response.status == 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // A call that runs three times as long as the timeout is answered on its connection.
+  h.script({ScriptedAdapter::Hold{}, ScriptedAdapter::Message{"done"}, ScriptedAdapter::End{}});
+  REQUIRE(client.send_request("POST", "/rpc", {h.bearer(), kJson}, request("send", "session.send", {{"sessionId", session}, {"text", "hi"}})));
+  REQUIRE(eventually([&] { return h.holding(); }));
+  std::this_thread::sleep_for(3 * kTimeout);
+  CHECK(h.open_connections() == 1);
+  REQUIRE(h.resume());
+  const auto answer = client.read_response();
+  REQUIRE(answer.complete);
+  CHECK(json::parse(answer.body).at("result").at("stopReason") == "end_turn");
+  // After the answer the wait starts over: the connection still serves, then closes once quiet for the timeout.
+  CHECK(client.request("POST", "/rpc", {h.bearer(), kJson}, request("p", "ping", json::object())).status == 200);
+  const auto quiet_since = std::chrono::steady_clock::now();
+  CHECK(client.closed_by_server());
+  CHECK(std::chrono::steady_clock::now() - quiet_since >= kTimeout - std::chrono::milliseconds(100));
+  CHECK(eventually([&] { return h.open_connections() == 0; }));
 }
 
 TEST_CASE("HTTP: shutdown closes connections whose calls are still running", "[http][late]") {

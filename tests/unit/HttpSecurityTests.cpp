@@ -70,3 +70,22 @@ TEST_CASE("query parsing and log redaction", "[http][security]") {
   CHECK(redact_target("/events?a=1&token=secret") == "/events?a=1&token=REDACTED");
   CHECK(redact_target("/events?mytoken=keep") == "/events?mytoken=keep");
 }
+
+TEST_CASE("http header comparison ignores ASCII case and nothing else, for every pair of bytes", "[http][security]") {
+  // The rule, byte by byte: equal after folding A-Z to a-z. Bytes outside ASCII letters compare as they are.
+  auto fold = [](int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; };
+  int mismatches = 0;
+  for (int a = 0; a < 256; ++a) {
+    for (int b = 0; b < 256; ++b) {
+      const char x = static_cast<char>(a);
+      const char y = static_cast<char>(b);
+      if (equals_ignoring_ascii_case(std::string_view(&x, 1), std::string_view(&y, 1)) != (fold(a) == fold(b))) ++mismatches;
+    }
+  }
+  CHECK(mismatches == 0);
+  CHECK(equals_ignoring_ascii_case("Application/JSON", "application/json"));
+  CHECK(equals_ignoring_ascii_case("", ""));
+  CHECK_FALSE(equals_ignoring_ascii_case("application/json", "application/jso"));
+  CHECK_FALSE(equals_ignoring_ascii_case("bearer ", "bearer_"));
+  CHECK_FALSE(equals_ignoring_ascii_case("\xC4", "\xE4"));  // Latin-1 Ä and ä: not ASCII, not folded
+}

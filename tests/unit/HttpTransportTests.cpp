@@ -77,6 +77,91 @@ TEST_CASE("POST /rpc answers through the shared dispatcher", "[http]") {
   }
 }
 
+TEST_CASE("http keep-alive: pipelined requests are answered in order on one connection, each with the full header set",
+          "[http]") {
+  HttpHarness h;
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(h.port()) + "\r\n";
+  auto ping = [&](int id, const std::string& version = "HTTP/1.1", const std::string& extra = "") {
+    const std::string body = R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"ping"})";
+    return "POST /rpc " + version + "\r\n" + host + h.bearer() + "\r\n" + kJson + "\r\n" + extra +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  };
+  // What every JSON-RPC answer carries, and nothing else (no Set-Cookie, no Connection on HTTP/1.1 keep-alive).
+  auto check_headers = [](RawHttpClient::Response& response, const std::optional<std::string>& connection) {
+    CHECK(response.headers["server"] == "switchboard");
+    CHECK(response.headers["content-type"] == "application/json");
+    CHECK(response.headers["cache-control"] == "no-store");
+    CHECK(response.headers["x-content-type-options"] == "nosniff");
+    CHECK(response.headers["content-length"] == std::to_string(response.body.size()));
+    CHECK(response.headers.count("connection") == (connection ? 1u : 0u));
+    if (connection) CHECK(response.headers["connection"] == *connection);
+    CHECK(response.headers.size() == (connection ? 6u : 5u));
+  };
+
+  SECTION("HTTP/1.1: many requests in one write, then more, all on the same connection") {
+    RawHttpClient client(h.port());
+    for (int round = 0; round < 3; ++round) {
+      std::string burst;
+      for (int i = 0; i < 5; ++i) burst += ping(round * 10 + i);
+      REQUIRE(client.send_raw(burst));
+      for (int i = 0; i < 5; ++i) {
+        auto response = client.read_response();
+        REQUIRE(response.complete);
+        CHECK(response.status == 200);
+        CHECK(json::parse(response.body).at("id") == round * 10 + i);
+        check_headers(response, std::nullopt);
+      }
+    }
+    CHECK_FALSE(client.has_data(100));  // nothing more, and the connection stays open
+    auto last = client.request("POST", "/rpc", {h.bearer(), kJson}, R"({"jsonrpc":"2.0","id":99,"method":"ping"})");
+    CHECK(json::parse(last.body).at("id") == 99);
+  }
+  SECTION("HTTP/1.1 with Connection: close: answered with Connection: close, then closed; what follows is not read") {
+    RawHttpClient client(h.port());
+    REQUIRE(client.send_raw(ping(1, "HTTP/1.1", "Connection: close\r\n") + ping(2)));
+    auto response = client.read_response();
+    REQUIRE(response.complete);
+    CHECK(json::parse(response.body).at("id") == 1);
+    check_headers(response, "close");
+    CHECK(client.closed_by_server());
+  }
+  SECTION("HTTP/1.0 keeps the connection only when asked, and says so") {
+    RawHttpClient kept(h.port());
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(kept.send_raw(ping(i, "HTTP/1.0", "Connection: keep-alive\r\n")));
+      auto response = kept.read_response();
+      REQUIRE(response.complete);
+      CHECK(json::parse(response.body).at("id") == i);
+      check_headers(response, "keep-alive");
+    }
+    RawHttpClient once(h.port());
+    REQUIRE(once.send_raw(ping(7, "HTTP/1.0")));
+    auto response = once.read_response();
+    REQUIRE(response.complete);
+    CHECK(json::parse(response.body).at("id") == 7);
+    check_headers(response, std::nullopt);  // HTTP/1.0 closes by default, no header needed
+    CHECK(once.closed_by_server());
+  }
+  SECTION("a notification's 204 and a refusal keep their exact framing between pipelined answers") {
+    RawHttpClient client(h.port());
+    const std::string note = R"({"jsonrpc":"2.0","method":"ping"})";
+    REQUIRE(client.send_raw(ping(1) + "POST /rpc HTTP/1.1\r\n" + host + h.bearer() + "\r\n" + kJson +
+                            "\r\nContent-Length: " + std::to_string(note.size()) + "\r\n\r\n" + note + ping(2) +
+                            "POST /rpc HTTP/1.1\r\n" + host + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}"));
+    auto first = client.read_response();
+    CHECK(json::parse(first.body).at("id") == 1);
+    auto nothing = client.read_response();
+    CHECK(nothing.status == 204);
+    CHECK(nothing.body.empty());
+    auto second = client.read_response();
+    CHECK(json::parse(second.body).at("id") == 2);
+    auto refused = client.read_response();
+    CHECK(refused.status == 401);  // the token is checked before the content type
+    CHECK(refused.headers["connection"] == "close");
+    CHECK(client.closed_by_server());
+  }
+}
+
 TEST_CASE("HTTP refuses what it must: status codes for bad requests", "[http]") {
   HttpHarness h({}, {}, /*max_body=*/4096);
   SECTION("415 for a wrong content type") {
