@@ -45,6 +45,8 @@ TEST_CASE("http wire response: byte for byte what Beast's serializer writes, for
     for (const unsigned version : {10u, 11u}) {
       for (const bool keep_alive : {true, false}) {
         for (const auto& body : bodies) {
+          // A 204 has no body (Beast refuses to prepare one with a body; the session never builds one).
+          if (status == bhttp::status::no_content && !body.empty()) continue;
           for (const bool cors : {false, true}) {
             for (const bool extra : {false, true}) {
               // Built the way HttpSession::make_response and handle() build theirs.
@@ -73,7 +75,7 @@ TEST_CASE("http wire response: byte for byte what Beast's serializer writes, for
       }
     }
   }
-  CHECK(compared == 10 * 2 * 2 * 4 * 2 * 2);
+  CHECK(compared == (9 * 4 + 1) * 2 * 2 * 2 * 2);
 }
 
 TEST_CASE("http wire response: a custom reason phrase and bytes already in the buffer are kept", "[http][wire]") {
