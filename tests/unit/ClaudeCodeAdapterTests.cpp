@@ -10,15 +10,17 @@
 
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "support/ClaudeRecordingSink.h"
+#include "support/RunHandlersUntil.h"
 
 // The Claude Code adapter's plumbing (translator and adapter together, a real process, real pipes) against
 // tests/support/fake_claude.py, a stand-in CLI that needs no model and no installed Claude Code.
 
+namespace claude_code_adapter_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters;
 using namespace switchboard::adapters::claude;
-
-namespace {
+using switchboard::testing::run_handlers_until;
 
 const std::string kFakeClaude = std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py";
 
@@ -28,16 +30,6 @@ struct ScopedVariable {
   ScopedVariable(std::string variable, const std::string& value) : name(std::move(variable)) { ::setenv(name.c_str(), value.c_str(), 1); }
   ~ScopedVariable() { ::unsetenv(name.c_str()); }
 };
-
-template <class Predicate>
-bool run_until(boost::asio::io_context& io, Predicate done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    io.restart();
-    io.run_one_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 struct Started {
   boost::asio::io_context io{1};
@@ -52,12 +44,12 @@ struct Started {
     std::optional<std::optional<AdapterError>> started;
     adapter->start(StartOptions{"s-test", SWITCHBOARD_SOURCE_DIR, std::nullopt, std::nullopt, std::nullopt},
                    [&](std::optional<AdapterError> error) { started = error; });
-    REQUIRE(run_until(io, [&] { return started.has_value(); }));
+    REQUIRE(run_handlers_until(io, [&] { return started.has_value(); }));
     REQUIRE_FALSE(started->has_value());
   }
   ~Started() {
     adapter->stop();
-    run_until(io, [&] { return !sink.lines.empty() && sink.lines.back().starts_with("stopped"); });
+    run_handlers_until(io, [&] { return !sink.lines.empty() && sink.lines.back().starts_with("stopped"); });
   }
 
   std::size_t count_starting(const std::string& prefix) const {
@@ -65,21 +57,41 @@ struct Started {
   }
 };
 
-}  // namespace
-
-TEST_CASE("claude adapter: a model or mode switch the CLI refuses is reported as one agent error", "[claude][adapter]") {
+TEST_CASE("claude adapter: a model or mode switch completes with the CLI's answer, a refusal is no agent error", "[claude][adapter]") {
   ScopedVariable refuse("FAKE_CLAUDE_REFUSE", "set_model,set_permission_mode");
   Started claude;
-  // Both calls are accepted (the CLI answers later); the refusal arrives as an error, once each.
-  CHECK_FALSE(claude.adapter->set_model("claude-nonexistent"));
-  REQUIRE(run_until(claude.io, [&] { return claude.count_starting("error") >= 1; }));
-  CHECK_FALSE(claude.adapter->set_mode("plan"));
-  REQUIRE(run_until(claude.io, [&] { return claude.count_starting("error") >= 2; }));
+  // Neither call completes before the CLI answered; each then completes once, with the CLI's refusal.
+  std::vector<std::optional<AdapterError>> model;
+  std::vector<std::optional<AdapterError>> mode;
+  claude.adapter->set_model("claude-nonexistent", [&](std::optional<AdapterError> error) { model.push_back(error); });
+  claude.adapter->set_mode("plan", [&](std::optional<AdapterError> error) { mode.push_back(error); });
+  CHECK(model.empty());
+  CHECK(mode.empty());
+  REQUIRE(run_handlers_until(claude.io, [&] { return !model.empty() && !mode.empty(); }));
   // A prompt answered afterwards proves that every line the CLI wrote before it was read.
   claude.adapter->send(TurnInput{"t1", "hello", {}, std::nullopt});
-  REQUIRE(run_until(claude.io, [&] { return claude.count_starting("turn_end") == 1; }));
+  REQUIRE(run_handlers_until(claude.io, [&] { return claude.count_starting("turn_end") == 1; }));
   INFO(nlohmann::json(claude.sink.lines).dump(1));
-  CHECK(claude.count_starting("error") == 2);
-  CHECK(claude.count_starting(R"(error recoverable "Claude Code refused set_model: refused set_model")") == 1);
-  CHECK(claude.count_starting(R"(error recoverable "Claude Code refused set_permission_mode: refused set_permission_mode")") == 1);
+  REQUIRE(model.size() == 1);
+  REQUIRE(model[0]);
+  CHECK(model[0]->code == protocol::ErrorCode::Unsupported);
+  CHECK(model[0]->message == "Claude Code refused set_model: refused set_model");
+  REQUIRE(mode.size() == 1);
+  REQUIRE(mode[0]);
+  CHECK(mode[0]->code == protocol::ErrorCode::Unsupported);
+  CHECK(mode[0]->message == "Claude Code refused set_permission_mode: refused set_permission_mode");
+  CHECK(claude.count_starting("error") == 0);
 }
+
+TEST_CASE("claude adapter: a model or mode switch the CLI accepts completes without error", "[claude][adapter]") {
+  Started claude;
+  std::vector<std::optional<AdapterError>> answers;
+  claude.adapter->set_model("claude-other", [&](std::optional<AdapterError> error) { answers.push_back(error); });
+  claude.adapter->set_mode("plan", [&](std::optional<AdapterError> error) { answers.push_back(error); });
+  REQUIRE(run_handlers_until(claude.io, [&] { return answers.size() == 2; }));
+  CHECK_FALSE(answers[0]);
+  CHECK_FALSE(answers[1]);
+  CHECK(claude.count_starting("error") == 0);
+}
+
+}  // namespace claude_code_adapter_tests

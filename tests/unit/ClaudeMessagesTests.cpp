@@ -13,12 +13,13 @@
 #include "claude-code/ClaudeAttachments.h"
 #include "claude-code/ClaudeLaunch.h"
 #include "claude-code/ClaudeMessages.h"
+#include "support/TempDir.h"
+
+namespace claude_messages_tests {
 
 using namespace switchboard;
 using namespace switchboard::adapters::claude;
 namespace fs = std::filesystem;
-
-namespace {
 
 ToolRequest bash_request() {
   ToolRequest request;
@@ -30,20 +31,11 @@ ToolRequest bash_request() {
   return request;
 }
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("claude-messages-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path / name, std::ios::binary) << bytes;
-    return (path / name).string();
-  }
-};
-
-}  // namespace
+// Writes `bytes` to the file `name` in `dir` and returns the file's path.
+std::string write_file(const testing::TempDir& dir, const std::string& name, const std::string& bytes) {
+  std::ofstream(dir.path() / name, std::ios::binary) << bytes;
+  return (dir.path() / name).string();
+}
 
 // ---- stdin lines ---------------------------------------------------------------------------------------------------
 
@@ -81,27 +73,24 @@ TEST_CASE("claude messages: an empty prompt sends no empty text block", "[claude
   CHECK(user_message("")["message"]["content"] == nlohmann::json::parse(R"([{"type":"text","text":" "}])"));
 }
 
-TEST_CASE("claude messages: permission answers echo the input or carry a replacement or a reason", "[claude][messages]") {
+TEST_CASE("claude messages: permission answers echo the input or carry a reason", "[claude][messages]") {
   const auto request = bash_request();
-  CHECK(to_line(permission_response(request, adapters::PermissionAnswer{true, std::nullopt, nullptr})) ==
+  CHECK(to_line(permission_response(request, adapters::PermissionAnswer{true, std::nullopt})) ==
         R"({"response":{"request_id":"req-7","response":{"behavior":"allow","updatedInput":{"command":"make","description":"Build"}},"subtype":"success"},"type":"control_response"})"
         "\n");
-  CHECK(permission_response(request, adapters::PermissionAnswer{true, std::nullopt, {{"command", "make -j2"}}}) ==
-        nlohmann::json::parse(R"({"type":"control_response","response":{"subtype":"success","request_id":"req-7",
-                                  "response":{"behavior":"allow","updatedInput":{"command":"make -j2"}}}})"));
-  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::string("not now"), nullptr}) ==
+  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::string("not now")}) ==
         nlohmann::json::parse(R"({"type":"control_response","response":{"subtype":"success","request_id":"req-7",
                                   "response":{"behavior":"deny","message":"not now"}}})"));
-  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::nullopt, nullptr})["response"]["response"]["message"] ==
+  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::nullopt})["response"]["response"]["message"] ==
         "The user denied permission to use Bash.");
   ToolRequest plan;
   plan.request_id = "plan-1";
   plan.kind = ToolRequestKind::PlanApproval;
   plan.tool = "ExitPlanMode";
   plan.input = {{"plan", "do it"}};
-  CHECK(permission_response(plan, adapters::PermissionAnswer{false, std::nullopt, nullptr})["response"]["response"]["message"] ==
+  CHECK(permission_response(plan, adapters::PermissionAnswer{false, std::nullopt})["response"]["response"]["message"] ==
         "The user did not approve the plan. Stay in plan mode and revise it.");
-  CHECK(permission_response(plan, adapters::PermissionAnswer{true, std::nullopt, nullptr})["response"]["response"] ==
+  CHECK(permission_response(plan, adapters::PermissionAnswer{true, std::nullopt})["response"]["response"] ==
         nlohmann::json::parse(R"({"behavior":"allow","updatedInput":{"plan":"do it"}})"));
 }
 
@@ -166,12 +155,12 @@ TEST_CASE("claude attachments: images are recognized by their first bytes", "[cl
 }
 
 TEST_CASE("claude attachments: images are read and encoded, other and unreadable files are referenced by path", "[claude][messages]") {
-  TempDir dir;
+  testing::TempDir dir{"claude-messages"};
   const std::string png_bytes = std::string("\x89PNG\r\n\x1a\n", 8) + "pixels";
-  const std::string png = dir.write("shot.dat", png_bytes);  // the name does not matter, the bytes do
-  const std::string text = dir.write("notes.png", "just text");
-  const std::string big = dir.write("big.gif", "GIF89a" + std::string(100, 'x'));
-  const std::string missing = (dir.path / "missing.png").string();
+  const std::string png = write_file(dir, "shot.dat", png_bytes);  // the name does not matter, the bytes do
+  const std::string text = write_file(dir, "notes.png", "just text");
+  const std::string big = write_file(dir, "big.gif", "GIF89a" + std::string(100, 'x'));
+  const std::string missing = (dir.path() / "missing.png").string();
   const auto prepared = prepare_attachments({{png, std::nullopt}, {text, std::string("image/png")}, {big, std::nullopt}, {missing, std::nullopt}},
                                             /*max_image_bytes=*/64);
   REQUIRE(prepared.size() == 4);
@@ -250,3 +239,5 @@ TEST_CASE("claude launch: the version probe and its output", "[claude][messages]
   CHECK(parse_version_output("") == std::nullopt);
   CHECK(parse_version_output("7 (odd)") == std::nullopt);
 }
+
+}  // namespace claude_messages_tests

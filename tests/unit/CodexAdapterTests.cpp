@@ -20,6 +20,8 @@
 #include "support/CodexRecording.h"
 #include "support/ProcessTestSupport.h"
 
+namespace codex_adapter_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters;
 using namespace switchboard::adapters::codex;
@@ -27,8 +29,6 @@ namespace fs = std::filesystem;
 
 // The plumbing against the real `codex app-server` (scripts/install-agents codex) and the mock provider
 // (tests/mock_provider/openai_mock.py). Skipped, with a warning, where Codex is not installed.
-
-namespace {
 
 std::optional<std::string> installed_codex() {
   const std::string command = std::string(SWITCHBOARD_SOURCE_DIR) + "/scripts/agent-path codex 2>/dev/null";
@@ -49,14 +49,16 @@ class Engine : public testing::CodexRecordingSink {
   Engine(boost::asio::io_context& io, bool allow) : m_io(io), m_allow(allow) {}
   AgentAdapter* adapter = nullptr;
 
-  void on_permission_request(std::string native_id, PermissionAsk ask) override {
-    CodexRecordingSink::on_permission_request(native_id, std::move(ask));
+  void on_permission_request(PermissionAsk ask) override {
+    const std::string native_id = ask.native_id;
+    CodexRecordingSink::on_permission_request(std::move(ask));
     boost::asio::post(m_io, [this, native_id] {
       PermissionAnswer answer;
       answer.allow = m_allow;
-      if (adapter != nullptr) adapter->answer_permission(native_id, answer);
+      if (adapter != nullptr) adapter->answer_permission(native_id, answer, [this](std::optional<AdapterError> error) { answer_errors.push_back(error); });
     });
   }
+  std::vector<std::optional<AdapterError>> answer_errors;  // how each answer completed
 
  private:
   boost::asio::io_context& m_io;
@@ -91,8 +93,6 @@ Mock start_mock(boost::asio::io_context& io, const fs::path& dir, const nlohmann
 bool has_line_starting(const std::vector<std::string>& lines, const std::string& prefix) {
   return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) { return line.rfind(prefix, 0) == 0; });
 }
-
-}  // namespace
 
 TEST_CASE("Codex adapter runs approved commands and resumes a thread in a new process", "[codex][live]") {
   const auto codex = installed_codex();
@@ -243,11 +243,24 @@ TEST_CASE("Codex adapter cancels a running command and takes the next turn", "[c
   REQUIRE(testing::run_until(io, [&] { return engine.turns.size() == 2; }, std::chrono::seconds(60)));
   INFO(nlohmann::json(engine.lines).dump(1));
   CHECK(engine.turns[1].text == "Back.");
-  CHECK(adapter.set_mode("yolo"));
-  CHECK_FALSE(adapter.set_mode("read-only"));
+  std::vector<std::optional<AdapterError>> modes;
+  adapter.set_mode("yolo", [&](std::optional<AdapterError> error) { modes.push_back(error); });
+  adapter.set_mode("read-only", [&](std::optional<AdapterError> error) { modes.push_back(error); });
+  REQUIRE(modes.size() == 2);
+  REQUIRE(modes[0]);
+  CHECK(modes[0]->code == protocol::ErrorCode::Unsupported);
+  CHECK_FALSE(modes[1]);
+  // Codex asks no questions through the adapter: an answer to one is refused, never silently dropped.
+  std::optional<std::optional<AdapterError>> question;
+  adapter.answer_question("q-1", QuestionAnswer{false, {"yes"}}, [&](std::optional<AdapterError> error) { question = error; });
+  REQUIRE(question);
+  REQUIRE(*question);
+  CHECK((*question)->code == protocol::ErrorCode::Unsupported);
   adapter.stop();
   REQUIRE(testing::run_until(io, [&] { return has_line_starting(engine.lines, "stopped"); }, std::chrono::seconds(30)));
   mock.process->kill();
   testing::run_until(io, [&] { return mock.process->finished(); });
   fs::remove_all(dir);
 }
+
+}  // namespace codex_adapter_tests

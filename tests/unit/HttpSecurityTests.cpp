@@ -2,9 +2,9 @@
 
 #include "http/HttpSecurity.h"
 
-using namespace switchboard::http;
+namespace http_security_tests {
 
-namespace {
+using namespace switchboard::http;
 
 SecurityPolicy policy() {
   SecurityPolicy p;
@@ -14,8 +14,6 @@ SecurityPolicy policy() {
   p.cors_origins = {"http://localhost:5173"};
   return p;
 }
-
-}  // namespace
 
 TEST_CASE("Host allow-list: loopback names on our port and configured names only", "[http][security]") {
   const auto p = policy();
@@ -89,3 +87,5 @@ TEST_CASE("http header comparison ignores ASCII case and nothing else, for every
   CHECK_FALSE(equals_ignoring_ascii_case("bearer ", "bearer_"));
   CHECK_FALSE(equals_ignoring_ascii_case("\xC4", "\xE4"));  // Latin-1 Ä and ä: not ASCII, not folded
 }
+
+}  // namespace http_security_tests
