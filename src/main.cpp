@@ -17,7 +17,9 @@
 #include "config/Configuration.h"
 #include "config/DaemonWiring.h"
 #include "config/SettingTable.h"
+#include "daemon/AttachRelay.h"
 #include "daemon/Daemon.h"
+#include "daemon/DataDirectory.h"
 #include "daemon/Logging.h"
 #include "process/ExecShim.h"
 #include "process/FatalSignalCleanup.h"
@@ -124,6 +126,9 @@ int main(int argc, char** argv) {
   bool stdio_http = false;
   stdio->add_flag("--http", stdio_http, "also serve HTTP + SSE from this process (same sessions and events)");
   stdio->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
+  bool standalone = false;
+  stdio->add_flag("--standalone", standalone,
+                  "never attach: host a daemon in this process even if one already runs (then use a data dir of its own)");
   auto* serve = app.add_subcommand("serve", "serve JSON-RPC over HTTP and events over SSE on localhost");
   serve->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
   for (auto* command : {stdio, serve}) {
@@ -169,6 +174,15 @@ int main(int argc, char** argv) {
   options.ephemeral = ephemeral;
   options.agents = hosted_agents(settings);
   if (*stdio) {
+    // A daemon already runs on this data directory: become its client rather than a second daemon, so this
+    // stdio client shares its sessions and events with every other client (daemon/AttachRelay.h).
+    if (!ephemeral && !standalone && !stdio_http) {
+      const auto data_dir = options.data_dir.value_or(switchboard::daemon::DataDirectory::default_path());
+      if (auto socket = switchboard::daemon::connect_to_running_daemon(data_dir)) {
+        spdlog::debug("attaching to the daemon running on {}", data_dir.string());
+        return switchboard::daemon::relay_stdio(*socket, options.stdin_fd, options.stdout_fd);
+      }
+    }
     if (stdio_http) options.http = config::http_options(settings);
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_stdio();

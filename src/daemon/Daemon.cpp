@@ -102,10 +102,10 @@ std::optional<int> Daemon::claim_data_dir() {
         }
       }
       if (runtime.is_object() && !runtime.contains("url") && runtime.contains("pid")) {
-        // A daemon serving stdio only: there is nothing to connect to, but the user should know who it is.
+        // A daemon hosted by another stdio client: `switchboard stdio` (without --standalone) attaches to it.
         std::fprintf(stderr,
-                     "switchboard: already running for %s (pid %s, stdio only); use another --data-dir or "
-                     "--ephemeral for a second daemon\n",
+                     "switchboard: already running for %s (pid %s, hosted by a stdio client); `switchboard stdio` "
+                     "attaches to it, or use another --data-dir or --ephemeral for a second daemon\n",
                      m_data_dir.c_str(), runtime["pid"].dump().c_str());
         return kExitAlreadyRunning;
       }
@@ -206,13 +206,7 @@ std::optional<int> Daemon::start_http() {
 
   const std::string host = options.server.host.find(':') != std::string::npos ? "[" + options.server.host + "]" : options.server.host;
   m_url = "http://" + host + ":" + std::to_string(port) + "/";
-  const nlohmann::json runtime{{"url", m_url},
-                               {"port", port},
-                               {"pid", ::getpid()},
-                               {"protocolVersion", protocol::kProtocolVersion},
-                               {"version", std::string(kVersion)},
-                               {"token", policy.token}};
-  if (auto error = m_runtime_file.write(m_data_dir, runtime.dump(2) + "\n")) {
+  if (auto error = write_runtime_file({{"url", m_url}, {"port", port}, {"token", policy.token}})) {
     spdlog::error("{}", *error);
     return kExitFailure;
   }
@@ -227,11 +221,8 @@ int Daemon::run_stdio() {
   if (m_options.http) {
     if (auto failed = start_http()) return *failed;
   } else if (m_data_dir_claimed) {
-    // Who holds the data directory, for a second daemon started on it by mistake.
-    const nlohmann::json runtime{{"pid", ::getpid()},
-                                 {"protocolVersion", protocol::kProtocolVersion},
-                                 {"version", std::string(kVersion)}};
-    if (auto error = m_runtime_file.write(m_data_dir, runtime.dump(2) + "\n")) spdlog::warn("{}", *error);
+    // How other clients attach (and who holds the data directory, for a second daemon started on it by mistake).
+    if (auto error = write_runtime_file(nlohmann::json::object())) spdlog::warn("{}", *error);
   }
   transport::StdioTransport::Options stdio_options;
   stdio_options.input_fd = m_options.stdin_fd;
@@ -265,11 +256,48 @@ int Daemon::run_serve() {
   return kExitOk;
 }
 
+std::optional<std::string> Daemon::start_socket() {
+  auto where = socket_path_for(m_data_dir);
+  if (auto* why = std::get_if<std::string>(&where)) {
+    spdlog::warn("socket: {}; clients cannot attach to this daemon", *why);
+    return std::nullopt;
+  }
+  const auto& path = std::get<std::filesystem::path>(where);
+  transport::LocalSocketServer::Options options;
+  options.max_line_bytes = m_options.max_line_bytes;
+  m_socket = std::make_unique<transport::LocalSocketServer>(
+      m_io, m_dispatcher, m_egress, options, [this](const rpc::RpcPeer& peer) {
+        if (const auto& client = peer.client_id()) m_bus.publish_global(protocol::ClientDetachedEvent{*client});
+      });
+  if (auto error = m_socket->listen(path)) {
+    spdlog::warn("socket: {}; clients cannot attach to this daemon", *error);
+    m_socket.reset();
+    return std::nullopt;
+  }
+  m_socket->start();
+  spdlog::info("socket: clients attach at {}", path.string());
+  return path.string();
+}
+
+std::optional<std::string> Daemon::write_runtime_file(nlohmann::json extra) {
+  nlohmann::json runtime{{"pid", ::getpid()},
+                         {"protocolVersion", protocol::kProtocolVersion},
+                         {"version", std::string(kVersion)}};
+  if (!m_socket) {
+    if (auto path = start_socket()) runtime["socket"] = *path;
+  } else {
+    runtime["socket"] = m_socket->path().string();
+  }
+  runtime.update(extra);
+  return m_runtime_file.write(m_data_dir, runtime.dump(2) + "\n");
+}
+
 void Daemon::begin_shutdown(protocol::DaemonShutdownEventReason reason) {
   if (m_shutting_down) return;
   m_shutting_down = true;
   m_dispatcher.set_draining(true);
   if (m_http) m_http->stop();
+  if (m_socket) m_socket->stop_accepting();
   if (m_stdio) m_stdio->stop_input();
   // Decision: sessions stopping because of the shutdown report it (session.state stopped, after the turn.stopped
   // of a turn it cut off) *before* daemon.shutdown, which stays the last event on every transport. So the agents
@@ -289,6 +317,17 @@ void Daemon::announce_shutdown(protocol::DaemonShutdownEventReason reason) {
 }
 
 void Daemon::wait_for_clients_then_finish() {
+  // Attached clients get daemon.shutdown like every other: their output is flushed (bounded), then closed.
+  if (m_socket && m_socket->connection_count() > 0) {
+    return m_socket->close_all(kClientFlushGrace, [this] {
+      m_socket->stop_accepting();
+      wait_for_sse_clients_then_finish();
+    });
+  }
+  wait_for_sse_clients_then_finish();
+}
+
+void Daemon::wait_for_sse_clients_then_finish() {
   if (!m_hub || m_hub->client_count() == 0) return finish_shutdown();
   // Give SSE clients a moment to receive the final events, then close them regardless.
   m_hub->finish_all();
@@ -310,6 +349,7 @@ void Daemon::finish_shutdown() {
   m_reaper.stop();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
+  m_socket.reset();
 }
 
 }  // namespace switchboard::daemon

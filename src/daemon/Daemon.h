@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
 
 #include "daemon/DataDirectory.h"
 #include "daemon/HistoryMethods.h"
@@ -27,6 +28,7 @@
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/rpc/Dispatcher.h"
+#include "switchboard/transport/LocalSocketServer.h"
 #include "switchboard/transport/StdioTransport.h"
 
 namespace switchboard::daemon {
@@ -93,9 +95,15 @@ class Daemon {
   void close_store();
   // Claims the data directory and starts listening; returns an exit code on failure.
   std::optional<int> start_http();
+  // Listens on the data directory's Unix-domain socket (attach): a daemon that claimed a data directory can be
+  // found there. Returns the socket's path for the runtime file, or nothing (logged) when it cannot listen.
+  std::optional<std::string> start_socket();
+  // The runtime file: how clients find this daemon (`extra`: the HTTP address and token, when it serves HTTP).
+  std::optional<std::string> write_runtime_file(nlohmann::json extra);
   // The agents have stopped (or the limit passed): daemon.shutdown goes out last, then output drains.
   void announce_shutdown(protocol::DaemonShutdownEventReason reason);
   void wait_for_clients_then_finish();
+  void wait_for_sse_clients_then_finish();
   void finish_shutdown();
 
   DaemonOptions m_options;
@@ -124,6 +132,7 @@ class Daemon {
   std::unique_ptr<http::HttpServer> m_http;
   std::string m_url;
 
+  std::unique_ptr<transport::LocalSocketServer> m_socket;
   std::unique_ptr<transport::StdioTransport> m_stdio;
   bool m_shutting_down = false;
   int m_signals_seen = 0;

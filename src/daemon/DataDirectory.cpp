@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 
 namespace switchboard::daemon {
 namespace fs = std::filesystem;
@@ -35,6 +38,25 @@ std::optional<std::string> DataDirectory::prepare(const fs::path& path) {
     return "cannot restrict data directory " + path.string() + " to mode 0700: " + std::strerror(errno);
   }
   return std::nullopt;
+}
+
+std::variant<fs::path, std::string> socket_path_for(const fs::path& data_dir) {
+  constexpr std::size_t kMaxSocketPath = sizeof(sockaddr_un::sun_path) - 1;
+  fs::path in_place = data_dir / "daemon.sock";
+  if (in_place.string().size() <= kMaxSocketPath) return in_place;
+  fs::path private_dir;
+  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && *runtime && fs::path(runtime).is_absolute()) {
+    private_dir = fs::path(runtime) / "switchboard";
+  } else {
+    private_dir = fs::path("/tmp") / ("switchboard-" + std::to_string(::geteuid()));
+  }
+  // prepare() creates it 0700 and refuses one that another user owns (a /tmp name anyone could take first).
+  if (auto error = DataDirectory::prepare(private_dir)) return *error;
+  char name[32];
+  std::snprintf(name, sizeof name, "%016zx.sock", std::hash<std::string>{}(fs::absolute(data_dir).string()));
+  fs::path moved = private_dir / name;
+  if (moved.string().size() > kMaxSocketPath) return "no socket path short enough for " + data_dir.string();
+  return moved;
 }
 
 InstanceLock::~InstanceLock() {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <variant>
 
 namespace switchboard::daemon {
 
@@ -16,6 +17,12 @@ struct DataDirectory {
   // Creates (0700) or validates the directory; returns an error message on failure.
   static std::optional<std::string> prepare(const std::filesystem::path& path);
 };
+
+// Where the daemon's Unix-domain socket lives (named in the runtime file as "socket"): <dir>/daemon.sock, in
+// the 0700 data directory. A path too long for a socket address (108 bytes) moves to a 0700 directory of the
+// user's own, $XDG_RUNTIME_DIR/switchboard or /tmp/switchboard-<uid>, under a name derived from <dir>.
+// Returns an error message when no usable place exists.
+std::variant<std::filesystem::path, std::string> socket_path_for(const std::filesystem::path& data_dir);
 
 // One daemon per data directory: an exclusive flock on <dir>/daemon.lock. The kernel drops the lock when its
 // holder dies, so a stale lock from a killed daemon simply is not held and is taken over.

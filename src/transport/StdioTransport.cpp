@@ -15,17 +15,19 @@ constexpr std::string_view kEventSuffix = "}\n";
 
 class StdioTransport::Peer : public rpc::RpcPeer {
  public:
-  explicit Peer(std::weak_ptr<FdWriter> writer) : m_writer(std::move(writer)) {}
+  Peer(std::weak_ptr<FdWriter> writer, protocol::Transport transport)
+      : m_writer(std::move(writer)), m_transport(transport) {}
 
   void send_response(std::string message) override {
     // A reply to a long call may arrive after the transport is gone; it has nowhere to go then.
     if (auto writer = m_writer.lock()) writer->write(message, "\n", {});
   }
   bool requires_initialize() const override { return true; }
-  protocol::Transport transport() const override { return protocol::Transport::Stdio; }
+  protocol::Transport transport() const override { return m_transport; }
 
  private:
   std::weak_ptr<FdWriter> m_writer;
+  protocol::Transport m_transport;
 };
 
 StdioTransport::StdioTransport(boost::asio::io_context& io, rpc::Dispatcher& dispatcher, bus::Egress& egress,
@@ -36,7 +38,7 @@ StdioTransport::StdioTransport(boost::asio::io_context& io, rpc::Dispatcher& dis
       m_framer(options.max_line_bytes,
                LineFramer::Handler{[this](std::string_view line) { on_line(line); },
                                    [this](std::size_t limit) { on_overlong(limit); }}),
-      m_peer(std::make_shared<Peer>(m_writer)),
+      m_peer(std::make_shared<Peer>(m_writer, options.transport)),
       m_peer_base(m_peer),
       m_on_input_closed(std::move(on_input_closed)) {
   m_reader = FdReader::create(

@@ -143,7 +143,7 @@ TEST_CASE("restart: SSE Last-Event-ID replays an earlier run's events from the l
   CHECK(daemon.wait() == 0);
 }
 
-TEST_CASE("restart: a second daemon on the same data directory is refused while the first runs", "[daemon][store]") {
+TEST_CASE("restart: a second standalone daemon on the same data directory is refused while the first runs", "[daemon][store]") {
   TempDir tmp{"restart"};
   const fs::path dir = tmp.path() / "data";
   Pipe in;
@@ -157,7 +157,9 @@ TEST_CASE("restart: a second daemon on the same data directory is refused while 
 
   Pipe err;
   const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  SpawnedDaemon second({"--log-level", "off", "stdio", "--data-dir", dir.string()}, null_in, null_err, err.write_end());
+  // (Without --standalone it would attach to the first one instead: tests/unit/SocketAttachTests.cpp.)
+  SpawnedDaemon second({"--log-level", "off", "stdio", "--standalone", "--data-dir", dir.string()}, null_in, null_err,
+                       err.write_end());
   ::close(null_in);
   err.close_write();
   CHECK(second.wait() == 3);

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "switchboard/bus/Egress.h"
+#include "switchboard/protocol/generated/Types.h"
 #include "switchboard/rpc/Dispatcher.h"
 #include "switchboard/transport/FdReader.h"
 #include "switchboard/transport/FdWriter.h"
@@ -15,7 +16,8 @@
 
 namespace switchboard::transport {
 
-// JSON-RPC 2.0 over NDJSON on a pair of descriptors (stdin/stdout for `switchboard stdio`).
+// JSON-RPC 2.0 over NDJSON on a pair of descriptors (stdin/stdout for `switchboard stdio`, or both ends of one
+// connection to the daemon's Unix-domain socket: the same protocol, byte for byte).
 //
 // Input lines go to the shared Dispatcher as they are framed; responses and event notifications share one
 // FdWriter, so a line is never interleaved with another. Events reach this client only after it has
@@ -27,6 +29,8 @@ class StdioTransport : public bus::EventSink {
     int input_fd = 0;
     int output_fd = 1;
     std::size_t max_line_bytes = 8 * 1024 * 1024;
+    // What the client is reported as (client.attached): the daemon's stdio, or a socket connection.
+    protocol::Transport transport = protocol::Transport::Stdio;
   };
 
   StdioTransport(boost::asio::io_context& io, rpc::Dispatcher& dispatcher, bus::Egress& egress, Options options,

@@ -138,22 +138,25 @@ std::string_view to_string(Transport value) {
   switch (value) {
     case Transport::Stdio: return "stdio";
     case Transport::Http: return "http";
+    case Transport::Socket: return "socket";
   }
   return {};
 }
 
 bool decode(const nlohmann::json& json, Transport& out, json::DecodeContext& context) {
   const auto* text = json.get_ptr<const std::string*>();
-  if (text == nullptr) return context.fail("one of \"stdio\", \"http\"", json);
+  if (text == nullptr) return context.fail("one of \"stdio\", \"http\", \"socket\"", json);
   if (*text == "stdio") { out = Transport::Stdio; return true; }
   if (*text == "http") { out = Transport::Http; return true; }
-  return context.fail("one of \"stdio\", \"http\"", json);
+  if (*text == "socket") { out = Transport::Socket; return true; }
+  return context.fail("one of \"stdio\", \"http\", \"socket\"", json);
 }
 
 void encode(json::JsonWriter& writer, Transport value) {
   switch (value) {
     case Transport::Stdio: writer.quoted_raw("\"stdio\""); return;
     case Transport::Http: writer.quoted_raw("\"http\""); return;
+    case Transport::Socket: writer.quoted_raw("\"socket\""); return;
   }
   writer.string(to_string(value));
 }

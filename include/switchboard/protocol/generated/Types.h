@@ -58,7 +58,7 @@ std::string_view to_string(AgentStatusKind value);
 bool decode(const nlohmann::json& json, AgentStatusKind& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, AgentStatusKind value);
 
-enum class Transport : std::uint8_t { Stdio, Http };
+enum class Transport : std::uint8_t { Stdio, Http, Socket };
 std::string_view to_string(Transport value);
 bool decode(const nlohmann::json& json, Transport& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, Transport value);

@@ -1,0 +1,202 @@
+#include "switchboard/transport/LocalSocketServer.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+namespace switchboard::transport {
+namespace {
+
+// Out of descriptors (EMFILE), the pending connection stays pending: accepting again at once would spin.
+constexpr std::chrono::milliseconds kFirstAcceptBackoff{100};
+constexpr std::chrono::milliseconds kMaxAcceptBackoff{1000};
+
+}  // namespace
+
+struct LocalSocketServer::Connection {
+  std::unique_ptr<StdioTransport> transport;
+  bool closing = false;
+};
+
+LocalSocketServer::LocalSocketServer(boost::asio::io_context& io, rpc::Dispatcher& dispatcher, bus::Egress& egress,
+                                     Options options, OnClientGone on_client_gone)
+    : m_io(io),
+      m_dispatcher(dispatcher),
+      m_egress(egress),
+      m_options(options),
+      m_on_client_gone(std::move(on_client_gone)),
+      m_listener(io),
+      m_retry(io),
+      m_grace(io) {}
+
+LocalSocketServer::~LocalSocketServer() {
+  stop_accepting();
+  m_connections.clear();
+}
+
+std::optional<std::string> LocalSocketServer::listen(const std::filesystem::path& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string text = path.string();
+  if (text.size() >= sizeof(address.sun_path)) return "socket path too long: " + text;
+  std::memcpy(address.sun_path, text.c_str(), text.size() + 1);
+
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return std::string("cannot create a Unix socket: ") + std::strerror(errno);
+  // We hold the data directory's lock, so a socket file here is a dead daemon's: replace it.
+  ::unlink(text.c_str());
+  // Created 0600 from the start (umask), not chmod'ed after: no moment in which another user could connect.
+  const mode_t previous = ::umask(0177);
+  const int bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+  const int bind_errno = errno;
+  ::umask(previous);
+  if (bound != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    const std::string why = std::strerror(bound != 0 ? bind_errno : errno);
+    ::close(fd);
+    return "cannot listen on " + text + ": " + why;
+  }
+  boost::system::error_code error;
+  m_listener.assign(fd, error);
+  if (error) {
+    ::close(fd);
+    return "cannot watch " + text + ": " + error.message();
+  }
+  m_path = path;
+  return std::nullopt;
+}
+
+void LocalSocketServer::start() { wait_for_connection(); }
+
+void LocalSocketServer::wait_for_connection() {
+  if (!m_listener.is_open()) return;
+  m_listener.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                        [self = std::weak_ptr(m_self)](const boost::system::error_code& error) {
+                          if (error || self.expired()) return;
+                          (*self.lock())->accept_pending();
+                        });
+}
+
+void LocalSocketServer::accept_pending() {
+  for (;;) {
+    const int fd = ::accept4(m_listener.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      m_backoff = std::chrono::milliseconds(0);
+      add_connection(fd);
+      continue;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return wait_for_connection();
+    m_backoff = m_backoff.count() == 0 ? kFirstAcceptBackoff : std::min(m_backoff * 2, kMaxAcceptBackoff);
+    spdlog::warn("socket: accept failed: {}; retrying in {} ms", std::strerror(errno), m_backoff.count());
+    m_retry.expires_after(m_backoff);
+    m_retry.async_wait([self = std::weak_ptr(m_self)](const boost::system::error_code& error) {
+      if (!error && !self.expired()) (*self.lock())->wait_for_connection();
+    });
+    return;
+  }
+}
+
+void LocalSocketServer::add_connection(int fd) {
+  ucred peer{};
+  socklen_t length = sizeof peer;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != m_options.allowed_uid) {
+    spdlog::warn("socket: refused a connection from uid {} (pid {}): only uid {} may attach",
+                 static_cast<long>(peer.uid), static_cast<long>(peer.pid), static_cast<long>(m_options.allowed_uid));
+    ::close(fd);
+    return;
+  }
+  const std::uint64_t id = m_next_id++;
+  StdioTransport::Options options;
+  options.input_fd = fd;
+  options.output_fd = fd;
+  options.max_line_bytes = m_options.max_line_bytes;
+  options.transport = protocol::Transport::Socket;
+  auto connection = std::make_unique<Connection>();
+  // The transport reads and writes duplicates of fd; ours is closed once they exist.
+  connection->transport = std::make_unique<StdioTransport>(m_io, m_dispatcher, m_egress, options,
+                                                           [this, id] { remove_later(id); });
+  ::close(fd);
+  spdlog::debug("socket: client {} connected (pid {})", id, static_cast<long>(peer.pid));
+  auto* transport = connection->transport.get();
+  m_connections.emplace(id, std::move(connection));
+  transport->start();
+}
+
+void LocalSocketServer::remove_later(std::uint64_t id) {
+  boost::asio::post(m_io, [self = std::weak_ptr(m_self), id] {
+    if (self.expired()) return;
+    auto* server = *self.lock();
+    const auto it = server->m_connections.find(id);
+    if (it == server->m_connections.end() || it->second->closing) return;
+    it->second->closing = true;
+    // The client closed its side; what is queued for it still goes out before the connection closes.
+    it->second->transport->when_output_drained([self, id] {
+      if (!self.expired()) (*self.lock())->remove(id);
+    });
+  });
+}
+
+void LocalSocketServer::remove(std::uint64_t id) {
+  const auto it = m_connections.find(id);
+  if (it == m_connections.end()) return;
+  auto connection = std::move(it->second);
+  m_connections.erase(it);
+  spdlog::debug("socket: client {} disconnected", id);
+  if (m_on_client_gone && connection->transport->peer()->initialized()) m_on_client_gone(*connection->transport->peer());
+  // Destroyed after this handler: its writer may be the one calling us.
+  boost::asio::post(m_io, [connection = std::shared_ptr<Connection>(std::move(connection))] {});
+  maybe_closed_all();
+}
+
+void LocalSocketServer::stop_accepting() {
+  boost::system::error_code ignored;
+  m_retry.cancel();
+  if (m_listener.is_open()) {
+    m_listener.close(ignored);
+    ::unlink(m_path.c_str());
+  }
+}
+
+void LocalSocketServer::close_all(std::chrono::milliseconds grace, std::function<void()> done) {
+  m_closed_all = std::move(done);
+  // By id: a connection with nothing queued is removed from within when_output_drained, during this loop.
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, connection] : m_connections) ids.push_back(id);
+  for (const auto id : ids) {
+    const auto it = m_connections.find(id);
+    if (it == m_connections.end()) continue;
+    auto& connection = *it->second;
+    connection.transport->stop_input();
+    if (connection.closing) continue;
+    connection.closing = true;
+    connection.transport->when_output_drained([self = std::weak_ptr(m_self), id] {
+      if (!self.expired()) (*self.lock())->remove(id);
+    });
+  }
+  if (m_connections.empty()) return maybe_closed_all();
+  m_grace.expires_after(grace);
+  m_grace.async_wait([self = std::weak_ptr(m_self)](const boost::system::error_code& error) {
+    if (error || self.expired()) return;
+    auto* server = *self.lock();
+    if (!server->m_connections.empty()) {
+      spdlog::warn("socket: {} client(s) did not take their last output in time; closing them", server->m_connections.size());
+    }
+    while (!server->m_connections.empty()) server->remove(server->m_connections.begin()->first);
+  });
+}
+
+void LocalSocketServer::maybe_closed_all() {
+  if (!m_closed_all || !m_connections.empty()) return;
+  m_grace.cancel();
+  boost::asio::post(m_io, std::exchange(m_closed_all, nullptr));
+}
+
+}  // namespace switchboard::transport
