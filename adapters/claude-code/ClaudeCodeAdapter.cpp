@@ -21,6 +21,16 @@ std::optional<AdapterError> refused_as_root(const std::optional<std::string>& mo
                       "daemon's environment if this machine is a sandbox)"};
 }
 
+std::string_view request_name(ControlRequestKind kind) {
+  switch (kind) {
+    case ControlRequestKind::Initialize: return "initialize";
+    case ControlRequestKind::Interrupt: return "interrupt";
+    case ControlRequestKind::SetPermissionMode: return "set_permission_mode";
+    case ControlRequestKind::SetModel: return "set_model";
+  }
+  return "control request";
+}
+
 std::string last_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   const auto newline = text.rfind('\n');
@@ -48,51 +58,27 @@ process::Environment child_environment(const ClaudeCodeConfig& config) {
 
 // Everything the translator reports goes to the engine unchanged; the end of a turn also clears the adapter's
 // turn bookkeeping first, so an engine that starts the next turn from on_turn_end finds the adapter ready.
-class ClaudeCodeAdapter::TurnWatch : public AdapterListener {
+class ClaudeCodeAdapter::TurnWatch : public ForwardingListener {
  public:
-  TurnWatch(ClaudeCodeAdapter& adapter, AdapterListener& engine) : m_adapter(adapter), m_engine(engine) {}
+  TurnWatch(ClaudeCodeAdapter& adapter, AdapterListener& engine) : ForwardingListener(engine), m_adapter(adapter) {}
 
-  void on_provider_session(std::string id) override { m_engine.on_provider_session(std::move(id)); }
-  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                std::optional<std::string> parent) override {
-    m_engine.on_delta(message_id, kind, std::move(text), std::move(parent));
-  }
-  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                  std::optional<std::string> parent) override {
-    m_engine.on_message(message_id, kind, std::move(text), std::move(parent));
-  }
-  void on_tool_started(std::string id, std::string tool, nlohmann::json input, std::optional<std::string> parent) override {
-    m_engine.on_tool_started(std::move(id), std::move(tool), std::move(input), std::move(parent));
-  }
-  void on_tool_output(const std::string& id, std::string text) override { m_engine.on_tool_output(id, std::move(text)); }
-  void on_tool_completed(std::string id, std::string output, bool is_error) override {
-    m_engine.on_tool_completed(std::move(id), std::move(output), is_error);
-  }
-  void on_permission_request(std::string native_id, PermissionAsk ask) override {
-    m_engine.on_permission_request(std::move(native_id), std::move(ask));
-  }
-  void on_question(std::string native_id, QuestionAsk ask) override { m_engine.on_question(std::move(native_id), std::move(ask)); }
-  void on_request_withdrawn(const std::string& native_id) override { m_engine.on_request_withdrawn(native_id); }
-  void on_status(AgentStatus status) override { m_engine.on_status(std::move(status)); }
   void on_turn_end(TurnResult result) override {
     if (m_adapter.starting()) return;  // no turn runs yet: a result now is the CLI failing to start (on_error)
     m_adapter.turn_ended(result);
-    m_engine.on_turn_end(std::move(result));
+    ForwardingListener::on_turn_end(std::move(result));
   }
-  void on_error(std::string message, bool recoverable) override {
+  void on_error(AgentErrorReport error) override {
     // Before initialize is answered the CLI can only be failing to start (a --resume of a conversation it does
     // not have, say): that is the start's error, reported once by it, not an event of a turn.
     if (m_adapter.starting()) {
-      m_adapter.m_start_error = std::move(message);
+      m_adapter.m_start_error = std::move(error.message);
       return;
     }
-    m_engine.on_error(std::move(message), recoverable);
+    ForwardingListener::on_error(std::move(error));
   }
-  void on_stopped(std::string reason) override { m_engine.on_stopped(std::move(reason)); }
 
  private:
   ClaudeCodeAdapter& m_adapter;
-  AdapterListener& m_engine;
 };
 
 ClaudeCodeAdapter::ClaudeCodeAdapter(boost::asio::io_context& io, AdapterListener& listener, ClaudeCodeConfig config)
@@ -122,7 +108,7 @@ protocol::AgentCapabilities ClaudeCodeAdapter::static_capabilities() {
   return capabilities;
 }
 
-void ClaudeCodeAdapter::start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) {
+void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
   auto environment = child_environment(m_config);
   std::optional<std::string> mode = options.mode;
   if (mode && !is_permission_mode(*mode)) {
@@ -148,7 +134,7 @@ void ClaudeCodeAdapter::start(const StartOptions& options, std::function<void(st
   process::ChildProcess::Handlers handlers;
   handlers.on_stdout_line = [this](std::string_view line) { m_translator->feed_line(line); };
   handlers.on_stdout_overlong = [this](std::size_t limit) {
-    m_listener.on_error("Claude Code wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true);
+    m_listener.on_error(AgentErrorReport{"Claude Code wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true});
   };
   handlers.on_exit = [this](const process::ExitStatus& status) { on_process_exit(process::to_string(status)); };
   auto spawned = process::ChildProcess::spawn(m_io, std::move(spec), std::move(handlers));
@@ -191,7 +177,7 @@ void ClaudeCodeAdapter::write_line(const nlohmann::json& message) {
   if (auto written = m_process->write_stdin(to_line(message)); !written) {
     // The queue is bounded (MiBs): a CLI that stopped reading is broken; say so rather than grow.
     spdlog::warn("claude: cannot write to the CLI: {}", written.error().message);
-    m_listener.on_error("could not write to Claude Code: " + written.error().message, false);
+    m_listener.on_error(AgentErrorReport{"could not write to Claude Code: " + written.error().message, false});
   }
 }
 
@@ -253,30 +239,39 @@ void ClaudeCodeAdapter::turn_ended(const TurnResult& result) {
   }
 }
 
-void ClaudeCodeAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer) {
+void ClaudeCodeAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) {
   // Nothing to answer when the CLI withdrew the request or its turn ended: the engine's answer came too late.
   if (auto request = m_translator->take_tool_request(native_id)) write_line(permission_response(*request, answer));
+  done(std::nullopt);
 }
 
-void ClaudeCodeAdapter::answer_question(const std::string& native_id, QuestionAnswer answer) {
+void ClaudeCodeAdapter::answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) {
   if (auto request = m_translator->take_tool_request(native_id)) write_line(question_response(*request, answer));
+  done(std::nullopt);
 }
 
-std::optional<AdapterError> ClaudeCodeAdapter::set_model(const std::string& model) {
-  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"};
-  m_model = model;
+void ClaudeCodeAdapter::set_model(const std::string& model, Completion done) {
+  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
+  // Taken as the CLI's model at once, so a turn sent before the answer does not ask for it again; a refusal puts
+  // the previous one back.
   const auto id = next_request_id("model");
+  m_pending_controls[id] = PendingControl{std::move(done), m_model};
+  m_model = model;
   send_control(set_model_request(id, model), id, ControlRequestKind::SetModel);
-  return std::nullopt;
 }
 
-std::optional<AdapterError> ClaudeCodeAdapter::set_mode(const std::string& mode) {
-  if (!is_permission_mode(mode)) return AdapterError{ErrorCode::Unsupported, "Claude Code has no permission mode '" + mode + "'"};
-  if (auto refused = refused_as_root(mode, child_environment(m_config))) return refused;
-  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"};
+void ClaudeCodeAdapter::set_mode(const std::string& mode, Completion done) {
+  if (!is_permission_mode(mode)) return done(AdapterError{ErrorCode::Unsupported, "Claude Code has no permission mode '" + mode + "'"});
+  if (auto refused = refused_as_root(mode, child_environment(m_config))) return done(std::move(refused));
+  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
   const auto id = next_request_id("mode");
+  m_pending_controls[id] = PendingControl{std::move(done), std::nullopt};
   send_control(set_permission_mode_request(id, mode), id, ControlRequestKind::SetPermissionMode);
-  return std::nullopt;
+}
+
+void ClaudeCodeAdapter::fail_pending_controls(const std::string& reason) {
+  auto pending = std::exchange(m_pending_controls, {});
+  for (auto& [id, control] : pending) control.done(AdapterError{ErrorCode::AgentUnavailable, reason});
 }
 
 void ClaudeCodeAdapter::stop() {
@@ -300,6 +295,7 @@ void ClaudeCodeAdapter::on_process_exit(const std::string& status) {
   boost::asio::post(m_io, [process = std::shared_ptr<process::ChildProcess>(std::move(m_process))] {});
   m_turn_running = false;
   m_cancel_timer.cancel();
+  fail_pending_controls("Claude Code stopped before it answered: " + reason);
   if (m_start_done) {
     if (!m_start_error.empty()) reason = "Claude Code could not start: " + m_start_error.substr(0, 500);
     finish_start(AdapterError{conversation_lost(m_resume_id, m_start_error, stderr_tail) ? ErrorCode::ConversationLost
@@ -309,7 +305,7 @@ void ClaudeCodeAdapter::on_process_exit(const std::string& status) {
   }
   if (m_stopped_reported) return;
   m_stopped_reported = true;
-  m_listener.on_stopped(reason);
+  m_listener.on_unavailable(Unavailable{reason});
 }
 
 // ---- ClaudeControlSink --------------------------------------------------------------------------------------
@@ -327,9 +323,17 @@ void ClaudeCodeAdapter::on_control_result(const ControlResult& result) {
     if (m_process) m_process->kill();
     return;
   }
-  // A refused set_model, set_permission_mode or interrupt reached the engine already: the translator reports
-  // every refusal as an agent error, so saying it again here would publish it twice.
-  if (!result.ok) spdlog::debug("claude: control request {} refused: {}", result.request_id, result.error);
+  const std::string refusal = "Claude Code refused " + std::string(request_name(result.kind)) + ": " + result.error;
+  if (auto pending = m_pending_controls.find(result.request_id); pending != m_pending_controls.end()) {
+    // A set_model or set_permission_mode the engine waits for: its caller hears the answer, and only it.
+    PendingControl control = std::move(pending->second);
+    m_pending_controls.erase(pending);
+    if (result.ok) return control.done(std::nullopt);
+    if (result.kind == ControlRequestKind::SetModel) m_model = control.previous_model;
+    return control.done(AdapterError{ErrorCode::Unsupported, refusal});
+  }
+  // Nobody waits for the others (an interrupt, the model a turn asked for): a refusal is the turn's news, once.
+  if (!result.ok) m_watch->on_error(AgentErrorReport{refusal, /*recoverable=*/true});
 }
 
 void ClaudeCodeAdapter::on_unanswerable_request(const std::string& request_id, const std::string& subtype) {

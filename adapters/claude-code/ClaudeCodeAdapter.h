@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "claude-code/ClaudeLaunch.h"
 #include "claude-code/ClaudeTranslator.h"
 #include "switchboard/adapters/AgentAdapter.h"
+#include "switchboard/adapters/ForwardingListener.h"
 
 namespace switchboard::process {
 class ChildProcess;
@@ -47,13 +49,14 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   static protocol::AgentCapabilities static_capabilities();
 
   protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
-  void start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) override;
+  void start(const StartOptions& options, Completion done) override;
   void send(TurnInput input) override;
   void cancel() override;
-  void answer_permission(const std::string& native_id, PermissionAnswer answer) override;
-  void answer_question(const std::string& native_id, QuestionAnswer answer) override;
-  std::optional<AdapterError> set_model(const std::string& model) override;
-  std::optional<AdapterError> set_mode(const std::string& mode) override;
+  void answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) override;
+  void answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) override;
+  // Complete when the CLI answers the control request (a refusal is Unsupported with the CLI's reason).
+  void set_model(const std::string& model, Completion done) override;
+  void set_mode(const std::string& mode, Completion done) override;
   void stop() override;
 
   // ClaudeControlSink: what the translator tells the adapter alone.
@@ -65,11 +68,17 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
  private:
   // Forwards the translator's events to the engine, noticing the end of each turn on the way.
   class TurnWatch;
+  // A control request whose caller waits for the CLI's answer.
+  struct PendingControl {
+    Completion done;
+    std::optional<std::string> previous_model;  // set_model: what m_model goes back to on a refusal
+  };
 
   void write_line(const nlohmann::json& message);
   std::string next_request_id(const char* what);
   void send_control(const nlohmann::json& request, const std::string& id, ControlRequestKind kind);
   void finish_start(std::optional<AdapterError> error);
+  void fail_pending_controls(const std::string& reason);
   void on_process_exit(const std::string& status);
   void write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared);
   void turn_ended(const TurnResult& result);
@@ -81,7 +90,8 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   std::unique_ptr<TurnWatch> m_watch;
   std::unique_ptr<ClaudeTranslator> m_translator;
   std::unique_ptr<process::ChildProcess> m_process;
-  std::function<void(std::optional<AdapterError>)> m_start_done;
+  Completion m_start_done;
+  std::map<std::string, PendingControl> m_pending_controls;  // by control request id
   boost::asio::steady_timer m_start_timer;
   boost::asio::steady_timer m_cancel_timer;
   std::optional<std::string> m_model;  // what the CLI runs now, as far as we know

@@ -57,23 +57,23 @@ void report_assistant_content(const nlohmann::json& message, const std::optional
       std::string text = native::string_or_empty(block, "text");
       if (text.empty()) continue;
       if (last_text != nullptr) *last_text = text;
-      listener.on_message(block_message_id(native_id, index), protocol::DeltaKind::Text, std::move(text), parent_tool_use_id);
+      listener.on_message(MessageCompleted{block_message_id(native_id, index), protocol::DeltaKind::Text, std::move(text), parent_tool_use_id});
     } else if (type == "thinking") {
       std::string thinking = native::string_or_empty(block, "thinking");
       if (thinking.empty()) continue;
-      listener.on_message(block_message_id(native_id, index), protocol::DeltaKind::Thinking, std::move(thinking),
-                          parent_tool_use_id);
+      listener.on_message(
+          MessageCompleted{block_message_id(native_id, index), protocol::DeltaKind::Thinking, std::move(thinking), parent_tool_use_id});
     } else if (type == "tool_use" || type == "server_tool_use" || type == "mcp_tool_use") {
       const auto* input = native::object_at(block, "input");
-      listener.on_tool_started(native::string_or_empty(block, "id"), native::string_or_empty(block, "name"),
-                               input != nullptr ? *input : nlohmann::json::object(), parent_tool_use_id);
+      listener.on_tool_started(ToolStarted{native::string_or_empty(block, "id"), native::string_or_empty(block, "name"),
+                                           input != nullptr ? *input : nlohmann::json::object(), parent_tool_use_id});
     } else if (type.size() > 12 && type.ends_with("_tool_result")) {
       // Results of tools the API ran itself (web_search_tool_result, …) come inside the assistant message.
       const auto* result = native::member(block, "content");
       const bool is_error = result != nullptr && result->is_object() &&
                             native::string_or_empty(*result, "type").ends_with("_error");
-      listener.on_tool_completed(native::string_or_empty(block, "tool_use_id"),
-                                 result != nullptr ? flatten_tool_output(*result) : std::string(), is_error);
+      listener.on_tool_completed(ToolCompleted{native::string_or_empty(block, "tool_use_id"),
+                                               result != nullptr ? flatten_tool_output(*result) : std::string(), is_error});
     }
     // redacted_thinking and block types we do not know carry nothing a client can show.
   }
@@ -86,9 +86,9 @@ std::size_t report_tool_results(const nlohmann::json& message, AdapterListener& 
   for (const auto& block : *content) {
     if (native::string_or_empty(block, "type") != "tool_result") continue;
     const auto* output = native::member(block, "content");
-    listener.on_tool_completed(native::string_or_empty(block, "tool_use_id"),
-                               output != nullptr ? flatten_tool_output(*output) : std::string(),
-                               native::bool_or(block, "is_error", false));
+    listener.on_tool_completed(ToolCompleted{native::string_or_empty(block, "tool_use_id"),
+                                             output != nullptr ? flatten_tool_output(*output) : std::string(),
+                                             native::bool_or(block, "is_error", false)});
     ++reported;
   }
   return reported;

@@ -152,7 +152,7 @@ class HistoryReplay {
   void line(const nlohmann::json& line, HistoryFileStats& stats) {
     if (auto session = native::string_at(line, "sessionId"); session && !session->empty() && !m_session_reported) {
       m_session_reported = true;
-      m_sink.on_provider_session(*session);
+      m_sink.on_provider_session(ProviderSession{*session});
     }
     const std::string type = native::string_or_empty(line, "type");
     if (type == "user") return user(line, stats);
@@ -170,7 +170,7 @@ class HistoryReplay {
         close_turn();
         m_turn_open = true;
         std::string id = native::string_at(line, "promptId").value_or(native::string_or_empty(line, "uuid"));
-        m_sink.on_user_prompt(std::move(id), std::move(user.text), native::string_or_empty(line, "timestamp"));
+        m_sink.on_user_prompt(HistorySink::UserPrompt{std::move(id), std::move(user.text), native::string_or_empty(line, "timestamp")});
         return;
       }
       case UserLineKind::Interrupt:

@@ -16,9 +16,10 @@ nlohmann::json control_success(std::string_view request_id, nlohmann::json respo
           {"response", {{"subtype", "success"}, {"request_id", request_id}, {"response", std::move(response)}}}};
 }
 
-nlohmann::json allow(const ToolRequest& request, const nlohmann::json& updated_input) {
-  return control_success(request.request_id,
-                         {{"behavior", "allow"}, {"updatedInput", updated_input.is_object() ? updated_input : request.input}});
+// The CLI runs the tool with `updatedInput` (an allow without it fails the tool), so it is always sent: the
+// input the CLI asked about, or for a question that input with the answers added.
+nlohmann::json allow(const ToolRequest& request, const nlohmann::json& input) {
+  return control_success(request.request_id, {{"behavior", "allow"}, {"updatedInput", input.is_object() ? input : request.input}});
 }
 
 nlohmann::json deny(const ToolRequest& request, std::string message) {
@@ -50,7 +51,7 @@ nlohmann::json user_message(std::string_view text, const std::vector<PreparedAtt
 }
 
 nlohmann::json permission_response(const ToolRequest& request, const PermissionAnswer& answer) {
-  if (answer.allow) return allow(request, answer.updated_input);
+  if (answer.allow) return allow(request, request.input);
   if (answer.message && !answer.message->empty()) return deny(request, *answer.message);
   if (request.kind == ToolRequestKind::PlanApproval) {
     return deny(request, "The user did not approve the plan. Stay in plan mode and revise it.");

@@ -41,16 +41,6 @@ spdlog::level::level_enum log_level_for(std::uint64_t malformed_so_far) {
 
 std::optional<std::string> parent_of(const nlohmann::json& message) { return native::string_at(message, "parent_tool_use_id"); }
 
-std::string_view request_name(ControlRequestKind kind) {
-  switch (kind) {
-    case ControlRequestKind::Initialize: return "initialize";
-    case ControlRequestKind::Interrupt: return "interrupt";
-    case ControlRequestKind::SetPermissionMode: return "set_permission_mode";
-    case ControlRequestKind::SetModel: return "set_model";
-  }
-  return "control request";
-}
-
 // A result error the next turn cannot fix by itself: missing or rejected credentials.
 bool is_fatal_result_error(const nlohmann::json& result, std::string_view text) {
   const auto status = native::integer_at(result, "api_error_status");
@@ -159,7 +149,7 @@ void ClaudeTranslator::on_system(const nlohmann::json& message) {
     // init repeats every turn; the session only needs to hear about a new id (the first, or after a fork).
     if (init.session_id != m_provider_session_id) {
       m_provider_session_id = init.session_id;
-      m_events.on_provider_session(init.session_id);
+      m_events.on_provider_session(ProviderSession{init.session_id});
     }
     m_init = init;
     m_control.on_init(*m_init);
@@ -274,7 +264,7 @@ void ClaudeTranslator::on_stream_event(const nlohmann::json& message) {
     }
     if (stream.native_id.empty()) return malformed("content_block_delta before message_start", message);
     if (text.empty()) return;
-    m_events.on_delta(block_message_id(stream.native_id, static_cast<std::size_t>(*index)), *delta_kind, std::move(text), parent);
+    m_events.on_delta(TextDelta{block_message_id(stream.native_id, static_cast<std::size_t>(*index)), *delta_kind, std::move(text), parent});
     return;
   }
   // content_block_stop, message_delta, message_stop, ping: the assistant and result lines carry what they say.
@@ -287,8 +277,8 @@ bool ClaudeTranslator::on_fast_delta(StreamDelta& delta) {
   ++m_stats.lines;
   m_turn_active = true;
   if (delta.text.empty()) return true;
-  m_events.on_delta(block_message_id(stream.native_id, static_cast<std::size_t>(delta.index)), delta.kind,
-                    std::move(delta.text), std::move(delta.parent_tool_use_id));
+  m_events.on_delta(TextDelta{block_message_id(stream.native_id, static_cast<std::size_t>(delta.index)), delta.kind,
+                              std::move(delta.text), std::move(delta.parent_tool_use_id)});
   return true;
 }
 
@@ -339,7 +329,7 @@ void ClaudeTranslator::on_result(const nlohmann::json& message) {
   } else if (is_error) {
     result.stop_reason = protocol::StopReason::Error;
     result.error = result_error_text(message, subtype);
-    m_events.on_error(*result.error, /*recoverable=*/!is_fatal_result_error(message, *result.error));
+    m_events.on_error(AgentErrorReport{*result.error, /*recoverable=*/!is_fatal_result_error(message, *result.error)});
   } else {
     result.stop_reason = stop_reason_from(native::string_or_empty(message, "stop_reason"));
     result.text = native::string_or_empty(message, "result");
@@ -385,7 +375,8 @@ void ClaudeTranslator::on_control_request(const nlohmann::json& message) {
   if (pending.kind == ToolRequestKind::Question) {
     if (auto ask = question_ask(pending.input)) {
       m_tool_requests[*request_id] = pending;
-      m_events.on_question(*request_id, std::move(*ask));
+      ask->native_id = *request_id;
+      m_events.on_question(std::move(*ask));
       return;
     }
     // No question we can show: ask for the tool like any other, so the user can still let it run or not.
@@ -394,7 +385,8 @@ void ClaudeTranslator::on_control_request(const nlohmann::json& message) {
   const std::string cwd = m_init ? m_init->cwd : std::string();
   PermissionAsk ask = permission_ask(*request, m_permission_mode, cwd);
   m_tool_requests[*request_id] = std::move(pending);
-  m_events.on_permission_request(*request_id, std::move(ask));
+  ask.native_id = *request_id;
+  m_events.on_permission_request(std::move(ask));
 }
 
 void ClaudeTranslator::on_control_response(const nlohmann::json& message) {
@@ -417,10 +409,6 @@ void ClaudeTranslator::on_control_response(const nlohmann::json& message) {
     // Nothing was interrupted (refused, or the turn had already ended): the next turn's failure is a failure.
     m_interrupt_requested = false;
   }
-  if (!result.ok && result.kind != ControlRequestKind::Initialize) {
-    // set_model and set_permission_mode were acknowledged to the client already; this is where it learns otherwise.
-    m_events.on_error("Claude Code refused " + std::string(request_name(result.kind)) + ": " + result.error, /*recoverable=*/true);
-  }
   m_control.on_control_result(result);
 }
 
@@ -434,7 +422,7 @@ void ClaudeTranslator::on_control_cancel(const nlohmann::json& message) {
     ++m_stats.dropped;
     return;
   }
-  m_events.on_request_withdrawn(*request_id);
+  m_events.on_request_withdrawn(RequestWithdrawn{*request_id});
 }
 
 // ---- bookkeeping -------------------------------------------------------------------------------------------------

@@ -49,41 +49,17 @@ bool is_missing_thread(const std::string& error) { return error.find("no rollout
 
 // Everything the translator reports goes to the engine unchanged; the end of a turn also clears the adapter's
 // turn bookkeeping first, so an engine that starts the next turn from on_turn_end finds the adapter ready.
-class CodexAdapter::TurnWatch : public AdapterListener {
+class CodexAdapter::TurnWatch : public ForwardingListener {
  public:
-  TurnWatch(CodexAdapter& adapter, AdapterListener& engine) : m_adapter(adapter), m_engine(engine) {}
+  TurnWatch(CodexAdapter& adapter, AdapterListener& engine) : ForwardingListener(engine), m_adapter(adapter) {}
 
-  void on_provider_session(std::string id) override { m_engine.on_provider_session(std::move(id)); }
-  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                std::optional<std::string> parent) override {
-    m_engine.on_delta(message_id, kind, std::move(text), std::move(parent));
-  }
-  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                  std::optional<std::string> parent) override {
-    m_engine.on_message(message_id, kind, std::move(text), std::move(parent));
-  }
-  void on_tool_started(std::string id, std::string tool, nlohmann::json input, std::optional<std::string> parent) override {
-    m_engine.on_tool_started(std::move(id), std::move(tool), std::move(input), std::move(parent));
-  }
-  void on_tool_output(const std::string& id, std::string text) override { m_engine.on_tool_output(id, std::move(text)); }
-  void on_tool_completed(std::string id, std::string output, bool is_error) override {
-    m_engine.on_tool_completed(std::move(id), std::move(output), is_error);
-  }
-  void on_permission_request(std::string native_id, PermissionAsk ask) override {
-    m_engine.on_permission_request(std::move(native_id), std::move(ask));
-  }
-  void on_question(std::string native_id, QuestionAsk ask) override { m_engine.on_question(std::move(native_id), std::move(ask)); }
-  void on_status(AgentStatus status) override { m_engine.on_status(std::move(status)); }
   void on_turn_end(TurnResult result) override {
     m_adapter.turn_ended(result.stop_reason);
-    m_engine.on_turn_end(std::move(result));
+    ForwardingListener::on_turn_end(std::move(result));
   }
-  void on_error(std::string message, bool recoverable) override { m_engine.on_error(std::move(message), recoverable); }
-  void on_stopped(std::string reason) override { m_engine.on_stopped(std::move(reason)); }
 
  private:
   CodexAdapter& m_adapter;
-  AdapterListener& m_engine;
 };
 
 CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listener, CodexConfig config)
@@ -113,7 +89,7 @@ protocol::AgentCapabilities CodexAdapter::static_capabilities() {
   return capabilities;
 }
 
-void CodexAdapter::start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) {
+void CodexAdapter::start(const StartOptions& options, Completion done) {
   const std::string mode = options.mode.value_or(std::string(kDefaultMode));
   const auto policy = policy_for_mode(mode);
   if (!policy) return done(AdapterError{ErrorCode::Unsupported, "Codex has no mode '" + mode + "' (read-only, auto, untrusted, full-access)"});
@@ -140,7 +116,7 @@ void CodexAdapter::start(const StartOptions& options, std::function<void(std::op
   process::ChildProcess::Handlers handlers;
   handlers.on_stdout_line = [this](std::string_view line) { m_translator->feed_line(line); };
   handlers.on_stdout_overlong = [this](std::size_t limit) {
-    m_listener.on_error("Codex wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true);
+    m_listener.on_error(AgentErrorReport{"Codex wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true});
   };
   handlers.on_exit = [this](const process::ExitStatus& status) { on_process_exit(process::to_string(status)); };
   auto spawned = process::ChildProcess::spawn(m_io, std::move(spec), std::move(handlers));
@@ -178,7 +154,7 @@ void CodexAdapter::write_line(const nlohmann::json& message) {
   if (!m_process) return;
   if (auto written = m_process->write_stdin(to_line(message)); !written) {
     spdlog::warn("codex: cannot write to the app-server: {}", written.error().message);
-    m_listener.on_error("could not write to Codex: " + written.error().message, false);
+    m_listener.on_error(AgentErrorReport{"could not write to Codex: " + written.error().message, false});
   }
 }
 
@@ -191,7 +167,7 @@ void CodexAdapter::send_request(const OutgoingRequest& request) {
 void CodexAdapter::send(TurnInput input) {
   if (m_translator->thread_id().empty()) {
     // start() succeeded, so a thread is open; a caller that sends before that is a bug, answered as an error.
-    m_listener.on_error("Codex has no open thread", true);
+    m_listener.on_error(AgentErrorReport{"Codex has no open thread", true});
     TurnResult result;
     result.stop_reason = protocol::StopReason::Error;
     result.error = "Codex has no open thread";
@@ -262,35 +238,37 @@ void CodexAdapter::turn_ended(protocol::StopReason reason) {
   }
 }
 
-void CodexAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer) {
+void CodexAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) {
   // The engine's rule book keeps session/project/always rules itself, so every allow is a one-time accept
   // (docs/agents/codex.md, "Approvals and rules"). Nothing is written for a request Codex no longer waits for.
   const auto request = m_translator->take_approval(native_id);
-  if (!request) return;
+  if (!request) return done(std::nullopt);
   if (!answer.allow && answer.message && !answer.message->empty()) {
     spdlog::debug("codex: a deny message cannot be passed on: {}", *answer.message);
   }
   write_line(approval_response(request->id, answer.allow ? ApprovalDecision::Accept : ApprovalDecision::Decline));
+  done(std::nullopt);
 }
 
-void CodexAdapter::answer_question(const std::string& native_id, QuestionAnswer) {
-  // The translator never asks questions for Codex (capabilities().questions is false).
-  spdlog::warn("codex: answer to unknown question {} ignored", native_id);
+void CodexAdapter::answer_question(const std::string& native_id, QuestionAnswer, Completion done) {
+  // The translator never asks questions for Codex (capabilities().questions is false): Codex's own
+  // item/tool/requestUserInput needs its experimental API, which this adapter does not turn on.
+  done(AdapterError{ErrorCode::Unsupported, "Codex asks no questions the daemon can answer (no question " + native_id + ")"});
 }
 
-std::optional<AdapterError> CodexAdapter::set_model(const std::string& model) {
-  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"};
+void CodexAdapter::set_model(const std::string& model, Completion done) {
+  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
   m_pending_model = model;  // turn/start takes the model; it sticks for the thread's later turns
-  return std::nullopt;
+  done(std::nullopt);
 }
 
-std::optional<AdapterError> CodexAdapter::set_mode(const std::string& mode) {
+void CodexAdapter::set_mode(const std::string& mode, Completion done) {
   const auto policy = policy_for_mode(mode);
-  if (!policy) return AdapterError{ErrorCode::Unsupported, "Codex has no mode '" + mode + "' (read-only, auto, untrusted, full-access)"};
-  if (!m_process) return AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"};
+  if (!policy) return done(AdapterError{ErrorCode::Unsupported, "Codex has no mode '" + mode + "' (read-only, auto, untrusted, full-access)"});
+  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
   m_pending_policy = *policy;
   m_thread.policy = *policy;
-  return std::nullopt;
+  done(std::nullopt);
 }
 
 void CodexAdapter::stop() {
@@ -322,7 +300,7 @@ void CodexAdapter::on_process_exit(const std::string& status) {
   if (m_stopped_reported) return;
   m_stopped_reported = true;
   // The session ends a running turn as an error when it hears this.
-  m_listener.on_stopped(reason);
+  m_listener.on_unavailable(Unavailable{reason});
 }
 
 // ---- CodexControlSink -----------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "codex/CodexProtocol.h"
 #include "codex/CodexTranslator.h"
 #include "switchboard/adapters/AgentAdapter.h"
+#include "switchboard/adapters/ForwardingListener.h"
 
 namespace switchboard::process {
 class ChildProcess;
@@ -46,13 +47,15 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   static protocol::AgentCapabilities static_capabilities();
 
   protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
-  void start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) override;
+  void start(const StartOptions& options, Completion done) override;
   void send(TurnInput input) override;
   void cancel() override;
-  void answer_permission(const std::string& native_id, PermissionAnswer answer) override;
-  void answer_question(const std::string& native_id, QuestionAnswer answer) override;
-  std::optional<AdapterError> set_model(const std::string& model) override;
-  std::optional<AdapterError> set_mode(const std::string& mode) override;
+  void answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) override;
+  // Unsupported: Codex asks no questions through this adapter.
+  void answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) override;
+  // Both complete at once: Codex takes the model and the policy with the next turn/start.
+  void set_model(const std::string& model, Completion done) override;
+  void set_mode(const std::string& mode, Completion done) override;
   void stop() override;
 
   // CodexControlSink: what the translator tells the adapter alone.
@@ -80,7 +83,7 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   std::unique_ptr<CodexTranslator> m_translator;
   std::unique_ptr<process::ChildProcess> m_process;
   CodexRequests m_requests;
-  std::function<void(std::optional<AdapterError>)> m_start_done;
+  Completion m_start_done;
   boost::asio::steady_timer m_start_timer;
   boost::asio::steady_timer m_cancel_timer;
   ThreadOptions m_thread;                          // cwd, policy and model the thread was opened with

@@ -396,7 +396,7 @@ class RolloutReplay {
   void adopt(const std::string& id, const std::string& cwd) {
     m_session_reported = true;
     m_cwd = cwd;
-    m_sink.on_provider_session(id);
+    m_sink.on_provider_session(ProviderSession{id});
   }
 
   // The end of the file: a prompt still waiting is reported; a turn without task events is over, while one
@@ -437,7 +437,7 @@ class RolloutReplay {
     if (!id || id->empty()) return Seen::Malformed;
     m_session_reported = true;
     if (auto cwd = native::string_at(payload, "cwd"); cwd && !cwd->empty()) m_cwd = *cwd;
-    m_sink.on_provider_session(*id);
+    m_sink.on_provider_session(ProviderSession{*id});
     return Seen::Used;
   }
 
@@ -578,7 +578,7 @@ class RolloutReplay {
     // (turn/steer) by its message id.
     std::string id = !m_turn.prompted && !m_turn.id.empty() ? m_turn.id : std::move(message_id);
     m_turn.prompted = true;
-    m_sink.on_user_prompt(std::move(id), std::move(text), timestamp);
+    m_sink.on_user_prompt(HistorySink::UserPrompt{std::move(id), std::move(text), timestamp});
   }
 
   // Before the assistant's activity: the prompt is out and a turn is open.
@@ -604,7 +604,7 @@ class RolloutReplay {
     }
     begin_activity();
     m_turn.last_text = text;
-    m_sink.on_message(id, protocol::DeltaKind::Text, std::move(text));
+    m_sink.on_message(MessageCompleted{id, protocol::DeltaKind::Text, std::move(text), std::nullopt});
     return Seen::Used;
   }
 
@@ -627,8 +627,8 @@ class RolloutReplay {
     if (summary.empty() && content.empty()) return Seen::Ignored;  // encrypted only: nothing to show
     begin_activity();
     // As live: the summary under the item's id, raw reasoning (where a model exposes it) under id:content.
-    if (!summary.empty()) m_sink.on_message(id, protocol::DeltaKind::Thinking, std::move(summary));
-    if (!content.empty()) m_sink.on_message(id + ":content", protocol::DeltaKind::Thinking, std::move(content));
+    if (!summary.empty()) m_sink.on_message(MessageCompleted{id, protocol::DeltaKind::Thinking, std::move(summary), std::nullopt});
+    if (!content.empty()) m_sink.on_message(MessageCompleted{id + ":content", protocol::DeltaKind::Thinking, std::move(content), std::nullopt});
     return Seen::Used;
   }
 
@@ -676,7 +676,7 @@ class RolloutReplay {
     begin_activity();
     auto [tool, input] = describe_call(item, kind);
     m_turn.calls[call_id] = OpenCall{tool, json()};
-    m_sink.on_tool_started(call_id, std::move(tool), std::move(input), std::nullopt);
+    m_sink.on_tool_started(ToolStarted{call_id, std::move(tool), std::move(input), std::nullopt});
     return Seen::Used;
   }
 
@@ -690,7 +690,7 @@ class RolloutReplay {
     begin_activity();
     auto [output, is_error] = completion(call->second, item);
     m_turn.calls.erase(call);
-    m_sink.on_tool_completed(call_id, std::move(output), is_error);
+    m_sink.on_tool_completed(ToolCompleted{call_id, std::move(output), is_error});
     return Seen::Used;
   }
 
@@ -732,8 +732,8 @@ class RolloutReplay {
       if (auto query = native::string_at(*action, "query")) input["query"] = *query;
     }
     begin_activity();
-    m_sink.on_tool_started(id, std::string(kWebSearchTool), std::move(input), std::nullopt);
-    m_sink.on_tool_completed(id, {}, native::string_or_empty(item, "status") == "failed");
+    m_sink.on_tool_started(ToolStarted{id, std::string(kWebSearchTool), std::move(input), std::nullopt});
+    m_sink.on_tool_completed(ToolCompleted{id, {}, native::string_or_empty(item, "status") == "failed"});
     return Seen::Used;
   }
 
@@ -758,20 +758,14 @@ class SummarySink final : public HistorySink {
   std::string first_prompt;
   bool activity = false;
 
-  void on_user_prompt(std::string, std::string text, std::string) override {
-    if (prompts++ == 0) first_prompt = std::move(text);
+  void on_user_prompt(UserPrompt prompt) override {
+    if (prompts++ == 0) first_prompt = std::move(prompt.text);
   }
-  void on_provider_session(std::string) override {}
-  void on_delta(const std::string&, protocol::DeltaKind, std::string, std::optional<std::string>) override {}
-  void on_message(const std::string&, protocol::DeltaKind, std::string, std::optional<std::string>) override { activity = true; }
-  void on_tool_started(std::string, std::string, nlohmann::json, std::optional<std::string>) override { activity = true; }
-  void on_tool_completed(std::string, std::string, bool) override {}
-  void on_permission_request(std::string, PermissionAsk) override {}
-  void on_question(std::string, QuestionAsk) override {}
-  void on_status(AgentStatus) override {}
+  void on_provider_session(ProviderSession) override {}
+  void on_message(MessageCompleted) override { activity = true; }
+  void on_tool_started(ToolStarted) override { activity = true; }
+  void on_tool_completed(ToolCompleted) override {}
   void on_turn_end(TurnResult) override {}
-  void on_error(std::string, bool) override {}
-  void on_stopped(std::string) override {}
 };
 
 bool looks_like_object(std::string_view text) {

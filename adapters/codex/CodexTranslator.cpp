@@ -242,7 +242,7 @@ void CodexTranslator::on_response(const nlohmann::json& message, std::int64_t id
       // The turn never started; the engine still waits for its end.
       m_control.on_response(response);
       const std::string error = "Codex refused the turn: " + response.error;
-      m_events.on_error(error, /*recoverable=*/true);
+      m_events.on_error(AgentErrorReport{error, /*recoverable=*/true});
       TurnResult result;
       result.stop_reason = protocol::StopReason::Error;
       result.error = error;
@@ -261,7 +261,7 @@ void CodexTranslator::adopt_thread(const nlohmann::json& result) {
   if (id.empty()) return malformed("thread response without thread.id", result);
   if (id == m_thread_id) return;
   m_thread_id = id;
-  m_events.on_provider_session(id);
+  m_events.on_provider_session(ProviderSession{id});
 }
 
 // ---- requests from Codex -----------------------------------------------------------------------------------------
@@ -290,9 +290,9 @@ void CodexTranslator::on_server_request(const nlohmann::json& message, const std
     const auto changes = m_file_changes.find(request.item_id);
     ask = file_change_approval_ask(*params, changes != m_file_changes.end() ? changes->second : nlohmann::json());
   }
-  const std::string native_id = request.native_id;
-  m_approvals[native_id] = std::move(request);
-  m_events.on_permission_request(native_id, std::move(ask));
+  ask.native_id = request.native_id;
+  m_approvals[ask.native_id] = std::move(request);
+  m_events.on_permission_request(std::move(ask));
 }
 
 // ---- notifications -----------------------------------------------------------------------------------------------
@@ -308,15 +308,15 @@ void CodexTranslator::on_notification(const nlohmann::json& message, const std::
     const auto delta = native::string_at(params, "delta");
     if (!item || !delta) return malformed(method + " without itemId or delta", message);
     if (delta->empty()) return;
-    if (method == "item/reasoning/textDelta") return m_events.on_delta(*item + ":content", protocol::DeltaKind::Thinking, *delta);
+    if (method == "item/reasoning/textDelta") return m_events.on_delta(TextDelta{*item + ":content", protocol::DeltaKind::Thinking, *delta, std::nullopt});
     const auto kind = method == "item/reasoning/summaryTextDelta" ? protocol::DeltaKind::Thinking : protocol::DeltaKind::Text;
-    return m_events.on_delta(*item, kind, *delta);
+    return m_events.on_delta(TextDelta{*item, kind, *delta, std::nullopt});
   }
   if (method == "item/reasoning/summaryPartAdded") {
     // A second summary part starts a new paragraph of the same thinking message.
     const auto item = native::string_at(params, "itemId");
     if (item && native::integer_at(params, "summaryIndex").value_or(0) > 0) {
-      m_events.on_delta(*item, protocol::DeltaKind::Thinking, "\n\n");
+      m_events.on_delta(TextDelta{*item, protocol::DeltaKind::Thinking, "\n\n", std::nullopt});
     } else {
       ++m_stats.dropped;
     }
@@ -326,14 +326,14 @@ void CodexTranslator::on_notification(const nlohmann::json& message, const std::
     const auto item = native::string_at(params, "itemId");
     const auto delta = native::string_at(params, "delta");
     if (!item || !delta) return malformed(method + " without itemId or delta", message);
-    if (!delta->empty()) m_events.on_tool_output(*item, *delta);
+    if (!delta->empty()) m_events.on_tool_output(ToolOutput{*item, *delta});
     return;
   }
   if (method == "item/mcpToolCall/progress") {
     const auto item = native::string_at(params, "itemId");
     const auto text = native::string_at(params, "message");
     if (!item || !text) return malformed(method + " without itemId or message", message);
-    m_events.on_tool_output(*item, *text + "\n");
+    m_events.on_tool_output(ToolOutput{*item, *text + "\n"});
     return;
   }
   if (method == "item/started" || method == "item/completed") {
@@ -424,7 +424,7 @@ void CodexTranslator::clear_status() {
 void CodexTranslator::start_tool(const std::string& id, std::string tool, nlohmann::json input) {
   clear_status();
   m_open_tools.insert(id);
-  m_events.on_tool_started(id, std::move(tool), std::move(input), std::nullopt);
+  m_events.on_tool_started(ToolStarted{id, std::move(tool), std::move(input), std::nullopt});
 }
 
 void CodexTranslator::complete_tool(const nlohmann::json& item, const std::string& id, std::string output, bool is_error) {
@@ -436,7 +436,7 @@ void CodexTranslator::complete_tool(const nlohmann::json& item, const std::strin
   }
   m_open_tools.erase(id);
   m_file_changes.erase(id);
-  m_events.on_tool_completed(id, std::move(output), is_error);
+  m_events.on_tool_completed(ToolCompleted{id, std::move(output), is_error});
 }
 
 void CodexTranslator::on_item_completed(const nlohmann::json& item) {
@@ -446,19 +446,19 @@ void CodexTranslator::on_item_completed(const nlohmann::json& item) {
   if (type == "agentMessage") {
     std::string text = native::string_or_empty(item, "text");
     m_last_text = text;
-    m_events.on_message(id, protocol::DeltaKind::Text, std::move(text));
+    m_events.on_message(MessageCompleted{id, protocol::DeltaKind::Text, std::move(text), std::nullopt});
     return;
   }
   if (type == "reasoning") {
     std::string summary = join_strings(native::array_at(item, "summary"), "\n\n");
     std::string content = join_strings(native::array_at(item, "content"), "\n\n");
-    if (!summary.empty()) m_events.on_message(id, protocol::DeltaKind::Thinking, std::move(summary));
-    if (!content.empty()) m_events.on_message(id + ":content", protocol::DeltaKind::Thinking, std::move(content));
+    if (!summary.empty()) m_events.on_message(MessageCompleted{id, protocol::DeltaKind::Thinking, std::move(summary), std::nullopt});
+    if (!content.empty()) m_events.on_message(MessageCompleted{id + ":content", protocol::DeltaKind::Thinking, std::move(content), std::nullopt});
     if (summary.empty() && content.empty()) ++m_stats.dropped;  // encrypted reasoning only
     return;
   }
   if (type == "plan") {
-    m_events.on_message(id, protocol::DeltaKind::Text, native::string_or_empty(item, "text"));
+    m_events.on_message(MessageCompleted{id, protocol::DeltaKind::Text, native::string_or_empty(item, "text"), std::nullopt});
     return;
   }
   if (type == "commandExecution") {
@@ -527,8 +527,8 @@ void CodexTranslator::on_plan_updated(const nlohmann::json& params) {
   if (auto explanation = native::string_at(params, "explanation"); explanation && !explanation->empty()) {
     input["explanation"] = *explanation;
   }
-  m_events.on_tool_started(id, std::string(kPlanTool), std::move(input), std::nullopt);
-  m_events.on_tool_completed(id, plan_text(params), false);
+  m_events.on_tool_started(ToolStarted{id, std::string(kPlanTool), std::move(input), std::nullopt});
+  m_events.on_tool_completed(ToolCompleted{id, plan_text(params), false});
 }
 
 void CodexTranslator::on_error_notification(const nlohmann::json& params) {
@@ -549,7 +549,7 @@ void CodexTranslator::on_error_notification(const nlohmann::json& params) {
     ++m_stats.dropped;
     return;
   }
-  m_events.on_error(text, /*recoverable=*/!is_fatal_error(*error));
+  m_events.on_error(AgentErrorReport{text, /*recoverable=*/!is_fatal_error(*error)});
 }
 
 void CodexTranslator::on_turn_completed(const nlohmann::json& params) {
@@ -573,7 +573,7 @@ void CodexTranslator::on_turn_completed(const nlohmann::json& params) {
     const auto* error = native::object_at(*turn, "error");
     std::string text = error != nullptr ? error_text(*error) : m_last_error.value_or("the turn failed (" + status + ")");
     result.error = text;
-    m_events.on_error(std::move(text), /*recoverable=*/error == nullptr || !is_fatal_error(*error));
+    m_events.on_error(AgentErrorReport{std::move(text), /*recoverable=*/error == nullptr || !is_fatal_error(*error)});
   }
   end_turn(std::move(result));
 }

@@ -322,27 +322,36 @@ protocol::SessionListResult Engine::list_sessions(const protocol::SessionListPar
   return result;
 }
 
-void Engine::update(const std::string& session_id, const std::function<std::optional<EngineError>(Session&)>& apply,
+void Engine::update(const std::string& session_id, const std::function<void(Session&, Done)>& apply,
                     Then<protocol::SessionInfo> done) {
+  auto* target = find(session_id);
+  if (target == nullptr) return done(unknown_session(session_id));
+  apply(*target, [this, weak = std::weak_ptr<Engine*>(m_self), session_id, done = std::move(done)](std::optional<EngineError> error) {
+    if (error) return done(*error);
+    if (weak.expired()) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    updated(session_id, done);
+  });
+}
+
+void Engine::updated(const std::string& session_id, const Then<protocol::SessionInfo>& done) {
   auto* session = find(session_id);
-  if (session == nullptr) return done(unknown_session(session_id));
-  if (auto error = apply(*session)) return done(*error);
+  if (session == nullptr) return done(unknown_session(session_id));  // deleted while the agent answered
   session->mutable_info().updated_at = unix_millis_now();
   m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
   if (!m_persistence) return done(session->info());
-  m_persistence->update_session(session->info(), [done = std::move(done), info = session->info()](std::optional<EngineError> error) {
+  m_persistence->update_session(session->info(), [done, info = session->info()](std::optional<EngineError> error) {
     if (error) return done(EngineError{error->code, "the change is in effect but was not saved: " + error->message});
     done(info);
   });
 }
 
 void Engine::rename(const std::string& session_id, const std::string& title, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session) { session.mutable_info().title = title; return std::optional<EngineError>(); },
+  update(session_id, [&](Session& session, const Done& applied) { session.mutable_info().title = title; applied(std::nullopt); },
          std::move(done));
 }
 
 void Engine::archive(const std::string& session_id, bool archived, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session) { session.mutable_info().archived = archived; return std::optional<EngineError>(); },
+  update(session_id, [&](Session& session, const Done& applied) { session.mutable_info().archived = archived; applied(std::nullopt); },
          std::move(done));
 }
 
@@ -376,11 +385,11 @@ Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session
 }
 
 void Engine::set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session) { return session.set_model(model); }, std::move(done));
+  update(session_id, [&](Session& session, Done applied) { session.set_model(model, std::move(applied)); }, std::move(done));
 }
 
 void Engine::set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session) { return session.set_mode(mode); }, std::move(done));
+  update(session_id, [&](Session& session, Done applied) { session.set_mode(mode, std::move(applied)); }, std::move(done));
 }
 
 void Engine::send(protocol::SessionSendParams params, Session::SendDone done) {
@@ -428,29 +437,25 @@ Outcome<Session*> Engine::session_of_open_request(const std::string& request_id)
   return session;
 }
 
-std::optional<EngineError> Engine::respond_permission(const protocol::PermissionRespondParams& params,
-                                                      std::optional<std::string> client_id) {
+void Engine::respond_permission(const protocol::PermissionRespondParams& params, std::optional<std::string> client_id, Done done) {
   const auto found = session_of_open_request(params.request_id);
-  if (const auto* error = std::get_if<EngineError>(&found)) return *error;
+  if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
   auto* session = std::get<Session*>(found);
   if (!session->has_open_permission(params.request_id)) {
-    return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a permission request"};
+    return done(EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a permission request"});
   }
-  session->answer_permission(params.request_id, params.decision, params.rule, params.message, std::move(client_id));
-  return std::nullopt;
+  session->answer_permission(params.request_id, params.decision, params.rule, params.message, std::move(client_id), std::move(done));
 }
 
-std::optional<EngineError> Engine::respond_question(const protocol::QuestionRespondParams& params,
-                                                    std::optional<std::string> client_id) {
+void Engine::respond_question(const protocol::QuestionRespondParams& params, std::optional<std::string> client_id, Done done) {
   const auto found = session_of_open_request(params.request_id);
-  if (const auto* error = std::get_if<EngineError>(&found)) return *error;
+  if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
   auto* session = std::get<Session*>(found);
   if (!session->has_open_question(params.request_id)) {
-    return EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a question request"};
+    return done(EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a question request"});
   }
   session->answer_question(params.request_id, params.reject.value_or(false),
-                           params.answers.value_or(std::vector<std::string>{}), std::move(client_id));
-  return std::nullopt;
+                           params.answers.value_or(std::vector<std::string>{}), std::move(client_id), std::move(done));
 }
 
 std::vector<protocol::RememberedRule> Engine::list_rules(const std::optional<std::string>& session_id,

@@ -80,10 +80,10 @@ class Engine {
   void read_history(const protocol::HistoryReadParams& params, Then<protocol::HistoryReadResult> done);
   // A cold session bound to the agent's session: its first start resumes it. Stored with its run before `done`.
   void import_session(const protocol::SessionImportParams& params, Then<protocol::SessionInfo> done);
-  std::optional<EngineError> respond_permission(const protocol::PermissionRespondParams& params,
-                                                std::optional<std::string> client_id);
-  std::optional<EngineError> respond_question(const protocol::QuestionRespondParams& params,
-                                              std::optional<std::string> client_id);
+  // The first answer wins (later ones get AlreadyAnswered at once); `done` runs once the agent has the answer,
+  // or with the typed error it refused it with (Unsupported: it takes no answers of that kind).
+  void respond_permission(const protocol::PermissionRespondParams& params, std::optional<std::string> client_id, Done done);
+  void respond_question(const protocol::QuestionRespondParams& params, std::optional<std::string> client_id, Done done);
   std::vector<protocol::RememberedRule> list_rules(const std::optional<std::string>& session_id,
                                                    const std::optional<std::string>& cwd) const;
   void remove_rule(const std::string& rule_id, Done done);
@@ -120,8 +120,10 @@ class Engine {
   // Runs `apply` on the session, publishes session.updated and stores the result; `done` gets the new info or
   // the error (an unknown session, what `apply` refused, or a storage failure: the change is then in effect
   // until the daemon restarts, and the caller is told it was not saved).
-  void update(const std::string& session_id, const std::function<std::optional<EngineError>(Session&)>& apply,
-              Then<protocol::SessionInfo> done);
+  // `apply` may complete later (a live agent taking a model or mode); it runs at once.
+  void update(const std::string& session_id, const std::function<void(Session&, Done)>& apply, Then<protocol::SessionInfo> done);
+  // Publishes session.updated for the change just applied and stores it.
+  void updated(const std::string& session_id, const Then<protocol::SessionInfo>& done);
   // Runs blocking `work` on the helper thread, then `done` with its outcome on the reactor. The io_context is
   // kept from running out of work meanwhile, so `done` always runs (a reply is never dropped).
   template <class T>

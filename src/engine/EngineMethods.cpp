@@ -34,12 +34,6 @@ std::function<void(std::optional<EngineError>)> answer_empty_later(Reply<Result>
   };
 }
 
-template <class Result>
-void answer_empty(Reply<Result>& reply, const std::optional<EngineError>& error) {
-  if (error) return reply(to_rpc(*error));
-  reply(Result{});
-}
-
 }  // namespace
 
 void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
@@ -94,10 +88,10 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
     engine.read_history(params, answer_later<p::HistoryReadResult, p::HistoryReadResult>(std::move(reply), [](const p::HistoryReadResult& r) { return r; }));
   });
   dispatcher.bind<p::PermissionRespondMethod>([&engine](const p::PermissionRespondParams& params, Reply<p::PermissionRespondResult> reply, const CallContext& context) {
-    answer_empty(reply, engine.respond_permission(params, context.peer->client_id()));
+    engine.respond_permission(params, context.peer->client_id(), answer_empty_later(std::move(reply)));
   });
   dispatcher.bind<p::QuestionRespondMethod>([&engine](const p::QuestionRespondParams& params, Reply<p::QuestionRespondResult> reply, const CallContext& context) {
-    answer_empty(reply, engine.respond_question(params, context.peer->client_id()));
+    engine.respond_question(params, context.peer->client_id(), answer_empty_later(std::move(reply)));
   });
   dispatcher.bind<p::RulesListMethod>([&engine](const p::RulesListParams& params, Reply<p::RulesListResult> reply, const CallContext&) {
     reply(p::RulesListResult{engine.list_rules(params.session_id, params.cwd)});

@@ -33,49 +33,47 @@ const std::string& HistoryTranscript::turn_id() {
   return m_turn_id;
 }
 
-void HistoryTranscript::on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) {
+void HistoryTranscript::on_user_prompt(UserPrompt prompt) {
   // The agent closes a turn before the next prompt; a sink that did not is closed here without a turn.stopped
   // (nothing says how it ended).
-  m_turn_id = next_turn_id(prompt_id);
+  m_turn_id = next_turn_id(prompt.prompt_id);
   m_last_text.clear();
   protocol::TurnStartedEvent started;
   started.turn_id = m_turn_id;
-  started.text = std::move(text);
-  add(protocol::HistoryEventType::TurnStarted, started, parse_iso8601_millis(timestamp));
+  started.text = std::move(prompt.text);
+  add(protocol::HistoryEventType::TurnStarted, started, parse_iso8601_millis(prompt.timestamp));
 }
 
-void HistoryTranscript::on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                                   std::optional<std::string> parent_tool_call_id) {
+void HistoryTranscript::on_message(adapters::MessageCompleted event) {
   // As live: a sub-agent's text is not the answer to the user's prompt.
-  if (kind == protocol::DeltaKind::Text && !parent_tool_call_id) m_last_text = text;
+  if (event.kind == protocol::DeltaKind::Text && !event.parent_tool_call_id) m_last_text = event.text;
   protocol::MessageCompletedEvent message;
   message.turn_id = turn_id();
-  message.message_id = message_id;
+  message.message_id = std::move(event.message_id);
   message.role = protocol::MessageCompletedEventRole::Assistant;
-  message.kind = kind;
-  message.text = std::move(text);
-  message.parent_tool_call_id = std::move(parent_tool_call_id);
+  message.kind = event.kind;
+  message.text = std::move(event.text);
+  message.parent_tool_call_id = std::move(event.parent_tool_call_id);
   add(protocol::HistoryEventType::MessageCompleted, message);
 }
 
-void HistoryTranscript::on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
-                                        std::optional<std::string> parent_tool_call_id) {
+void HistoryTranscript::on_tool_started(adapters::ToolStarted event) {
   protocol::ToolStartedEvent started;
   started.turn_id = turn_id();
-  started.tool_call_id = std::move(tool_call_id);
-  started.tool = std::move(tool);
+  started.tool_call_id = std::move(event.tool_call_id);
+  started.tool = std::move(event.tool);
   // The schema says input is an object; a history that recorded anything else keeps it under "input".
-  started.input = input.is_object() ? std::move(input) : nlohmann::json{{"input", std::move(input)}};
-  started.parent_tool_call_id = std::move(parent_tool_call_id);
+  started.input = event.input.is_object() ? std::move(event.input) : nlohmann::json{{"input", std::move(event.input)}};
+  started.parent_tool_call_id = std::move(event.parent_tool_call_id);
   add(protocol::HistoryEventType::ToolStarted, started);
 }
 
-void HistoryTranscript::on_tool_completed(std::string tool_call_id, std::string output, bool is_error) {
+void HistoryTranscript::on_tool_completed(adapters::ToolCompleted event) {
   protocol::ToolCompletedEvent completed;
   completed.turn_id = turn_id();
-  completed.tool_call_id = std::move(tool_call_id);
-  completed.output = std::move(output);
-  completed.is_error = is_error;
+  completed.tool_call_id = std::move(event.tool_call_id);
+  completed.output = std::move(event.output);
+  completed.is_error = event.is_error;
   add(protocol::HistoryEventType::ToolCompleted, completed);
 }
 

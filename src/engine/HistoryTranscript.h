@@ -24,20 +24,12 @@ class HistoryTranscript final : public adapters::HistorySink {
   // The events so far; the transcript is empty afterwards.
   std::vector<protocol::HistoryEvent> take() { return std::move(m_events); }
 
-  void on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) override;
-  void on_provider_session(std::string) override {}
-  void on_delta(const std::string&, protocol::DeltaKind, std::string, std::optional<std::string>) override {}
-  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                  std::optional<std::string> parent_tool_call_id) override;
-  void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
-                       std::optional<std::string> parent_tool_call_id) override;
-  void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) override;
-  void on_permission_request(std::string, adapters::PermissionAsk) override {}
-  void on_question(std::string, adapters::QuestionAsk) override {}
-  void on_status(adapters::AgentStatus) override {}
+  void on_user_prompt(UserPrompt prompt) override;
+  void on_provider_session(adapters::ProviderSession) override {}
+  void on_message(adapters::MessageCompleted event) override;
+  void on_tool_started(adapters::ToolStarted event) override;
+  void on_tool_completed(adapters::ToolCompleted event) override;
   void on_turn_end(adapters::TurnResult result) override;
-  void on_error(std::string, bool) override {}
-  void on_stopped(std::string) override {}
 
  private:
   // The open turn's id, opening an implicit one for activity that came before any prompt.

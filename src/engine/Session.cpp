@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "engine/AnsweredOnce.h"
 #include "engine/Engine.h"
 #include "switchboard/support/Clock.h"
 #include "switchboard/support/RandomId.h"
@@ -348,22 +349,35 @@ bool Session::cancel() {
   return true;
 }
 
-std::optional<EngineError> Session::set_model(const std::string& model) {
-  if (m_adapter && !m_starting) {
-    if (auto error = m_adapter->set_model(model)) return EngineError{error->code, error->message};
-  }
-  m_info.model = model;
-  m_info.updated_at = unix_millis_now();
-  return std::nullopt;
+adapters::Completion Session::for_adapter(std::function<void(std::optional<adapters::AdapterError>)> done) {
+  return answered_once(m_engine.io(), std::move(done),
+                       adapters::AdapterError{ErrorCode::AgentUnavailable, "the agent stopped before it answered"});
 }
 
-std::optional<EngineError> Session::set_mode(const std::string& mode) {
-  if (m_adapter && !m_starting) {
-    if (auto error = m_adapter->set_mode(mode)) return EngineError{error->code, error->message};
-  }
-  m_info.mode = mode;
-  m_info.updated_at = unix_millis_now();
-  return std::nullopt;
+void Session::set_model(const std::string& model, Done done) {
+  auto taken = [weak = std::weak_ptr<Session*>(m_self), model, done = std::move(done)](std::optional<adapters::AdapterError> error) {
+    if (error) return done(EngineError{error->code, error->message});
+    if (auto self = weak.lock()) {
+      (*self)->m_info.model = model;
+      (*self)->m_info.updated_at = unix_millis_now();
+    }
+    done(std::nullopt);
+  };
+  if (m_adapter && !m_starting) return m_adapter->set_model(model, for_adapter(std::move(taken)));
+  taken(std::nullopt);
+}
+
+void Session::set_mode(const std::string& mode, Done done) {
+  auto taken = [weak = std::weak_ptr<Session*>(m_self), mode, done = std::move(done)](std::optional<adapters::AdapterError> error) {
+    if (error) return done(EngineError{error->code, error->message});
+    if (auto self = weak.lock()) {
+      (*self)->m_info.mode = mode;
+      (*self)->m_info.updated_at = unix_millis_now();
+    }
+    done(std::nullopt);
+  };
+  if (m_adapter && !m_starting) return m_adapter->set_mode(mode, for_adapter(std::move(taken)));
+  taken(std::nullopt);
 }
 
 void Session::stop_agent() {
@@ -388,11 +402,11 @@ void Session::drain_queue(bool after_stop) {
 
 // ---- permission and question round trips -------------------------------------------------------------------
 
-void Session::on_permission_request(std::string native_id, adapters::PermissionAsk ask) {
+void Session::on_permission_request(adapters::PermissionAsk ask) {
   const std::string turn_id = m_turn ? m_turn->turn_id : std::string();
   const std::string request_id = m_engine.register_request(m_info.session_id);
   OpenPermission open;
-  open.native_id = native_id;
+  open.native_id = ask.native_id;
   open.request.request_id = request_id;
   open.request.session_id = m_info.session_id;
   open.request.turn_id = turn_id;
@@ -432,9 +446,9 @@ void Session::on_permission_request(std::string native_id, adapters::PermissionA
 
 void Session::answer_permission(const std::string& request_id, protocol::PermissionDecision decision,
                                 std::optional<protocol::PermissionRule> rule, std::optional<std::string> message,
-                                std::optional<std::string> client_id) {
+                                std::optional<std::string> client_id, Done done) {
   auto it = m_permissions.find(request_id);
-  if (it == m_permissions.end()) return;
+  if (it == m_permissions.end()) return done(EngineError{ErrorCode::UnknownRequest, "no open permission request " + request_id});
   it->second.request.state = protocol::PermissionRequestState::Responding;
   publish(protocol::PermissionRespondingEvent{request_id, client_id});
   const bool allow = decision != protocol::PermissionDecision::Deny;
@@ -455,21 +469,23 @@ void Session::answer_permission(const std::string& request_id, protocol::Permiss
                                                : it->second.request.suggested_rule.value_or(protocol::PermissionRule{it->second.request.tool, std::nullopt});
     rule_id = m_engine.remember_rule(*scope, m_info.session_id, m_info.cwd, std::move(remembered), true).rule_id;
   }
-  resolve_permission(request_id, allow, ResolvedBy::Client, decision, std::move(client_id), std::move(rule_id), std::move(message));
+  resolve_permission(request_id, allow, ResolvedBy::Client, decision, std::move(client_id), std::move(rule_id), std::move(message),
+                     /*cancelled=*/false, std::move(done));
 }
 
 void Session::resolve_permission(const std::string& request_id, bool allow, ResolvedBy by,
                                  std::optional<protocol::PermissionDecision> decision, std::optional<std::string> client_id,
-                                 std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled) {
+                                 std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled,
+                                 Done done) {
   auto it = m_permissions.find(request_id);
-  if (it == m_permissions.end()) return;
+  if (it == m_permissions.end()) {
+    if (done) done(EngineError{ErrorCode::AlreadyAnswered, "request " + request_id + " was already answered"});
+    return;
+  }
   OpenPermission open = std::move(it->second);
   m_permissions.erase(it);
   m_engine.close_request(request_id);
   if (open.timeout) open.timeout->cancel();
-  if (!cancelled && m_adapter) {
-    m_adapter->answer_permission(open.native_id, adapters::PermissionAnswer{allow, std::move(message), nullptr});
-  }
   protocol::PermissionResolvedEvent resolved;
   resolved.request_id = request_id;
   resolved.outcome = cancelled ? protocol::PermissionResolvedEventOutcome::Cancelled
@@ -480,14 +496,29 @@ void Session::resolve_permission(const std::string& request_id, bool allow, Reso
   resolved.client_id = std::move(client_id);
   resolved.rule_id = std::move(rule_id);
   resolved.resolved_at = unix_millis_now();
-  publish(std::move(resolved));
-  refresh_running_state();
+  if (cancelled || !m_adapter) {
+    publish(std::move(resolved));
+    refresh_running_state();
+    if (done) done(std::nullopt);
+    return;
+  }
+  // Published once the agent has the answer, so that an answer it refuses resolves as cancelled, not as decided.
+  auto taken = [weak = std::weak_ptr<Session*>(m_self), resolved = std::move(resolved),
+                done = std::move(done)](std::optional<adapters::AdapterError> error) mutable {
+    if (auto self = weak.lock()) {
+      if (error) resolved.outcome = protocol::PermissionResolvedEventOutcome::Cancelled;
+      (*self)->publish(std::move(resolved));
+      (*self)->refresh_running_state();
+    }
+    if (done) done(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
+  };
+  m_adapter->answer_permission(open.native_id, adapters::PermissionAnswer{allow, std::move(message)}, for_adapter(std::move(taken)));
 }
 
-void Session::on_question(std::string native_id, adapters::QuestionAsk ask) {
+void Session::on_question(adapters::QuestionAsk ask) {
   const std::string request_id = m_engine.register_request(m_info.session_id);
   OpenQuestion open;
-  open.native_id = std::move(native_id);
+  open.native_id = std::move(ask.native_id);
   open.request.request_id = request_id;
   open.request.session_id = m_info.session_id;
   open.request.turn_id = m_turn ? m_turn->turn_id : std::string();
@@ -509,28 +540,29 @@ void Session::on_question(std::string native_id, adapters::QuestionAsk ask) {
 }
 
 void Session::answer_question(const std::string& request_id, bool reject, std::vector<std::string> answers,
-                              std::optional<std::string> client_id) {
+                              std::optional<std::string> client_id, Done done) {
   auto it = m_questions.find(request_id);
-  if (it == m_questions.end()) return;
+  if (it == m_questions.end()) return done(EngineError{ErrorCode::UnknownRequest, "no open question " + request_id});
   it->second.request.state = protocol::QuestionRequestState::Responding;
   resolve_question(request_id,
                    reject ? protocol::QuestionResolvedEventOutcome::Rejected : protocol::QuestionResolvedEventOutcome::Answered,
-                   QuestionBy::Client, std::move(answers), std::move(client_id));
+                   QuestionBy::Client, std::move(answers), std::move(client_id), std::move(done));
 }
 
 void Session::resolve_question(const std::string& request_id, protocol::QuestionResolvedEventOutcome outcome,
-                               QuestionBy by, std::vector<std::string> answers, std::optional<std::string> client_id) {
+                               QuestionBy by, std::vector<std::string> answers, std::optional<std::string> client_id,
+                               Done done) {
   auto it = m_questions.find(request_id);
-  if (it == m_questions.end()) return;
+  if (it == m_questions.end()) {
+    if (done) done(EngineError{ErrorCode::AlreadyAnswered, "request " + request_id + " was already answered"});
+    return;
+  }
   OpenQuestion open = std::move(it->second);
   m_questions.erase(it);
   m_engine.close_request(request_id);
   if (open.timeout) open.timeout->cancel();
   const bool cancelled = outcome == protocol::QuestionResolvedEventOutcome::Cancelled;
-  if (!cancelled && m_adapter) {
-    m_adapter->answer_question(open.native_id,
-                               adapters::QuestionAnswer{outcome == protocol::QuestionResolvedEventOutcome::Rejected, answers});
-  }
+  adapters::QuestionAnswer answer{outcome == protocol::QuestionResolvedEventOutcome::Rejected, answers};
   protocol::QuestionResolvedEvent resolved;
   resolved.request_id = request_id;
   resolved.outcome = outcome;
@@ -538,11 +570,30 @@ void Session::resolve_question(const std::string& request_id, protocol::Question
   resolved.resolved_by = by;
   resolved.client_id = std::move(client_id);
   resolved.resolved_at = unix_millis_now();
-  publish(std::move(resolved));
-  refresh_running_state();
+  if (cancelled || !m_adapter) {
+    publish(std::move(resolved));
+    refresh_running_state();
+    if (done) done(std::nullopt);
+    return;
+  }
+  // Published once the agent has the answer: one it cannot take (Unsupported) resolves the question as cancelled.
+  auto taken = [weak = std::weak_ptr<Session*>(m_self), resolved = std::move(resolved),
+                done = std::move(done)](std::optional<adapters::AdapterError> error) mutable {
+    if (auto self = weak.lock()) {
+      if (error) {
+        resolved.outcome = protocol::QuestionResolvedEventOutcome::Cancelled;
+        resolved.answers.reset();
+      }
+      (*self)->publish(std::move(resolved));
+      (*self)->refresh_running_state();
+    }
+    if (done) done(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
+  };
+  m_adapter->answer_question(open.native_id, std::move(answer), for_adapter(std::move(taken)));
 }
 
-void Session::on_request_withdrawn(const std::string& native_id) {
+void Session::on_request_withdrawn(adapters::RequestWithdrawn event) {
+  const std::string& native_id = event.native_id;
   // The agent stopped waiting: the request resolves as cancelled (a later answer gets AlreadyAnswered) and the
   // turn goes on without it.
   for (const auto& [id, open] : m_permissions) {
@@ -574,26 +625,25 @@ void Session::tear_down_requests() {
 
 // ---- what the adapter reports ------------------------------------------------------------------------------
 
-void Session::on_provider_session(std::string provider_session_id) {
+void Session::on_provider_session(adapters::ProviderSession event) {
+  std::string& provider_session_id = event.provider_session_id;
   if (m_provider_session_id == provider_session_id) return;
   m_provider_session_id = std::move(provider_session_id);
   // Recorded as a run, so that after a restart the session resumes the agent's own conversation.
   if (auto* persistence = m_engine.persistence()) persistence->record_run(m_info.session_id, *m_provider_session_id);
 }
 
-void Session::on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                       std::optional<std::string> parent_tool_call_id) {
-  publish(protocol::MessageDeltaEvent{m_turn ? m_turn->turn_id : std::string(), message_id, kind, std::move(text),
-                                      std::move(parent_tool_call_id)});
+void Session::on_delta(adapters::TextDelta event) {
+  publish(protocol::MessageDeltaEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.message_id), event.kind,
+                                      std::move(event.text), std::move(event.parent_tool_call_id)});
 }
 
-void Session::on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                         std::optional<std::string> parent_tool_call_id) {
+void Session::on_message(adapters::MessageCompleted event) {
   // A sub-agent's text is not the answer to the user's prompt.
-  if (m_turn && kind == protocol::DeltaKind::Text && !parent_tool_call_id) m_turn->last_text = text;
-  publish(protocol::MessageCompletedEvent{m_turn ? m_turn->turn_id : std::string(), message_id,
-                                          protocol::MessageCompletedEventRole::Assistant, kind, std::move(text),
-                                          std::move(parent_tool_call_id)});
+  if (m_turn && event.kind == protocol::DeltaKind::Text && !event.parent_tool_call_id) m_turn->last_text = event.text;
+  publish(protocol::MessageCompletedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.message_id),
+                                          protocol::MessageCompletedEventRole::Assistant, event.kind, std::move(event.text),
+                                          std::move(event.parent_tool_call_id)});
 }
 
 void Session::on_status(adapters::AgentStatus status) {
@@ -602,22 +652,22 @@ void Session::on_status(adapters::AgentStatus status) {
                                      status.retry_delay_ms});
 }
 
-void Session::on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
-                              std::optional<std::string> parent_tool_call_id) {
-  publish(protocol::ToolStartedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(tool_call_id), std::move(tool),
-                                     std::move(input), std::move(parent_tool_call_id)});
+void Session::on_tool_started(adapters::ToolStarted event) {
+  publish(protocol::ToolStartedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.tool_call_id), std::move(event.tool),
+                                     std::move(event.input), std::move(event.parent_tool_call_id)});
 }
 
-void Session::on_tool_output(const std::string& tool_call_id, std::string text) {
-  publish(protocol::ToolOutputEvent{m_turn ? m_turn->turn_id : std::string(), tool_call_id, std::move(text)});
+void Session::on_tool_output(adapters::ToolOutput event) {
+  publish(protocol::ToolOutputEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.tool_call_id), std::move(event.text)});
 }
 
-void Session::on_tool_completed(std::string tool_call_id, std::string output, bool is_error) {
-  publish(protocol::ToolCompletedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(tool_call_id), std::move(output), is_error});
+void Session::on_tool_completed(adapters::ToolCompleted event) {
+  publish(protocol::ToolCompletedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.tool_call_id),
+                                       std::move(event.output), event.is_error});
 }
 
-void Session::on_error(std::string message, bool recoverable) {
-  publish(protocol::AgentErrorEvent{std::move(message), recoverable,
+void Session::on_error(adapters::AgentErrorReport error) {
+  publish(protocol::AgentErrorEvent{std::move(error.message), error.recoverable,
                                     m_turn ? std::optional<std::string>(m_turn->turn_id) : std::nullopt});
 }
 
@@ -648,7 +698,8 @@ void Session::on_turn_end(adapters::TurnResult result) {
   save_outstanding();
 }
 
-void Session::on_stopped(std::string reason) {
+void Session::on_unavailable(adapters::Unavailable event) {
+  std::string& reason = event.reason;
   // The agent is gone for good: end the running turn as an error, then report stopped. Queued prompts stay
   // queued (never dropped): the next send restarts the agent and they run after it.
   if (m_turn) {

@@ -27,6 +27,7 @@ class Engine;
 class Session : public adapters::AdapterListener {
  public:
   using SendDone = std::function<void(Outcome<protocol::SessionSendResult>)>;
+  using Done = std::function<void(std::optional<EngineError>)>;
 
   Session(Engine& engine, protocol::SessionInfo info);
   ~Session() override;
@@ -39,8 +40,10 @@ class Session : public adapters::AdapterListener {
   void resume(bool wait, SendDone done);
   // Cancels the running turn, or discards the interrupted prompt of an interrupted session.
   bool cancel();
-  std::optional<EngineError> set_model(const std::string& model);
-  std::optional<EngineError> set_mode(const std::string& mode);
+  // Complete once a live agent has taken the change (or refused it, with its typed error); a cold session takes
+  // it at once, for the next start.
+  void set_model(const std::string& model, Done done);
+  void set_mode(const std::string& mode, Done done);
   void stop_agent();
   // Daemon shutdown: stops the agent gracefully (it may finish its turn and save its conversation) and calls
   // `stopped` once the agent has reported that it is gone (at once when none runs), after the session's own
@@ -62,30 +65,28 @@ class Session : public adapters::AdapterListener {
   bool has_open_permission(const std::string& request_id) const { return m_permissions.count(request_id) != 0; }
   bool has_open_question(const std::string& request_id) const { return m_questions.count(request_id) != 0; }
 
-  // Answers routed here by the engine (first answer wins is checked by the engine's registry).
+  // Answers routed here by the engine (first answer wins is checked by the engine's registry). `done` runs once
+  // the agent has the answer, or with the typed error it refused it with.
   void answer_permission(const std::string& request_id, protocol::PermissionDecision decision,
                          std::optional<protocol::PermissionRule> rule, std::optional<std::string> message,
-                         std::optional<std::string> client_id);
+                         std::optional<std::string> client_id, Done done);
   void answer_question(const std::string& request_id, bool reject, std::vector<std::string> answers,
-                       std::optional<std::string> client_id);
+                       std::optional<std::string> client_id, Done done);
 
   // AdapterListener
-  void on_provider_session(std::string provider_session_id) override;
-  void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                std::optional<std::string> parent_tool_call_id) override;
-  void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                  std::optional<std::string> parent_tool_call_id) override;
-  void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
-                       std::optional<std::string> parent_tool_call_id) override;
-  void on_tool_output(const std::string& tool_call_id, std::string text) override;
-  void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) override;
-  void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override;
-  void on_question(std::string native_id, adapters::QuestionAsk ask) override;
-  void on_request_withdrawn(const std::string& native_id) override;
+  void on_provider_session(adapters::ProviderSession event) override;
+  void on_delta(adapters::TextDelta event) override;
+  void on_message(adapters::MessageCompleted event) override;
+  void on_tool_started(adapters::ToolStarted event) override;
+  void on_tool_output(adapters::ToolOutput event) override;
+  void on_tool_completed(adapters::ToolCompleted event) override;
+  void on_permission_request(adapters::PermissionAsk ask) override;
+  void on_question(adapters::QuestionAsk ask) override;
+  void on_request_withdrawn(adapters::RequestWithdrawn event) override;
   void on_status(adapters::AgentStatus status) override;
   void on_turn_end(adapters::TurnResult result) override;
-  void on_error(std::string message, bool recoverable) override;
-  void on_stopped(std::string reason) override;
+  void on_error(adapters::AgentErrorReport error) override;
+  void on_unavailable(adapters::Unavailable event) override;
 
  private:
   struct Pending {
@@ -125,10 +126,13 @@ class Session : public adapters::AdapterListener {
   void refresh_running_state();
   void resolve_permission(const std::string& request_id, bool allow, protocol::PermissionResolvedEventResolvedBy by,
                           std::optional<protocol::PermissionDecision> decision, std::optional<std::string> client_id,
-                          std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled = false);
+                          std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled = false,
+                          Done done = nullptr);
   void resolve_question(const std::string& request_id, protocol::QuestionResolvedEventOutcome outcome,
                         protocol::QuestionResolvedEventResolvedBy by, std::vector<std::string> answers,
-                        std::optional<std::string> client_id);
+                        std::optional<std::string> client_id, Done done = nullptr);
+  // Wraps `done` for the adapter: the caller is answered even if the adapter drops it.
+  adapters::Completion for_adapter(std::function<void(std::optional<adapters::AdapterError>)> done);
   void tear_down_requests();
   void notify_stopped();
   template <class Data>

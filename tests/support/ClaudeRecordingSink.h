@@ -20,30 +20,31 @@ class ClaudeRecordingSink : public adapters::claude::HistorySink {
   std::vector<adapters::TurnResult> turns;
   std::vector<adapters::AgentStatus> statuses;
 
-  void on_provider_session(std::string id) override { lines.push_back("provider_session " + id); }
-  void on_delta(const std::string& id, protocol::DeltaKind kind, std::string text,
-                std::optional<std::string> parent) override {
-    lines.push_back("delta " + id + " " + std::string(protocol::to_string(kind)) + " " + quoted(text) + parent_of(parent));
+  void on_provider_session(adapters::ProviderSession event) override { lines.push_back("provider_session " + event.provider_session_id); }
+  void on_delta(adapters::TextDelta e) override {
+    lines.push_back("delta " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text) + parent_of(e.parent_tool_call_id));
   }
-  void on_message(const std::string& id, protocol::DeltaKind kind, std::string text,
-                  std::optional<std::string> parent) override {
-    lines.push_back("message " + id + " " + std::string(protocol::to_string(kind)) + " " + quoted(text) + parent_of(parent));
+  void on_message(adapters::MessageCompleted e) override {
+    lines.push_back("message " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text) +
+                    parent_of(e.parent_tool_call_id));
   }
-  void on_tool_started(std::string id, std::string tool, nlohmann::json input, std::optional<std::string> parent) override {
-    lines.push_back("tool_started " + id + " " + tool + " " + input.dump() + parent_of(parent));
+  void on_tool_started(adapters::ToolStarted e) override {
+    lines.push_back("tool_started " + e.tool_call_id + " " + e.tool + " " + e.input.dump() + parent_of(e.parent_tool_call_id));
   }
-  void on_tool_completed(std::string id, std::string output, bool is_error) override {
-    lines.push_back("tool_completed " + id + (is_error ? " error " : " ok ") + quoted(output));
+  // Claude Code streams no tool output: a call would be a translator bug, recorded so a test sees it.
+  void on_tool_output(adapters::ToolOutput e) override { lines.push_back("tool_output " + e.tool_call_id + " " + quoted(e.text)); }
+  void on_tool_completed(adapters::ToolCompleted e) override {
+    lines.push_back("tool_completed " + e.tool_call_id + (e.is_error ? " error " : " ok ") + quoted(e.output));
   }
-  void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override {
-    lines.push_back("permission " + native_id + " " + ask.tool);
+  void on_permission_request(adapters::PermissionAsk ask) override {
+    lines.push_back("permission " + ask.native_id + " " + ask.tool);
     permissions.push_back(std::move(ask));
   }
-  void on_question(std::string native_id, adapters::QuestionAsk ask) override {
-    lines.push_back("question " + native_id + " " + std::to_string(ask.questions.size()));
+  void on_question(adapters::QuestionAsk ask) override {
+    lines.push_back("question " + ask.native_id + " " + std::to_string(ask.questions.size()));
     questions.push_back(std::move(ask));
   }
-  void on_request_withdrawn(const std::string& native_id) override { lines.push_back("withdrawn " + native_id); }
+  void on_request_withdrawn(adapters::RequestWithdrawn e) override { lines.push_back("withdrawn " + e.native_id); }
   void on_status(adapters::AgentStatus status) override {
     lines.push_back("status " + std::string(protocol::to_string(status.status)) +
                     (status.message ? " " + quoted(*status.message) : std::string()));
@@ -61,13 +62,11 @@ class ClaudeRecordingSink : public adapters::claude::HistorySink {
     lines.push_back(line);
     turns.push_back(std::move(result));
   }
-  void on_error(std::string message, bool recoverable) override {
-    lines.push_back(std::string(recoverable ? "error recoverable " : "error fatal ") + quoted(message));
+  void on_error(adapters::AgentErrorReport e) override {
+    lines.push_back(std::string(e.recoverable ? "error recoverable " : "error fatal ") + quoted(e.message));
   }
-  void on_stopped(std::string reason) override { lines.push_back("stopped " + reason); }
-  void on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) override {
-    lines.push_back("prompt " + prompt_id + " " + quoted(text) + " at " + timestamp);
-  }
+  void on_unavailable(adapters::Unavailable e) override { lines.push_back("stopped " + e.reason); }
+  void on_user_prompt(UserPrompt e) override { lines.push_back("prompt " + e.prompt_id + " " + quoted(e.text) + " at " + e.timestamp); }
 
   static std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 

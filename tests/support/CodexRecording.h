@@ -22,25 +22,25 @@ class CodexRecordingSink : public adapters::HistorySink {
   std::vector<adapters::TurnResult> turns;
   std::vector<adapters::AgentStatus> statuses;
 
-  void on_provider_session(std::string id) override { lines.push_back("provider_session " + id); }
-  void on_delta(const std::string& id, protocol::DeltaKind kind, std::string text, std::optional<std::string>) override {
-    lines.push_back("delta " + id + " " + std::string(protocol::to_string(kind)) + " " + quoted(text));
+  void on_provider_session(adapters::ProviderSession e) override { lines.push_back("provider_session " + e.provider_session_id); }
+  void on_delta(adapters::TextDelta e) override {
+    lines.push_back("delta " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text));
   }
-  void on_message(const std::string& id, protocol::DeltaKind kind, std::string text, std::optional<std::string>) override {
-    lines.push_back("message " + id + " " + std::string(protocol::to_string(kind)) + " " + quoted(text));
+  void on_message(adapters::MessageCompleted e) override {
+    lines.push_back("message " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text));
   }
-  void on_tool_started(std::string id, std::string tool, nlohmann::json input, std::optional<std::string>) override {
-    lines.push_back("tool_started " + id + " " + tool + " " + input.dump());
+  void on_tool_started(adapters::ToolStarted e) override { lines.push_back("tool_started " + e.tool_call_id + " " + e.tool + " " + e.input.dump()); }
+  void on_tool_output(adapters::ToolOutput e) override { lines.push_back("tool_output " + e.tool_call_id + " " + quoted(e.text)); }
+  void on_tool_completed(adapters::ToolCompleted e) override {
+    lines.push_back("tool_completed " + e.tool_call_id + (e.is_error ? " error " : " ok ") + quoted(e.output));
   }
-  void on_tool_output(const std::string& id, std::string text) override { lines.push_back("tool_output " + id + " " + quoted(text)); }
-  void on_tool_completed(std::string id, std::string output, bool is_error) override {
-    lines.push_back("tool_completed " + id + (is_error ? " error " : " ok ") + quoted(output));
-  }
-  void on_permission_request(std::string native_id, adapters::PermissionAsk ask) override {
-    lines.push_back("permission " + native_id + " " + ask.tool + " " + quoted(ask.subject));
+  void on_permission_request(adapters::PermissionAsk ask) override {
+    lines.push_back("permission " + ask.native_id + " " + ask.tool + " " + quoted(ask.subject));
+    std::string native_id = ask.native_id;
     permissions.emplace_back(std::move(native_id), std::move(ask));
   }
-  void on_question(std::string native_id, adapters::QuestionAsk) override { lines.push_back("question " + native_id); }
+  void on_question(adapters::QuestionAsk e) override { lines.push_back("question " + e.native_id); }
+  void on_request_withdrawn(adapters::RequestWithdrawn e) override { lines.push_back("withdrawn " + e.native_id); }
   void on_status(adapters::AgentStatus status) override {
     lines.push_back("status " + std::string(protocol::to_string(status.status)) +
                     (status.message ? " " + quoted(*status.message) : std::string()));
@@ -58,13 +58,11 @@ class CodexRecordingSink : public adapters::HistorySink {
     lines.push_back(line);
     turns.push_back(std::move(result));
   }
-  void on_error(std::string message, bool recoverable) override {
-    lines.push_back(std::string(recoverable ? "error recoverable " : "error fatal ") + quoted(message));
+  void on_error(adapters::AgentErrorReport e) override {
+    lines.push_back(std::string(e.recoverable ? "error recoverable " : "error fatal ") + quoted(e.message));
   }
-  void on_stopped(std::string reason) override { lines.push_back("stopped " + reason); }
-  void on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) override {
-    lines.push_back("prompt " + prompt_id + " " + quoted(text) + " at " + timestamp);
-  }
+  void on_unavailable(adapters::Unavailable e) override { lines.push_back("stopped " + e.reason); }
+  void on_user_prompt(UserPrompt e) override { lines.push_back("prompt " + e.prompt_id + " " + quoted(e.text) + " at " + e.timestamp); }
 
   static std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 };

@@ -53,8 +53,15 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     int stops = 0;
     std::optional<adapters::AdapterError> fail_start;
     bool supports_model_switch = true;
+    // The agent refuses what it is told later, the way a CLI answers a control request: set_model and set_mode
+    // complete from a posted handler, with this error if set.
+    bool settings_answer_later = false;
+    std::optional<adapters::AdapterError> refuse_settings;
+    std::vector<std::string> modes_set;
+    // The agent takes no answers: answer_permission and answer_question complete with this error.
+    std::optional<adapters::AdapterError> refuse_answers;
     std::function<void()> resume;  // set while a Hold step waits
-    // How long each stop() takes before the adapter reports on_stopped, one entry per stop in order (models a
+    // How long each stop() takes before the adapter reports on_unavailable, one entry per stop in order (models a
     // CLI that takes time to finish and exit); a negative entry never reports. Empty: at once.
     std::deque<std::chrono::milliseconds> stop_delays;
   };
@@ -82,12 +89,12 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   protocol::AgentCapabilities capabilities() const override {
     return protocol::AgentCapabilities{true, true, true, false, false, false, m_control->supports_model_switch, true, false};
   }
-  void start(const adapters::StartOptions& options, std::function<void(std::optional<adapters::AdapterError>)> done) override {
+  void start(const adapters::StartOptions& options, adapters::Completion done) override {
     ++m_control->starts;
     m_control->start_options.push_back(options);
     later([this, done = std::move(done)] {
       done(m_control->fail_start);
-      if (!m_control->fail_start) m_listener.on_provider_session("provider-" + std::to_string(m_control->starts));
+      if (!m_control->fail_start) m_listener.on_provider_session({"provider-" + std::to_string(m_control->starts)});
     });
   }
   void send(adapters::TurnInput input) override {
@@ -105,20 +112,27 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     m_control->resume = nullptr;
     later([this] { m_listener.on_turn_end(adapters::TurnResult{protocol::StopReason::Cancelled, "", std::nullopt, std::nullopt}); });
   }
-  void answer_permission(const std::string&, adapters::PermissionAnswer answer) override {
+  void answer_permission(const std::string&, adapters::PermissionAnswer answer, adapters::Completion done) override {
+    if (m_control->refuse_answers) return done(m_control->refuse_answers);
     m_control->permission_answers.push_back(answer);
     later([this] { advance(); });
+    done(std::nullopt);
   }
-  void answer_question(const std::string&, adapters::QuestionAnswer answer) override {
+  void answer_question(const std::string&, adapters::QuestionAnswer answer, adapters::Completion done) override {
+    if (m_control->refuse_answers) return done(m_control->refuse_answers);
     m_control->question_answers.push_back(answer);
     later([this] { advance(); });
+    done(std::nullopt);
   }
-  std::optional<adapters::AdapterError> set_model(const std::string& model) override {
-    if (!m_control->supports_model_switch) return adapters::AdapterError{protocol::ErrorCode::Unsupported, "no model switching"};
+  void set_model(const std::string& model, adapters::Completion done) override {
+    if (!m_control->supports_model_switch) return done(adapters::AdapterError{protocol::ErrorCode::Unsupported, "no model switching"});
     m_control->models_set.push_back(model);
-    return std::nullopt;
+    settle_setting(std::move(done));
   }
-  std::optional<adapters::AdapterError> set_mode(const std::string&) override { return std::nullopt; }
+  void set_mode(const std::string& mode, adapters::Completion done) override {
+    m_control->modes_set.push_back(mode);
+    settle_setting(std::move(done));
+  }
   void stop() override {
     ++m_control->stops;
     if (m_stopping) return;
@@ -133,11 +147,16 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     m_stop_timer.async_wait([this, alive = m_alive](const boost::system::error_code& error) {
       if (error || !*alive) return;
       m_running = false;
-      m_listener.on_stopped("stopped");
+      m_listener.on_unavailable({"stopped"});
     });
   }
 
  private:
+  void settle_setting(adapters::Completion done) {
+    if (!m_control->settings_answer_later) return done(m_control->refuse_settings);
+    later([this, done = std::move(done)] { done(m_control->refuse_settings); });
+  }
+
   template <class F>
   void later(F work) {
     boost::asio::post(m_io, [alive = m_alive, work = std::move(work)]() mutable {
@@ -149,39 +168,42 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   void advance() {
     while (m_running && m_step < m_script.size()) {
       const Step step = m_script[m_step++];
-      if (const auto* delta = std::get_if<Delta>(&step)) m_listener.on_delta("m1", protocol::DeltaKind::Text, delta->text);
-      else if (const auto* message = std::get_if<Message>(&step)) m_listener.on_message("m1", protocol::DeltaKind::Text, message->text, message->parent);
+      if (const auto* delta = std::get_if<Delta>(&step)) m_listener.on_delta({"m1", protocol::DeltaKind::Text, delta->text, std::nullopt});
+      else if (const auto* message = std::get_if<Message>(&step)) m_listener.on_message({"m1", protocol::DeltaKind::Text, message->text, message->parent});
       else if (const auto* tool = std::get_if<Tool>(&step)) {
-        m_listener.on_tool_started(tool->id, tool->name, nlohmann::json{{"command", tool->name}}, std::nullopt);
-        m_listener.on_tool_completed(tool->id, tool->output, false);
+        m_listener.on_tool_started({tool->id, tool->name, nlohmann::json{{"command", tool->name}}, std::nullopt});
+        m_listener.on_tool_completed({tool->id, tool->output, false});
       } else if (const auto* output = std::get_if<ToolOutput>(&step)) {
-        m_listener.on_tool_output(output->id, output->text);
+        m_listener.on_tool_output({output->id, output->text});
       } else if (const auto* ask = std::get_if<Ask>(&step)) {
         adapters::PermissionAsk permission;
+        permission.native_id = "native-" + std::to_string(m_step);
         permission.tool = ask->tool;
         permission.input = nlohmann::json{{"command", ask->subject}};
         permission.description = "run " + ask->subject;
         permission.subject = ask->subject;
         permission.suggested_rule = protocol::PermissionRule{ask->tool, ask->subject};
         permission.reason = "default mode asks for " + ask->tool;
-        m_listener.on_permission_request("native-" + std::to_string(m_step), permission);
+        m_listener.on_permission_request(permission);
         return;  // resumes on answer_permission
       } else if (const auto* question = std::get_if<AskQuestion>(&step)) {
-        m_listener.on_question("native-q-" + std::to_string(m_step), adapters::QuestionAsk{{protocol::Question{question->question, std::nullopt, std::nullopt, std::nullopt}}});
+        m_listener.on_question(adapters::QuestionAsk{"native-q-" + std::to_string(m_step),
+                                                     {protocol::Question{question->question, std::nullopt, std::nullopt, std::nullopt}}});
         return;
       } else if (const auto* withdrawn = std::get_if<AskThenWithdraw>(&step)) {
         const std::string native_id = "native-w-" + std::to_string(m_step);
         if (withdrawn->question) {
-          m_listener.on_question(native_id, adapters::QuestionAsk{{protocol::Question{withdrawn->subject, std::nullopt, std::nullopt, std::nullopt}}});
+          m_listener.on_question(adapters::QuestionAsk{native_id, {protocol::Question{withdrawn->subject, std::nullopt, std::nullopt, std::nullopt}}});
         } else {
           adapters::PermissionAsk permission;
+          permission.native_id = native_id;
           permission.tool = withdrawn->tool;
           permission.subject = withdrawn->subject;
           permission.description = "run " + withdrawn->subject;
-          m_listener.on_permission_request(native_id, permission);
+          m_listener.on_permission_request(permission);
         }
         later([this, native_id] {
-          m_listener.on_request_withdrawn(native_id);
+          m_listener.on_request_withdrawn({native_id});
           advance();
         });
         return;
@@ -189,12 +211,12 @@ class ScriptedAdapter : public adapters::AgentAdapter {
         m_control->resume = [this] { later([this] { advance(); }); };
         return;
       } else if (const auto* fail = std::get_if<Fail>(&step)) {
-        m_listener.on_error(fail->message, true);
+        m_listener.on_error({fail->message, true});
       } else if (const auto* status = std::get_if<Status>(&step)) {
         m_listener.on_status(status->status);
       } else if (const auto* die = std::get_if<Die>(&step)) {
         m_running = false;
-        m_listener.on_stopped(die->reason);
+        m_listener.on_unavailable({die->reason});
         return;
       } else if (const auto* end = std::get_if<End>(&step)) {
         m_running = false;

@@ -413,18 +413,18 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
     if (id == "broken") return adapters::AdapterError{p::ErrorCode::UnknownHistorySession, "no such session"};
     // Activity before any prompt, then two prompts with the same id and one without, a tool input that is no
     // object, and a turn the history never closed.
-    sink.on_message("m0", p::DeltaKind::Text, "earlier", std::nullopt);
+    sink.on_message({"m0", p::DeltaKind::Text, "earlier", std::nullopt});
     sink.on_turn_end(adapters::TurnResult{});
-    sink.on_user_prompt("p", "one", "not a time");
-    sink.on_tool_started("t1", "Bash", Json("ls"), std::nullopt);
-    sink.on_delta("m1", p::DeltaKind::Text, "dropped", std::nullopt);
+    sink.on_user_prompt({"p", "one", "not a time"});
+    sink.on_tool_started({"t1", "Bash", Json("ls"), std::nullopt});
+    sink.on_delta({"m1", p::DeltaKind::Text, "dropped", std::nullopt});
     sink.on_status(adapters::AgentStatus{});
     sink.on_turn_end(adapters::TurnResult{p::StopReason::Cancelled, "", std::nullopt, std::nullopt});
-    sink.on_user_prompt("p", "two", "2026-01-02T03:04:05Z");
-    sink.on_message("m2", p::DeltaKind::Text, "answer", std::nullopt);
-    sink.on_message("m3", p::DeltaKind::Text, "sub-agent", std::string("t1"));
+    sink.on_user_prompt({"p", "two", "2026-01-02T03:04:05Z"});
+    sink.on_message({"m2", p::DeltaKind::Text, "answer", std::nullopt});
+    sink.on_message({"m3", p::DeltaKind::Text, "sub-agent", std::string("t1")});
     sink.on_turn_end(adapters::TurnResult{});
-    sink.on_user_prompt("", "three", "");
+    sink.on_user_prompt({"", "three", ""});
     return adapters::HistoryReadStats{12, 3};
   };
   std::vector<adapters::AgentDescriptor> extra{fake};

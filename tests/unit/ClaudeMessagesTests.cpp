@@ -73,27 +73,24 @@ TEST_CASE("claude messages: an empty prompt sends no empty text block", "[claude
   CHECK(user_message("")["message"]["content"] == nlohmann::json::parse(R"([{"type":"text","text":" "}])"));
 }
 
-TEST_CASE("claude messages: permission answers echo the input or carry a replacement or a reason", "[claude][messages]") {
+TEST_CASE("claude messages: permission answers echo the input or carry a reason", "[claude][messages]") {
   const auto request = bash_request();
-  CHECK(to_line(permission_response(request, adapters::PermissionAnswer{true, std::nullopt, nullptr})) ==
+  CHECK(to_line(permission_response(request, adapters::PermissionAnswer{true, std::nullopt})) ==
         R"({"response":{"request_id":"req-7","response":{"behavior":"allow","updatedInput":{"command":"make","description":"Build"}},"subtype":"success"},"type":"control_response"})"
         "\n");
-  CHECK(permission_response(request, adapters::PermissionAnswer{true, std::nullopt, {{"command", "make -j2"}}}) ==
-        nlohmann::json::parse(R"({"type":"control_response","response":{"subtype":"success","request_id":"req-7",
-                                  "response":{"behavior":"allow","updatedInput":{"command":"make -j2"}}}})"));
-  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::string("not now"), nullptr}) ==
+  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::string("not now")}) ==
         nlohmann::json::parse(R"({"type":"control_response","response":{"subtype":"success","request_id":"req-7",
                                   "response":{"behavior":"deny","message":"not now"}}})"));
-  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::nullopt, nullptr})["response"]["response"]["message"] ==
+  CHECK(permission_response(request, adapters::PermissionAnswer{false, std::nullopt})["response"]["response"]["message"] ==
         "The user denied permission to use Bash.");
   ToolRequest plan;
   plan.request_id = "plan-1";
   plan.kind = ToolRequestKind::PlanApproval;
   plan.tool = "ExitPlanMode";
   plan.input = {{"plan", "do it"}};
-  CHECK(permission_response(plan, adapters::PermissionAnswer{false, std::nullopt, nullptr})["response"]["response"]["message"] ==
+  CHECK(permission_response(plan, adapters::PermissionAnswer{false, std::nullopt})["response"]["response"]["message"] ==
         "The user did not approve the plan. Stay in plan mode and revise it.");
-  CHECK(permission_response(plan, adapters::PermissionAnswer{true, std::nullopt, nullptr})["response"]["response"] ==
+  CHECK(permission_response(plan, adapters::PermissionAnswer{true, std::nullopt})["response"]["response"] ==
         nlohmann::json::parse(R"({"behavior":"allow","updatedInput":{"plan":"do it"}})"));
 }
 

@@ -49,14 +49,16 @@ class Engine : public testing::CodexRecordingSink {
   Engine(boost::asio::io_context& io, bool allow) : m_io(io), m_allow(allow) {}
   AgentAdapter* adapter = nullptr;
 
-  void on_permission_request(std::string native_id, PermissionAsk ask) override {
-    CodexRecordingSink::on_permission_request(native_id, std::move(ask));
+  void on_permission_request(PermissionAsk ask) override {
+    const std::string native_id = ask.native_id;
+    CodexRecordingSink::on_permission_request(std::move(ask));
     boost::asio::post(m_io, [this, native_id] {
       PermissionAnswer answer;
       answer.allow = m_allow;
-      if (adapter != nullptr) adapter->answer_permission(native_id, answer);
+      if (adapter != nullptr) adapter->answer_permission(native_id, answer, [this](std::optional<AdapterError> error) { answer_errors.push_back(error); });
     });
   }
+  std::vector<std::optional<AdapterError>> answer_errors;  // how each answer completed
 
  private:
   boost::asio::io_context& m_io;
@@ -241,8 +243,19 @@ TEST_CASE("Codex adapter cancels a running command and takes the next turn", "[c
   REQUIRE(testing::run_until(io, [&] { return engine.turns.size() == 2; }, std::chrono::seconds(60)));
   INFO(nlohmann::json(engine.lines).dump(1));
   CHECK(engine.turns[1].text == "Back.");
-  CHECK(adapter.set_mode("yolo"));
-  CHECK_FALSE(adapter.set_mode("read-only"));
+  std::vector<std::optional<AdapterError>> modes;
+  adapter.set_mode("yolo", [&](std::optional<AdapterError> error) { modes.push_back(error); });
+  adapter.set_mode("read-only", [&](std::optional<AdapterError> error) { modes.push_back(error); });
+  REQUIRE(modes.size() == 2);
+  REQUIRE(modes[0]);
+  CHECK(modes[0]->code == protocol::ErrorCode::Unsupported);
+  CHECK_FALSE(modes[1]);
+  // Codex asks no questions through the adapter: an answer to one is refused, never silently dropped.
+  std::optional<std::optional<AdapterError>> question;
+  adapter.answer_question("q-1", QuestionAnswer{false, {"yes"}}, [&](std::optional<AdapterError> error) { question = error; });
+  REQUIRE(question);
+  REQUIRE(*question);
+  CHECK((*question)->code == protocol::ErrorCode::Unsupported);
   adapter.stop();
   REQUIRE(testing::run_until(io, [&] { return has_line_starting(engine.lines, "stopped"); }, std::chrono::seconds(30)));
   mock.process->kill();

@@ -150,7 +150,10 @@ TEST_CASE("engine store: sessions and rules and runs survive a restart", "[engin
     p::PermissionRespondParams answer;
     answer.request_id = open[0].request_id;
     answer.decision = p::PermissionDecision::AllowProject;
-    REQUIRE_FALSE(run.engine->respond_permission(answer, std::string("tui")));
+    std::optional<std::optional<engine::EngineError>> answered;
+    run.engine->respond_permission(answer, std::string("tui"), [&](std::optional<engine::EngineError> error) { answered = error; });
+    REQUIRE(answered);
+    REQUIRE_FALSE(*answered);
     run.settle();
     CHECK(run.attach(kept).session.state == p::SessionState::Idle);
     CHECK(run.control->start_options.at(0).resume_provider_session_id == std::nullopt);

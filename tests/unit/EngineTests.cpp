@@ -72,6 +72,22 @@ struct EngineFixture {
     return slot;
   }
 
+  // Answers a request; returns the engine's answer (settling the reactor only if it has not come yet).
+  std::optional<engine::EngineError> respond_permission(const p::PermissionRespondParams& params, std::optional<std::string> client) {
+    std::optional<std::optional<engine::EngineError>> answer;
+    engine->respond_permission(params, std::move(client), [&answer](std::optional<engine::EngineError> error) { answer = std::move(error); });
+    if (!answer) settle();
+    REQUIRE(answer);
+    return *answer;
+  }
+  std::optional<engine::EngineError> respond_question(const p::QuestionRespondParams& params, std::optional<std::string> client) {
+    std::optional<std::optional<engine::EngineError>> answer;
+    engine->respond_question(params, std::move(client), [&answer](std::optional<engine::EngineError> error) { answer = std::move(error); });
+    if (!answer) settle();
+    REQUIRE(answer);
+    return *answer;
+  }
+
   void settle() {
     io.restart();
     io.poll();
@@ -263,7 +279,7 @@ TEST_CASE("engine: cancel tears down open requests and follows stopped then idle
   CHECK(t.back() == "session.state:idle");
   CHECK_FALSE(std::get<bool>(f.engine->cancel(session)));  // nothing running any more
   // A late answer to the torn-down request is "already answered", not a failure.
-  auto error = f.engine->respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
+  auto error = f.respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
   REQUIRE(error);
   CHECK(error->code == p::ErrorCode::AlreadyAnswered);
 }
@@ -312,8 +328,8 @@ TEST_CASE("engine: a request the agent withdraws resolves as cancelled for every
       CHECK(result_of(reply).text == std::optional<std::string>("went on"));
       CHECK(result_of(reply).stop_reason == p::StopReason::EndTurn);
       // No client can answer it any more: the request is closed, not unknown.
-      const auto late = question ? f.engine->respond_question(p::QuestionRespondParams{request_id, std::nullopt, std::nullopt}, "tui")
-                                 : f.engine->respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
+      const auto late = question ? f.respond_question(p::QuestionRespondParams{request_id, std::nullopt, std::nullopt}, "tui")
+                                 : f.respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
       REQUIRE(late);
       CHECK(late->code == p::ErrorCode::AlreadyAnswered);
       CHECK(f.engine->attach(session).index() == 0);
@@ -407,7 +423,7 @@ TEST_CASE("engine: remembered rules answer without asking (session / project / a
     const auto reply = f.send(session, "test");
     f.settle();
     if (decision) {
-      REQUIRE_FALSE(f.engine->respond_permission(p::PermissionRespondParams{f.open_permission_id(), *decision, std::nullopt, std::nullopt}, "tui"));
+      REQUIRE_FALSE(f.respond_permission(p::PermissionRespondParams{f.open_permission_id(), *decision, std::nullopt, std::nullopt}, "tui"));
       f.settle();
     }
     REQUIRE(reply->has_value());
@@ -460,7 +476,7 @@ TEST_CASE("engine: attach replays open requests and the queue to a reconnecting 
   // The client that was there has gone; the request survives and a new client answers it.
   f.bus.publish_global(p::ClientDetachedEvent{"tui"});
   f.bus.publish_global(p::ClientAttachedEvent{"tui-2", p::Transport::Stdio, true});
-  CHECK_FALSE(f.engine->respond_permission(p::PermissionRespondParams{snapshot.permissions[0].request_id, p::PermissionDecision::Deny, std::nullopt, std::string("no")}, "tui-2"));
+  CHECK_FALSE(f.respond_permission(p::PermissionRespondParams{snapshot.permissions[0].request_id, p::PermissionDecision::Deny, std::nullopt, std::string("no")}, "tui-2"));
   f.settle();
   CHECK(f.control->permission_answers.at(0).message == std::optional<std::string>("no"));
 }
@@ -550,6 +566,75 @@ TEST_CASE("engine: expected failures map to stable codes", "[engine]") {
   CHECK(call("session.delete", R"({"sessionId":")" + id + R"("})").contains("result"));
   CHECK(f.control->stops == 1);
   CHECK(call("session.delete", R"({"sessionId":")" + id + R"("})").at("error").at("code") == -32010);
+}
+
+TEST_CASE("engine: a model or mode switch replies once the agent answered, a refusal is the reply's typed error and no agent.error", "[engine]") {
+  for (const bool refused : {false, true}) {
+    DYNAMIC_SECTION((refused ? "refused" : "accepted")) {
+      EngineFixture f;
+      const auto session = f.create(std::string("small"));
+      f.send(session, "start the agent");
+      f.settle();
+      f.control->settings_answer_later = true;
+      if (refused) f.control->refuse_settings = adapters::AdapterError{p::ErrorCode::Unsupported, "the agent refused it"};
+      f.events.clear();
+      std::optional<engine::Outcome<p::SessionInfo>> model;
+      std::optional<engine::Outcome<p::SessionInfo>> mode;
+      f.engine->set_model(session, "big", [&](engine::Outcome<p::SessionInfo> outcome) { model = std::move(outcome); });
+      f.engine->set_mode(session, "plan", [&](engine::Outcome<p::SessionInfo> outcome) { mode = std::move(outcome); });
+      CHECK_FALSE(model);  // the agent has not answered yet
+      CHECK_FALSE(mode);
+      CHECK(f.control->models_set == std::vector<std::string>{"big"});
+      CHECK(f.control->modes_set == std::vector<std::string>{"plan"});
+      f.settle();
+      REQUIRE(model);
+      REQUIRE(mode);
+      const auto info = std::get<p::SessionInfo>(f.engine->get_session(session));
+      CHECK(f.all<p::AgentErrorEvent>().empty());
+      if (refused) {
+        REQUIRE(std::holds_alternative<engine::EngineError>(*model));
+        CHECK(std::get<engine::EngineError>(*model).code == p::ErrorCode::Unsupported);
+        CHECK(std::get<engine::EngineError>(*model).message == "the agent refused it");
+        REQUIRE(std::holds_alternative<engine::EngineError>(*mode));
+        CHECK(std::get<engine::EngineError>(*mode).code == p::ErrorCode::Unsupported);
+        CHECK(f.all<p::SessionUpdatedEvent>().empty());
+        CHECK(info.model == std::optional<std::string>("small"));
+        CHECK_FALSE(info.mode);
+      } else {
+        REQUIRE(std::holds_alternative<p::SessionInfo>(*model));
+        CHECK(std::get<p::SessionInfo>(*model).model == std::optional<std::string>("big"));
+        REQUIRE(std::holds_alternative<p::SessionInfo>(*mode));
+        CHECK(std::get<p::SessionInfo>(*mode).mode == std::optional<std::string>("plan"));
+        CHECK(f.all<p::SessionUpdatedEvent>().size() == 2);
+        CHECK(info.model == std::optional<std::string>("big"));
+      }
+    }
+  }
+}
+
+TEST_CASE("engine: a question answer the agent cannot take replies Unsupported and resolves the question as cancelled", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::AskQuestion{"Which one?"}, ScriptedAdapter::End{}});
+  f.send(session, "ask me");
+  f.settle();
+  const auto asked = f.all<p::QuestionRequestedEvent>();
+  REQUIRE(asked.size() == 1);
+  f.control->refuse_answers = adapters::AdapterError{p::ErrorCode::Unsupported, "this agent takes no answers"};
+  const auto error = f.respond_question(p::QuestionRespondParams{asked[0].request.request_id, std::vector<std::string>{"that one"}, std::nullopt}, "tui");
+  REQUIRE(error);
+  CHECK(error->code == p::ErrorCode::Unsupported);
+  const auto resolved = f.all<p::QuestionResolvedEvent>();
+  REQUIRE(resolved.size() == 1);
+  CHECK(resolved[0].outcome == p::QuestionResolvedEventOutcome::Cancelled);
+  CHECK(f.control->question_answers.empty());
+  CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).questions.empty());
+  // Answered for good: a second client is late, not refused again.
+  const auto late = f.respond_question(p::QuestionRespondParams{asked[0].request.request_id, std::nullopt, true}, "tui");
+  REQUIRE(late);
+  CHECK(late->code == p::ErrorCode::AlreadyAnswered);
+  f.engine->cancel(session);
+  f.settle();
 }
 
 TEST_CASE("engine: session.list pages newest first", "[engine]") {

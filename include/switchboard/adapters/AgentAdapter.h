@@ -17,21 +17,33 @@
 namespace switchboard::adapters {
 
 // The one interface every agent implements, whatever its native protocol: a duplex NDJSON CLI (Claude Code),
-// a JSON-RPC app server (Codex), an HTTP+SSE server (OpenCode), or a CLI run once per turn (Grok). The engine
-// drives an adapter through AgentAdapter and hears from it through AdapterListener, on the io_context thread.
+// a JSON-RPC app server (Codex), an HTTP+SSE server hosting many sessions (OpenCode), an ACP agent over stdio
+// (Grok Build), a JSON-lines RPC CLI (Pi). The engine drives one AgentAdapter per live session and hears from it
+// through AdapterListener, on the io_context thread.
 //
 // Contract for every adapter (the shared conformance tests check it):
 // - after send(), the adapter reports the turn's activity and then exactly one on_turn_end();
 // - cancel() ends the running turn with on_turn_end(Cancelled) and leaves the adapter usable;
-// - a permission or question asked through the listener blocks the turn until answer_*() is called;
-// - if the agent becomes permanently unavailable (its process died), on_stopped() is called once, after an
-//   on_turn_end(Error) for a turn that was running;
-// - an operation the agent cannot do returns an AdapterError with code Unsupported, never a silent no-op.
+// - a permission or question asked through the listener blocks the turn until answer_*() is called, or until
+//   the adapter withdraws it (on_request_withdrawn);
+// - every operation that takes a `Completion` calls it exactly once, on the io_context thread, possibly before
+//   the call returns: nullopt when done, else a typed AdapterError. An operation the agent cannot do completes
+//   with code Unsupported, never a silent no-op. A completion still pending when the agent becomes unavailable
+//   completes with AgentUnavailable before on_unavailable(). An adapter destroyed with a completion pending may
+//   drop it (the engine answers its caller itself);
+// - if the agent becomes unavailable to this session for good (its process died, its server went away, the
+//   connection to it was lost, or stop() finished), on_unavailable() is called once, after an on_turn_end(Error)
+//   for a turn that was running. The adapter is not used again; the engine makes a new one to start over;
+// - listener calls never re-enter the adapter's own state in a way it cannot take: the engine may call cancel(),
+//   answer_*() or send() from inside a listener call (e.g. the next queued prompt from on_turn_end).
 
 struct AdapterError {
   protocol::ErrorCode code;
   std::string message;
 };
+
+// How an asynchronous operation ends: nullopt when done, or why not.
+using Completion = std::function<void(std::optional<AdapterError>)>;
 
 struct StartOptions {
   std::string session_id;  // ours, stable
@@ -48,7 +60,59 @@ struct TurnInput {
   std::optional<std::string> model;  // already resolved by the engine (override → configuration → pin)
 };
 
+// ---- What an adapter reports: one payload struct per event ------------------------------------------------------
+// A new field goes into its struct (with a default), so listeners that do not use it need no change.
+//
+// `parent_tool_call_id`, wherever it appears, nests activity inside a tool call: a message written, or a tool
+// called, by a sub-agent that a tool call of the main agent runs (Claude Code's Task, Codex's and OpenCode's
+// sub-agent tools, ...). It names that outer tool call; unset for the agent's own top-level activity. It is not
+// an agent's own notion: each adapter maps its native nesting onto it.
+
+// The agent's own id for the conversation (what StartOptions::resume_provider_session_id takes later).
+struct ProviderSession {
+  std::string provider_session_id;
+};
+
+// A streamed piece of a message still being written.
+struct TextDelta {
+  std::string message_id;
+  protocol::DeltaKind kind = protocol::DeltaKind::Text;
+  std::string text;
+  std::optional<std::string> parent_tool_call_id;
+};
+
+// A whole message, once written (after its deltas, if it had any).
+struct MessageCompleted {
+  std::string message_id;
+  protocol::DeltaKind kind = protocol::DeltaKind::Text;
+  std::string text;
+  std::optional<std::string> parent_tool_call_id;
+};
+
+struct ToolStarted {
+  std::string tool_call_id;
+  std::string tool;
+  nlohmann::json input = nlohmann::json::object();
+  std::optional<std::string> parent_tool_call_id;
+};
+
+// A streamed piece of a running tool's output (a shell command's stdout/stderr as it comes), before the tool's
+// ToolCompleted, which carries the whole output again. Agents that report output only at the end never send it.
+struct ToolOutput {
+  std::string tool_call_id;
+  std::string text;
+};
+
+struct ToolCompleted {
+  std::string tool_call_id;
+  std::string output;
+  bool is_error = false;
+};
+
+// The agent asks whether it may use a tool. `native_id` is the adapter's own handle for the request; the engine
+// answers with it.
 struct PermissionAsk {
+  std::string native_id;
   std::string tool;
   nlohmann::json input = nlohmann::json::object();
   std::string description;
@@ -58,19 +122,15 @@ struct PermissionAsk {
   std::string reason;
 };
 
-struct PermissionAnswer {
-  bool allow = false;
-  std::optional<std::string> message;  // told to the agent with a deny
-  nlohmann::json updated_input;        // null: unchanged
-};
-
 struct QuestionAsk {
+  std::string native_id;
   std::vector<protocol::Question> questions;
 };
 
-struct QuestionAnswer {
-  bool rejected = false;
-  std::vector<std::string> answers;
+// The agent no longer waits for the answer to an open permission or question (it withdrew the request, e.g.
+// Claude Code's control_cancel_request): the engine resolves it as cancelled for every client and sends no answer.
+struct RequestWithdrawn {
+  std::string native_id;
 };
 
 // Something the agent is busy with besides answering: a retry after a failed model request, compaction. The
@@ -90,38 +150,47 @@ struct TurnResult {
   std::optional<std::string> error;
 };
 
-// What an adapter reports, in the order it happens. Implemented by the engine's session.
+// Something went wrong that is not the answer to an operation of ours (those complete their Completion): the
+// agent reported an error, wrote something unreadable, or could not be written to. Published as agent.error.
+struct AgentErrorReport {
+  std::string message;
+  bool recoverable = true;
+};
+
+// The agent is gone for this session (see the contract above). `reason` is for people ("stopped" after stop()).
+struct Unavailable {
+  std::string reason;
+};
+
+// What an adapter reports, in the order it happens. Implemented by the engine's session. Every event is one
+// pure virtual taking its payload: a listener says what it does with each, even if that is nothing.
 class AdapterListener {
  public:
   virtual ~AdapterListener() = default;
-  virtual void on_provider_session(std::string provider_session_id) = 0;
-  // `parent_tool_call_id` is set for messages a sub-agent writes: the tool call (e.g. Claude's Task) running it.
-  // It has a default so that adapters for agents without sub-agents need not mention it.
-  virtual void on_delta(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                        std::optional<std::string> parent_tool_call_id = std::nullopt) = 0;
-  virtual void on_message(const std::string& message_id, protocol::DeltaKind kind, std::string text,
-                          std::optional<std::string> parent_tool_call_id = std::nullopt) = 0;
-  virtual void on_tool_started(std::string tool_call_id, std::string tool, nlohmann::json input,
-                               std::optional<std::string> parent_tool_call_id) = 0;
-  // A streamed piece of a running tool's output (a shell command's stdout/stderr as it comes), before the
-  // tool's on_tool_completed, which carries the whole output again. Agents that report output only at the end
-  // never call it, so it has a default.
-  virtual void on_tool_output(const std::string& tool_call_id, std::string text) {
-    static_cast<void>(tool_call_id);
-    static_cast<void>(text);
-  }
-  virtual void on_tool_completed(std::string tool_call_id, std::string output, bool is_error) = 0;
-  // `native_id` is the adapter's own handle for the request; the engine answers with it.
-  virtual void on_permission_request(std::string native_id, PermissionAsk ask) = 0;
-  virtual void on_question(std::string native_id, QuestionAsk ask) = 0;
-  // The agent no longer waits for the answer to an open permission or question (it withdrew the request, e.g.
-  // Claude Code's control_cancel_request): the engine resolves it as cancelled for every client and sends no
-  // answer. Agents that never withdraw a request need not override it.
-  virtual void on_request_withdrawn(const std::string& native_id) { static_cast<void>(native_id); }
-  virtual void on_status(AgentStatus status) = 0;
-  virtual void on_turn_end(TurnResult result) = 0;
-  virtual void on_error(std::string message, bool recoverable) = 0;
-  virtual void on_stopped(std::string reason) = 0;
+  virtual void on_provider_session(ProviderSession event) = 0;
+  virtual void on_delta(TextDelta event) = 0;
+  virtual void on_message(MessageCompleted event) = 0;
+  virtual void on_tool_started(ToolStarted event) = 0;
+  virtual void on_tool_output(ToolOutput event) = 0;
+  virtual void on_tool_completed(ToolCompleted event) = 0;
+  virtual void on_permission_request(PermissionAsk event) = 0;
+  virtual void on_question(QuestionAsk event) = 0;
+  virtual void on_request_withdrawn(RequestWithdrawn event) = 0;
+  virtual void on_status(AgentStatus event) = 0;
+  virtual void on_turn_end(TurnResult event) = 0;
+  virtual void on_error(AgentErrorReport event) = 0;
+  virtual void on_unavailable(Unavailable event) = 0;
+};
+
+// The engine's answer to a PermissionAsk. The agent runs the tool with the input it asked about.
+struct PermissionAnswer {
+  bool allow = false;
+  std::optional<std::string> message;  // told to the agent with a deny
+};
+
+struct QuestionAnswer {
+  bool rejected = false;
+  std::vector<std::string> answers;  // one per question, in order
 };
 
 class AgentAdapter {
@@ -129,15 +198,19 @@ class AgentAdapter {
   virtual ~AgentAdapter() = default;
 
   virtual protocol::AgentCapabilities capabilities() const = 0;
-  // Starts or resumes the agent; `done` gets nullopt once it can take a turn, or why it cannot.
-  virtual void start(const StartOptions& options, std::function<void(std::optional<AdapterError>)> done) = 0;
+  // Starts or resumes the agent; `done` once it can take a turn, or why it cannot.
+  virtual void start(const StartOptions& options, Completion done) = 0;
   virtual void send(TurnInput input) = 0;
   virtual void cancel() = 0;
-  virtual void answer_permission(const std::string& native_id, PermissionAnswer answer) = 0;
-  virtual void answer_question(const std::string& native_id, QuestionAnswer answer) = 0;
-  virtual std::optional<AdapterError> set_model(const std::string& model) = 0;
-  virtual std::optional<AdapterError> set_mode(const std::string& mode) = 0;
-  // Graceful stop; the adapter calls on_stopped() when its process is gone.
+  // `done` once the agent has the answer (or why it cannot take it: Unsupported for an agent that does not take
+  // answers of that kind). An answer for a request the agent no longer waits for completes with nullopt and
+  // is not passed on.
+  virtual void answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) = 0;
+  virtual void answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) = 0;
+  // `done` once the agent has accepted the change (it applies from the next turn at the latest), or why not.
+  virtual void set_model(const std::string& model, Completion done) = 0;
+  virtual void set_mode(const std::string& mode, Completion done) = 0;
+  // Graceful stop; the adapter calls on_unavailable() when the agent is gone for this session.
   virtual void stop() = 0;
 };
 
@@ -163,12 +236,26 @@ struct HistoryList {
 };
 
 // Hears one session replayed from the history: the user's prompts, each opening a turn, then the turn's activity
-// through the AdapterListener calls, closed by on_turn_end() (at the next prompt, or at the end). Permission,
-// question, status, error and stop calls may be ignored: histories do not hold them.
+// through the AdapterListener calls, closed by on_turn_end() (at the next prompt, or at the end). Histories hold
+// no deltas, streamed output, requests, statuses, errors or unavailability: those calls do nothing unless a
+// sink overrides them.
 class HistorySink : public AdapterListener {
  public:
-  // `timestamp` is ISO 8601 as the history recorded it (e.g. "2026-01-02T03:04:05.000Z"), or empty.
-  virtual void on_user_prompt(std::string prompt_id, std::string text, std::string timestamp) = 0;
+  struct UserPrompt {
+    std::string prompt_id;
+    std::string text;
+    std::string timestamp;  // ISO 8601 as the history recorded it (e.g. "2026-01-02T03:04:05.000Z"), or empty
+  };
+  virtual void on_user_prompt(UserPrompt event) = 0;
+
+  void on_delta(TextDelta) override {}
+  void on_tool_output(ToolOutput) override {}
+  void on_permission_request(PermissionAsk) override {}
+  void on_question(QuestionAsk) override {}
+  void on_request_withdrawn(RequestWithdrawn) override {}
+  void on_status(AgentStatus) override {}
+  void on_error(AgentErrorReport) override {}
+  void on_unavailable(Unavailable) override {}
 };
 
 struct HistoryReadStats {

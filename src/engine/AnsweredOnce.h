@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include "switchboard/adapters/AgentAdapter.h"
+
+namespace switchboard::engine {
+
+// The completion the engine hands an adapter for an operation a client waits for (set_model, set_mode, an
+// answer): it passes the adapter's answer on once, and if the adapter drops it unanswered (destroyed with it
+// pending) the caller still gets `dropped`, posted to the io_context. A reply is never lost with an adapter.
+inline adapters::Completion answered_once(boost::asio::io_context& io, adapters::Completion done, adapters::AdapterError dropped) {
+  struct State {
+    State(boost::asio::io_context& context, adapters::Completion then, adapters::AdapterError fallback)
+        : io(context), done(std::move(then)), dropped(std::move(fallback)) {}
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    ~State() {
+      if (!done) return;
+      boost::asio::post(io, [done = std::move(done), dropped = std::move(dropped)] { done(dropped); });
+    }
+    boost::asio::io_context& io;
+    adapters::Completion done;
+    adapters::AdapterError dropped;
+  };
+  auto state = std::make_shared<State>(io, std::move(done), std::move(dropped));
+  return [state](std::optional<adapters::AdapterError> error) {
+    if (!state->done) return;  // an adapter that answers twice: the first answer stands
+    auto once = std::exchange(state->done, nullptr);
+    once(std::move(error));
+  };
+}
+
+}  // namespace switchboard::engine
