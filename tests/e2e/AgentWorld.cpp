@@ -12,20 +12,14 @@
 #include <sstream>
 
 #include "support/SchemaValidator.h"
+#include "support/TextFile.h"
 
 namespace switchboard::testing::e2e {
 
-namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+namespace agent_world_detail {
 
 std::string cmdline_of(const std::string& pid) {
-  auto text = read_file("/proc/" + pid + "/cmdline");
+  auto text = read_text_file("/proc/" + pid + "/cmdline");
   for (auto& c : text) {
     if (c == '\0') c = ' ';
   }
@@ -48,7 +42,7 @@ std::vector<pid_t> processes_where(Keep keep) {
   return found;
 }
 
-}  // namespace
+}  // namespace agent_world_detail
 
 std::string installed_cli(const std::string& name) {
   const std::string command = std::string(SWITCHBOARD_SOURCE_DIR) + "/scripts/agent-path " + name + " 2>/dev/null";
@@ -73,33 +67,21 @@ bool cli_missing(const AgentProfile& profile, const std::string& binary) {
 }
 
 std::vector<pid_t> processes_matching(const std::string& needle) {
-  return processes_where([&](const std::string& pid) { return cmdline_of(pid).find(needle) != std::string::npos; });
+  return agent_world_detail::processes_where([&](const std::string& pid) { return agent_world_detail::cmdline_of(pid).find(needle) != std::string::npos; });
 }
 
 std::vector<pid_t> processes_working_in(const fs::path& dir) {
-  return processes_where([&](const std::string& pid) {
+  return agent_world_detail::processes_where([&](const std::string& pid) {
     std::error_code error;
     return fs::read_symlink("/proc/" + pid + "/cwd", error) == dir;
   });
 }
 
-TempDir::TempDir() {
-  char name[] = "/tmp/switchboard-e2e-XXXXXX";
-  const char* made = ::mkdtemp(name);
-  REQUIRE(made != nullptr);
-  path = made;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  fs::remove_all(path, ignored);
-}
-
 AgentWorld::AgentWorld(const AgentProfile& agent_profile, const Json& turns, bool with_http)
     : profile(agent_profile), binary(installed_cli(agent_profile.cli_name)), http(with_http) {
-  fs::create_directories(tmp.path / "home");
+  fs::create_directories(tmp.path() / "home");
   fs::create_directories(work);
-  mock = std::make_unique<MockProvider>(tmp.path, profile.script(turns), profile.mock_server);
+  mock = std::make_unique<MockProvider>(tmp.path(), profile.script(turns), profile.mock_server);
   REQUIRE(mock->port() > 0);
 }
 
@@ -110,9 +92,9 @@ AgentWorld::~AgentWorld() {
 bool AgentWorld::ready() const { return !cli_missing(profile, binary); }
 
 void AgentWorld::start_daemon() {
-  std::vector<std::string> args{"--log-level", "info", "stdio", "--data-dir", (tmp.path / "data").string()};
+  std::vector<std::string> args{"--log-level", "info", "stdio", "--data-dir", (tmp.path() / "data").string()};
   if (http) args.insert(args.end(), {"--http", "--port", "0"});
-  client = std::make_unique<DaemonClient>(args, profile.environment(tmp.path / "home", mock->base_url(), binary));
+  client = std::make_unique<DaemonClient>(args, profile.environment(tmp.path() / "home", mock->base_url(), binary));
   const auto init = client->call("initialize", {{"protocolVersion", 1},
                                                 {"clientInfo", {{"name", "e2e"}}},
                                                 {"capabilities", {{"answersPermissions", true}}}});
@@ -123,8 +105,8 @@ std::unique_ptr<SpawnedDaemon> AgentWorld::spawn_serve() const {
   const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   const int err = std::getenv("SWITCHBOARD_TEST_DAEMON_LOGS") ? 2 : null_fd;
   auto daemon = std::make_unique<SpawnedDaemon>(
-      std::vector<std::string>{"--log-level", "info", "serve", "--data-dir", (tmp.path / "data").string(), "--port", "0"},
-      null_fd, null_fd, err, profile.environment(tmp.path / "home", mock->base_url(), binary));
+      std::vector<std::string>{"--log-level", "info", "serve", "--data-dir", (tmp.path() / "data").string(), "--port", "0"},
+      null_fd, null_fd, err, profile.environment(tmp.path() / "home", mock->base_url(), binary));
   ::close(null_fd);
   REQUIRE(daemon->started());
   return daemon;
@@ -136,7 +118,7 @@ void AgentWorld::restart() {
   REQUIRE(client->daemon().wait(std::chrono::seconds(30)) == 0);
   client.reset();
   // No orphans: nothing the daemon started (the CLI, its tools) outlives it.
-  CHECK(eventually([&] { return processes_working_in(work).empty(); }, std::chrono::seconds(10)));
+  CHECK(eventually([&] { return processes_working_in(work).empty(); }, std::chrono::seconds(10), kProcessScanInterval));
   start_daemon();
 }
 
@@ -149,7 +131,7 @@ std::string AgentWorld::create_session(const std::string& mode) {
   return created["result"]["session"]["sessionId"];
 }
 
-Json AgentWorld::runtime() const { return Json::parse(read_file(tmp.path / "data" / "daemon.json"), nullptr, false); }
+Json AgentWorld::runtime() const { return Json::parse(read_text_file(tmp.path() / "data" / "daemon.json"), nullptr, false); }
 
 std::string AgentWorld::transcript() const {
   std::string out;
@@ -170,7 +152,7 @@ std::vector<pid_t> AgentWorld::cli_processes() const {
   std::vector<pid_t> ours;
   for (const auto pid : processes_working_in(work)) {
     if (::getpgid(pid) != pid) continue;
-    if (cmdline_of(std::to_string(pid)).find(profile.cli_marker) != std::string::npos) ours.push_back(pid);
+    if (agent_world_detail::cmdline_of(std::to_string(pid)).find(profile.cli_marker) != std::string::npos) ours.push_back(pid);
   }
   return ours;
 }

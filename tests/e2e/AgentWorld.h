@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "support/DaemonClient.h"
+#include "support/Eventually.h"
 #include "support/MockProvider.h"
+#include "support/TempDir.h"
 
 // What an end-to-end test against a real agent CLI needs, whatever the agent: a profile that says how to run the
 // agent and how to script its mock provider (AgentProfile), and one test's world (AgentWorld): a temporary HOME
@@ -70,23 +72,9 @@ std::vector<pid_t> processes_matching(const std::string& needle);
 // Live processes whose working directory is `dir` (agent CLIs and the tools they run work there).
 std::vector<pid_t> processes_working_in(const fs::path& dir);
 
-template <class Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return predicate();
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+// How long and how often the scenarios poll for what the CLI does in its own time (scanning /proc costs).
+inline constexpr std::chrono::seconds kCliPatience{30};
+inline constexpr std::chrono::milliseconds kProcessScanInterval{50};
 
 class AgentWorld {
  public:
@@ -94,11 +82,11 @@ class AgentWorld {
   ~AgentWorld();  // validates every event the client saw against the schema
 
   const AgentProfile& profile;
-  TempDir tmp;
+  TempDir tmp{"e2e"};
   std::string binary;
   std::unique_ptr<MockProvider> mock;
   std::unique_ptr<DaemonClient> client;
-  fs::path work = tmp.path / "work";
+  fs::path work = tmp.path() / "work";
   bool http = false;
 
   // False when the test should stop (the CLI is not installed; see cli_missing).

@@ -13,11 +13,11 @@
 // only Claude has. The CLI is installed by scripts/install-agents; without it these tests are skipped visibly,
 // except under CI (CI set), where a missing CLI fails them.
 
+namespace claude_code_e2e_tests {
+
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-namespace {
 
 Json reply_when(const char* predicate, const Json& value, const std::string& text) {
   return Json{{"match", {{predicate, value}}}, {"text", text}};
@@ -70,8 +70,6 @@ const e2e::AgentProfile& claude() {
   return profile;
 }
 
-}  // namespace
-
 TEST_CASE("claude e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][claude]") {
   e2e::scenario_streamed_turn(claude());
 }
@@ -119,3 +117,5 @@ TEST_CASE("claude e2e: a conversation from the CLI's own history is listed and i
 TEST_CASE("claude: a missing CLI is reported by agents.list and refused by session.create", "[e2e][claude]") {
   e2e::scenario_missing_cli(claude());
 }
+
+}  // namespace claude_code_e2e_tests

@@ -14,11 +14,11 @@
 // gives Codex a private CODEX_HOME with its own config.toml (docs/agents/codex.md). The CLI is installed by
 // scripts/install-agents; without it these tests are skipped visibly, except under CI, where they fail.
 
+namespace codex_e2e_tests {
+
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-namespace {
 
 Json reply_when(Json match, const std::string& text) { return Json{{"match", std::move(match)}, {"text", text}}; }
 
@@ -67,8 +67,6 @@ const e2e::AgentProfile& codex() {
   return profile;
 }
 
-}  // namespace
-
 TEST_CASE("codex e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][codex]") {
   e2e::scenario_streamed_turn(codex());
 }
@@ -116,3 +114,5 @@ TEST_CASE("codex e2e: a thread from Codex's own history is listed and imported a
 TEST_CASE("codex: a missing CLI is reported by agents.list and refused by session.create", "[e2e][codex]") {
   e2e::scenario_missing_cli(codex());
 }
+
+}  // namespace codex_e2e_tests

@@ -11,7 +11,7 @@
 
 namespace switchboard::testing::e2e {
 
-namespace {
+namespace conformance_detail {
 
 std::string data_string(const Json& event, const char* key) {
   const auto data = event.find("data");
@@ -33,7 +33,7 @@ struct HttpSide {
   std::string authorization() const { return "Authorization: Bearer " + token; }
 };
 
-}  // namespace
+}  // namespace conformance_detail
 
 std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
   std::vector<std::string> violations;
@@ -52,12 +52,12 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
     const std::string session_id = event.value("sessionId", "");
     const std::string where = " (seq " + std::to_string(event.value("seq", 0)) + ", " + type + ")";
     auto& view = sessions[session_id];
-    const std::string turn_id = data_string(event, "turnId");
+    const std::string turn_id = conformance_detail::data_string(event, "turnId");
     if (!turn_id.empty() && stopped_turns.count(turn_id) != 0 && type != "turn.stopped") {
       violations.push_back("an event of turn " + turn_id + " after its turn.stopped" + where);
     }
     if (type == "session.state") {
-      const std::string state = data_string(event, "state");
+      const std::string state = conformance_detail::data_string(event, "state");
       if (view.expect_rest_after_stop && state != "idle" && state != "stopped") {
         violations.push_back("turn.stopped was followed by state " + state + ", not idle or stopped" + where);
       }
@@ -84,12 +84,12 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
       view.open_requests.insert(request_id);
       view.expect_awaiting = true;
     } else if (type == "permission.responding") {
-      const std::string request_id = data_string(event, "requestId");
+      const std::string request_id = conformance_detail::data_string(event, "requestId");
       if (resolved_requests.count(request_id) != 0) {
         violations.push_back("request " + request_id + " is responding after it was resolved" + where);
       }
     } else if (type == "permission.resolved") {
-      const std::string request_id = data_string(event, "requestId");
+      const std::string request_id = conformance_detail::data_string(event, "requestId");
       if (!resolved_requests.insert(request_id).second) {
         violations.push_back("request " + request_id + " resolved twice" + where);
       }
@@ -109,7 +109,7 @@ void scenario_streamed_turn(const AgentProfile& profile) {
   AgentWorld world(profile, Json::array({profile.text("Hello from the mock", 4, 0)}), /*with_http=*/true);
   if (!world.ready()) return;
   world.start_daemon();
-  const HttpSide http(world);
+  const conformance_detail::HttpSide http(world);
   RawHttpClient sse(http.port);
   REQUIRE(sse.send_request("GET", "/events", {http.authorization()}));
   RawHttpClient::Response head;
@@ -194,7 +194,7 @@ void scenario_permission_denied_and_late_answer(const AgentProfile& profile) {
   CHECK(answer.contains("result"));
 
   // The browser answers too, late: first answer wins, and the loser is told so with -32002.
-  const HttpSide http(world);
+  const conformance_detail::HttpSide http(world);
   RawHttpClient browser(http.port);
   const auto late = browser.request("POST", "/rpc", {http.authorization(), "Content-Type: application/json"},
                                     Json{{"jsonrpc", "2.0"}, {"id", 9}, {"method", "permission.respond"},
@@ -224,14 +224,14 @@ void scenario_interrupt_mid_command(const AgentProfile& profile) {
   INFO(world.transcript());
   REQUIRE_FALSE(asked.is_null());
   world.client->call("permission.respond", {{"requestId", asked["data"]["request"]["requestId"]}, {"decision", "allow_once"}});
-  REQUIRE(eventually([] { return !processes_matching("sleep 97531").empty(); }));
+  REQUIRE(eventually([] { return !processes_matching("sleep 97531").empty(); }, kCliPatience, kProcessScanInterval));
 
   const auto cancelled = world.client->call("session.cancel", {{"sessionId", id}});
   CHECK(cancelled["result"]["cancelled"] == true);
   const auto stopped = world.client->wait_event("turn.stopped", at);
   REQUIRE_FALSE(stopped.is_null());
   CHECK(stopped["data"]["stopReason"] == "cancelled");
-  CHECK(eventually([] { return processes_matching("sleep 97531").empty(); }));
+  CHECK(eventually([] { return processes_matching("sleep 97531").empty(); }, kCliPatience, kProcessScanInterval));
 
   // The agent stays usable after an interrupt.
   const auto again = world.client->call("session.send", {{"sessionId", id}, {"text", "are you still there?"}});
@@ -290,7 +290,7 @@ void scenario_restart_and_resume(const AgentProfile& profile) {
   check_lifecycle(world);
 }
 
-namespace {
+namespace conformance_detail {
 
 // The script both quit-right-after-a-turn scenarios run: a turn to remember, and the answer only a resumed
 // conversation can give (the mock matches any earlier prompt of the conversation it is sent).
@@ -331,10 +331,10 @@ void check_stream_ends_with_shutdown(const std::vector<Json>& events, const std:
   CHECK(stopped);
 }
 
-}  // namespace
+}  // namespace conformance_detail
 
 void scenario_shutdown_right_after_turn(const AgentProfile& profile) {
-  AgentWorld world(profile, remembering_turns(profile));
+  AgentWorld world(profile, conformance_detail::remembering_turns(profile));
   if (!world.ready()) return;
   world.start_daemon();
   const auto id = world.create_session();
@@ -343,16 +343,16 @@ void scenario_shutdown_right_after_turn(const AgentProfile& profile) {
   // The client quits at once, as a TUI user who closes it the moment the answer is shown.
   world.client->close_stdin();
   REQUIRE(world.client->daemon().wait(std::chrono::seconds(40)) == 0);
-  check_stream_ends_with_shutdown(world.client->events(), id);
+  conformance_detail::check_stream_ends_with_shutdown(world.client->events(), id);
   world.validate_events();
   world.client.reset();
-  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10)));
+  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10), kProcessScanInterval));
   world.start_daemon();
-  check_resumes_after_restart(world, id);
+  conformance_detail::check_resumes_after_restart(world, id);
 }
 
 void scenario_sigterm_right_after_turn(const AgentProfile& profile) {
-  AgentWorld world(profile, remembering_turns(profile));
+  AgentWorld world(profile, conformance_detail::remembering_turns(profile));
   if (!world.ready()) return;
   std::string id;
   {
@@ -361,7 +361,7 @@ void scenario_sigterm_right_after_turn(const AgentProfile& profile) {
     REQUIRE(eventually([&] {
       runtime = world.runtime();
       return runtime.is_object() && runtime.contains("port");
-    }));
+    }, kCliPatience, kProcessScanInterval));
     const std::string authorization = "Authorization: Bearer " + runtime.at("token").get<std::string>();
     const auto port = runtime.at("port").get<std::uint16_t>();
     RawHttpClient sse(port, 60000);
@@ -408,15 +408,15 @@ void scenario_sigterm_right_after_turn(const AgentProfile& profile) {
     while (next_event().is_object()) {
     }
     CHECK(serve->wait(std::chrono::seconds(40)) == 0);
-    check_stream_ends_with_shutdown(events, id);
+    conformance_detail::check_stream_ends_with_shutdown(events, id);
   }
-  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10)));
+  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10), kProcessScanInterval));
   world.start_daemon();
-  check_resumes_after_restart(world, id);
+  conformance_detail::check_resumes_after_restart(world, id);
 }
 
 void scenario_conversation_gone(const AgentProfile& profile) {
-  auto turns = remembering_turns(profile);
+  auto turns = conformance_detail::remembering_turns(profile);
   // The third request must come from the new conversation, resumed: it holds the second prompt.
   turns.push_back(profile.when_any_prompt_contains("what was the word", "Still here."));
   AgentWorld world(profile, turns);
@@ -426,7 +426,7 @@ void scenario_conversation_gone(const AgentProfile& profile) {
   REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "remember the word banana"}})["result"]["text"] ==
           "I will remember banana.");
   world.restart();
-  profile.forget_conversations(world.tmp.path / "home", world.tmp.path / "data");
+  profile.forget_conversations(world.tmp.path() / "home", world.tmp.path() / "data");
   std::size_t at = 0;
   const auto answered = world.client->call("session.send", {{"sessionId", id}, {"text", "what was the word?"}});
   INFO(answered.dump());
@@ -443,7 +443,7 @@ void scenario_conversation_gone(const AgentProfile& profile) {
   REQUIRE_FALSE(requests.empty());
   CHECK(requests.back()["body"].dump().find("remember the word banana") != std::string::npos);
   for (const auto& event : world.client->events()) {
-    if (event.value("type", "") == "turn.started") CHECK(data_string(event, "text") == "what was the word?");
+    if (event.value("type", "") == "turn.started") CHECK(conformance_detail::data_string(event, "text") == "what was the word?");
   }
   // It is the session's conversation from now on: after another restart it resumes without a word of loss.
   world.restart();
@@ -477,7 +477,7 @@ void scenario_killed_cli(const AgentProfile& profile) {
       [&](const Json& e) { return e.value("type", "") == "session.state" && e["data"]["state"] == "stopped"; }, at);
   CHECK_FALSE(state.is_null());
   // Whatever the CLI had started (a native binary behind a node wrapper, say) went with it.
-  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10)));
+  CHECK(eventually([&] { return processes_working_in(world.work).empty(); }, std::chrono::seconds(10), kProcessScanInterval));
   CHECK(world.client->call("ping").contains("result"));
   // The next send starts a fresh CLI, which resumes the conversation.
   const auto again = world.client->call("session.send", {{"sessionId", id}, {"text", "come back"}});
@@ -502,7 +502,7 @@ void scenario_history_import(const AgentProfile& profile) {
   CHECK(eventually([&] {
     listed = world.client->call("history.list", where);
     return listed.contains("result") && !listed["result"]["sessions"].empty();
-  }, std::chrono::seconds(15)));
+  }, std::chrono::seconds(15), kProcessScanInterval));
   INFO(listed.dump());
   REQUIRE(listed.contains("result"));
   REQUIRE(listed["result"]["sessions"].size() == 1);
@@ -513,7 +513,7 @@ void scenario_history_import(const AgentProfile& profile) {
   CHECK(eventually([&] {
     read = world.client->call("history.read", read_params);
     return read.contains("result") && read["result"]["events"].dump().find("Noted: the colour is teal.") != std::string::npos;
-  }, std::chrono::seconds(15)));
+  }, std::chrono::seconds(15), kProcessScanInterval));
   INFO(read.dump());
   CHECK(read["result"]["skippedLines"] == 0);
   CHECK(read["result"]["events"].dump().find("remember: the colour is teal") != std::string::npos);
@@ -530,8 +530,8 @@ void scenario_history_import(const AgentProfile& profile) {
 }
 
 void scenario_missing_cli(const AgentProfile& profile) {
-  TempDir tmp;
-  DaemonClient client({"--log-level", "off", "stdio", "--data-dir", (tmp.path / "data").string()},
+  TempDir tmp{"e2e"};
+  DaemonClient client({"--log-level", "off", "stdio", "--data-dir", (tmp.path() / "data").string()},
                       {profile.cli_variable + "=/nonexistent/" + profile.cli_name});
   REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "e2e"}}}}).contains("result"));
   const auto agents = client.call("agents.list");
@@ -544,7 +544,7 @@ void scenario_missing_cli(const AgentProfile& profile) {
   REQUIRE(entry.is_object());
   CHECK(entry["installed"] == false);
   CHECK(entry["problem"].get<std::string>().find("not found") != std::string::npos);
-  const auto created = client.call("session.create", {{"agent", profile.agent}, {"cwd", tmp.path.string()}});
+  const auto created = client.call("session.create", {{"agent", profile.agent}, {"cwd", tmp.path().string()}});
   INFO(created.dump());
   CHECK(created["error"]["code"] == -32013);
   CHECK(created["error"]["message"].get<std::string>().find(profile.cli_name) != std::string::npos);

@@ -10,10 +10,10 @@
 // The lifecycle checker the end-to-end scenarios run on every client's events must itself catch what it claims
 // to: here it is fed hand-made event streams, one good and one per broken rule.
 
+namespace conformance_checker_tests {
+
 using Json = nlohmann::json;
 using switchboard::testing::e2e::lifecycle_violations;
-
-namespace {
 
 Json event(int seq, const std::string& type, Json data, const std::string& session = "s1") {
   return Json{{"seq", seq}, {"type", type}, {"sessionId", session}, {"data", std::move(data)}};
@@ -34,8 +34,6 @@ std::vector<Json> good_turn() {
           event(9, "turn.stopped", {{"turnId", "t1"}, {"stopReason", "end_turn"}}),
           state(10, "idle")};
 }
-
-}  // namespace
 
 TEST_CASE("conformance checker: a well-formed turn has no violations", "[conformance]") {
   CHECK(lifecycle_violations(good_turn()).empty());
@@ -92,3 +90,5 @@ TEST_CASE("conformance checker: a stop without a start is reported", "[conforman
   REQUIRE(violations.size() == 1);
   CHECK(violations[0].find("never started") != std::string::npos);
 }
+
+}  // namespace conformance_checker_tests

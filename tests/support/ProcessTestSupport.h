@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "process/ChildProcess.h"
+#include "support/TempDir.h"
 
 namespace switchboard::testing {
 
@@ -94,25 +95,5 @@ inline process::SpawnSpec shell(std::string script) {
   spec.args = {"-c", std::move(script)};
   return spec;
 }
-
-// A fresh directory under /tmp, removed afterwards.
-class ProcessTempDir {
- public:
-  ProcessTempDir() {
-    char name[] = "/tmp/switchboard-process-XXXXXX";
-    if (::mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
-    m_path = name;
-  }
-  ~ProcessTempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(m_path, ignored);
-  }
-  ProcessTempDir(const ProcessTempDir&) = delete;
-  ProcessTempDir& operator=(const ProcessTempDir&) = delete;
-  const std::filesystem::path& path() const { return m_path; }
-
- private:
-  std::filesystem::path m_path;
-};
 
 }  // namespace switchboard::testing

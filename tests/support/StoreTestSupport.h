@@ -18,30 +18,16 @@
 #include "store/StoreError.h"
 #include "switchboard/bus/EncodedEvent.h"
 #include "switchboard/protocol/generated/Events.h"
+#include "support/RunHandlersUntil.h"
+#include "support/TempDir.h"
 
 namespace switchboard::testing {
 
-// A fresh directory under /tmp for one test, removed with everything in it afterwards.
-class StoreTempDir {
+// A test's directory that also says where the store's database goes in it.
+class StoreTempDir : public TempDir {
  public:
-  StoreTempDir() {
-    char name[] = "/tmp/switchboard-store-XXXXXX";
-    if (::mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
-    m_path = name;
-  }
-  ~StoreTempDir() {
-    std::error_code ignored;
-    std::filesystem::permissions(m_path, std::filesystem::perms::owner_all, ignored);
-    std::filesystem::remove_all(m_path, ignored);
-  }
-  StoreTempDir(const StoreTempDir&) = delete;
-  StoreTempDir& operator=(const StoreTempDir&) = delete;
-
-  const std::filesystem::path& path() const { return m_path; }
-  std::filesystem::path db() const { return m_path / "switchboard.db"; }
-
- private:
-  std::filesystem::path m_path;
+  StoreTempDir() : TempDir("store") {}
+  std::filesystem::path db() const { return path() / "switchboard.db"; }
 };
 
 // An egress-shaped event: the same JSON layout Egress::encode writes, with data.turnId when `turn_id` is set.
@@ -62,25 +48,12 @@ inline bus::EncodedEventPtr make_store_event(std::uint64_t seq, std::string sess
   return event;
 }
 
-// Runs `io` until `done()` holds, one handler at a time; false after `timeout`. Store jobs hold work on the
-// io_context while they are queued, so run_one_for waits for them instead of returning early.
-template <class Done>
-bool run_until(boost::asio::io_context& io, Done done, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  io.restart();
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    if (io.run_one_for(std::chrono::milliseconds(50)) == 0) io.restart();
-  }
-  return true;
-}
-
 // Starts an asynchronous store call with a callback that records its result, and runs `io` until it arrives.
 template <class T, class Start>
 store::StoreResult<T> await_store(boost::asio::io_context& io, Start start) {
   std::optional<store::StoreResult<T>> result;
   start([&result](store::StoreResult<T> value) { result.emplace(std::move(value)); });
-  if (!run_until(io, [&result] { return result.has_value(); })) {
+  if (!run_handlers_until(io, [&result] { return result.has_value(); })) {
     return store::StoreError{store::StoreError::Code::Io, "test: timed out waiting for the store"};
   }
   return std::move(*result);

@@ -25,6 +25,7 @@
 #include "support/RecordingPeer.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
+#include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/rpc/Dispatcher.h"
 #include "switchboard/support/Clock.h"
@@ -33,28 +34,17 @@
 // the real Claude descriptor reading a fake config directory built from the recorded history fixture, and a
 // scripted agent whose history hooks are Claude's (so an import can be sent to without a CLI).
 
+namespace agent_history_tests {
+
 using namespace switchboard;
 using testing::ScriptedAdapter;
 namespace fs = std::filesystem;
 namespace p = protocol;
 using Json = nlohmann::json;
-
-namespace {
+using switchboard::testing::TempDir;
 
 const std::string kRecorded = "11111111-2222-4333-8444-555555555555";
 const std::string kRefactor = "22222222-aaaa-4bbb-8ccc-dddddddddddd";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char name[] = "/tmp/switchboard-agent-history-XXXXXX";
-    path = ::mkdtemp(name);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
 
 void write_file(const fs::path& file, const std::string& text, int age_seconds) {
   std::ofstream(file, std::ios::binary) << text;
@@ -69,12 +59,12 @@ std::string user_line(const std::string& text) {
 // A Claude config directory holding, for `project`: the recorded session, a newer one with two malformed lines,
 // a file without a conversation, and a sub-agent transcript.
 struct ClaudeHome {
-  TempDir root;
-  fs::path project = root.path / "work" / "project";
+  TempDir root{"agent-history"};
+  fs::path project = root.path() / "work" / "project";
 
   ClaudeHome() {
     fs::create_directories(project);
-    const auto sessions = root.path / "claude" / "projects" / adapters::claude::project_directory_name(project.string());
+    const auto sessions = root.path() / "claude" / "projects" / adapters::claude::project_directory_name(project.string());
     fs::create_directories(sessions);
     std::string recorded;
     for (const auto& line : testing::claude_fixture_lines("recorded-history-" + kRecorded + ".jsonl")) recorded += line + "\n";
@@ -87,7 +77,7 @@ struct ClaudeHome {
     write_file(sessions / "agent-1234.jsonl", user_line("a sub-agent transcript"), 10);
   }
 
-  fs::path config_dir() const { return root.path / "claude"; }
+  fs::path config_dir() const { return root.path() / "claude"; }
 };
 
 // The Claude descriptor over `config_dir`, with a CLI that is not installed (nothing is spawned).
@@ -194,8 +184,6 @@ std::vector<std::string> types_of(const Json& events) {
   return out;
 }
 
-}  // namespace
-
 TEST_CASE("iso 8601 timestamps parse to Unix milliseconds and nonsense does not", "[history]") {
   CHECK(parse_iso8601_millis("1970-01-01T00:00:00Z") == std::optional<std::int64_t>(0));
   CHECK(parse_iso8601_millis("2026-11-29T22:22:44.284Z") == std::optional<std::int64_t>(1795990964284));
@@ -214,8 +202,8 @@ TEST_CASE("iso 8601 timestamps parse to Unix milliseconds and nonsense does not"
 
 TEST_CASE("history.list shows the agent's sessions for a directory newest first and counts what it skipped", "[history]") {
   ClaudeHome home;
-  TempDir data;
-  HistoryRun run(data.path, home.config_dir());
+  TempDir data{"agent-history"};
+  HistoryRun run(data.path(), home.config_dir());
   const auto listed = run.call("history.list", {{"agent", "claude"}, {"cwd", home.project.string()}});
   REQUIRE(listed.contains("result"));
   const auto& result = listed.at("result");
@@ -248,8 +236,8 @@ TEST_CASE("history.list shows the agent's sessions for a directory newest first 
 
 TEST_CASE("history.read replays a recorded session as the live events' types and payloads", "[history]") {
   ClaudeHome home;
-  TempDir data;
-  HistoryRun run(data.path, home.config_dir());
+  TempDir data{"agent-history"};
+  HistoryRun run(data.path(), home.config_dir());
   const auto read = run.call("history.read", {{"agent", "claude"}, {"cwd", home.project.string()}, {"providerSessionId", kRecorded}});
   REQUIRE(read.contains("result"));
   const auto& result = read.at("result");
@@ -291,8 +279,8 @@ TEST_CASE("history.read replays a recorded session as the live events' types and
 
 TEST_CASE("history methods refuse unknown agents and sessions and agents without history", "[history]") {
   ClaudeHome home;
-  TempDir data;
-  HistoryRun run(data.path, home.config_dir());
+  TempDir data{"agent-history"};
+  HistoryRun run(data.path(), home.config_dir());
   const std::string cwd = home.project.string();
   const auto code = [&](const std::string& method, const Json& params) {
     const auto response = run.call(method, params);
@@ -324,8 +312,8 @@ TEST_CASE("history methods refuse unknown agents and sessions and agents without
 
 TEST_CASE("history methods answer -32602 naming the bad field", "[history]") {
   ClaudeHome home;
-  TempDir data;
-  HistoryRun run(data.path, home.config_dir());
+  TempDir data{"agent-history"};
+  HistoryRun run(data.path(), home.config_dir());
   const auto missing = run.call("history.read", {{"agent", "claude"}, {"cwd", home.project.string()}});
   CHECK(missing.at("error").at("code") == -32602);
   CHECK(missing.at("error").at("message").get<std::string>().find("providerSessionId") != std::string::npos);
@@ -342,10 +330,10 @@ TEST_CASE("history methods answer -32602 naming the bad field", "[history]") {
 
 TEST_CASE("session.import makes a cold session of ours whose first send resumes the agent's session", "[history]") {
   ClaudeHome home;
-  TempDir data;
+  TempDir data{"agent-history"};
   std::string imported_id;
   {
-    HistoryRun run(data.path, home.config_dir());
+    HistoryRun run(data.path(), home.config_dir());
     const auto imported = run.call("session.import", {{"agent", "scripted"}, {"cwd", home.project.string()}, {"providerSessionId", kRecorded}});
     REQUIRE(imported.contains("result"));
     testing::SchemaValidator validator;
@@ -368,7 +356,7 @@ TEST_CASE("session.import makes a cold session of ours whose first send resumes 
   }
   // After a restart the stored run still binds it: the agent resumes the same conversation.
   {
-    HistoryRun run(data.path, home.config_dir());
+    HistoryRun run(data.path(), home.config_dir());
     const auto listed = run.call("session.list", Json::object()).at("result").at("sessions");
     REQUIRE(listed.size() == 1);
     CHECK(listed.at(0).at("sessionId") == imported_id);
@@ -381,8 +369,8 @@ TEST_CASE("session.import makes a cold session of ours whose first send resumes 
 
 TEST_CASE("session.import takes a title and works for an agent whose CLI is not installed", "[history]") {
   ClaudeHome home;
-  TempDir data;
-  HistoryRun run(data.path, home.config_dir());
+  TempDir data{"agent-history"};
+  HistoryRun run(data.path(), home.config_dir());
   const auto imported = run.call("session.import", {{"agent", "claude"}, {"cwd", home.project.string()}, {"providerSessionId", kRefactor},
                                                     {"title", "my parser work"}, {"model", "opus"}});
   REQUIRE(imported.contains("result"));
@@ -398,7 +386,7 @@ TEST_CASE("session.import takes a title and works for an agent whose CLI is not 
 
 TEST_CASE("history hooks run off the reactor thread and their transcript keeps turns apart", "[history]") {
   ClaudeHome home;
-  TempDir data;
+  TempDir data{"agent-history"};
   auto hook_threads = std::make_shared<std::vector<std::thread::id>>();
   auto mutex = std::make_shared<std::mutex>();
   adapters::AgentDescriptor fake;
@@ -440,7 +428,7 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
     return adapters::HistoryReadStats{12, 3};
   };
   std::vector<adapters::AgentDescriptor> extra{fake};
-  HistoryRun run(data.path, home.config_dir(), std::move(extra));
+  HistoryRun run(data.path(), home.config_dir(), std::move(extra));
 
   CHECK(run.call("history.list", {{"agent", "fake"}, {"cwd", "/x"}}).at("result").at("sessions").empty());
   const auto read = run.call("history.read", {{"agent", "fake"}, {"cwd", "/x"}, {"providerSessionId", "s"}});
@@ -479,16 +467,16 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
 TEST_CASE("Codex threads list read and import through the history methods and resume on the first send", "[history][codex]") {
   // A private CODEX_HOME holding the recorded rollout, for a project beside it ("<scratch>" in the fixture).
   ClaudeHome claude;
-  TempDir scratch;
+  TempDir scratch{"agent-history"};
   const std::string thread = "01a22af6-cf76-7173-bc2a-5e4304033bc4";
-  const fs::path project = scratch.path / "work";
-  const fs::path day = scratch.path / "codex-home" / "sessions" / "2026" / "11" / "30";
+  const fs::path project = scratch.path() / "work";
+  const fs::path day = scratch.path() / "codex-home" / "sessions" / "2026" / "11" / "30";
   fs::create_directories(project);
   fs::create_directories(day);
   {
     std::ofstream out(day / ("rollout-2026-11-30T05-39-07-" + thread + ".jsonl"), std::ios::binary);
     for (auto line : testing::codex_fixture_lines("rollout/rollout-2026-11-30T05-39-07-" + thread + ".jsonl")) {
-      for (auto at = line.find("<scratch>"); at != std::string::npos; at = line.find("<scratch>", at)) line.replace(at, 9, scratch.path.string());
+      for (auto at = line.find("<scratch>"); at != std::string::npos; at = line.find("<scratch>", at)) line.replace(at, 9, scratch.path().string());
       out << line << "\n";
     }
   }
@@ -497,10 +485,10 @@ TEST_CASE("Codex threads list read and import through the history methods and re
   config.executable = "/nonexistent/switchboard-test/codex";
   adapters::codex::ProviderEndpoint endpoint;
   endpoint.base_url = "http://127.0.0.1:1/v1";
-  endpoint.codex_home = scratch.path / "codex-home";
+  endpoint.codex_home = scratch.path() / "codex-home";
   config.endpoint = endpoint;
 
-  TempDir data;
+  TempDir data{"agent-history"};
   std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
   std::vector<adapters::AgentDescriptor> extra;
   extra.push_back(adapters::codex::codex_agent(descriptors_io, config));
@@ -522,7 +510,7 @@ TEST_CASE("Codex threads list read and import through the history methods and re
   scripted.list_history = extra.front().list_history;
   scripted.read_history = extra.front().read_history;
   extra.push_back(std::move(scripted));
-  HistoryRun run(data.path, claude.config_dir(), std::move(extra));
+  HistoryRun run(data.path(), claude.config_dir(), std::move(extra));
   *run_io = &run.io;
   testing::SchemaValidator validator;
 
@@ -566,3 +554,5 @@ TEST_CASE("Codex threads list read and import through the history methods and re
   REQUIRE(run_id);
   CHECK(*run_id == std::optional<std::string>(thread));
 }
+
+}  // namespace agent_history_tests

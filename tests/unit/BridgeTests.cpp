@@ -2,6 +2,8 @@
 
 #include "switchboard/bus/Bridge.h"
 
+namespace bridge_tests {
+
 using namespace switchboard::bus;
 namespace protocol = switchboard::protocol;
 
@@ -48,3 +50,5 @@ TEST_CASE("a session-scoped event without a session cannot be routed", "[bridge]
   BusEvent event{"", protocol::MessageDeltaEvent{"t", "m", protocol::DeltaKind::Text, "hi"}};
   CHECK_FALSE(bridge(event).has_value());
 }
+
+}  // namespace bridge_tests

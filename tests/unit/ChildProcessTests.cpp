@@ -21,17 +21,17 @@
 #include "process/UniqueFd.h"
 #include "support/ProcessTestSupport.h"
 
+namespace child_process_tests {
+
 using namespace switchboard::process;
 using switchboard::testing::kProcessDeadline;
 using switchboard::testing::process_gone;
 using switchboard::testing::ProcessRecord;
-using switchboard::testing::ProcessTempDir;
+using switchboard::testing::TempDir;
 using switchboard::testing::record_into;
 using switchboard::testing::run_until;
 using switchboard::testing::shell;
 using switchboard::testing::wait_process_gone;
-
-namespace {
 
 std::unique_ptr<ChildProcess> spawn_ok(boost::asio::io_context& io, SpawnSpec spec,
                                        const std::shared_ptr<ProcessRecord>& record) {
@@ -46,8 +46,6 @@ std::set<std::string> open_fds_of(pid_t pid) {
     fds.insert(entry.path().filename().string());
   return fds;
 }
-
-}  // namespace
 
 TEST_CASE("child process: stdin lines come back through cat, EOF then exit", "[process]") {
   boost::asio::io_context io{1};
@@ -364,7 +362,7 @@ TEST_CASE("child process: only fds 0 to 2 are inherited", "[process]") {
 
 TEST_CASE("child process: the working directory and the environment are applied", "[process]") {
   boost::asio::io_context io{1};
-  ProcessTempDir dir;
+  TempDir dir;
   ::setenv("SWITCHBOARD_TOKEN", "secret-token", 1);
   ::setenv("SWITCHBOARD_PROCESS_TEST_INHERITED", "yes", 1);
   ::setenv("PROCESS_TEST_INHERITED", "inherited", 1);
@@ -407,7 +405,7 @@ TEST_CASE("child process: an empty environment is really empty, but for the chil
 
 TEST_CASE("child process: spawn failures are typed errors", "[process]") {
   boost::asio::io_context io{1};
-  ProcessTempDir dir;
+  TempDir dir;
   const auto spawn_error = [&](SpawnSpec spec) {
     auto child = ChildProcess::spawn(io, std::move(spec), {});
     REQUIRE_FALSE(child);
@@ -635,3 +633,5 @@ TEST_CASE("child process: destroying it and then its io_context without running 
   int status = 0;
   ::waitpid(pid, &status, 0);  // the zombie, if the state's last WNOHANG came too early
 }
+
+}  // namespace child_process_tests

@@ -10,15 +10,17 @@
 
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "support/ClaudeRecordingSink.h"
+#include "support/RunHandlersUntil.h"
 
 // The Claude Code adapter's plumbing (translator and adapter together, a real process, real pipes) against
 // tests/support/fake_claude.py, a stand-in CLI that needs no model and no installed Claude Code.
 
+namespace claude_code_adapter_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters;
 using namespace switchboard::adapters::claude;
-
-namespace {
+using switchboard::testing::run_handlers_until;
 
 const std::string kFakeClaude = std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py";
 
@@ -28,16 +30,6 @@ struct ScopedVariable {
   ScopedVariable(std::string variable, const std::string& value) : name(std::move(variable)) { ::setenv(name.c_str(), value.c_str(), 1); }
   ~ScopedVariable() { ::unsetenv(name.c_str()); }
 };
-
-template <class Predicate>
-bool run_until(boost::asio::io_context& io, Predicate done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    io.restart();
-    io.run_one_for(std::chrono::milliseconds(50));
-  }
-  return done();
-}
 
 struct Started {
   boost::asio::io_context io{1};
@@ -52,20 +44,18 @@ struct Started {
     std::optional<std::optional<AdapterError>> started;
     adapter->start(StartOptions{"s-test", SWITCHBOARD_SOURCE_DIR, std::nullopt, std::nullopt, std::nullopt},
                    [&](std::optional<AdapterError> error) { started = error; });
-    REQUIRE(run_until(io, [&] { return started.has_value(); }));
+    REQUIRE(run_handlers_until(io, [&] { return started.has_value(); }));
     REQUIRE_FALSE(started->has_value());
   }
   ~Started() {
     adapter->stop();
-    run_until(io, [&] { return !sink.lines.empty() && sink.lines.back().starts_with("stopped"); });
+    run_handlers_until(io, [&] { return !sink.lines.empty() && sink.lines.back().starts_with("stopped"); });
   }
 
   std::size_t count_starting(const std::string& prefix) const {
     return static_cast<std::size_t>(std::count_if(sink.lines.begin(), sink.lines.end(), [&](const std::string& line) { return line.starts_with(prefix); }));
   }
 };
-
-}  // namespace
 
 TEST_CASE("claude adapter: a model or mode switch completes with the CLI's answer, a refusal is no agent error", "[claude][adapter]") {
   ScopedVariable refuse("FAKE_CLAUDE_REFUSE", "set_model,set_permission_mode");
@@ -77,10 +67,10 @@ TEST_CASE("claude adapter: a model or mode switch completes with the CLI's answe
   claude.adapter->set_mode("plan", [&](std::optional<AdapterError> error) { mode.push_back(error); });
   CHECK(model.empty());
   CHECK(mode.empty());
-  REQUIRE(run_until(claude.io, [&] { return !model.empty() && !mode.empty(); }));
+  REQUIRE(run_handlers_until(claude.io, [&] { return !model.empty() && !mode.empty(); }));
   // A prompt answered afterwards proves that every line the CLI wrote before it was read.
   claude.adapter->send(TurnInput{"t1", "hello", {}, std::nullopt});
-  REQUIRE(run_until(claude.io, [&] { return claude.count_starting("turn_end") == 1; }));
+  REQUIRE(run_handlers_until(claude.io, [&] { return claude.count_starting("turn_end") == 1; }));
   INFO(nlohmann::json(claude.sink.lines).dump(1));
   REQUIRE(model.size() == 1);
   REQUIRE(model[0]);
@@ -98,8 +88,10 @@ TEST_CASE("claude adapter: a model or mode switch the CLI accepts completes with
   std::vector<std::optional<AdapterError>> answers;
   claude.adapter->set_model("claude-other", [&](std::optional<AdapterError> error) { answers.push_back(error); });
   claude.adapter->set_mode("plan", [&](std::optional<AdapterError> error) { answers.push_back(error); });
-  REQUIRE(run_until(claude.io, [&] { return answers.size() == 2; }));
+  REQUIRE(run_handlers_until(claude.io, [&] { return answers.size() == 2; }));
   CHECK_FALSE(answers[0]);
   CHECK_FALSE(answers[1]);
   CHECK(claude.count_starting("error") == 0);
 }
+
+}  // namespace claude_code_adapter_tests

@@ -12,13 +12,13 @@
 #include "support/ClaudeFixtures.h"
 #include "support/ClaudeRecordingSink.h"
 
+namespace claude_history_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters::claude;
 using testing::ClaudeRecordingSink;
 using Lines = std::vector<std::string>;
 namespace fs = std::filesystem;
-
-namespace {
 
 const std::string kRecordedSession = "11111111-2222-4333-8444-555555555555";
 
@@ -54,8 +54,6 @@ std::string user_line(const std::string& text, const std::string& extra = "") {
   return R"({"type":"user","sessionId":"s-2","cwd":"/work/project","uuid":"u-)" + std::to_string(text.size()) +
          R"(","timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":)" + nlohmann::json(text).dump() + "}" + extra + "}\n";
 }
-
-}  // namespace
 
 TEST_CASE("claude history: the config directory comes from CLAUDE_CONFIG_DIR, else HOME", "[claude][history]") {
   CHECK(claude_config_dir(std::string("/cfg"), std::string("/home/u")) == std::optional<fs::path>("/cfg"));
@@ -195,3 +193,5 @@ TEST_CASE("claude history: a cut project name is found through the working direc
   REQUIRE(listing.sessions.size() == 1);
   CHECK(listing.sessions[0].provider_session_id == "s-ours");
 }
+
+}  // namespace claude_history_tests

@@ -13,12 +13,13 @@
 #include "claude-code/ClaudeAttachments.h"
 #include "claude-code/ClaudeLaunch.h"
 #include "claude-code/ClaudeMessages.h"
+#include "support/TempDir.h"
+
+namespace claude_messages_tests {
 
 using namespace switchboard;
 using namespace switchboard::adapters::claude;
 namespace fs = std::filesystem;
-
-namespace {
 
 ToolRequest bash_request() {
   ToolRequest request;
@@ -30,20 +31,11 @@ ToolRequest bash_request() {
   return request;
 }
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("claude-messages-" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path / name, std::ios::binary) << bytes;
-    return (path / name).string();
-  }
-};
-
-}  // namespace
+// Writes `bytes` to the file `name` in `dir` and returns the file's path.
+std::string write_file(const testing::TempDir& dir, const std::string& name, const std::string& bytes) {
+  std::ofstream(dir.path() / name, std::ios::binary) << bytes;
+  return (dir.path() / name).string();
+}
 
 // ---- stdin lines ---------------------------------------------------------------------------------------------------
 
@@ -163,12 +155,12 @@ TEST_CASE("claude attachments: images are recognized by their first bytes", "[cl
 }
 
 TEST_CASE("claude attachments: images are read and encoded, other and unreadable files are referenced by path", "[claude][messages]") {
-  TempDir dir;
+  testing::TempDir dir{"claude-messages"};
   const std::string png_bytes = std::string("\x89PNG\r\n\x1a\n", 8) + "pixels";
-  const std::string png = dir.write("shot.dat", png_bytes);  // the name does not matter, the bytes do
-  const std::string text = dir.write("notes.png", "just text");
-  const std::string big = dir.write("big.gif", "GIF89a" + std::string(100, 'x'));
-  const std::string missing = (dir.path / "missing.png").string();
+  const std::string png = write_file(dir, "shot.dat", png_bytes);  // the name does not matter, the bytes do
+  const std::string text = write_file(dir, "notes.png", "just text");
+  const std::string big = write_file(dir, "big.gif", "GIF89a" + std::string(100, 'x'));
+  const std::string missing = (dir.path() / "missing.png").string();
   const auto prepared = prepare_attachments({{png, std::nullopt}, {text, std::string("image/png")}, {big, std::nullopt}, {missing, std::nullopt}},
                                             /*max_image_bytes=*/64);
   REQUIRE(prepared.size() == 4);
@@ -247,3 +239,5 @@ TEST_CASE("claude launch: the version probe and its output", "[claude][messages]
   CHECK(parse_version_output("") == std::nullopt);
   CHECK(parse_version_output("7 (odd)") == std::nullopt);
 }
+
+}  // namespace claude_messages_tests

@@ -15,12 +15,12 @@
 // and the translator gives the same events and counts with it as without it, on every recorded stream and on lines
 // made to sit at its edges.
 
+namespace claude_stream_delta_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters::claude;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
-
-namespace {
 
 struct Run {
   std::vector<std::string> events;
@@ -52,8 +52,6 @@ const std::string kStart =
 std::string delta_line(const std::string& delta, const std::string& extra = R"(,"parent_tool_use_id":null)") {
   return R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":)" + delta + "}" + extra + "}";
 }
-
-}  // namespace
 
 TEST_CASE("claude stream delta: the reader takes text and thinking deltas with their parent", "[claude][fast-delta]") {
   StreamDeltaReader reader;
@@ -142,3 +140,5 @@ TEST_CASE("claude stream delta: every recorded stream translates the same with a
   CHECK(streams >= 15);
   CHECK(fast_lines > 20);  // the fixtures do stream: the fast path was exercised, not just skipped
 }
+
+}  // namespace claude_stream_delta_tests

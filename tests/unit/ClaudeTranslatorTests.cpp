@@ -11,14 +11,14 @@
 #include "support/ClaudeFixtures.h"
 #include "support/ClaudeRecordingSink.h"
 
+namespace claude_translator_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters::claude;
 using testing::ClaudeRecordingControl;
 using testing::ClaudeRecordingSink;
 using Lines = std::vector<std::string>;
 namespace p = protocol;
-
-namespace {
 
 struct Harness {
   ClaudeRecordingSink sink;
@@ -106,8 +106,6 @@ std::string can_use_tool(const std::string& request_id, const std::string& reque
 const std::string kSuccess =
     R"({"type":"result","subtype":"success","is_error":false,"result":"done","stop_reason":"end_turn","session_id":"sess-1",)"
     R"("total_cost_usd":0.5,"usage":{"input_tokens":100,"cache_creation_input_tokens":20,"cache_read_input_tokens":300,"output_tokens":7}})";
-
-}  // namespace
 
 // ---- full recorded turns -------------------------------------------------------------------------------------------
 
@@ -765,8 +763,6 @@ TEST_CASE("claude translator: blank lines and CRLF endings are tolerated", "[cla
   CHECK(h.translator.stats().malformed == 0);
 }
 
-namespace {
-
 void collect_pointers(const nlohmann::json& value, const nlohmann::json::json_pointer& at, std::vector<nlohmann::json::json_pointer>& out) {
   out.push_back(at);
   if (value.is_object()) {
@@ -803,8 +799,6 @@ std::vector<nlohmann::json> recorded_cli_shapes() {
   return messages;
 }
 
-}  // namespace
-
 TEST_CASE("claude translator: every recorded line with any one value swapped for another type never throws", "[claude][translator]") {
   Harness h;
   h.translator.expect_control_response("intr-x", ControlRequestKind::Interrupt);
@@ -831,3 +825,5 @@ TEST_CASE("claude translator: every recorded line with any one value swapped for
   CHECK(fed > 1000);
   CHECK(h.translator.stats().lines > fed);
 }
+
+}  // namespace claude_translator_tests

@@ -20,6 +20,8 @@
 #include "support/CodexRecording.h"
 #include "support/ProcessTestSupport.h"
 
+namespace codex_adapter_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters;
 using namespace switchboard::adapters::codex;
@@ -27,8 +29,6 @@ namespace fs = std::filesystem;
 
 // The plumbing against the real `codex app-server` (scripts/install-agents codex) and the mock provider
 // (tests/mock_provider/openai_mock.py). Skipped, with a warning, where Codex is not installed.
-
-namespace {
 
 std::optional<std::string> installed_codex() {
   const std::string command = std::string(SWITCHBOARD_SOURCE_DIR) + "/scripts/agent-path codex 2>/dev/null";
@@ -93,8 +93,6 @@ Mock start_mock(boost::asio::io_context& io, const fs::path& dir, const nlohmann
 bool has_line_starting(const std::vector<std::string>& lines, const std::string& prefix) {
   return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) { return line.rfind(prefix, 0) == 0; });
 }
-
-}  // namespace
 
 TEST_CASE("Codex adapter runs approved commands and resumes a thread in a new process", "[codex][live]") {
   const auto codex = installed_codex();
@@ -264,3 +262,5 @@ TEST_CASE("Codex adapter cancels a running command and takes the next turn", "[c
   testing::run_until(io, [&] { return mock.process->finished(); });
   fs::remove_all(dir);
 }
+
+}  // namespace codex_adapter_tests

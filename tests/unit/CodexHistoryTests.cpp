@@ -19,14 +19,14 @@
 // Codex's own history: rollout files under <CODEX_HOME>/sessions, replayed from the recorded fixture
 // (tests/fixtures/codex/rollout/, written by smoke_codex.py's `history` scenario) and from hand-written lines.
 
+namespace codex_history_tests {
+
 namespace codex = switchboard::adapters::codex;
 namespace adapters = switchboard::adapters;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using Lines = std::vector<std::string>;
 using switchboard::testing::CodexRecordingSink;
-
-namespace {
 
 const std::string kRecordedThread = "01a22af6-cf76-7173-bc2a-5e4304033bc4";
 const std::string kRecordedFile = "rollout-2026-11-30T05-39-07-" + kRecordedThread + ".jsonl";
@@ -102,8 +102,6 @@ std::string task_started(const std::string& turn) { return line("event_msg", {{"
 std::string task_complete(const std::string& turn, const Json& last) {
   return line("event_msg", {{"type", "task_complete"}, {"turn_id", turn}, {"last_agent_message", last}});
 }
-
-}  // namespace
 
 TEST_CASE("codex history: the home is the private one, else CODEX_HOME, else HOME/.codex", "[codex][history]") {
   using Path = std::optional<fs::path>;
@@ -427,3 +425,5 @@ TEST_CASE("codex history: the descriptor's hooks read the CODEX_HOME its CLIs us
   CodexRecordingSink elsewhere;
   CHECK(std::holds_alternative<adapters::AdapterError>(descriptor.read_history("/elsewhere", kRecordedThread, elsewhere)));
 }
+
+}  // namespace codex_history_tests

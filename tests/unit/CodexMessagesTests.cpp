@@ -12,6 +12,8 @@
 #include "codex/CodexMessages.h"
 #include "codex/CodexPermissions.h"
 
+namespace codex_messages_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters::codex;
 using Json = nlohmann::json;
@@ -200,3 +202,5 @@ TEST_CASE("Codex error text unwraps provider bodies and knows fatal errors", "[c
   CHECK(is_fatal_error(Json::parse(R"({"message":"x","codexErrorInfo":"unauthorized"})")));
   CHECK_FALSE(is_fatal_error(Json::parse(R"({"message":"x","codexErrorInfo":{"httpConnectionFailed":{}}})")));
 }
+
+}  // namespace codex_messages_tests

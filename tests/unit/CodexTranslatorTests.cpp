@@ -10,13 +10,13 @@
 #include "codex/CodexTranslator.h"
 #include "support/CodexRecording.h"
 
+namespace codex_translator_tests {
+
 using namespace switchboard;
 using namespace switchboard::adapters::codex;
 using testing::CodexRecordingControl;
 using testing::CodexRecordingSink;
 using Lines = std::vector<std::string>;
-
-namespace {
 
 struct Harness {
   CodexRecordingSink sink;
@@ -113,8 +113,6 @@ std::size_t count_prefix(const Lines& lines, const std::string& prefix) {
 }
 
 const std::string kThread = "01a22a74-5d6a-77c2-8dfe-b90b72088a7a";
-
-}  // namespace
 
 TEST_CASE("Codex text turn: reasoning and answer deltas then messages and usage", "[codex]") {
   Harness h;
@@ -449,3 +447,5 @@ TEST_CASE("Codex escalation request carries the model's justification as the rea
   CHECK(ask.input["reason"] == "needs to write outside the workspace");
   CHECK(h.sink.lines.back().rfind("turn_end end_turn \"Escalated.\"", 0) == 0);
 }
+
+}  // namespace codex_translator_tests

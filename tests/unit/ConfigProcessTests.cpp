@@ -19,12 +19,12 @@
 
 // The configuration as users meet it: the real binary, its flags, its environment and a config file.
 
+namespace config_process_tests {
+
 using nlohmann::json;
 using switchboard::testing::DaemonClient;
-using switchboard::testing::ProcessTempDir;
+using switchboard::testing::TempDir;
 using switchboard::testing::SpawnedDaemon;
-
-namespace {
 
 struct Run {
   int exit_code = -1;
@@ -86,10 +86,8 @@ std::string config_line(const std::string& output, const std::string& key) {
   return squeezed;
 }
 
-}  // namespace
-
 TEST_CASE("config command: prints each effective value with its origin: flag, env, file:line, default", "[config][daemon]") {
-  ProcessTempDir tmp;
+  TempDir tmp;
   const auto file = write_file(tmp.path() / "config.toml",
                                "# settings for the test\n"
                                "[permissions]\n"
@@ -123,7 +121,7 @@ TEST_CASE("config command: prints each effective value with its origin: flag, en
 }
 
 TEST_CASE("config: a bad config file stops every command with exit code 2 and names file:line and key", "[config][daemon]") {
-  ProcessTempDir tmp;
+  TempDir tmp;
   struct Case {
     std::string text;
     std::string message;
@@ -172,13 +170,11 @@ TEST_CASE("config: a bad config file stops every command with exit code 2 and na
   }
 }
 
-namespace {
-
 // A daemon hosting tests/fake_agents/fake_claude.py as Claude Code, configured by `config_text` (the agent's
 // binary is added) and `flags`; the fake records what it was told in `record`.
 class FakeClaudeDaemon {
  public:
-  FakeClaudeDaemon(const ProcessTempDir& tmp, const std::string& config_text, const std::vector<std::string>& flags,
+  FakeClaudeDaemon(const TempDir& tmp, const std::string& config_text, const std::vector<std::string>& flags,
                    bool answers_permissions)
       : m_tmp(tmp), m_record(tmp.path() / "record.ndjson") {
     const auto file = write_file(tmp.path() / "config.toml",
@@ -222,7 +218,7 @@ class FakeClaudeDaemon {
   }
 
  private:
-  const ProcessTempDir& m_tmp;
+  const TempDir& m_tmp;
   std::filesystem::path m_record;
   std::unique_ptr<DaemonClient> m_client;
   std::size_t m_from = 0;
@@ -236,12 +232,10 @@ std::vector<std::string> models_set(const std::vector<json>& record) {
   return models;
 }
 
-}  // namespace
-
 TEST_CASE("config: the configured agent binary and default model reach the engine and the agent", "[config][daemon]") {
   // turn.started carries the model the engine resolved for the turn, and the agent is switched to it: the
   // configured default, or nothing.
-  ProcessTempDir tmp;
+  TempDir tmp;
   SECTION("from the config file") {
     FakeClaudeDaemon daemon(tmp, "agents.claude.default_model = \"model-from-file\"\n", {}, true);
     const auto agents = daemon.client().call("agents.list");
@@ -270,7 +264,7 @@ TEST_CASE("config: the configured agent binary and default model reach the engin
 }
 
 TEST_CASE("config: the configured headless policy answers when no client can", "[config][daemon]") {
-  ProcessTempDir tmp;
+  TempDir tmp;
   for (const auto& [config_text, outcome, decision] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"permissions.headless = \"allow\"\n", "allowed", "allow"},
            {"permissions.headless = \"deny\"\n", "denied", "deny"},
@@ -292,7 +286,7 @@ TEST_CASE("config: the configured headless policy answers when no client can", "
 }
 
 TEST_CASE("config: the configured request timeout resolves an unanswered permission", "[config][daemon]") {
-  ProcessTempDir tmp;
+  TempDir tmp;
   SECTION("configured: 300ms, as a flag") {
     FakeClaudeDaemon daemon(tmp, "", {"--request-timeout", "300ms"}, /*answers_permissions=*/true);
     daemon.start_turn();
@@ -313,3 +307,5 @@ TEST_CASE("config: the configured request timeout resolves an unanswered permiss
     CHECK(daemon.wait_event("permission.resolved", std::chrono::seconds(2)).is_null());
   }
 }
+
+}  // namespace config_process_tests

@@ -15,14 +15,14 @@
 #include "config/SettingTable.h"
 #include "support/ProcessTestSupport.h"
 
-using namespace switchboard::config;
-using switchboard::testing::ProcessTempDir;
+namespace configuration_tests {
 
-namespace {
+using namespace switchboard::config;
+using switchboard::testing::TempDir;
 
 // A fake process environment and a config file in a temporary directory: what load_configuration reads.
 struct World {
-  ProcessTempDir dir;
+  TempDir dir;
   std::map<std::string, std::string> environment;
   std::map<std::string, std::vector<std::string>> flags;
   std::optional<std::string> config_flag;
@@ -107,8 +107,6 @@ Sample sample(const SettingSpec& spec, int which) {
 std::string file_line(const SettingSpec& spec, const Value& value) {
   return std::string(spec.key) + " = " + format_value(spec, value) + "\n";
 }
-
-}  // namespace
 
 TEST_CASE("configuration: with nothing configured every key has its default", "[config]") {
   World world;
@@ -438,3 +436,5 @@ TEST_CASE("configuration: every key has a variable, and flags and variables are 
     CHECK((spec.secret ? spec.flag.empty() : !spec.flag.empty()));  // a secret on the command line shows in `ps`
   }
 }
+
+}  // namespace configuration_tests

@@ -21,13 +21,19 @@
 #include <nlohmann/json.hpp>
 
 #include "support/FdIo.h"
+#include "support/InitializeRequest.h"
+#include "support/Pipe.h"
 #include "support/RawHttpClient.h"
+#include "support/RuntimeFile.h"
 #include "support/SpawnedDaemon.h"
+#include "support/TempDir.h"
 
 // The real binary killed with SIGKILL at random moments, over and over, on one data directory, while a live
 // client watches every event: the rule is that a seq, once any client has seen it, never names another event,
 // that every stored event replays byte for byte, and that whatever a crash lost is announced as a gap, on SSE
 // (Last-Event-ID) and in session.events pages alike.
+
+namespace daemon_crash_tests {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -35,35 +41,11 @@ using switchboard::testing::RawHttpClient;
 using switchboard::testing::read_line;
 using switchboard::testing::SpawnedDaemon;
 using switchboard::testing::write_all;
+using switchboard::testing::TempDir;
+using switchboard::testing::Pipe;
+using switchboard::testing::kInitializeLine;
+using switchboard::testing::wait_for_runtime_file;
 
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char name[] = "/tmp/switchboard-crash-XXXXXX";
-    path = ::mkdtemp(name);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-struct Pipe {
-  int fds[2]{-1, -1};
-  Pipe() { REQUIRE(::pipe2(fds, O_CLOEXEC) == 0); }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  void close_read() {
-    if (fds[0] >= 0) ::close(std::exchange(fds[0], -1));
-  }
-  void close_write() {
-    if (fds[1] >= 0) ::close(std::exchange(fds[1], -1));
-  }
-};
-
-const std::string kInitialize =
-    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"tui"}}})";
 const std::string kEventPrefix = R"({"jsonrpc":"2.0","method":"event","params":)";
 
 // What a live stdio client saw in one run: each event's bytes by seq, and the responses by id.
@@ -111,19 +93,6 @@ std::string rename_call(int id, const std::string& session, const std::string& t
              .dump();
 }
 
-json wait_for_runtime(const fs::path& dir) {
-  for (int i = 0; i < 500; ++i) {
-    std::ifstream file(dir / "daemon.json");
-    std::stringstream text;
-    text << file.rdbuf();
-    auto runtime = json::parse(text.str(), nullptr, false);
-    if (runtime.is_object() && runtime.contains("port")) return runtime;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("daemon.json with a port never appeared");
-  return {};
-}
-
 struct Gap {
   std::uint64_t from = 0;
   std::uint64_t to = 0;
@@ -169,14 +138,12 @@ bool in_gap(const std::vector<Gap>& gaps, std::uint64_t seq) {
   return false;
 }
 
-}  // namespace
-
 TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each stored event byte for byte or a gap for it",
           "[daemon][store][crash]") {
   std::signal(SIGPIPE, SIG_IGN);  // writes to a daemon just killed
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
-  const std::vector<std::string> env{"SWITCHBOARD_CLAUDE_BIN=" + write_fake_claude(tmp.path).string()};
+  TempDir tmp{"crash"};
+  const fs::path dir = tmp.path() / "data";
+  const std::vector<std::string> env{"SWITCHBOARD_CLAUDE_BIN=" + write_fake_claude(tmp.path()).string()};
   const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
 
   // Every event any live client saw, over every run, by seq: a seq seen twice is a seq reused.
@@ -195,18 +162,18 @@ TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each 
   {
     Pipe in;
     Pipe out;
-    SpawnedDaemon daemon({"--log-level", "off", "stdio", "--data-dir", dir.string()}, in.fds[0], out.fds[1], null_err,
+    SpawnedDaemon daemon({"--log-level", "off", "stdio", "--data-dir", dir.string()}, in.read_end(), out.write_end(), null_err,
                          env);
     in.close_read();
     out.close_write();
     const json create{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "session.create"},
-                      {"params", {{"agent", "claude"}, {"cwd", tmp.path.string()}}}};
-    REQUIRE(write_all(in.fds[1], kInitialize + "\n" + create.dump() + "\n"));
+                      {"params", {{"agent", "claude"}, {"cwd", tmp.path().string()}}}};
+    REQUIRE(write_all(in.write_end(), kInitializeLine + create.dump() + "\n"));
     Seen seen;
-    while (seen.responses.count(1) == 0 && take_line(out.fds[0], seen)) {
+    while (seen.responses.count(1) == 0 && take_line(out.read_end(), seen)) {
     }
     in.close_write();
-    read_until_eof(out.fds[0], seen);
+    read_until_eof(out.read_end(), seen);
     REQUIRE(daemon.wait() == 0);
     REQUIRE(seen.responses.count(1) == 1);
     INFO(seen.responses[1].dump());
@@ -221,31 +188,31 @@ TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each 
   for (int run = 1; run <= kRuns; ++run) {
     Pipe in;
     Pipe out;
-    SpawnedDaemon daemon({"--log-level", "off", "stdio", "--data-dir", dir.string()}, in.fds[0], out.fds[1], null_err,
+    SpawnedDaemon daemon({"--log-level", "off", "stdio", "--data-dir", dir.string()}, in.read_end(), out.write_end(), null_err,
                          env);
     in.close_read();
     out.close_write();
     Seen seen;
-    std::string burst = kInitialize + "\n";
+    std::string burst = kInitializeLine;
     for (int i = 1; i <= kRenamesPerRun; ++i) {
       burst += rename_call(i, session_id, "run " + std::to_string(run) + " rename " + std::to_string(i)) + "\n";
     }
-    write_all(in.fds[1], burst);  // within the pipe's buffer: it does not wait for the daemon
+    write_all(in.write_end(), burst);  // within the pipe's buffer: it does not wait for the daemon
     // Once it is up (initialize answered), at a random moment of the burst (which lasts tens of milliseconds):
     // often inside a batch's commit window (512 events or 5 ms), sometimes after commits.
-    while (seen.responses.count(0) == 0 && take_line(out.fds[0], seen)) {
+    while (seen.responses.count(0) == 0 && take_line(out.read_end(), seen)) {
     }
     if (run % 5 == 0) {
       // Every fifth run ends cleanly once its burst is answered: everything it delivered is stored, and the
       // next run continues right after it (a machine too busy to commit before the kills still leaves
       // stored events to replay).
-      while (seen.responses.size() < kRenamesPerRun + 1 && take_line(out.fds[0], seen)) {
+      while (seen.responses.size() < kRenamesPerRun + 1 && take_line(out.read_end(), seen)) {
       }
       in.close_write();
-      read_until_eof(out.fds[0], seen);
+      read_until_eof(out.read_end(), seen);
       CHECK(daemon.wait() == 0);
     } else {
-      std::thread reader([&] { read_until_eof(out.fds[0], seen); });
+      std::thread reader([&] { read_until_eof(out.read_end(), seen); });
       std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 80000)(random)));
       ::kill(daemon.pid(), SIGKILL);
       CHECK(daemon.wait() == 128 + SIGKILL);
@@ -263,15 +230,15 @@ TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each 
   Pipe in;
   Pipe out;
   const int err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  SpawnedDaemon daemon({"--log-level", "off", "stdio", "--http", "--port", "0", "--data-dir", dir.string()}, in.fds[0],
-                       out.fds[1], err, env);
+  SpawnedDaemon daemon({"--log-level", "off", "stdio", "--http", "--port", "0", "--data-dir", dir.string()}, in.read_end(),
+                       out.write_end(), err, env);
   ::close(err);
   in.close_read();
   out.close_write();
-  REQUIRE(write_all(in.fds[1], kInitialize + "\n" + rename_call(1, session_id, "after the crashes") + "\n"));
+  REQUIRE(write_all(in.write_end(), kInitializeLine + rename_call(1, session_id, "after the crashes") + "\n"));
   std::uint64_t marker = 0;
   while (marker == 0) {
-    const std::string line = read_line(out.fds[0]);
+    const std::string line = read_line(out.read_end());
     REQUIRE_FALSE(line.empty());
     if (line.rfind(kEventPrefix, 0) != 0) continue;
     const std::string bytes = line.substr(kEventPrefix.size(), line.size() - kEventPrefix.size() - 1);
@@ -281,7 +248,7 @@ TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each 
   // New events go above every seq ever delivered.
   CHECK(marker > all_seen.rbegin()->first);
 
-  const auto runtime = wait_for_runtime(dir);
+  const auto runtime = wait_for_runtime_file(dir);
   const std::uint16_t port = runtime.at("port");
   const std::string bearer = "Authorization: Bearer " + runtime.at("token").get<std::string>();
 
@@ -329,10 +296,10 @@ TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each 
   for (int id = 100;; ++id) {
     const json call{{"jsonrpc", "2.0"}, {"id", id}, {"method", "session.events"},
                     {"params", {{"sessionId", session_id}, {"afterSeq", after}, {"limit", 1000}}}};
-    REQUIRE(write_all(in.fds[1], call.dump() + "\n"));
+    REQUIRE(write_all(in.write_end(), call.dump() + "\n"));
     json response;
     while (!response.is_object()) {
-      const std::string line = read_line(out.fds[0]);
+      const std::string line = read_line(out.read_end());
       REQUIRE_FALSE(line.empty());
       const auto message = json::parse(line);
       if (message.contains("id") && message["id"] == id) response = message;
@@ -362,3 +329,5 @@ TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each 
   in.close_write();
   CHECK(daemon.wait() == 0);
 }
+
+}  // namespace daemon_crash_tests

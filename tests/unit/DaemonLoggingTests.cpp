@@ -17,33 +17,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/CountOccurrences.h"
 #include "support/FdIo.h"
+#include "support/Pipe.h"
 #include "support/SpawnedDaemon.h"
 
 // Logging never blocks the reactor: a parent that pipes the daemon's stderr and never reads it (Node's default
 // spawn) gets its lines dropped and counted once the pipe is full, and the daemon keeps answering.
 
+namespace daemon_logging_tests {
+
 using nlohmann::json;
 using switchboard::testing::SpawnedDaemon;
 using switchboard::testing::write_all;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-struct Pipe {
-  int fds[2]{-1, -1};
-  Pipe() { REQUIRE(::pipe2(fds, O_CLOEXEC) == 0); }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  void close_read() {
-    if (fds[0] >= 0) ::close(std::exchange(fds[0], -1));
-  }
-  void close_write() {
-    if (fds[1] >= 0) ::close(std::exchange(fds[1], -1));
-  }
-};
+using switchboard::testing::Pipe;
+using switchboard::testing::count_occurrences;
 
 // Reads what `fd` has within `timeout`; false on timeout or EOF.
 bool read_some(int fd, std::string& into, std::chrono::milliseconds timeout) {
@@ -56,22 +45,14 @@ bool read_some(int fd, std::string& into, std::chrono::milliseconds timeout) {
   return true;
 }
 
-std::size_t count_of(const std::string& text, const std::string& needle) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
-  return count;
-}
-
-}  // namespace
-
 TEST_CASE("logging: a parent that never reads stderr does not stall the daemon and its dropped lines are counted",
           "[daemon][logging]") {
   std::signal(SIGPIPE, SIG_IGN);
   Pipe in;
   Pipe out;
   Pipe err;  // nobody reads it until the end: it fills after ~64 KiB
-  SpawnedDaemon daemon({"--log-level", "warn", "stdio", "--ephemeral", "--max-line-bytes", "1024"}, in.fds[0], out.fds[1],
-                       err.fds[1]);
+  SpawnedDaemon daemon({"--log-level", "warn", "stdio", "--ephemeral", "--max-line-bytes", "1024"}, in.read_end(), out.write_end(),
+                       err.write_end());
   REQUIRE(daemon.started());
   in.close_read();
   out.close_write();
@@ -86,16 +67,16 @@ TEST_CASE("logging: a parent that never reads stderr does not stall the daemon a
     const std::string overlong = std::string(1100, 'x') + "\n";
     const std::string init =
         R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})";
-    if (!write_all(in.fds[1], init + "\n")) return;
+    if (!write_all(in.write_end(), init + "\n")) return;
     for (int i = 1; i <= kWarnings / kEvery; ++i) {
       std::string chunk;
       for (int j = 0; j < kEvery; ++j) chunk += overlong;
-      if (!write_all(in.fds[1], chunk)) return;
+      if (!write_all(in.write_end(), chunk)) return;
       {
         std::lock_guard lock(mutex);
         sent[i] = Clock::now();
       }
-      if (!write_all(in.fds[1], R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"ping"})" + "\n")) return;
+      if (!write_all(in.write_end(), R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"ping"})" + "\n")) return;
     }
   });
 
@@ -106,7 +87,7 @@ TEST_CASE("logging: a parent that never reads stderr does not stall the daemon a
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   std::size_t scanned = 0;
   while (static_cast<int>(latency.size()) < kWarnings / kEvery && Clock::now() < deadline) {
-    if (!read_some(out.fds[0], stdout_text, std::chrono::seconds(10))) break;
+    if (!read_some(out.read_end(), stdout_text, std::chrono::seconds(10))) break;
     for (std::size_t end; (end = stdout_text.find('\n', scanned)) != std::string::npos; scanned = end + 1) {
       const auto message = json::parse(stdout_text.substr(scanned, end - scanned), nullptr, false);
       if (!message.is_object() || !message.contains("result") || !message["id"].is_number_integer()) continue;
@@ -128,14 +109,14 @@ TEST_CASE("logging: a parent that never reads stderr does not stall the daemon a
 
   // Drain the pipe: the daemon's next line is preceded by the count of those it dropped.
   std::string stderr_text;
-  while (read_some(err.fds[0], stderr_text, std::chrono::milliseconds(200))) {
+  while (read_some(err.read_end(), stderr_text, std::chrono::milliseconds(200))) {
   }
-  const std::size_t written_before = count_of(stderr_text, "skipped a request line");
+  const std::size_t written_before = count_occurrences(stderr_text, "skipped a request line");
   CHECK(written_before < static_cast<std::size_t>(kWarnings));  // the pipe did fill
-  REQUIRE(write_all(in.fds[1], std::string(1100, 'y') + "\n"));
+  REQUIRE(write_all(in.write_end(), std::string(1100, 'y') + "\n"));
   const auto report_deadline = Clock::now() + std::chrono::seconds(10);
-  while (count_of(stderr_text, "skipped a request line") == written_before && Clock::now() < report_deadline) {
-    read_some(err.fds[0], stderr_text, std::chrono::milliseconds(200));
+  while (count_occurrences(stderr_text, "skipped a request line") == written_before && Clock::now() < report_deadline) {
+    read_some(err.read_end(), stderr_text, std::chrono::milliseconds(200));
   }
   // Reports can also slip in while the pipe is full (a report is shorter than a warning): add them all up.
   const std::regex report(R"((\d+) log lines dropped \(stderr was full\))");
@@ -151,8 +132,10 @@ TEST_CASE("logging: a parent that never reads stderr does not stall the daemon a
   // Every warning was either written or counted (other warnings, e.g. about stdout's backlog, may be among them).
   CHECK(written_before + dropped >= static_cast<std::size_t>(kWarnings));
   // The last report comes right before the first line that fitted again, the one provoked after the drain.
-  CHECK(count_of(stderr_text.substr(last_report_at), "skipped a request line") == 1);
+  CHECK(count_occurrences(stderr_text.substr(last_report_at), "skipped a request line") == 1);
 
   in.close_write();
   CHECK(daemon.wait(std::chrono::seconds(10)) == 0);
 }
+
+}  // namespace daemon_logging_tests

@@ -10,25 +10,19 @@
 #include <nlohmann/json.hpp>
 
 #include "support/FdIo.h"
+#include "support/InitializeRequest.h"
 #include "support/SpawnedDaemon.h"
+
+namespace daemon_process_tests {
 
 using nlohmann::json;
 using switchboard::testing::SpawnedDaemon;
 using switchboard::testing::read_all;
 using switchboard::testing::write_all;
 using switchboard::testing::read_line;
-
-namespace {
-
-
-
+using switchboard::testing::kInitializeLine;
 
 int dev_null(int flags) { return ::open("/dev/null", flags | O_CLOEXEC); }
-
-const std::string kInitialize =
-    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})" "\n";
-
-}  // namespace
 
 TEST_CASE("daemon: SIGTERM shuts down gracefully with exit code 0 (stdin a socket)", "[daemon]") {
   int in[2];
@@ -42,7 +36,7 @@ TEST_CASE("daemon: SIGTERM shuts down gracefully with exit code 0 (stdin a socke
   ::close(out[1]);
   ::close(err);
 
-  write_all(in[0], kInitialize);
+  write_all(in[0], kInitializeLine);
   CHECK(json::parse(read_line(out[0])).at("result").at("protocolVersion") == 1);
   write_all(in[0], R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n");
   CHECK(json::parse(read_line(out[0])).at("id") == 1);
@@ -77,7 +71,7 @@ TEST_CASE("daemon: EOF on stdin exits 0 after answering everything", "[daemon]")
     const int in = ::mkstemp(path);
     REQUIRE(in >= 0);
     ::unlink(path);
-    write_all(in, kInitialize + R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n" R"({"jsonrpc":"2.0","id":2,"method":"rpc.discover"})");
+    write_all(in, kInitializeLine + R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n" R"({"jsonrpc":"2.0","id":2,"method":"rpc.discover"})");
     REQUIRE(::lseek(in, 0, SEEK_SET) == 0);
     int out[2];
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
@@ -121,7 +115,7 @@ TEST_CASE("daemon: a reader that goes away does not crash the daemon", "[daemon]
   ::close(out[1]);
   ::close(err);
   ::close(out[0]);  // nobody reads our output any more: writes fail with EPIPE
-  write_all(in[1], kInitialize);
+  write_all(in[1], kInitializeLine);
   write_all(in[1], R"({"jsonrpc":"2.0","id":1,"method":"ping"})" "\n");
   ::close(in[1]);
   CHECK(daemon.wait() == 0);
@@ -148,3 +142,5 @@ TEST_CASE("daemon: version and usage errors", "[daemon]") {
   CHECK(bad.wait() == 2);
   CHECK(unknown.wait() == 2);
 }
+
+}  // namespace daemon_process_tests

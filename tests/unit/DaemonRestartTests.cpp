@@ -13,11 +13,16 @@
 #include <nlohmann/json.hpp>
 
 #include "support/FdIo.h"
+#include "support/InitializeRequest.h"
+#include "support/Pipe.h"
 #include "support/RawHttpClient.h"
 #include "support/SpawnedDaemon.h"
+#include "support/TempDir.h"
 
 // The real binary restarted on one data directory: event seqs continue across runs, the durable log serves
 // Last-Event-ID replay of an earlier run's events over SSE, and the data directory admits one daemon at a time.
+
+namespace daemon_restart_tests {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -25,35 +30,9 @@ using switchboard::testing::RawHttpClient;
 using switchboard::testing::SpawnedDaemon;
 using switchboard::testing::read_line;
 using switchboard::testing::write_all;
-
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char name[] = "/tmp/switchboard-restart-XXXXXX";
-    path = ::mkdtemp(name);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-struct Pipe {
-  int fds[2]{-1, -1};
-  Pipe() { REQUIRE(::pipe2(fds, O_CLOEXEC) == 0); }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  void close_read() {
-    if (fds[0] >= 0) ::close(std::exchange(fds[0], -1));
-  }
-  void close_write() {
-    if (fds[1] >= 0) ::close(std::exchange(fds[1], -1));
-  }
-};
-
-const std::string kInitialize =
-    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"tui"}}})";
+using switchboard::testing::TempDir;
+using switchboard::testing::Pipe;
+using switchboard::testing::kInitializeLine;
 
 // One stdio run: initialize, make the given calls (returning their responses), close stdin, and return the
 // daemon.shutdown event it announced.
@@ -69,30 +48,28 @@ StdioRun run_stdio(const fs::path& dir, const std::vector<std::string>& calls, s
   const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", dir.string()};
   args.insert(args.end(), extra.begin(), extra.end());
-  SpawnedDaemon daemon(args, in.fds[0], out.fds[1], null_err);
+  SpawnedDaemon daemon(args, in.read_end(), out.write_end(), null_err);
   in.close_read();
   out.close_write();
   ::close(null_err);
   StdioRun run;
-  REQUIRE(write_all(in.fds[1], kInitialize + "\n"));
-  REQUIRE(json::parse(read_line(out.fds[0])).contains("result"));
+  REQUIRE(write_all(in.write_end(), kInitializeLine));
+  REQUIRE(json::parse(read_line(out.read_end())).contains("result"));
   for (const auto& call : calls) {
-    REQUIRE(write_all(in.fds[1], call + "\n"));
-    run.responses.push_back(json::parse(read_line(out.fds[0])));
+    REQUIRE(write_all(in.write_end(), call + "\n"));
+    run.responses.push_back(json::parse(read_line(out.read_end())));
   }
   in.close_write();
-  const auto line = read_line(out.fds[0]);
+  const auto line = read_line(out.read_end());
   REQUIRE_FALSE(line.empty());
   run.shutdown_event = json::parse(line).at("params");
   run.exit_code = daemon.wait();
   return run;
 }
 
-}  // namespace
-
 TEST_CASE("restart: event seqs continue across daemon runs on one data directory", "[daemon][store]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
+  TempDir tmp{"restart"};
+  const fs::path dir = tmp.path() / "data";
   const auto first = run_stdio(dir, {});
   CHECK(first.exit_code == 0);
   CHECK(first.shutdown_event.at("type") == "daemon.shutdown");
@@ -106,16 +83,16 @@ TEST_CASE("restart: event seqs continue across daemon runs on one data directory
 }
 
 TEST_CASE("restart: --ephemeral keeps nothing, so seqs start over", "[daemon][store]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
+  TempDir tmp{"restart"};
+  const fs::path dir = tmp.path() / "data";
   CHECK(run_stdio(dir, {}, {"--ephemeral"}).shutdown_event.at("seq") == 1);
   CHECK(run_stdio(dir, {}, {"--ephemeral"}).shutdown_event.at("seq") == 1);
   CHECK_FALSE(fs::exists(dir / "switchboard.db"));
 }
 
 TEST_CASE("restart: SSE Last-Event-ID replays an earlier run's events from the log", "[daemon][store][http]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
+  TempDir tmp{"restart"};
+  const fs::path dir = tmp.path() / "data";
   const auto first = run_stdio(dir, {});
   const auto second = run_stdio(dir, {});
   REQUIRE(second.shutdown_event.at("seq") == 2);
@@ -123,11 +100,11 @@ TEST_CASE("restart: SSE Last-Event-ID replays an earlier run's events from the l
   Pipe out;
   const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  SpawnedDaemon daemon({"--log-level", "off", "serve", "--port", "0", "--data-dir", dir.string()}, null_in, out.fds[1], null_err);
+  SpawnedDaemon daemon({"--log-level", "off", "serve", "--port", "0", "--data-dir", dir.string()}, null_in, out.write_end(), null_err);
   ::close(null_in);
   ::close(null_err);
   out.close_write();
-  REQUIRE(read_line(out.fds[0]).find("listening on") != std::string::npos);
+  REQUIRE(read_line(out.read_end()).find("listening on") != std::string::npos);
   json runtime;
   for (int i = 0; i < 400 && !runtime.is_object(); ++i) {
     std::ifstream file(dir / "daemon.json");
@@ -167,25 +144,27 @@ TEST_CASE("restart: SSE Last-Event-ID replays an earlier run's events from the l
 }
 
 TEST_CASE("restart: a second daemon on the same data directory is refused while the first runs", "[daemon][store]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
+  TempDir tmp{"restart"};
+  const fs::path dir = tmp.path() / "data";
   Pipe in;
   Pipe out;
   const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  SpawnedDaemon first({"--log-level", "off", "stdio", "--data-dir", dir.string()}, in.fds[0], out.fds[1], null_err);
+  SpawnedDaemon first({"--log-level", "off", "stdio", "--data-dir", dir.string()}, in.read_end(), out.write_end(), null_err);
   in.close_read();
   out.close_write();
-  REQUIRE(write_all(in.fds[1], kInitialize + "\n"));
-  REQUIRE(json::parse(read_line(out.fds[0])).contains("result"));  // the first one holds the lock now
+  REQUIRE(write_all(in.write_end(), kInitializeLine));
+  REQUIRE(json::parse(read_line(out.read_end())).contains("result"));  // the first one holds the lock now
 
   Pipe err;
   const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  SpawnedDaemon second({"--log-level", "off", "stdio", "--data-dir", dir.string()}, null_in, null_err, err.fds[1]);
+  SpawnedDaemon second({"--log-level", "off", "stdio", "--data-dir", dir.string()}, null_in, null_err, err.write_end());
   ::close(null_in);
   err.close_write();
   CHECK(second.wait() == 3);
-  CHECK(switchboard::testing::read_all(err.fds[0]).find("already running") != std::string::npos);
+  CHECK(switchboard::testing::read_all(err.read_end()).find("already running") != std::string::npos);
   ::close(null_err);
   in.close_write();
   CHECK(first.wait() == 0);
 }
+
+}  // namespace daemon_restart_tests

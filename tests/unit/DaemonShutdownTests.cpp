@@ -22,26 +22,18 @@
 #include "support/FdIo.h"
 #include "support/RawHttpClient.h"
 #include "support/ScriptedAdapter.h"
+#include "support/TempDir.h"
 
 // Shutdown ordering, on every transport: sessions stopping because of the shutdown report it before
 // daemon.shutdown, which is the last event a client receives (or, for an agent that does not stop in time, not
 // at all). A whole daemon runs in-process on a thread, with scripted agents that take time to stop.
 
+namespace daemon_shutdown_tests {
+
 using namespace switchboard;
 using Json = nlohmann::json;
 using testing::ScriptedAdapter;
-
-namespace {
-
-struct TempDirectory {
-  std::string path;
-  TempDirectory() {
-    char name[] = "/tmp/switchboard-shutdown-XXXXXX";
-    REQUIRE(::mkdtemp(name) != nullptr);
-    path = name;
-  }
-  ~TempDirectory() { std::filesystem::remove_all(path); }
-};
+using testing::TempDir;
 
 // A daemon serving stdio (pipes) and HTTP on an ephemeral loopback port, run by its own thread.
 class InProcessDaemon {
@@ -57,7 +49,7 @@ class InProcessDaemon {
     daemon::DaemonOptions options;
     options.stdin_fd = in[0];
     options.stdout_fd = out[1];
-    options.data_dir = data.path;
+    options.data_dir = data.path();
     options.ephemeral = true;
     options.http = daemon::HttpOptions{};
     options.http->server.port = 0;
@@ -81,7 +73,7 @@ class InProcessDaemon {
   }
 
   std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
-  TempDirectory data;
+  TempDir data{"shutdown"};
 
   Json call(const std::string& method, const Json& params) {
     const int id = ++m_next_id;
@@ -109,7 +101,7 @@ class InProcessDaemon {
     m_thread.join();
   }
   Json runtime() const {
-    std::ifstream in(data.path + "/daemon.json");
+    std::ifstream in(data.path() / "daemon.json");
     std::stringstream text;
     text << in.rdbuf();
     return Json::parse(text.str());
@@ -176,8 +168,6 @@ struct Running {
   }
 };
 
-}  // namespace
-
 TEST_CASE("shutdown: sessions whose agents take time to stop report stopped before daemon.shutdown, the last event on stdio and SSE", "[daemon][shutdown]") {
   Running running(3, {std::chrono::milliseconds(150), std::chrono::milliseconds(400), std::chrono::milliseconds(50)},
                   std::chrono::seconds(10));
@@ -216,20 +206,18 @@ TEST_CASE("shutdown: an agent that does not stop within the limit is not reporte
 
 // With the real binary and a stand-in Claude Code (tests/support/fake_claude.py) that, like the real CLI, writes
 // its conversation only after its stdin is closed (here deliberately late): the daemon waits for it.
-namespace {
-
 struct FakeClaudeDaemon {
-  TempDirectory dir;
-  std::string conversation = dir.path + "/conversation.txt";
+  TempDir dir{"shutdown"};
+  std::string conversation = (dir.path() / "conversation.txt").string();
   std::unique_ptr<testing::DaemonClient> client;
 
   explicit FakeClaudeDaemon(int persist_ms) {
     client = std::make_unique<testing::DaemonClient>(
-        std::vector<std::string>{"--log-level", "warn", "stdio", "--data-dir", dir.path + "/data"},
+        std::vector<std::string>{"--log-level", "warn", "stdio", "--data-dir", (dir.path() / "data").string()},
         std::vector<std::string>{"SWITCHBOARD_CLAUDE_BIN=" + std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py",
                                  "FAKE_CLAUDE_PERSIST_MS=" + std::to_string(persist_ms), "FAKE_CLAUDE_TRANSCRIPT=" + conversation});
     REQUIRE(client->call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "t"}}}}).contains("result"));
-    const auto created = client->call("session.create", {{"agent", "claude"}, {"cwd", dir.path}});
+    const auto created = client->call("session.create", {{"agent", "claude"}, {"cwd", dir.path().string()}});
     INFO(created.dump());
     REQUIRE(created.contains("result"));
     const auto sent = client->call("session.send", {{"sessionId", created["result"]["session"]["sessionId"]}, {"text", "remember this"}});
@@ -244,8 +232,6 @@ struct FakeClaudeDaemon {
     return text.str();
   }
 };
-
-}  // namespace
 
 TEST_CASE("shutdown: a client that quits right after a turn gives the agent the time it needs to save its conversation", "[daemon][shutdown]") {
   FakeClaudeDaemon daemon(/*persist_ms=*/1500);
@@ -270,3 +256,5 @@ TEST_CASE("shutdown: an agent that takes too long to save is stopped after its g
   CHECK(daemon.saved().empty());
   CHECK(daemon.client->events().back().value("type", "") == "daemon.shutdown");
 }
+
+}  // namespace daemon_shutdown_tests

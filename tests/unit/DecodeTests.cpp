@@ -8,11 +8,11 @@
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/rpc/RpcError.h"
 
+namespace decode_tests {
+
 using nlohmann::json;
 using switchboard::json::DecodeContext;
 using switchboard::protocol::InitializeParams;
-
-namespace {
 
 // Decodes `text` as InitializeParams and returns the -32602 message (empty on success).
 std::string decode_error(const std::string& text) {
@@ -21,8 +21,6 @@ std::string decode_error(const std::string& text) {
   if (decode(json::parse(text), params, context)) return {};
   return switchboard::rpc::RpcError::invalid_params("initialize", context.error()).message;
 }
-
-}  // namespace
 
 TEST_CASE("generated decoder accepts valid params", "[decode]") {
   InitializeParams params{};
@@ -119,3 +117,5 @@ TEST_CASE("enum decoding lists the allowed values", "[decode]") {
   CHECK(decode(json::parse(R"("thinking")"), kind, ok));
   CHECK(kind == switchboard::protocol::DeltaKind::Thinking);
 }
+
+}  // namespace decode_tests

@@ -14,13 +14,13 @@
 #include "switchboard/rpc/Dispatcher.h"
 #include "switchboard/support/Bug.h"
 
+namespace dispatcher_tests {
+
 using nlohmann::json;
 using switchboard::rpc::Dispatcher;
 using switchboard::testing::RecordingPeer;
 namespace protocol = switchboard::protocol;
 namespace rpc = switchboard::rpc;
-
-namespace {
 
 // A daemon-like dispatcher: the core methods, a bus for initialize to publish on.
 struct CoreFixture {
@@ -45,8 +45,6 @@ struct CoreFixture {
 };
 
 int error_code(const json& response) { return response.at("error").at("code").get<int>(); }
-
-}  // namespace
 
 TEST_CASE("parse errors answer -32700 with id null", "[dispatcher]") {
   CoreFixture f;
@@ -192,15 +190,11 @@ TEST_CASE("initialize negotiates the protocol version", "[dispatcher]") {
   }
 }
 
-namespace {
-
 // A test-only descriptor derived from a schema method, for behaviour no shipped method has yet.
 struct GatedPing : protocol::PingMethod {
   static constexpr std::string_view kName = "test.gated";
   static constexpr bool kAllowedBeforeInitialize = false;
 };
-
-}  // namespace
 
 TEST_CASE("methods that need initialize are refused before it on stateful connections", "[dispatcher]") {
   CoreFixture f;
@@ -294,3 +288,5 @@ TEST_CASE("a draining dispatcher refuses new calls", "[dispatcher]") {
   f.dispatcher.set_draining(true);
   CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":1,"method":"ping"})")) == -32000);
 }
+
+}  // namespace dispatcher_tests

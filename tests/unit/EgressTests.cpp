@@ -12,10 +12,10 @@
 #include "switchboard/bus/Egress.h"
 #include "switchboard/json/DecodeContext.h"
 
+namespace egress_tests {
+
 using namespace switchboard::bus;
 namespace protocol = switchboard::protocol;
-
-namespace {
 
 struct RecordingSink : EventSink {
   std::vector<EncodedEventPtr> events;
@@ -69,8 +69,6 @@ std::string without_seq_and_ts(std::string line) {
   }
   return line;
 }
-
-}  // namespace
 
 TEST_CASE("one publish reaches every sink once, serialized once", "[egress]") {
   EventBus bus;
@@ -299,3 +297,5 @@ TEST_CASE("egress: without a grant every seq goes out at once", "[egress]") {
   CHECK(sink.events.back()->seq == 141);
   CHECK(egress.held_count() == 0);
 }
+
+}  // namespace egress_tests

@@ -14,26 +14,19 @@
 #include "engine/Engine.h"
 #include "store/Store.h"
 #include "support/ScriptedAdapter.h"
+#include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 
 // The engine with its real persistence: a SQLite store in a temporary directory, opened, used and closed once
 // per "daemon run", so a test can restart the daemon (or cut it off mid-turn) and see what comes back.
 
+namespace engine_persistence_tests {
+
 using namespace switchboard;
 using testing::ScriptedAdapter;
+using switchboard::testing::TempDir;
 namespace fs = std::filesystem;
 namespace p = protocol;
-
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char name[] = "/tmp/switchboard-engine-store-XXXXXX";
-    path = ::mkdtemp(name);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // One run of the daemon's engine over the database in `dir`. Destroying it without finish() is a crash as the
 // engine sees it: nothing more is written, but what was handed to the store is committed when it closes.
@@ -126,14 +119,12 @@ p::SessionListResult list_all(engine::Engine& engine, std::optional<bool> archiv
   return engine.list_sessions(params);
 }
 
-}  // namespace
-
 TEST_CASE("engine store: sessions and rules and runs survive a restart", "[engine][store]") {
-  TempDir dir;
+  TempDir dir{"engine-store"};
   std::string kept;
   std::string archived;
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     kept = run.create_id("first title");
     archived = run.create_id();
     const auto doomed = run.create_id("to delete");
@@ -168,7 +159,7 @@ TEST_CASE("engine store: sessions and rules and runs survive a restart", "[engin
     CHECK(run.control->start_options.at(0).resume_provider_session_id == std::nullopt);
   }
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     const auto live = list_all(*run.engine);
     REQUIRE(live.sessions.size() == 1);
     CHECK(live.sessions[0].session_id == kept);
@@ -203,16 +194,16 @@ TEST_CASE("engine store: sessions and rules and runs survive a restart", "[engin
     CHECK_FALSE(*removed);
   }
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     CHECK(run.engine->list_rules(std::nullopt, std::nullopt).empty());
   }
 }
 
 TEST_CASE("engine store: a turn cut off by a restart comes back interrupted with its queue and resumes", "[engine][store]") {
-  TempDir dir;
+  TempDir dir{"engine-store"};
   std::string id;
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     id = run.create_id();
     run.control->turns.push_back({ScriptedAdapter::Hold{}});
     run.send(id, "first");
@@ -223,7 +214,7 @@ TEST_CASE("engine store: a turn cut off by a restart comes back interrupted with
     // The daemon dies here, mid-turn.
   }
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     auto snapshot = run.attach(id);
     CHECK(snapshot.session.state == p::SessionState::Interrupted);
     REQUIRE(snapshot.interrupted);
@@ -253,16 +244,16 @@ TEST_CASE("engine store: a turn cut off by a restart comes back interrupted with
     CHECK(std::get<engine::EngineError>(*again).code == p::ErrorCode::NotInterrupted);
   }
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     CHECK(run.attach(id).session.state == p::SessionState::Idle);  // nothing is owed any more
   }
 }
 
 TEST_CASE("engine store: a graceful shutdown mid-turn reports the turn and stopped, and the session still comes back interrupted", "[engine][store]") {
-  TempDir dir;
+  TempDir dir{"engine-store"};
   std::string id;
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     id = run.create_id();
     run.control->turns.push_back({ScriptedAdapter::Hold{}});
     run.control->stop_delays = {std::chrono::milliseconds(30)};
@@ -286,7 +277,7 @@ TEST_CASE("engine store: a graceful shutdown mid-turn reports the turn and stopp
     run.settle();
   }
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     const auto snapshot = run.attach(id);
     CHECK(snapshot.session.state == p::SessionState::Interrupted);
     REQUIRE(snapshot.interrupted);
@@ -297,15 +288,15 @@ TEST_CASE("engine store: a graceful shutdown mid-turn reports the turn and stopp
 }
 
 TEST_CASE("engine store: a send to an interrupted session runs the cut-off prompt first and nothing overtakes", "[engine][store]") {
-  TempDir dir;
+  TempDir dir{"engine-store"};
   std::string id;
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     id = run.create_id();
     run.control->turns.push_back({ScriptedAdapter::Hold{}});
     run.send(id, "cut off");
   }
-  DaemonRun run(dir.path);
+  DaemonRun run(dir.path());
   const auto result = run.send(id, "new prompt");
   REQUIRE(*result);
   CHECK(std::get<p::SessionSendResult>(**result).queued);
@@ -314,16 +305,16 @@ TEST_CASE("engine store: a send to an interrupted session runs the cut-off promp
 }
 
 TEST_CASE("engine store: cancel discards the interrupted prompt visibly", "[engine][store]") {
-  TempDir dir;
+  TempDir dir{"engine-store"};
   std::string id;
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     id = run.create_id();
     run.control->turns.push_back({ScriptedAdapter::Hold{}});
     run.send(id, "cut off");
   }
   {
-    DaemonRun run(dir.path);
+    DaemonRun run(dir.path());
     std::vector<p::SessionStateEvent> states;
     auto watch = run.bus.subscribe(p::EventKind::SessionState, [&](const bus::BusEvent& event) {
       states.push_back(std::get<p::SessionStateEvent>(event.payload));
@@ -338,16 +329,18 @@ TEST_CASE("engine store: cancel discards the interrupted prompt visibly", "[engi
     CHECK_FALSE(run.attach(id).interrupted);
     CHECK(run.control->inputs.empty());
   }
-  DaemonRun run(dir.path);
+  DaemonRun run(dir.path());
   CHECK(run.attach(id).session.state == p::SessionState::Idle);
 }
 
 TEST_CASE("engine store: a storage failure reaches the caller as StoreFailure and creates nothing", "[engine][store]") {
-  TempDir dir;
-  DaemonRun run(dir.path);
+  TempDir dir{"engine-store"};
+  DaemonRun run(dir.path());
   run.store->close();  // every later store job fails: the situation of a database that became unusable
   const auto outcome = run.create("never stored");
   REQUIRE(std::holds_alternative<engine::EngineError>(outcome));
   CHECK(std::get<engine::EngineError>(outcome).code == p::ErrorCode::StoreFailure);
   CHECK(list_all(*run.engine).sessions.empty());
 }
+
+}  // namespace engine_persistence_tests

@@ -13,11 +13,11 @@
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/rpc/Dispatcher.h"
 
+namespace engine_tests {
+
 using namespace switchboard;
 using testing::ScriptedAdapter;
 namespace p = protocol;
-
-namespace {
 
 struct EngineFixture {
   boost::asio::io_context io{1};
@@ -124,8 +124,6 @@ const p::SessionSendResult& result_of(const std::shared_ptr<std::optional<engine
   REQUIRE(std::holds_alternative<p::SessionSendResult>(**slot));
   return std::get<p::SessionSendResult>(**slot);
 }
-
-}  // namespace
 
 TEST_CASE("engine: a turn streams and ends with stopped then idle, send resolves with a summary", "[engine]") {
   EngineFixture f;
@@ -658,3 +656,5 @@ TEST_CASE("engine: session.list pages newest first", "[engine]") {
   std::sort(sorted.begin(), sorted.end());
   CHECK(sorted == ids);  // every session exactly once
 }
+
+}  // namespace engine_tests

@@ -7,6 +7,8 @@
 
 #include "process/Environment.h"
 
+namespace environment_tests {
+
 using switchboard::process::Environment;
 
 TEST_CASE("environment: entries are parsed and the first definition wins", "[process]") {
@@ -55,3 +57,5 @@ TEST_CASE("environment: invalid names and values are reported without the value"
   REQUIRE(nul_value);
   CHECK(*nul_value == "environment variable KEY has a NUL byte in its value");
 }
+
+}  // namespace environment_tests

@@ -5,10 +5,10 @@
 
 #include "switchboard/bus/EventBus.h"
 
+namespace event_bus_tests {
+
 using namespace switchboard::bus;
 namespace protocol = switchboard::protocol;
-
-namespace {
 
 protocol::MessageDeltaEvent delta(std::string text) {
   return protocol::MessageDeltaEvent{"turn", "msg", protocol::DeltaKind::Text, std::move(text)};
@@ -18,8 +18,6 @@ std::string text_of(const BusEvent& event) {
   if (const auto* d = std::get_if<protocol::MessageDeltaEvent>(&event.payload)) return d->text;
   return std::string(protocol::event_info(event.kind()).type);
 }
-
-}  // namespace
 
 TEST_CASE("the bus is reachable through the() only while installed", "[bus]") {
   CHECK_FALSE(EventBus::installed());
@@ -95,3 +93,5 @@ TEST_CASE("kind_of maps payload types to their schema kind", "[bus]") {
   BusEvent event{"s", protocol::DaemonShutdownEvent{protocol::DaemonShutdownEventReason::Signal}};
   CHECK(event.kind() == protocol::EventKind::DaemonShutdown);
 }
+
+}  // namespace event_bus_tests

@@ -24,13 +24,13 @@
 // session.events over the daemon's real wiring: bus → egress → durable event log, read back through the one
 // dispatcher, paged, with the schema's own envelope.
 
+namespace history_methods_tests {
+
 using namespace switchboard;
 using testing::ScriptedAdapter;
 namespace fs = std::filesystem;
 namespace p = protocol;
 using Json = nlohmann::json;
-
-namespace {
 
 struct HistoryFixture {
   fs::path dir;
@@ -91,8 +91,6 @@ struct HistoryFixture {
   }
 };
 
-}  // namespace
-
 TEST_CASE("session.events pages a session's stored transcript in seq order", "[store][history]") {
   HistoryFixture f;
   const auto created = f.call("session.create", {{"agent", "scripted"}, {"cwd", f.dir.string()}});
@@ -142,3 +140,5 @@ TEST_CASE("session.events refuses unknown sessions and bad params with the field
   CHECK(bad.at("error").at("code") == -32602);
   CHECK(bad.at("error").dump().find("/limit") != std::string::npos);
 }
+
+}  // namespace history_methods_tests

@@ -18,6 +18,8 @@
 #include "process/FatalSignalCleanup.h"
 #include "support/ProcessTestSupport.h"
 
+namespace exec_shim_tests {
+
 using namespace switchboard::process;
 using switchboard::testing::process_gone;
 using switchboard::testing::ProcessRecord;
@@ -25,8 +27,6 @@ using switchboard::testing::record_into;
 using switchboard::testing::run_until;
 using switchboard::testing::shell;
 using switchboard::testing::wait_process_gone;
-
-namespace {
 
 constexpr const char* kOrphanChildTest = "exec shim child: a daemon that spawns sleep and waits";
 constexpr const char* kCrashChildTest = "fatal signal cleanup child: a daemon that spawns sleep and aborts";
@@ -85,8 +85,6 @@ std::unique_ptr<ChildProcess> spawn_sleep_as_daemon(boost::asio::io_context& io)
   announce_grandchild((*child)->pid());
   return std::move(*child);
 }
-
-}  // namespace
 
 TEST_CASE(kOrphanChildTest, "[.process-child]") {
   spdlog::set_default_logger(spdlog::stderr_color_st("fake-daemon"));
@@ -202,3 +200,5 @@ TEST_CASE("fatal signal cleanup: exit() without destructors still kills the agen
   if (!gone) ::kill(-daemon.grandchild, SIGKILL);
   CHECK(gone);
 }
+
+}  // namespace exec_shim_tests

@@ -8,10 +8,10 @@
 #include "process/ExecutableLookup.h"
 #include "support/ProcessTestSupport.h"
 
-using namespace switchboard::process;
-using switchboard::testing::ProcessTempDir;
+namespace executable_lookup_tests {
 
-namespace {
+using namespace switchboard::process;
+using switchboard::testing::TempDir;
 
 std::filesystem::path make_file(const std::filesystem::path& path, bool executable) {
   std::filesystem::create_directories(path.parent_path());
@@ -26,10 +26,8 @@ std::filesystem::path found(const ProcessResult<std::filesystem::path>& result) 
   return *result;
 }
 
-}  // namespace
-
 TEST_CASE("executable lookup: PATH order and skipped empty entries", "[process]") {
-  ProcessTempDir dir;
+  TempDir dir;
   const auto first = make_file(dir.path() / "a" / "tool", true);
   make_file(dir.path() / "b" / "tool", true);
   const std::string a = (dir.path() / "a").string();
@@ -44,7 +42,7 @@ TEST_CASE("executable lookup: PATH order and skipped empty entries", "[process]"
 }
 
 TEST_CASE("executable lookup: a non-executable match is reported unless a later one is executable", "[process]") {
-  ProcessTempDir dir;
+  TempDir dir;
   make_file(dir.path() / "a" / "tool", false);
   const std::string a = (dir.path() / "a").string();
   const auto refused = find_executable("tool", a, {});
@@ -55,7 +53,7 @@ TEST_CASE("executable lookup: a non-executable match is reported unless a later 
 }
 
 TEST_CASE("executable lookup: paths with a slash are not searched", "[process]") {
-  ProcessTempDir dir;
+  TempDir dir;
   make_file(dir.path() / "bin" / "tool", true);
   CHECK(found(find_executable("bin/tool", "/usr/bin", dir.path())) == dir.path() / "bin" / "tool");
   CHECK(found(find_executable("./bin/../bin/tool", "", dir.path())) == dir.path() / "bin" / "tool");
@@ -70,3 +68,5 @@ TEST_CASE("executable lookup: the default search path finds sh", "[process]") {
   CHECK_FALSE(path.empty());
   CHECK(find_executable("sh", path, {}));
 }
+
+}  // namespace executable_lookup_tests

@@ -15,9 +15,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/RawHttpClient.h"
+#include "support/CountOccurrences.h"
 #include "support/FdIo.h"
+#include "support/Pipe.h"
+#include "support/RawHttpClient.h"
+#include "support/RuntimeFile.h"
 #include "support/SpawnedDaemon.h"
+#include "support/TempDir.h"
+#include "support/TextFile.h"
+
+namespace http_daemon_tests {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -25,62 +32,15 @@ using switchboard::testing::RawHttpClient;
 using switchboard::testing::SpawnedDaemon;
 using switchboard::testing::read_all;
 using switchboard::testing::read_line;
-
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char name[] = "/tmp/switchboard-http-XXXXXX";
-    path = ::mkdtemp(name);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-
-
-// Waits for the runtime file of a daemon started on `dir` and returns it parsed.
-json wait_for_runtime(const fs::path& dir) {
-  for (int i = 0; i < 400; ++i) {
-    if (fs::exists(dir / "daemon.json")) {
-      auto parsed = json::parse(slurp(dir / "daemon.json"), nullptr, false);
-      if (parsed.is_object()) return parsed;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("no runtime file in " << dir);
-  return {};
-}
-
-struct Pipe {
-  int fds[2]{-1, -1};
-  Pipe() { REQUIRE(::pipe2(fds, O_CLOEXEC) == 0); }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  int read_end() const { return fds[0]; }
-  int write_end() const { return fds[1]; }
-  void close_read() {
-    if (fds[0] >= 0) ::close(std::exchange(fds[0], -1));
-  }
-  void close_write() {
-    if (fds[1] >= 0) ::close(std::exchange(fds[1], -1));
-  }
-};
-
-}  // namespace
+using switchboard::testing::TempDir;
+using switchboard::testing::Pipe;
+using switchboard::testing::read_text_file;
+using switchboard::testing::wait_for_runtime_file;
+using switchboard::testing::count_occurrences;
 
 TEST_CASE("serve: announces itself, guards its data directory, refuses a second instance", "[http][daemon]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
+  TempDir tmp{"http"};
+  const fs::path dir = tmp.path() / "data";
   Pipe out;
   Pipe err;
   const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -89,7 +49,7 @@ TEST_CASE("serve: announces itself, guards its data directory, refuses a second 
   err.close_write();
   const std::string url_line = read_line(out.read_end());
   CHECK(url_line.find("listening on http://127.0.0.1:") != std::string::npos);
-  const auto runtime = wait_for_runtime(dir);
+  const auto runtime = wait_for_runtime_file(dir);
   const std::uint16_t port = runtime.at("port");
   const std::string token = runtime.at("token");
   CHECK(token.size() == 64);  // 256 bits, hex
@@ -138,7 +98,7 @@ TEST_CASE("serve: announces itself, guards its data directory, refuses a second 
     ::close(null_out);
     json replaced;
     for (int i = 0; i < 400; ++i) {
-      replaced = json::parse(slurp(dir / "daemon.json"), nullptr, false);
+      replaced = json::parse(read_text_file(dir / "daemon.json"), nullptr, false);
       if (replaced.is_object() && replaced.value("pid", 0) == third.pid()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -151,11 +111,11 @@ TEST_CASE("serve: announces itself, guards its data directory, refuses a second 
 }
 
 TEST_CASE("serve: a non-loopback bind is refused unless asked for", "[http][daemon]") {
-  TempDir tmp;
+  TempDir tmp{"http"};
   Pipe err;
   const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int null_out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  SpawnedDaemon daemon({"serve", "--host", "0.0.0.0", "--port", "0", "--data-dir", (tmp.path / "d").string()}, in,
+  SpawnedDaemon daemon({"serve", "--host", "0.0.0.0", "--port", "0", "--data-dir", (tmp.path() / "d").string()}, in,
                        null_out, err.write_end());
   err.close_write();
   ::close(in);
@@ -165,8 +125,8 @@ TEST_CASE("serve: a non-loopback bind is refused unless asked for", "[http][daem
 }
 
 TEST_CASE("stdio --http: one egress, byte-identical events and responses on both transports", "[http][daemon]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
+  TempDir tmp{"http"};
+  const fs::path dir = tmp.path() / "data";
   Pipe in;
   Pipe out;
   const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -175,7 +135,7 @@ TEST_CASE("stdio --http: one egress, byte-identical events and responses on both
   in.close_read();
   out.close_write();
   ::close(null_err);
-  const auto runtime = wait_for_runtime(dir);
+  const auto runtime = wait_for_runtime_file(dir);
   const std::uint16_t port = runtime.at("port");
   const std::string bearer = "Authorization: Bearer " + runtime.at("token").get<std::string>();
 
@@ -215,11 +175,9 @@ TEST_CASE("stdio --http: one egress, byte-identical events and responses on both
   CHECK(daemon.wait() == 0);
 }
 
-namespace {
-
 // CPU time (user + system) the process has used, in clock ticks.
 long cpu_ticks(pid_t pid) {
-  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = read_text_file("/proc/" + std::to_string(pid) + "/stat");
   std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // past "pid (comm) "
   std::string field;
   long utime = 0;
@@ -229,12 +187,6 @@ long cpu_ticks(pid_t pid) {
     if (i == 15) stime = std::stol(field);
   }
   return utime + stime;
-}
-
-std::size_t count_occurrences(const std::string& text, const std::string& needle) {
-  std::size_t count = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
-  return count;
 }
 
 // The descriptor limit that leaves `pid` exactly `room` free descriptors. New descriptors take the lowest free
@@ -252,8 +204,6 @@ rlim_t limit_leaving(pid_t pid, int room) {
   return static_cast<rlim_t>(fd + 1);
 }
 
-}  // namespace
-
 TEST_CASE("serve: out of descriptors, the acceptor backs off instead of spinning, and recovers", "[http][daemon]") {
 #if defined(__SANITIZE_ADDRESS__)
   // The sanitizers' runtime needs descriptors of its own (UBSan's vptr check appears to probe memory through a pipe): out
@@ -262,14 +212,14 @@ TEST_CASE("serve: out of descriptors, the acceptor backs off instead of spinning
   WARN("not run under the sanitizers: their runtime fails when the process is out of descriptors");
   return;
 #endif
-  TempDir tmp;
-  const fs::path log = tmp.path / "daemon.log";
+  TempDir tmp{"http"};
+  const fs::path log = tmp.path() / "daemon.log";
   Pipe out;
   const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   // No agent CLI to probe: nothing else in the daemon opens descriptors while the test counts.
   SpawnedDaemon daemon({"--log-level", "warn", "--log-file", log.string(), "serve", "--port", "0", "--ephemeral",
-                        "--data-dir", (tmp.path / "data").string()},
+                        "--data-dir", (tmp.path() / "data").string()},
                        in, out.write_end(), null_err,
                        {"SWITCHBOARD_CLAUDE_BIN=/nonexistent/claude", "SWITCHBOARD_CODEX_BIN=/nonexistent/codex"});
   out.close_write();
@@ -303,11 +253,11 @@ TEST_CASE("serve: out of descriptors, the acceptor backs off instead of spinning
   REQUIRE(waiting.send_request("POST", "/rpc", headers, ping));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
-  const auto failures_before = count_occurrences(slurp(log), "accept failed");
+  const auto failures_before = count_occurrences(read_text_file(log), "accept failed");
   const long ticks_before = cpu_ticks(daemon.pid());
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   const long ticks_spent = cpu_ticks(daemon.pid()) - ticks_before;
-  const auto failures = count_occurrences(slurp(log), "accept failed") - failures_before;
+  const auto failures = count_occurrences(read_text_file(log), "accept failed") - failures_before;
   CAPTURE(ticks_spent, failures);
   CHECK(failures_before > 0);  // the daemon really ran out
   // Back-off of 100 ms doubling to 1 s: over 2 s at most a handful of attempts, and next to no CPU (a spinning
@@ -325,3 +275,5 @@ TEST_CASE("serve: out of descriptors, the acceptor backs off instead of spinning
   ::kill(daemon.pid(), SIGTERM);
   CHECK(daemon.wait() == 0);
 }
+
+}  // namespace http_daemon_tests

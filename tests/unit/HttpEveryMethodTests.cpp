@@ -18,56 +18,36 @@
 #include <nlohmann/json.hpp>
 
 #include "support/DaemonClient.h"
+#include "support/Eventually.h"
 #include "support/RawHttpClient.h"
+#include "support/RuntimeFile.h"
+#include "support/TempDir.h"
+#include "support/TextFile.h"
 
 // Every method of the schema, over HTTP and over stdio, on the real binary: each HTTP call gets exactly one
 // answer, with the same bytes as the stdio answer to the same request. The list of methods is read from
 // schema/methods/ when the test runs, so a method added later is covered without touching this file (with `{}`
 // as params until someone gives it better ones below).
 
+namespace http_every_method_tests {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using switchboard::testing::DaemonClient;
 using switchboard::testing::RawHttpClient;
-
-namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char name[] = "/tmp/switchboard-every-XXXXXX";
-    path = ::mkdtemp(name);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using switchboard::testing::TempDir;
+using switchboard::testing::read_text_file;
+using switchboard::testing::wait_for_runtime_file;
+using switchboard::testing::eventually;
 
 std::vector<std::string> schema_methods() {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(fs::path(SWITCHBOARD_SOURCE_DIR) / "schema" / "methods")) {
     if (entry.path().extension() != ".json") continue;
-    names.push_back(json::parse(slurp(entry.path())).at("name").get<std::string>());
+    names.push_back(json::parse(read_text_file(entry.path())).at("name").get<std::string>());
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-json wait_for_runtime(const fs::path& dir) {
-  for (int i = 0; i < 1000; ++i) {
-    if (fs::exists(dir / "daemon.json")) {
-      auto parsed = json::parse(slurp(dir / "daemon.json"), nullptr, false);
-      if (parsed.is_object()) return parsed;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("no runtime file in " << dir);
-  return {};
 }
 
 // A stand-in for the Claude Code CLI: it answers `--version` (so the daemon reports the agent installed) and
@@ -100,22 +80,20 @@ std::string normalized(const std::string& method, std::string text) {
   return text;
 }
 
-}  // namespace
-
 TEST_CASE("every schema method answers over HTTP exactly once, byte for byte what stdio answers", "[http][daemon]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
-  const fs::path work = tmp.path / "work";
-  const fs::path home = tmp.path / "home";
+  TempDir tmp{"every"};
+  const fs::path dir = tmp.path() / "data";
+  const fs::path work = tmp.path() / "work";
+  const fs::path home = tmp.path() / "home";
   fs::create_directories(work);
   fs::create_directories(home);
-  write_fake_cli(tmp.path / "claude");
+  write_fake_cli(tmp.path() / "claude");
   // A data directory (not --ephemeral): every call that stores something answers only after the store's worker
   // thread has committed it, the late path this test is about.
   DaemonClient stdio({"--log-level", "off", "stdio", "--http", "--port", "0", "--data-dir", dir.string()},
-                     {"SWITCHBOARD_CLAUDE_BIN=" + (tmp.path / "claude").string(),
+                     {"SWITCHBOARD_CLAUDE_BIN=" + (tmp.path() / "claude").string(),
                       "SWITCHBOARD_CODEX_BIN=/nonexistent/codex", "HOME=" + home.string()});
-  const auto runtime = wait_for_runtime(dir);
+  const auto runtime = wait_for_runtime_file(dir);
   const std::uint16_t port = runtime.at("port");
   const std::string bearer = "Authorization: Bearer " + runtime.at("token").get<std::string>();
   // One keep-alive connection for every HTTP call: a second answer to any call would surface as an extra
@@ -226,8 +204,6 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
   CHECK(json::parse(ping.body).at("id") == "last");  // the next answer on the connection is the next call's
 }
 
-namespace {
-
 // The daemon's open descriptors: all of them, and the sockets among them.
 struct Descriptors {
   std::size_t all = 0;
@@ -245,35 +221,23 @@ Descriptors descriptors_of(pid_t pid) {
   return counted;
 }
 
-template <class Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(15)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return predicate();
-}
-
-}  // namespace
-
 TEST_CASE("a client that leaves during a long HTTP call: the call completes, the daemon serves on, no descriptor leaks",
           "[http][daemon]") {
-  TempDir tmp;
-  const fs::path dir = tmp.path / "data";
-  const fs::path work = tmp.path / "work";
+  TempDir tmp{"every"};
+  const fs::path dir = tmp.path() / "data";
+  const fs::path work = tmp.path() / "work";
   fs::create_directories(work);
-  fs::create_directories(tmp.path / "home");
+  fs::create_directories(tmp.path() / "home");
   // A CLI that takes its time before failing: the turn, and so the send, lasts about two seconds.
-  std::ofstream(tmp.path / "claude") << "#!/bin/sh\n"
+  std::ofstream(tmp.path() / "claude") << "#!/bin/sh\n"
                                         "if [ \"$1\" = --version ]; then echo '2.1.0 (Claude Code)'; exit 0; fi\n"
                                         "sleep 2\n"
                                         "exit 7\n";
-  fs::permissions(tmp.path / "claude", fs::perms::owner_all);
+  fs::permissions(tmp.path() / "claude", fs::perms::owner_all);
   DaemonClient stdio({"--log-level", "off", "stdio", "--http", "--port", "0", "--data-dir", dir.string()},
-                     {"SWITCHBOARD_CLAUDE_BIN=" + (tmp.path / "claude").string(),
-                      "SWITCHBOARD_CODEX_BIN=/nonexistent/codex", "HOME=" + (tmp.path / "home").string()});
-  const auto runtime = wait_for_runtime(dir);
+                     {"SWITCHBOARD_CLAUDE_BIN=" + (tmp.path() / "claude").string(),
+                      "SWITCHBOARD_CODEX_BIN=/nonexistent/codex", "HOME=" + (tmp.path() / "home").string()});
+  const auto runtime = wait_for_runtime_file(dir);
   const std::uint16_t port = runtime.at("port");
   const std::string bearer = "Authorization: Bearer " + runtime.at("token").get<std::string>();
   const pid_t pid = stdio.daemon().pid();
@@ -288,7 +252,7 @@ TEST_CASE("a client that leaves during a long HTTP call: the call completes, the
       if (agent.value("agent", "") == "claude") return agent.contains("version");
     }
     return false;
-  }));
+  }, std::chrono::seconds(15)));
   const auto before = descriptors_of(pid);
 
   std::size_t events_seen = stdio.events().size();
@@ -312,6 +276,8 @@ TEST_CASE("a client that leaves during a long HTTP call: the call completes, the
   const auto ping = after.request("POST", "/rpc", {bearer, "Content-Type: application/json"}, R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
   CHECK(ping.status == 200);
   after.close();
-  CHECK(eventually([&] { return descriptors_of(pid) == before; }));
+  CHECK(eventually([&] { return descriptors_of(pid) == before; }, std::chrono::seconds(15)));
   CAPTURE(before.all, descriptors_of(pid).all);
 }
+
+}  // namespace http_every_method_tests

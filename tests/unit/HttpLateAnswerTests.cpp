@@ -20,6 +20,7 @@
 #include "http/HttpContext.h"
 #include "http/HttpServer.h"
 #include "http/SseHub.h"
+#include "support/Eventually.h"
 #include "support/RawHttpClient.h"
 #include "support/ScriptedAdapter.h"
 #include "switchboard/bus/Egress.h"
@@ -30,14 +31,15 @@
 // answer reaches the client whenever it comes, exactly once, alone or inside a batch; a client that leaves
 // mid-call does not take the call, the daemon or a descriptor with it.
 
+namespace http_late_answer_tests {
+
 using nlohmann::json;
 using switchboard::testing::RawHttpClient;
 using switchboard::testing::ScriptedAdapter;
+using switchboard::testing::eventually;
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 namespace p = switchboard::protocol;
-
-namespace {
 
 const std::string kJson = "Content-Type: application/json";
 
@@ -157,16 +159,6 @@ std::string create_session(EngineOverHttp& h) {
   return created.at("result").at("session").at("sessionId");
 }
 
-template <class Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return predicate();
-}
-
 std::size_t open_descriptors() {
   std::size_t count = 0;
   for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
@@ -175,8 +167,6 @@ std::size_t open_descriptors() {
   }
   return count;
 }
-
-}  // namespace
 
 TEST_CASE("HTTP: a send that waits through a permission answered by another client gets the turn's result",
           "[http][late]") {
@@ -357,3 +347,5 @@ TEST_CASE("HTTP: shutdown closes connections whose calls are still running", "[h
   h.reset();  // stops the server with the call open, then destroys the engine, which answers the call
   CHECK(client.closed_by_server());
 }
+
+}  // namespace http_late_answer_tests

@@ -2,9 +2,9 @@
 
 #include "http/HttpSecurity.h"
 
-using namespace switchboard::http;
+namespace http_security_tests {
 
-namespace {
+using namespace switchboard::http;
 
 SecurityPolicy policy() {
   SecurityPolicy p;
@@ -14,8 +14,6 @@ SecurityPolicy policy() {
   p.cors_origins = {"http://localhost:5173"};
   return p;
 }
-
-}  // namespace
 
 TEST_CASE("Host allow-list: loopback names on our port and configured names only", "[http][security]") {
   const auto p = policy();
@@ -70,3 +68,5 @@ TEST_CASE("query parsing and log redaction", "[http][security]") {
   CHECK(redact_target("/events?a=1&token=secret") == "/events?a=1&token=REDACTED");
   CHECK(redact_target("/events?mytoken=keep") == "/events?mytoken=keep");
 }
+
+}  // namespace http_security_tests

@@ -12,11 +12,11 @@
 #include "support/HttpHarness.h"
 #include "support/RawHttpClient.h"
 
+namespace http_transport_tests {
+
 using nlohmann::json;
 using switchboard::testing::HttpHarness;
 using switchboard::testing::RawHttpClient;
-
-namespace {
 
 const std::string kJson = "Content-Type: application/json";
 
@@ -42,8 +42,6 @@ std::unique_ptr<RawHttpClient> open_events(HttpHarness& h, const std::string& qu
   REQUIRE(client->read_frame() == std::optional<std::string>("retry: 2000"));
   return client;
 }
-
-}  // namespace
 
 TEST_CASE("POST /rpc answers through the shared dispatcher", "[http]") {
   HttpHarness h;
@@ -350,3 +348,5 @@ TEST_CASE("a thousand idle connections stay bounded and the server keeps answeri
   const auto response = client.request("POST", "/rpc", {h.bearer(), kJson}, R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   CHECK(response.status == 200);
 }
+
+}  // namespace http_transport_tests

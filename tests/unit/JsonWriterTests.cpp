@@ -12,6 +12,8 @@
 #include "switchboard/json/JsonWriter.h"
 #include "switchboard/support/Bug.h"
 
+namespace json_writer_tests {
+
 using switchboard::json::JsonWriter;
 
 TEST_CASE("JsonWriter emits compact JSON with inferred commas", "[json]") {
@@ -116,8 +118,6 @@ TEST_CASE("JsonWriter reports a string changed behind its back", "[json]") {
 // `append_quoted` reads 8 bytes at a time and copies runs of plain ASCII in bulk. These tests hold it to the
 // byte-at-a-time escaper it replaced (copied below unchanged), on exhaustive short inputs and random ones that
 // are dense in the bytes where the two could differ.
-namespace {
-
 namespace reference {
 
 constexpr char kHex[] = "0123456789abcdef";
@@ -211,8 +211,6 @@ std::string reference_quoted(std::string_view text) {
 constexpr unsigned char kEdgeBytes[] = {0x00, 0x01, 0x08, 0x09, 0x0a, 0x0c, 0x0d, 0x1f, 0x20, 0x21, '"',  '\\', '/',
                                         'a',  0x7e, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf,
                                         0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xfe, 0xff};
-
-}  // namespace
 
 TEST_CASE("append_quoted matches the reference on every string of up to two bytes", "[json]") {
   std::size_t mismatches = 0;
@@ -315,3 +313,5 @@ TEST_CASE("append_quoted copies long plain runs and escapes what follows them", 
   CHECK(fast_quoted(run + "\xC3\xA9") == '"' + run + "\xC3\xA9\"");
   CHECK(fast_quoted(std::string(1000, '\n')) == reference_quoted(std::string(1000, '\n')));
 }
+
+}  // namespace json_writer_tests

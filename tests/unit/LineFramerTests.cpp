@@ -5,9 +5,9 @@
 
 #include "switchboard/transport/LineFramer.h"
 
-using switchboard::transport::LineFramer;
+namespace line_framer_tests {
 
-namespace {
+using switchboard::transport::LineFramer;
 
 struct Collected {
   std::vector<std::string> lines;
@@ -18,8 +18,6 @@ LineFramer make_framer(Collected& collected, std::size_t cap = 64) {
   return LineFramer(cap, LineFramer::Handler{[&](std::string_view line) { collected.lines.emplace_back(line); },
                                              [&](std::size_t limit) { collected.overlong.push_back(limit); }});
 }
-
-}  // namespace
 
 TEST_CASE("LineFramer splits on newline only", "[framing]") {
   Collected got;
@@ -96,3 +94,5 @@ TEST_CASE("LineFramer passes empty lines through", "[framing]") {
   framer.feed("\n\na\n");
   REQUIRE(got.lines == std::vector<std::string>{"", "", "a"});
 }
+
+}  // namespace line_framer_tests

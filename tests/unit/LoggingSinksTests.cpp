@@ -15,19 +15,15 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/LoggingSinks.h"
+#include "support/CountOccurrences.h"
 
 // The daemon's log sinks never wait for their output (src/daemon/LoggingSinks.h).
 
+namespace logging_sinks_tests {
+
 using switchboard::daemon::BackgroundFileSink;
 using switchboard::daemon::NonBlockingStderrSink;
-
-namespace {
-
-std::size_t count_of(const std::string& text, const std::string& needle) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
-  return count;
-}
+using switchboard::testing::count_occurrences;
 
 std::string drain(int fd) {
   std::string text;
@@ -40,8 +36,6 @@ std::string drain(int fd) {
     text.append(buf, static_cast<std::size_t>(n));
   }
 }
-
-}  // namespace
 
 TEST_CASE("logging: stderr on a full pipe drops and counts lines without blocking and leaves the shared fd blocking",
           "[logging]") {
@@ -60,7 +54,7 @@ TEST_CASE("logging: stderr on a full pipe drops and counts lines without blockin
 
   const std::size_t dropped = sink->dropped_total();
   std::string text = drain(fds[0]);
-  const std::size_t written = count_of(text, "warning line ");
+  const std::size_t written = count_occurrences(text, "warning line ");
   CHECK(dropped > 0);
   CHECK(written + dropped == kLines);
   CHECK(text.back() == '\n');  // whole lines only
@@ -104,9 +98,11 @@ TEST_CASE("logging: the log file is written by its own thread and lines that do 
   for (auto it = std::sregex_iterator(content.begin(), content.end(), note); it != std::sregex_iterator(); ++it) {
     reported += std::stoul((*it)[1]);
   }
-  const std::size_t written = count_of(content, "info line ");
+  const std::size_t written = count_occurrences(content, "info line ");
   CAPTURE(written, reported);
   CHECK(written + reported == kLines);
   CHECK(content.find("info line 0\n") == 0);
   std::filesystem::remove_all(name);
 }
+
+}  // namespace logging_sinks_tests

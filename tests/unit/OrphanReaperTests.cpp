@@ -17,10 +17,10 @@
 // The daemon as child subreaper: what an agent started in a session of its own and left behind when it crashed
 // comes back to the daemon, dies with the agent, and is reaped, while ChildProcess keeps its own child's exit.
 
+namespace orphan_reaper_tests {
+
 using namespace switchboard;
 using testing::ProcessRecord;
-
-namespace {
 
 std::unique_ptr<process::ChildProcess> spawn_ok(boost::asio::io_context& io, process::SpawnSpec spec,
                                                 const std::shared_ptr<ProcessRecord>& record) {
@@ -40,13 +40,11 @@ std::pair<pid_t, char> parent_and_state(pid_t pid) {
 
 bool exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 
-}  // namespace
-
 TEST_CASE("orphan reaper: a setsid'd tool a crashed agent left behind is adopted, killed with the agent and reaped", "[process]") {
   boost::asio::io_context io{1};
   process::OrphanReaper reaper(io);
   REQUIRE(reaper.active());
-  testing::ProcessTempDir dir;
+  testing::TempDir dir;
   const auto pid_file = dir.path() / "tool.pid";
   auto record = std::make_shared<ProcessRecord>();
   // The "agent" starts a tool in a session of its own through a shell that exits at once (so the tool is
@@ -79,7 +77,7 @@ TEST_CASE("orphan reaper: adopted processes still alive at shutdown are killed a
   boost::asio::io_context io{1};
   process::OrphanReaper reaper(io);
   REQUIRE(reaper.active());
-  testing::ProcessTempDir dir;
+  testing::TempDir dir;
   const auto pid_file = dir.path() / "tool.pid";
   auto record = std::make_shared<ProcessRecord>();
   // A tool that cleared its environment (env -i) carries no origin mark: only the shutdown sweep finds it.
@@ -122,3 +120,5 @@ TEST_CASE("orphan reaper: once stopped it lets the io_context finish, even with 
   CHECK(stopped_first);
   CHECK(io.stopped());  // it ran out of work rather than out of time
 }
+
+}  // namespace orphan_reaper_tests

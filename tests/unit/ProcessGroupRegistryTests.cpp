@@ -4,6 +4,8 @@
 
 #include "process/ProcessGroupRegistry.h"
 
+namespace process_group_registry_tests {
+
 using switchboard::process::ProcessGroupRegistry;
 
 TEST_CASE("process group registry: add and remove and capacity", "[process]") {
@@ -27,3 +29,5 @@ TEST_CASE("process group registry: kill_all_now on an empty registry does nothin
   ProcessGroupRegistry registry;
   CHECK(registry.kill_all_now() == 0);
 }
+
+}  // namespace process_group_registry_tests

@@ -19,11 +19,11 @@
 #include "switchboard/protocol/generated/OpenRpcDocument.h"
 #include "switchboard/rpc/Dispatcher.h"
 
+namespace schema_contract_tests {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 namespace protocol = switchboard::protocol;
-
-namespace {
 
 json load(const fs::path& path) {
   std::ifstream in(path);
@@ -37,8 +37,6 @@ std::set<std::string> schema_names(const std::string& folder, const std::string&
   }
   return names;
 }
-
-}  // namespace
 
 TEST_CASE("the daemon binds exactly the methods of schema/methods, both ways", "[schema]") {
   boost::asio::io_context io;
@@ -133,3 +131,5 @@ TEST_CASE("every wire event and core result validates against the schema", "[sch
   CHECK(validator.validate_result("rpc.discover", peer->responses[2].at("result")).empty());
   CHECK_FALSE(validator.validate_result("ping", json{{"ts", "soon"}}).empty());
 }
+
+}  // namespace schema_contract_tests

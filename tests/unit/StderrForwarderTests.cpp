@@ -13,10 +13,10 @@
 #include "process/StderrForwarder.h"
 #include "process/TailBuffer.h"
 
+namespace stderr_forwarder_tests {
+
 using namespace switchboard::process;
 using namespace std::chrono_literals;
-
-namespace {
 
 // Routes the default logger into memory for the test and restores it afterwards.
 class CapturedLog {
@@ -39,8 +39,6 @@ class CapturedLog {
   std::shared_ptr<spdlog::logger> m_previous;
   std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> m_sink;
 };
-
-}  // namespace
 
 TEST_CASE("log rate limiter: N lines per window then one summary", "[process]") {
   LogRateLimiter limiter(2, 1000ms);
@@ -109,3 +107,5 @@ TEST_CASE("stderr forwarder: long lines are logged cut with the count of dropped
   forwarder.finish();
   CHECK(log.lines() == std::vector<std::string>{"cli: abcde [... 5 more bytes]", "cli: ok"});
 }
+
+}  // namespace stderr_forwarder_tests

@@ -15,41 +15,18 @@
 #include "daemon/CoreMethods.h"
 #include "switchboard/bus/Egress.h"
 #include "switchboard/transport/StdioTransport.h"
+#include "support/FdIo.h"
+#include "support/InitializeRequest.h"
+#include "support/Pipe.h"
+
+namespace stdio_transport_tests {
 
 using nlohmann::json;
+using switchboard::testing::Pipe;
+using switchboard::testing::kInitializeLine;
+using switchboard::testing::write_all;
 namespace protocol = switchboard::protocol;
 using switchboard::transport::StdioTransport;
-
-namespace {
-
-struct Pipe {
-  int read_end = -1;
-  int write_end = -1;
-  Pipe() {
-    int fds[2];
-    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-    read_end = fds[0];
-    write_end = fds[1];
-  }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  void close_read() {
-    if (read_end >= 0) ::close(std::exchange(read_end, -1));
-  }
-  void close_write() {
-    if (write_end >= 0) ::close(std::exchange(write_end, -1));
-  }
-};
-
-void write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    REQUIRE(n > 0);
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 
 // Reads everything until EOF on another thread (a client process would do the same).
 struct Drain {
@@ -89,8 +66,8 @@ struct Harness {
   explicit Harness(int input_fd = -1) {
     switchboard::daemon::bind_core_methods(dispatcher, {1 << 20});
     StdioTransport::Options options;
-    options.input_fd = input_fd >= 0 ? input_fd : input.read_end;
-    options.output_fd = output.write_end;
+    options.input_fd = input_fd >= 0 ? input_fd : input.read_end();
+    options.output_fd = output.write_end();
     transport = std::make_unique<StdioTransport>(io, dispatcher, egress, options, [this] {
       input_closed = true;
       transport->when_output_drained([this] { transport.reset(); });
@@ -100,17 +77,12 @@ struct Harness {
   }
 };
 
-const std::string kInitialize =
-    R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})" "\n";
-
-}  // namespace
-
 TEST_CASE("stdio: one publish gives exactly one event line, after initialize only", "[stdio]") {
   Harness h;
-  Drain drain(h.output.read_end);
+  Drain drain(h.output.read_end());
   // Before the handshake, events are not sent to this client.
   h.bus.publish("s-1", protocol::MessageDeltaEvent{"t", "m", protocol::DeltaKind::Text, "early"});
-  write_all(h.input.write_end, kInitialize);
+  REQUIRE(write_all(h.input.write_end(), kInitializeLine));
   std::function<void()> publish_when_ready = [&] {
     if (!h.transport->peer()->initialized()) {
       boost::asio::post(h.io, publish_when_ready);
@@ -132,8 +104,8 @@ TEST_CASE("stdio: one publish gives exactly one event line, after initialize onl
 
 TEST_CASE("stdio: 10^5 events keep their order on the wire, interleaved with responses", "[stdio]") {
   Harness h;
-  Drain drain(h.output.read_end);
-  write_all(h.input.write_end, kInitialize);
+  Drain drain(h.output.read_end());
+  REQUIRE(write_all(h.input.write_end(), kInitializeLine));
   constexpr int kEvents = 100000;
   int published = 0;
   std::function<void()> publish_batch = [&] {
@@ -146,7 +118,7 @@ TEST_CASE("stdio: 10^5 events keep their order on the wire, interleaved with res
                     protocol::MessageDeltaEvent{"t", "m", protocol::DeltaKind::Text, std::to_string(published)});
     }
     if (published == kEvents) {
-      write_all(h.input.write_end, R"({"jsonrpc":"2.0","id":"last","method":"ping"})" "\n");
+      REQUIRE(write_all(h.input.write_end(), R"({"jsonrpc":"2.0","id":"last","method":"ping"})" "\n"));
       h.input.close_write();
       return;
     }
@@ -174,10 +146,10 @@ TEST_CASE("stdio: a regular file and /dev/null work as input", "[stdio]") {
     const int fd = ::mkstemp(path);
     REQUIRE(fd >= 0);
     ::unlink(path);
-    write_all(fd, kInitialize + R"({"jsonrpc":"2.0","id":1,"method":"ping"})");  // no final newline
+    REQUIRE(write_all(fd, kInitializeLine + R"({"jsonrpc":"2.0","id":1,"method":"ping"})"));  // no final newline
     REQUIRE(::lseek(fd, 0, SEEK_SET) == 0);
     Harness h(fd);
-    Drain drain(h.output.read_end);
+    Drain drain(h.output.read_end());
     h.io.run();
     ::close(fd);
     CHECK(h.input_closed);
@@ -188,7 +160,7 @@ TEST_CASE("stdio: a regular file and /dev/null work as input", "[stdio]") {
   SECTION("/dev/null") {
     const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     Harness h(fd);
-    Drain drain(h.output.read_end);
+    Drain drain(h.output.read_end());
     h.io.run();
     ::close(fd);
     CHECK(h.input_closed);
@@ -204,16 +176,16 @@ TEST_CASE("stdio: an over-long line is answered and skipped, the stream recovers
   switchboard::daemon::bind_core_methods(dispatcher, {1024});
   Pipe input;
   Pipe output;
-  StdioTransport::Options options{input.read_end, output.write_end, 1024};
+  StdioTransport::Options options{input.read_end(), output.write_end(), 1024};
   std::unique_ptr<StdioTransport> transport;
   transport = std::make_unique<StdioTransport>(io, dispatcher, egress, options,
                                                [&] { transport->when_output_drained([&] { transport.reset(); }); });
   transport->start();
   output.close_write();
-  Drain drain(output.read_end);
+  Drain drain(output.read_end());
   std::thread writer([&] {
-    write_all(input.write_end, R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" + std::string(5000, 'x') + "\"}}\n");
-    write_all(input.write_end, R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n");
+    REQUIRE(write_all(input.write_end(), R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" + std::string(5000, 'x') + "\"}}\n"));
+    REQUIRE(write_all(input.write_end(), R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n"));
     input.close_write();
   });
   io.run();
@@ -225,3 +197,5 @@ TEST_CASE("stdio: an over-long line is answered and skipped, the stream recovers
   CHECK(lines[0].at("error").at("data").at("limit") == 1024);
   CHECK(lines[1].at("id") == 2);
 }
+
+}  // namespace stdio_transport_tests

@@ -26,13 +26,13 @@
 #include "store/Store.h"
 #include "support/StoreTestSupport.h"
 
-extern char** environ;
+extern char** environ;  // the child inherits the test's environment plus one variable
+
+namespace store_crash_tests {
 
 using namespace switchboard::store;
 using switchboard::testing::make_store_event;
 using switchboard::testing::StoreTempDir;
-
-namespace {
 
 constexpr const char* kChildTest = "store crash child: append until killed";
 constexpr const char* kDbVariable = "SWITCHBOARD_STORE_CRASH_DB";
@@ -108,8 +108,6 @@ ChildOutput parse(const std::string& text) {
   }
   return out;
 }
-
-}  // namespace
 
 // The child side: opens the store, appends events without pause (a 1 ms timer adds a burst while the backlog
 // is small) and prints "ack <seq>" for every commit, straight to fd 1, until the parent kills it.
@@ -215,3 +213,5 @@ TEST_CASE("store: kill -9 loses no acknowledged event and the log reopens intact
   REQUIRE(committed);
   CHECK(*committed == next);
 }
+
+}  // namespace store_crash_tests

@@ -19,16 +19,16 @@
 #include "switchboard/bus/Egress.h"
 #include "switchboard/bus/EventBus.h"
 
+namespace store_event_log_tests {
+
 using namespace switchboard::store;
 using switchboard::bus::EncodedEventPtr;
 using switchboard::protocol::EventKind;
 using switchboard::testing::await_store;
 using switchboard::testing::make_store_event;
-using switchboard::testing::run_until;
+using switchboard::testing::run_handlers_until;
 using switchboard::testing::StoreTempDir;
 using Events = std::vector<EncodedEventPtr>;
-
-namespace {
 
 std::unique_ptr<Store> open_store(boost::asio::io_context& io, const StoreTempDir& dir, EventLogOptions log = {}) {
   StoreOptions options;
@@ -63,8 +63,6 @@ std::int64_t count_rows(Store& store, const std::string& where = "1") {
   REQUIRE(count);
   return *count;
 }
-
-}  // namespace
 
 TEST_CASE("store: extract_turn_id reads data.turnId only", "[store]") {
   CHECK(extract_turn_id(R"({"seq":1,"type":"message.delta","data":{"turnId":"t-1","text":"x"}})") == "t-1");
@@ -176,7 +174,7 @@ TEST_CASE("store: replay while events keep arriving never misses or repeats one"
     if (next <= 20000) boost::asio::post(io, produce);
   };
   boost::asio::post(io, produce);
-  REQUIRE(run_until(io, [&] { return next > 20000 && replays_done == replays_asked; }));
+  REQUIRE(run_handlers_until(io, [&] { return next > 20000 && replays_done == replays_asked; }));
   CHECK(failures == 0);
   CHECK(flush(io, log) == 20000);
   CHECK(count_rows(*store) == 20000);
@@ -225,7 +223,7 @@ TEST_CASE("store: batches commit at 512 pending or after the delay", "[store]") 
     CHECK(commits.empty());
     CHECK(log.unsaved_count() == 511);
     log.on_event(make_store_event(512));
-    REQUIRE(run_until(io, [&] { return !commits.empty(); }));
+    REQUIRE(run_handlers_until(io, [&] { return !commits.empty(); }));
     CHECK(commits == std::vector<std::uint64_t>{512});
   }
   SECTION("the delay after the first pending event") {
@@ -236,7 +234,7 @@ TEST_CASE("store: batches commit at 512 pending or after the delay", "[store]") 
     log.on_commit([&](std::uint64_t seq) { commits.push_back(seq); });
     const auto start = std::chrono::steady_clock::now();
     for (std::uint64_t seq = 1; seq <= 10; ++seq) log.on_event(make_store_event(seq));
-    REQUIRE(run_until(io, [&] { return !commits.empty(); }));
+    REQUIRE(run_handlers_until(io, [&] { return !commits.empty(); }));
     CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(49));
     CHECK(commits == std::vector<std::uint64_t>{10});  // one batch for all ten
   }
@@ -301,7 +299,7 @@ TEST_CASE("store: retention deletes the oldest events in chunks", "[store]") {
     for (std::uint64_t seq = 1; seq <= 5000; ++seq) log.on_event(make_store_event(seq));
     flush(io, log);
     // Trimming chained after the last commit may still be queued: a blocking job runs after it.
-    REQUIRE(run_until(io, [&] { return count_rows(*store) == 1000; }));
+    REQUIRE(run_handlers_until(io, [&] { return count_rows(*store) == 1000; }));
     CHECK(count_rows(*store, "seq <= 4000") == 0);
     CHECK(log.last_seq() == 5000);
     auto events = replay(io, log, 0, 10);
@@ -313,7 +311,7 @@ TEST_CASE("store: retention deletes the oldest events in chunks", "[store]") {
   auto store = open_store(io, dir, options);
   store->events().on_event(make_store_event(5001));
   flush(io, store->events());
-  REQUIRE(run_until(io, [&] { return count_rows(*store) == 10; }));
+  REQUIRE(run_handlers_until(io, [&] { return count_rows(*store) == 10; }));
   CHECK(count_rows(*store, "seq BETWEEN 4992 AND 5001") == 10);
 }
 
@@ -418,7 +416,7 @@ TEST_CASE("store: a failed commit is reported once per kind, kept, and retried u
       db.sql().exec("PRAGMA max_page_count = 1073741823");
       return 0;
     }));
-    REQUIRE(run_until(io, [&] { return log.committed_seq() == 60; }));
+    REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() == 60; }));
   }
   SECTION("database locked by another process, then a second kind") {
     SQLite::Database other(dir.db().string(), SQLite::OPEN_READWRITE);
@@ -431,16 +429,18 @@ TEST_CASE("store: a failed commit is reported once per kind, kept, and retried u
     CHECK(log.committed_seq() == 10);
     CHECK(log.unsaved_count() == 10);
     other.exec("ROLLBACK");
-    REQUIRE(run_until(io, [&] { return log.committed_seq() == 20; }));
+    REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() == 20; }));
     // A new failure streak reports again.
     other.exec("BEGIN IMMEDIATE");
     log.on_event(make_store_event(21));
-    REQUIRE(run_until(io, [&] { return reported.size() == 2; }));
+    REQUIRE(run_handlers_until(io, [&] { return reported.size() == 2; }));
     other.exec("ROLLBACK");
-    REQUIRE(run_until(io, [&] { return log.committed_seq() == 21; }));
+    REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() == 21; }));
   }
   CHECK(log.unsaved_count() == 0);
   const std::uint64_t last = log.last_seq();
   CHECK(count_rows(store) == static_cast<std::int64_t>(last));
   CHECK(count_rows(store, "seq BETWEEN 1 AND " + std::to_string(last)) == static_cast<std::int64_t>(last));
 }
+
+}  // namespace store_event_log_tests

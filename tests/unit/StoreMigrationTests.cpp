@@ -15,11 +15,11 @@
 #include "store/Store.h"
 #include "support/StoreTestSupport.h"
 
+namespace store_migration_tests {
+
 using namespace switchboard::store;
 using switchboard::testing::StoreTempDir;
 namespace fs = std::filesystem;
-
-namespace {
 
 // The version-1 schema exactly as release 1 created it, written by hand (not by our migration code), so the
 // test notices if migration 1 is ever edited in place instead of a new migration being appended.
@@ -58,8 +58,6 @@ bool has_index(SQLite::Database& db, const char* name) {
   query.bind(1, name);
   return query.executeStep();
 }
-
-}  // namespace
 
 TEST_CASE("store: a new file is created at the latest schema version, WAL, FULL, foreign keys on", "[store]") {
   StoreTempDir dir;
@@ -363,3 +361,5 @@ TEST_CASE("store: exceptions thrown by jobs become StoreError values", "[store]"
   io.restart();
   io.run();  // the posted no-op result of the fire-and-forget job
 }
+
+}  // namespace store_migration_tests

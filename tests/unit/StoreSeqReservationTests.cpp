@@ -16,12 +16,12 @@
 // committed reservation, a clean close gives the unused ones back, and a run that ended without one leaves its
 // reserved-but-unstored seqs recorded as lost, for replays to announce.
 
+namespace store_seq_reservation_tests {
+
 using namespace switchboard;
 using namespace switchboard::store;
-using switchboard::testing::run_until;
+using switchboard::testing::run_handlers_until;
 using switchboard::testing::StoreTempDir;
-
-namespace {
 
 std::unique_ptr<Store> open_store(boost::asio::io_context& io, const StoreTempDir& dir, std::uint64_t block) {
   StoreOptions options;
@@ -51,8 +51,6 @@ struct ReservationChecker : bus::EventSink {
 
 protocol::MessageDeltaEvent delta() { return protocol::MessageDeltaEvent{"t-1", "m-1", protocol::DeltaKind::Text, "x"}; }
 
-}  // namespace
-
 TEST_CASE("store: the egress hands out only reserved seqs and the log reserves more before they run out", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
@@ -70,12 +68,12 @@ TEST_CASE("store: the egress hands out only reserved seqs and the log reserves m
   // Bursts of 20 with the reactor running in between: the reservation keeps ahead, nothing waits.
   for (int burst = 0; burst < 50; ++burst) {
     for (int i = 0; i < 20; ++i) bus.publish("s-1", delta());
-    REQUIRE(run_until(io, [&] { return egress.held_count() == 0 && store->events().reserved_seq() >= egress.numbered_seq() + 32; }));
+    REQUIRE(run_handlers_until(io, [&] { return egress.held_count() == 0 && store->events().reserved_seq() >= egress.numbered_seq() + 32; }));
   }
   // One burst far larger than a block: the events past the reservation wait for it, then go out in order.
   for (int i = 0; i < 500; ++i) bus.publish("s-1", delta());
   CHECK(egress.held_count() > 0);
-  REQUIRE(run_until(io, [&] { return egress.held_count() == 0; }));
+  REQUIRE(run_handlers_until(io, [&] { return egress.held_count() == 0; }));
   REQUIRE(checker.seqs.size() == 1500);
   for (std::size_t i = 0; i < checker.seqs.size(); ++i) CHECK(checker.seqs[i] == i + 1);
   CHECK(checker.unreserved.empty());
@@ -141,3 +139,5 @@ TEST_CASE("store: seqs an unclean run reserved but never stored are recorded as 
     CHECK(store->events().last_seq() == static_cast<std::uint64_t>(killed_at));
   }
 }
+
+}  // namespace store_seq_reservation_tests

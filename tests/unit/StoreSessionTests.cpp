@@ -10,11 +10,11 @@
 #include "store/Store.h"
 #include "support/StoreTestSupport.h"
 
+namespace store_session_tests {
+
 using namespace switchboard::store;
 using switchboard::testing::await_store;
 using switchboard::testing::StoreTempDir;
-
-namespace {
 
 struct Fixture {
   StoreTempDir dir;
@@ -60,8 +60,6 @@ SessionRecord session(std::string id, std::int64_t created_at, std::string agent
   record.updated_at = created_at;
   return record;
 }
-
-}  // namespace
 
 TEST_CASE("store: session insert, get, update, delete", "[store]") {
   Fixture f;
@@ -314,7 +312,7 @@ TEST_CASE("store: callbacks run on the io_context thread, in submission order", 
     });
   }
   CHECK(order.empty());  // never inline
-  REQUIRE(switchboard::testing::run_until(f.io, [&] { return order.size() == 50; }));
+  REQUIRE(switchboard::testing::run_handlers_until(f.io, [&] { return order.size() == 50; }));
   CHECK(all_on_reactor);
   for (int i = 0; i < 50; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
 
@@ -323,7 +321,9 @@ TEST_CASE("store: callbacks run on the io_context thread, in submission order", 
   std::optional<StoreResult<SessionRecord>> late;
   f.sessions().get_session("x", [&](StoreResult<SessionRecord> r) { late.emplace(std::move(r)); });
   CHECK_FALSE(late);
-  REQUIRE(switchboard::testing::run_until(f.io, [&] { return late.has_value(); }));
+  REQUIRE(switchboard::testing::run_handlers_until(f.io, [&] { return late.has_value(); }));
   REQUIRE_FALSE(*late);
   CHECK(late->error().code == StoreError::Code::Io);
 }
+
+}  // namespace store_session_tests

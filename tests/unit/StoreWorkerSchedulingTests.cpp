@@ -18,10 +18,10 @@
 // Background store work (the event log's commits) runs in SCHED_IDLE so that it never holds a CPU the reactor
 // wants; any other job moves the worker back out at once, even in the middle of a background job.
 
+namespace store_worker_scheduling_tests {
+
 using namespace switchboard::store;
 using switchboard::testing::StoreTempDir;
-
-namespace {
 
 // What StoreWorker checks before using SCHED_IDLE: CAP_SYS_NICE (root here; an unprivileged user normally lacks
 // it), or an RLIMIT_NICE that lets the store thread (nice +3 from this one) come back to its nice value.
@@ -34,8 +34,6 @@ bool has_cap_sys_nice() {
   if (::getrlimit(RLIMIT_NICE, &limit) != 0) return false;
   return limit.rlim_cur == RLIM_INFINITY || static_cast<long long>(limit.rlim_cur) >= 20 - (::getpriority(PRIO_PROCESS, 0) + 3);
 }
-
-}  // namespace
 
 TEST_CASE("store worker: background jobs run in SCHED_IDLE and others in the normal class", "[store]") {
   StoreTempDir dir;
@@ -96,3 +94,5 @@ TEST_CASE("store worker: a job queued behind idle-class work lifts the worker ou
   CHECK(*last == SCHED_OTHER);
   io.run();
 }
+
+}  // namespace store_worker_scheduling_tests
