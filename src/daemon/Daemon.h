@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/DataDirectory.h"
-#include "daemon/HistoryMethods.h"
+#include "daemon/EventLogMethods.h"
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "http/HttpContext.h"
@@ -115,7 +115,7 @@ class Daemon {
   // The store outlives the engine that writes through it (members are destroyed in reverse order).
   std::unique_ptr<store::Store> m_store;
   std::unique_ptr<StoredSessions> m_persistence;
-  EventHistory m_history;
+  EventLogAccess m_history;
   bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;
   boost::asio::signal_set m_signals{m_io};

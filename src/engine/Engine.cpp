@@ -19,9 +19,6 @@ namespace {
 
 using protocol::ErrorCode;
 
-// How many closed request ids are remembered for AlreadyAnswered.
-constexpr std::size_t kRememberedClosedRequests = 4096;
-
 EngineError unknown_session(const std::string& id) {
   return EngineError{ErrorCode::UnknownSession, "no session " + id.substr(0, 100)};
 }
@@ -62,17 +59,14 @@ protocol::HistorySession to_wire(const adapters::HistoryEntry& entry) {
 
 }  // namespace
 
-std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
-                                         const std::optional<std::string>& session_choice,
-                                         const std::optional<std::string>& configured) {
-  if (call_override) return call_override;
-  if (session_choice) return session_choice;
-  return configured;
-}
-
 Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,
                EngineConfig config, SessionPersistence* persistence)
-    : m_io(io), m_bus(bus), m_agents(std::move(agents)), m_config(std::move(config)), m_persistence(persistence) {
+    : m_io(io),
+      m_bus(bus),
+      m_agents(std::move(agents)),
+      m_config(std::move(config)),
+      m_persistence(persistence),
+      m_broker(io, *this, m_rules, RequestBroker::Policy{m_config.request_timeout, m_config.headless_policy}) {
   // Who can answer prompts: clients that said so at initialize, and SSE watchers (a browser console).
   m_attached = m_bus.subscribe(protocol::EventKind::ClientAttached, [this](const bus::BusEvent& event) {
     const auto& attached = std::get<protocol::ClientAttachedEvent>(event.payload);
@@ -113,11 +107,9 @@ void Engine::restore(PersistedState state) {
   for (auto& info : state.sessions) {
     info.live = false;  // no agent process survives a daemon restart
     info.state = protocol::SessionState::Idle;
-    const std::string id = info.session_id;
-    auto session = std::make_unique<Session>(*this, std::move(info));
-    const auto work = state.outstanding.find(id);
-    session->restore(work == state.outstanding.end() ? std::nullopt : std::optional<OutstandingWork>(work->second));
-    m_sessions.emplace(id, std::move(session));
+    const auto work = state.outstanding.find(info.session_id);
+    const bool has_work = work != state.outstanding.end();
+    add_session(std::move(info)).restore(has_work ? std::optional<OutstandingWork>(work->second) : std::nullopt);
   }
   for (auto& rule : state.rules) m_rules.restore(std::move(rule));
 }
@@ -152,6 +144,23 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
     session->stop_for_shutdown(one_stopped);
   }
   one_stopped();
+}
+
+Session& Engine::add_session(protocol::SessionInfo info) {
+  std::string id = info.session_id;
+  auto [it, inserted] = m_sessions.emplace(std::move(id), std::make_unique<Session>(static_cast<SessionServices&>(*this), std::move(info)));
+  return *it->second;
+}
+
+void Engine::publish(const std::string& session_id, protocol::EventPayload event) {
+  // After daemon.shutdown nothing more of a session reaches clients: daemon.shutdown is their last event.
+  if (m_sealed) return;
+  m_bus.publish(bus::BusEvent{session_id, std::move(event)});
+}
+
+std::optional<std::string> Engine::default_model(const std::string& agent) const {
+  const auto it = m_config.default_models.find(agent);
+  return it == m_config.default_models.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
 const adapters::AgentDescriptor* Engine::agent(const std::string& name) const {
@@ -192,9 +201,9 @@ void Engine::create_session(const protocol::SessionCreateParams& params, Then<pr
   session.created_at = session.updated_at = unix_millis_now();
   auto add = [this, session, done = std::move(done)](std::optional<EngineError> error) {
     if (error) return done(*error);  // stored nowhere, so it does not exist
-    auto [it, inserted] = m_sessions.emplace(session.session_id, std::make_unique<Session>(*this, session));
+    Session& added = add_session(session);
     m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
-    done(it->second->info());
+    done(added.info());
   };
   // A session exists once it is stored: a crash right after the reply must not lose it.
   if (m_persistence) return m_persistence->insert_session(session, std::move(add));
@@ -278,10 +287,10 @@ void Engine::import_session(const protocol::SessionImportParams& params, Then<pr
       auto alive = weak.lock();
       if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
       Engine& owner = **alive;
-      auto [it, inserted] = owner.m_sessions.emplace(session.session_id, std::make_unique<Session>(owner, session));
-      it->second->bind_provider_session(provider_session_id);
+      Session& added = owner.add_session(session);
+      added.bind_provider_session(provider_session_id);
       owner.m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
-      done(it->second->info());
+      done(added.info());
     };
     // Like a created session, it exists once stored; and with its run, so it resumes after a restart too.
     if (engine.m_persistence) return engine.m_persistence->insert_imported_session(session, provider_session_id, std::move(add));
@@ -377,8 +386,8 @@ Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session
   protocol::SessionAttachResult result;
   result.session = session->info();
   result.queue = session->queue();
-  result.permissions = session->open_permissions();
-  result.questions = session->open_questions();
+  result.permissions = m_broker.open_permissions(session_id);
+  result.questions = m_broker.open_questions(session_id);
   result.last_seq = m_last_seq ? static_cast<std::int64_t>(m_last_seq()) : 0;
   result.interrupted = session->interrupted_prompt();
   return result;
@@ -410,52 +419,12 @@ Outcome<bool> Engine::cancel(const std::string& session_id) {
   return session->cancel();
 }
 
-std::string Engine::register_request(const std::string& session_id) {
-  std::string id = random_id("req-", 8);
-  m_open_requests.emplace(id, session_id);
-  return id;
-}
-
-void Engine::close_request(const std::string& request_id) {
-  if (m_open_requests.erase(request_id) == 0) return;
-  m_closed_requests.insert(request_id);
-  m_closed_order.push_back(request_id);
-  if (m_closed_order.size() > kRememberedClosedRequests) {
-    m_closed_requests.erase(m_closed_order.front());
-    m_closed_order.pop_front();
-  }
-}
-
-Outcome<Session*> Engine::session_of_open_request(const std::string& request_id) const {
-  // First answer wins: a request that was open once and is closed now was answered (or torn down) already.
-  if (m_closed_requests.count(request_id) != 0) {
-    return EngineError{ErrorCode::AlreadyAnswered, "request " + request_id + " was already answered"};
-  }
-  const auto it = m_open_requests.find(request_id);
-  auto* session = it == m_open_requests.end() ? nullptr : find(it->second);
-  if (session == nullptr) return EngineError{ErrorCode::UnknownRequest, "no open request " + request_id.substr(0, 100)};
-  return session;
-}
-
 void Engine::respond_permission(const protocol::PermissionRespondParams& params, std::optional<std::string> client_id, Done done) {
-  const auto found = session_of_open_request(params.request_id);
-  if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
-  auto* session = std::get<Session*>(found);
-  if (!session->has_open_permission(params.request_id)) {
-    return done(EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a permission request"});
-  }
-  session->answer_permission(params.request_id, params.decision, params.rule, params.message, std::move(client_id), std::move(done));
+  m_broker.answer_permission(params, std::move(client_id), std::move(done));
 }
 
 void Engine::respond_question(const protocol::QuestionRespondParams& params, std::optional<std::string> client_id, Done done) {
-  const auto found = session_of_open_request(params.request_id);
-  if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
-  auto* session = std::get<Session*>(found);
-  if (!session->has_open_question(params.request_id)) {
-    return done(EngineError{ErrorCode::UnknownRequest, params.request_id + " is not a question request"});
-  }
-  session->answer_question(params.request_id, params.reject.value_or(false),
-                           params.answers.value_or(std::vector<std::string>{}), std::move(client_id), std::move(done));
+  m_broker.answer_question(params, std::move(client_id), std::move(done));
 }
 
 std::vector<protocol::RememberedRule> Engine::list_rules(const std::optional<std::string>& session_id,
@@ -477,9 +446,10 @@ void Engine::remove_rule(const std::string& rule_id, Done done) {
   forget(std::nullopt);
 }
 
-protocol::RememberedRule Engine::remember_rule(protocol::RuleScope scope, const std::string& session_id,
-                                               const std::string& cwd, protocol::PermissionRule rule, bool allow) {
-  auto remembered = m_rules.add(scope, session_id, cwd, std::move(rule), allow);
+std::string Engine::remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
+                                  protocol::PermissionRule rule) {
+  // Clients remember allows only (the decisions are allow once/session/project/always, or deny).
+  auto remembered = m_rules.add(scope, session_id, cwd, std::move(rule), /*allow=*/true);
   if (m_persistence && scope != protocol::RuleScope::Session) {
     // The rule is in force at once; a failure to store it only means it is forgotten at restart, which the
     // log says (the answer that created it already went to the agent).
@@ -488,7 +458,7 @@ protocol::RememberedRule Engine::remember_rule(protocol::RuleScope scope, const 
     });
   }
   publish_rules_changed();
-  return remembered;
+  return remembered.rule_id;
 }
 
 void Engine::publish_rules_changed() {

@@ -15,15 +15,15 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "engine/EngineError.h"
+#include "engine/RequestBroker.h"
 #include "engine/RuleBook.h"
 #include "engine/Session.h"
 #include "engine/SessionPersistence.h"
+#include "engine/SessionServices.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/bus/EventBus.h"
 
 namespace switchboard::engine {
-
-enum class HeadlessPolicy { Deny, Allow };
 
 struct EngineConfig {
   // How long a permission or question waits for an answer before it resolves as deny / rejection.
@@ -35,21 +35,15 @@ struct EngineConfig {
   std::map<std::string, std::string> default_models;
 };
 
-// The model a turn runs with. One rule for every adapter, from the most specific choice to the least: an
-// explicit per-call override, then the model chosen for the session (session.create or session.setModel), then
-// the configured default for the agent; with none of them the agent uses its own default (nullopt).
-std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
-                                         const std::optional<std::string>& session_choice,
-                                         const std::optional<std::string>& configured);
-
-// Sessions, turns, the prompt queue, and the permission/question round trips. Knows nothing of JSON-RPC or
-// transports: EngineMethods binds it to the dispatcher, and everything clients see leaves through the bus.
-class Engine {
+// Owns the sessions, the rule book and the request broker, and routes every method to them. Knows nothing of
+// JSON-RPC or transports: EngineMethods binds it to the dispatcher, and everything clients see leaves through the
+// bus. Sessions see it only as their SessionServices, the broker only as its Host.
+class Engine : private SessionServices, private RequestBroker::Host {
  public:
   // `persistence` may be null (everything lives in memory only); otherwise it must outlive the engine.
   Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,
          EngineConfig config = {}, SessionPersistence* persistence = nullptr);
-  ~Engine();
+  ~Engine() override;
 
   template <class T>
   using Then = std::function<void(Outcome<T>)>;
@@ -95,28 +89,30 @@ class Engine {
   void shut_down(std::chrono::milliseconds limit, std::function<void()> done);
   bool sealed() const { return m_sealed; }
 
-  // For sessions.
-  boost::asio::io_context& io() { return m_io; }
-  bus::EventBus& bus() { return m_bus; }
-  const EngineConfig& config() const { return m_config; }
-  RuleBook& rules() { return m_rules; }
-  void publish_rules_changed();
-  // Remembers a rule a client chose, and stores it if it outlives the session (project, always).
-  protocol::RememberedRule remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
-                                         protocol::PermissionRule rule, bool allow);
-  SessionPersistence* persistence() const { return m_persistence; }
   // For a daemon that opens its store after constructing the engine; before anything is served.
   void set_persistence(SessionPersistence* persistence) { m_persistence = persistence; }
-  const adapters::AgentDescriptor* agent(const std::string& name) const;
-  std::string register_request(const std::string& session_id);
-  void close_request(const std::string& request_id);
-  bool can_ask_someone() const { return m_answering_clients > 0; }
+  // Whether an attached client can answer permissions and questions (else the headless policy decides).
+  bool can_ask_someone() const override { return m_answering_clients > 0; }
   // Where attach() reads the last event seq from (the egress); set by the daemon.
   void set_last_seq_source(std::function<std::uint64_t()> source) { m_last_seq = std::move(source); }
 
  private:
+  // SessionServices
+  boost::asio::io_context& io() override { return m_io; }
+  void publish(const std::string& session_id, protocol::EventPayload event) override;
+  SessionPersistence* persistence() override { return m_persistence; }
+  const adapters::AgentDescriptor* agent(const std::string& name) const override;
+  std::optional<std::string> default_model(const std::string& agent) const override;
+  RequestBroker& requests() override { return m_broker; }
+  // RequestBroker::Host (publish and can_ask_someone above): a rule a client chose is in force at once, and
+  // stored if it outlives the session (project, always).
+  std::string remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
+                            protocol::PermissionRule rule) override;
+
+  // The one place a Session is made (created, imported, restored).
+  Session& add_session(protocol::SessionInfo info);
   Session* find(const std::string& session_id) const;
-  Outcome<Session*> session_of_open_request(const std::string& request_id) const;
+  void publish_rules_changed();
   // Runs `apply` on the session, publishes session.updated and stores the result; `done` gets the new info or
   // the error (an unknown session, what `apply` refused, or a storage failure: the change is then in effect
   // until the daemon restarts, and the caller is told it was not saved).
@@ -135,12 +131,8 @@ class Engine {
   EngineConfig m_config;
   SessionPersistence* m_persistence;
   RuleBook m_rules;
+  RequestBroker m_broker;  // before the sessions: they cancel their requests as they go
   std::map<std::string, std::unique_ptr<Session>> m_sessions;
-  // Every request ever opened: open ones map to their session; closed ones are remembered (bounded) so a late
-  // second answer gets AlreadyAnswered rather than UnknownRequest.
-  std::map<std::string, std::string> m_open_requests;
-  std::unordered_set<std::string> m_closed_requests;
-  std::deque<std::string> m_closed_order;
   std::set<std::string> m_answering_client_ids;
   int m_answering_clients = 0;
   std::function<std::uint64_t()> m_last_seq;

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/AnsweredOnce.h"
-#include "engine/Engine.h"
 #include "switchboard/support/Clock.h"
 #include "switchboard/support/RandomId.h"
 
@@ -12,8 +11,6 @@ namespace switchboard::engine {
 namespace {
 
 using protocol::ErrorCode;
-using ResolvedBy = protocol::PermissionResolvedEventResolvedBy;
-using QuestionBy = protocol::QuestionResolvedEventResolvedBy;
 
 // A fresh agent conversation that continues a lost one starts with a transcript of the stored exchanges: the
 // most recent ones, each side cut, within a total budget, so the first prompt stays a reasonable size.
@@ -48,11 +45,20 @@ std::optional<std::string> seed_from(const std::vector<Exchange>& exchanges) {
 
 }  // namespace
 
-Session::Session(Engine& engine, protocol::SessionInfo info) : m_engine(engine), m_info(std::move(info)) {}
+std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
+                                         const std::optional<std::string>& session_choice,
+                                         const std::optional<std::string>& configured) {
+  if (call_override) return call_override;
+  if (session_choice) return session_choice;
+  return configured;
+}
+
+Session::Session(SessionServices& services, protocol::SessionInfo info) : m_services(services), m_info(std::move(info)) {}
 
 Session::~Session() {
-  // Destroying the session (delete) must not leave callers hanging.
-  tear_down_requests();
+  // Destroying the session (delete) must not leave callers hanging; its open requests resolve as cancelled, and
+  // answers its agent completes later no longer reach it.
+  m_services.requests().forget(m_info.session_id);
   if (m_turn && m_turn->waiter) {
     (*m_turn->waiter)(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
   }
@@ -67,8 +73,7 @@ void Session::notify_stopped() {
 template <class Data>
 void Session::publish(Data data) {
   // After daemon.shutdown nothing more of a session reaches clients: daemon.shutdown is their last event.
-  if (m_engine.sealed()) return;
-  m_engine.bus().publish(m_info.session_id, std::move(data));
+  m_services.publish(m_info.session_id, protocol::EventPayload(std::in_place_type<Data>, std::move(data)));
 }
 
 void Session::set_state(protocol::SessionState state, std::optional<std::string> reason) {
@@ -80,8 +85,8 @@ void Session::set_state(protocol::SessionState state, std::optional<std::string>
 
 void Session::refresh_running_state() {
   if (!m_turn) return;
-  set_state(m_permissions.empty() && m_questions.empty() ? protocol::SessionState::Running
-                                                          : protocol::SessionState::AwaitingInput);
+  set_state(m_services.requests().has_open(m_info.session_id) ? protocol::SessionState::AwaitingInput
+                                                               : protocol::SessionState::Running);
 }
 
 std::vector<protocol::QueuedPrompt> Session::queue() const {
@@ -90,33 +95,21 @@ std::vector<protocol::QueuedPrompt> Session::queue() const {
   return out;
 }
 
-std::vector<protocol::PermissionRequest> Session::open_permissions() const {
-  std::vector<protocol::PermissionRequest> out;
-  for (const auto& [id, open] : m_permissions) out.push_back(open.request);
-  return out;
-}
-
-std::vector<protocol::QuestionRequest> Session::open_questions() const {
-  std::vector<protocol::QuestionRequest> out;
-  for (const auto& [id, open] : m_questions) out.push_back(open.request);
-  return out;
-}
-
 void Session::ensure_started(std::function<void(std::optional<EngineError>)> ready) {
   if (m_adapter && !m_starting) return ready(std::nullopt);
   m_start_waiters.push_back(std::move(ready));
   if (m_starting) return;
-  const auto* descriptor = m_engine.agent(m_info.agent);
+  const auto* descriptor = m_services.agent(m_info.agent);
   if (descriptor == nullptr) {
     auto waiters = std::exchange(m_start_waiters, {});
     for (auto& waiter : waiters) waiter(EngineError{ErrorCode::UnknownAgent, "no agent named " + m_info.agent});
     return;
   }
   m_starting = true;
-  if (m_look_up_last_run && !m_provider_session_id && m_engine.persistence()) {
+  if (m_look_up_last_run && !m_provider_session_id && m_services.persistence()) {
     // A session from an earlier run of the daemon: resume the agent's own session, so it has the history.
     m_look_up_last_run = false;
-    m_engine.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self)](std::optional<std::string> id) {
+    m_services.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self)](std::optional<std::string> id) {
       auto self = weak.lock();
       if (!self) return;
       if (id && !(*self)->m_provider_session_id) (*self)->m_provider_session_id = std::move(id);
@@ -137,13 +130,13 @@ void Session::start_adapter() {
     for (auto& waiter : waiters) waiter(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
     return;
   }
-  const auto* descriptor = m_engine.agent(m_info.agent);
+  const auto* descriptor = m_services.agent(m_info.agent);
   m_adapter = descriptor->create(*this);
   adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
   m_adapter->start(options, [this](std::optional<adapters::AdapterError> error) {
     if (error && error->code == ErrorCode::ConversationLost && m_provider_session_id && !m_shutting_down) {
       // The adapter may be the caller: destroy it after this call returns.
-      boost::asio::post(m_engine.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
+      boost::asio::post(m_services.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
       return continue_in_fresh_conversation(error->message);
     }
     m_starting = false;
@@ -185,7 +178,7 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
                                               static_cast<std::int64_t>(ErrorCode::ConversationLost)});
     session.start_adapter();
   };
-  if (auto* persistence = m_engine.persistence()) return persistence->exchanges(m_info.session_id, std::move(seeded));
+  if (auto* persistence = m_services.persistence()) return persistence->exchanges(m_info.session_id, std::move(seeded));
   seeded({});
 }
 
@@ -204,7 +197,7 @@ void Session::restore(const std::optional<OutstandingWork>& work) {
 }
 
 void Session::save_outstanding() {
-  auto* persistence = m_engine.persistence();
+  auto* persistence = m_services.persistence();
   if (persistence == nullptr || m_keep_stored_outstanding) return;
   OutstandingWork work;
   if (m_turn) {
@@ -297,11 +290,7 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
   m_turn = std::move(turn);
   const std::string turn_id = m_turn->turn_id;
   save_outstanding();
-  const auto configured = [&]() -> std::optional<std::string> {
-    const auto it = m_engine.config().default_models.find(m_info.agent);
-    return it == m_engine.config().default_models.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }();
-  const auto resolved_model = resolve_model(model, m_info.model, configured);
+  const auto resolved_model = resolve_model(model, m_info.model, m_services.default_model(m_info.agent));
   // Running before the send call resolves: a client that sees the reply already knows the session is busy.
   set_state(protocol::SessionState::Running);
   protocol::TurnStartedEvent started;
@@ -350,7 +339,7 @@ bool Session::cancel() {
 }
 
 adapters::Completion Session::for_adapter(std::function<void(std::optional<adapters::AdapterError>)> done) {
-  return answered_once(m_engine.io(), std::move(done),
+  return answered_once(m_services.io(), std::move(done),
                        adapters::AdapterError{ErrorCode::AgentUnavailable, "the agent stopped before it answered"});
 }
 
@@ -400,228 +389,32 @@ void Session::drain_queue(bool after_stop) {
              std::move(next.model), next.prompt.queue_id, std::nullopt);
 }
 
-// ---- permission and question round trips -------------------------------------------------------------------
+// ---- permission and question round trips: the broker's, answered through the agent --------------------------
 
 void Session::on_permission_request(adapters::PermissionAsk ask) {
-  const std::string turn_id = m_turn ? m_turn->turn_id : std::string();
-  const std::string request_id = m_engine.register_request(m_info.session_id);
-  OpenPermission open;
-  open.native_id = ask.native_id;
-  open.request.request_id = request_id;
-  open.request.session_id = m_info.session_id;
-  open.request.turn_id = turn_id;
-  open.request.tool = ask.tool;
-  open.request.input = ask.input;
-  open.request.description = ask.description;
-  open.request.suggested_rule = ask.suggested_rule;
-  open.request.reason = ask.reason;
-  open.request.state = protocol::PermissionRequestState::Open;
-  open.request.opened_at = unix_millis_now();
-  open.ask = std::move(ask);
-
-  // A remembered rule answers without asking anyone.
-  const auto match = m_engine.rules().find(m_info.session_id, m_info.cwd, open.ask.tool, open.ask.subject);
-  if (match) open.request.reason = "rule " + match->rule.rule_id;
-  auto [it, inserted] = m_permissions.emplace(request_id, std::move(open));
-  publish(protocol::PermissionRequestedEvent{it->second.request});
-  if (match) {
-    resolve_permission(request_id, match->allow, ResolvedBy::Rule, std::nullopt, std::nullopt, match->rule.rule_id, std::nullopt);
-    return;
-  }
-  if (!m_engine.can_ask_someone()) {
-    // Headless: nobody can answer, so the configured policy decides now instead of stalling the turn.
-    const bool allow = m_engine.config().headless_policy == HeadlessPolicy::Allow;
-    resolve_permission(request_id, allow, ResolvedBy::Headless, std::nullopt, std::nullopt, std::nullopt,
-                       allow ? std::nullopt : std::optional<std::string>("no client is attached to answer"));
-    return;
-  }
-  it->second.timeout = std::make_unique<boost::asio::steady_timer>(m_engine.io(), m_engine.config().request_timeout);
-  it->second.timeout->async_wait([this, request_id](const boost::system::error_code& error) {
-    if (error || m_permissions.count(request_id) == 0) return;
-    resolve_permission(request_id, false, ResolvedBy::Timeout, std::nullopt, std::nullopt, std::nullopt,
-                       std::string("nobody answered in time"));
-  });
-  refresh_running_state();
-}
-
-void Session::answer_permission(const std::string& request_id, protocol::PermissionDecision decision,
-                                std::optional<protocol::PermissionRule> rule, std::optional<std::string> message,
-                                std::optional<std::string> client_id, Done done) {
-  auto it = m_permissions.find(request_id);
-  if (it == m_permissions.end()) return done(EngineError{ErrorCode::UnknownRequest, "no open permission request " + request_id});
-  it->second.request.state = protocol::PermissionRequestState::Responding;
-  publish(protocol::PermissionRespondingEvent{request_id, client_id});
-  const bool allow = decision != protocol::PermissionDecision::Deny;
-  std::optional<std::string> rule_id;
-  const auto scope = [&]() -> std::optional<protocol::RuleScope> {
-    switch (decision) {
-      case protocol::PermissionDecision::AllowSession: return protocol::RuleScope::Session;
-      case protocol::PermissionDecision::AllowProject: return protocol::RuleScope::Project;
-      case protocol::PermissionDecision::AllowAlways: return protocol::RuleScope::Always;
-      case protocol::PermissionDecision::AllowOnce:
-      case protocol::PermissionDecision::Deny: return std::nullopt;
-    }
-    return std::nullopt;
-  }();
-  if (scope) {
-    // The client may narrow the suggested rule; without either, the rule covers the tool with any input.
-    protocol::PermissionRule remembered = rule ? *rule
-                                               : it->second.request.suggested_rule.value_or(protocol::PermissionRule{it->second.request.tool, std::nullopt});
-    rule_id = m_engine.remember_rule(*scope, m_info.session_id, m_info.cwd, std::move(remembered), true).rule_id;
-  }
-  resolve_permission(request_id, allow, ResolvedBy::Client, decision, std::move(client_id), std::move(rule_id), std::move(message),
-                     /*cancelled=*/false, std::move(done));
-}
-
-void Session::resolve_permission(const std::string& request_id, bool allow, ResolvedBy by,
-                                 std::optional<protocol::PermissionDecision> decision, std::optional<std::string> client_id,
-                                 std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled,
-                                 Done done) {
-  auto it = m_permissions.find(request_id);
-  if (it == m_permissions.end()) {
-    if (done) done(EngineError{ErrorCode::AlreadyAnswered, "request " + request_id + " was already answered"});
-    return;
-  }
-  OpenPermission open = std::move(it->second);
-  m_permissions.erase(it);
-  m_engine.close_request(request_id);
-  if (open.timeout) open.timeout->cancel();
-  protocol::PermissionResolvedEvent resolved;
-  resolved.request_id = request_id;
-  resolved.outcome = cancelled ? protocol::PermissionResolvedEventOutcome::Cancelled
-                     : allow   ? protocol::PermissionResolvedEventOutcome::Allowed
-                               : protocol::PermissionResolvedEventOutcome::Denied;
-  resolved.decision = decision;
-  resolved.resolved_by = by;
-  resolved.client_id = std::move(client_id);
-  resolved.rule_id = std::move(rule_id);
-  resolved.resolved_at = unix_millis_now();
-  if (cancelled || !m_adapter) {
-    publish(std::move(resolved));
-    refresh_running_state();
-    if (done) done(std::nullopt);
-    return;
-  }
-  // Published once the agent has the answer, so that an answer it refuses resolves as cancelled, not as decided.
-  auto taken = [weak = std::weak_ptr<Session*>(m_self), resolved = std::move(resolved),
-                done = std::move(done)](std::optional<adapters::AdapterError> error) mutable {
-    if (auto self = weak.lock()) {
-      if (error) resolved.outcome = protocol::PermissionResolvedEventOutcome::Cancelled;
-      (*self)->publish(std::move(resolved));
-      (*self)->refresh_running_state();
-    }
-    if (done) done(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
-  };
-  m_adapter->answer_permission(open.native_id, adapters::PermissionAnswer{allow, std::move(message)}, for_adapter(std::move(taken)));
+  m_services.requests().ask_permission(*this, m_info.session_id, m_info.cwd, m_turn ? m_turn->turn_id : std::string(), std::move(ask));
 }
 
 void Session::on_question(adapters::QuestionAsk ask) {
-  const std::string request_id = m_engine.register_request(m_info.session_id);
-  OpenQuestion open;
-  open.native_id = std::move(ask.native_id);
-  open.request.request_id = request_id;
-  open.request.session_id = m_info.session_id;
-  open.request.turn_id = m_turn ? m_turn->turn_id : std::string();
-  open.request.questions = std::move(ask.questions);
-  open.request.state = protocol::QuestionRequestState::Open;
-  open.request.opened_at = unix_millis_now();
-  auto [it, inserted] = m_questions.emplace(request_id, std::move(open));
-  publish(protocol::QuestionRequestedEvent{it->second.request});
-  if (!m_engine.can_ask_someone()) {
-    resolve_question(request_id, protocol::QuestionResolvedEventOutcome::Rejected, QuestionBy::Headless, {}, std::nullopt);
-    return;
-  }
-  it->second.timeout = std::make_unique<boost::asio::steady_timer>(m_engine.io(), m_engine.config().request_timeout);
-  it->second.timeout->async_wait([this, request_id](const boost::system::error_code& error) {
-    if (error || m_questions.count(request_id) == 0) return;
-    resolve_question(request_id, protocol::QuestionResolvedEventOutcome::Rejected, QuestionBy::Timeout, {}, std::nullopt);
-  });
-  refresh_running_state();
-}
-
-void Session::answer_question(const std::string& request_id, bool reject, std::vector<std::string> answers,
-                              std::optional<std::string> client_id, Done done) {
-  auto it = m_questions.find(request_id);
-  if (it == m_questions.end()) return done(EngineError{ErrorCode::UnknownRequest, "no open question " + request_id});
-  it->second.request.state = protocol::QuestionRequestState::Responding;
-  resolve_question(request_id,
-                   reject ? protocol::QuestionResolvedEventOutcome::Rejected : protocol::QuestionResolvedEventOutcome::Answered,
-                   QuestionBy::Client, std::move(answers), std::move(client_id), std::move(done));
-}
-
-void Session::resolve_question(const std::string& request_id, protocol::QuestionResolvedEventOutcome outcome,
-                               QuestionBy by, std::vector<std::string> answers, std::optional<std::string> client_id,
-                               Done done) {
-  auto it = m_questions.find(request_id);
-  if (it == m_questions.end()) {
-    if (done) done(EngineError{ErrorCode::AlreadyAnswered, "request " + request_id + " was already answered"});
-    return;
-  }
-  OpenQuestion open = std::move(it->second);
-  m_questions.erase(it);
-  m_engine.close_request(request_id);
-  if (open.timeout) open.timeout->cancel();
-  const bool cancelled = outcome == protocol::QuestionResolvedEventOutcome::Cancelled;
-  adapters::QuestionAnswer answer{outcome == protocol::QuestionResolvedEventOutcome::Rejected, answers};
-  protocol::QuestionResolvedEvent resolved;
-  resolved.request_id = request_id;
-  resolved.outcome = outcome;
-  if (!answers.empty()) resolved.answers = std::move(answers);
-  resolved.resolved_by = by;
-  resolved.client_id = std::move(client_id);
-  resolved.resolved_at = unix_millis_now();
-  if (cancelled || !m_adapter) {
-    publish(std::move(resolved));
-    refresh_running_state();
-    if (done) done(std::nullopt);
-    return;
-  }
-  // Published once the agent has the answer: one it cannot take (Unsupported) resolves the question as cancelled.
-  auto taken = [weak = std::weak_ptr<Session*>(m_self), resolved = std::move(resolved),
-                done = std::move(done)](std::optional<adapters::AdapterError> error) mutable {
-    if (auto self = weak.lock()) {
-      if (error) {
-        resolved.outcome = protocol::QuestionResolvedEventOutcome::Cancelled;
-        resolved.answers.reset();
-      }
-      (*self)->publish(std::move(resolved));
-      (*self)->refresh_running_state();
-    }
-    if (done) done(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
-  };
-  m_adapter->answer_question(open.native_id, std::move(answer), for_adapter(std::move(taken)));
+  m_services.requests().ask_question(*this, m_info.session_id, m_turn ? m_turn->turn_id : std::string(), std::move(ask));
 }
 
 void Session::on_request_withdrawn(adapters::RequestWithdrawn event) {
-  const std::string& native_id = event.native_id;
-  // The agent stopped waiting: the request resolves as cancelled (a later answer gets AlreadyAnswered) and the
-  // turn goes on without it.
-  for (const auto& [id, open] : m_permissions) {
-    if (open.native_id != native_id) continue;
-    const std::string request_id = id;
-    resolve_permission(request_id, false, ResolvedBy::Cancel, std::nullopt, std::nullopt, std::nullopt, std::nullopt, /*cancelled=*/true);
-    return;
-  }
-  for (const auto& [id, open] : m_questions) {
-    if (open.native_id != native_id) continue;
-    const std::string request_id = id;
-    resolve_question(request_id, protocol::QuestionResolvedEventOutcome::Cancelled, QuestionBy::Cancel, {}, std::nullopt);
-    return;
-  }
+  m_services.requests().withdraw(m_info.session_id, event.native_id);
 }
 
-void Session::tear_down_requests() {
-  std::vector<std::string> permissions;
-  for (const auto& [id, open] : m_permissions) permissions.push_back(id);
-  for (const auto& id : permissions) {
-    resolve_permission(id, false, ResolvedBy::Cancel, std::nullopt, std::nullopt, std::nullopt, std::nullopt, /*cancelled=*/true);
-  }
-  std::vector<std::string> questions;
-  for (const auto& [id, open] : m_questions) questions.push_back(id);
-  for (const auto& id : questions) {
-    resolve_question(id, protocol::QuestionResolvedEventOutcome::Cancelled, QuestionBy::Cancel, {}, std::nullopt);
-  }
+void Session::deliver(const std::string& native_id, adapters::PermissionAnswer answer, adapters::Completion done) {
+  // No agent any more (it stopped while the request was open): there is nobody to tell.
+  if (!m_adapter) return done(std::nullopt);
+  m_adapter->answer_permission(native_id, std::move(answer), for_adapter(std::move(done)));
 }
+
+void Session::deliver(const std::string& native_id, adapters::QuestionAnswer answer, adapters::Completion done) {
+  if (!m_adapter) return done(std::nullopt);
+  m_adapter->answer_question(native_id, std::move(answer), for_adapter(std::move(done)));
+}
+
+void Session::tear_down_requests() { m_services.requests().cancel_all(m_info.session_id); }
 
 // ---- what the adapter reports ------------------------------------------------------------------------------
 
@@ -630,7 +423,7 @@ void Session::on_provider_session(adapters::ProviderSession event) {
   if (m_provider_session_id == provider_session_id) return;
   m_provider_session_id = std::move(provider_session_id);
   // Recorded as a run, so that after a restart the session resumes the agent's own conversation.
-  if (auto* persistence = m_engine.persistence()) persistence->record_run(m_info.session_id, *m_provider_session_id);
+  if (auto* persistence = m_services.persistence()) persistence->record_run(m_info.session_id, *m_provider_session_id);
 }
 
 void Session::on_delta(adapters::TextDelta event) {
@@ -713,7 +506,7 @@ void Session::on_unavailable(adapters::Unavailable event) {
     on_turn_end(std::move(failed));
   }
   // The adapter may be the caller: destroy it after this call returns.
-  boost::asio::post(m_engine.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
+  boost::asio::post(m_services.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
   m_info.live = false;
   m_info.state = protocol::SessionState::Idle;  // force the event even if the flag above set it
   set_state(protocol::SessionState::Stopped, std::move(reason));

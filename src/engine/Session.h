@@ -10,26 +10,34 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "engine/EngineError.h"
+#include "engine/RequestBroker.h"
 #include "engine/SessionPersistence.h"
+#include "engine/SessionServices.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/protocol/generated/Types.h"
 
 namespace switchboard::engine {
 
-class Engine;
+// The model a turn runs with. One rule for every adapter, from the most specific choice to the least: an
+// explicit per-call override, then the model chosen for the session (session.create or session.setModel), then
+// the configured default for the agent; with none of them the agent uses its own default (nullopt).
+std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
+                                         const std::optional<std::string>& session_choice,
+                                         const std::optional<std::string>& configured);
 
-// One conversation with one agent: its metadata, its adapter (while live), the running turn, the FIFO queue of
-// prompts sent while busy, and the permission/question requests the running turn has open.
+// One conversation with one agent: its metadata, its adapter (while live), the running turn and the FIFO queue of
+// prompts sent while busy. The permission and question requests its agent asks are the RequestBroker's; the
+// session opens them, passes their answers to its agent, and cancels them when the turn ends.
 //
 // Turn invariants (tested for every adapter): state is running before send's reply; an open request keeps the
 // turn running (awaiting_input); a turn ends with turn.stopped followed by session.state idle; a dead agent
 // gives stopped; cancel follows the same stopped → idle path. Lives on the io_context thread.
-class Session : public adapters::AdapterListener {
+class Session : public adapters::AdapterListener, private RequestBroker::Asker {
  public:
   using SendDone = std::function<void(Outcome<protocol::SessionSendResult>)>;
   using Done = std::function<void(std::optional<EngineError>)>;
 
-  Session(Engine& engine, protocol::SessionInfo info);
+  Session(SessionServices& services, protocol::SessionInfo info);
   ~Session() override;
 
   const protocol::SessionInfo& info() const { return m_info; }
@@ -60,18 +68,6 @@ class Session : public adapters::AdapterListener {
   void bind_provider_session(std::string provider_session_id) { m_provider_session_id = std::move(provider_session_id); }
 
   std::vector<protocol::QueuedPrompt> queue() const;
-  std::vector<protocol::PermissionRequest> open_permissions() const;
-  std::vector<protocol::QuestionRequest> open_questions() const;
-  bool has_open_permission(const std::string& request_id) const { return m_permissions.count(request_id) != 0; }
-  bool has_open_question(const std::string& request_id) const { return m_questions.count(request_id) != 0; }
-
-  // Answers routed here by the engine (first answer wins is checked by the engine's registry). `done` runs once
-  // the agent has the answer, or with the typed error it refused it with.
-  void answer_permission(const std::string& request_id, protocol::PermissionDecision decision,
-                         std::optional<protocol::PermissionRule> rule, std::optional<std::string> message,
-                         std::optional<std::string> client_id, Done done);
-  void answer_question(const std::string& request_id, bool reject, std::vector<std::string> answers,
-                       std::optional<std::string> client_id, Done done);
 
   // AdapterListener
   void on_provider_session(adapters::ProviderSession event) override;
@@ -99,17 +95,6 @@ class Session : public adapters::AdapterListener {
     std::optional<SendDone> waiter;  // send with wait:true
     std::string last_text;           // last completed assistant text
   };
-  struct OpenPermission {
-    std::string native_id;
-    protocol::PermissionRequest request;
-    adapters::PermissionAsk ask;
-    std::unique_ptr<boost::asio::steady_timer> timeout;
-  };
-  struct OpenQuestion {
-    std::string native_id;
-    protocol::QuestionRequest request;
-    std::unique_ptr<boost::asio::steady_timer> timeout;
-  };
 
   void ensure_started(std::function<void(std::optional<EngineError>)> ready);
   void start_adapter();
@@ -124,13 +109,10 @@ class Session : public adapters::AdapterListener {
   void drain_queue(bool after_stop = false);
   void set_state(protocol::SessionState state, std::optional<std::string> reason = std::nullopt);
   void refresh_running_state();
-  void resolve_permission(const std::string& request_id, bool allow, protocol::PermissionResolvedEventResolvedBy by,
-                          std::optional<protocol::PermissionDecision> decision, std::optional<std::string> client_id,
-                          std::optional<std::string> rule_id, std::optional<std::string> message, bool cancelled = false,
-                          Done done = nullptr);
-  void resolve_question(const std::string& request_id, protocol::QuestionResolvedEventOutcome outcome,
-                        protocol::QuestionResolvedEventResolvedBy by, std::vector<std::string> answers,
-                        std::optional<std::string> client_id, Done done = nullptr);
+  // RequestBroker::Asker: the broker's answers go to the agent, if one runs.
+  void deliver(const std::string& native_id, adapters::PermissionAnswer answer, adapters::Completion done) override;
+  void deliver(const std::string& native_id, adapters::QuestionAnswer answer, adapters::Completion done) override;
+  void requests_changed() override { refresh_running_state(); }
   // Wraps `done` for the adapter: the caller is answered even if the adapter drops it.
   adapters::Completion for_adapter(std::function<void(std::optional<adapters::AdapterError>)> done);
   void tear_down_requests();
@@ -138,7 +120,7 @@ class Session : public adapters::AdapterListener {
   template <class Data>
   void publish(Data data);
 
-  Engine& m_engine;
+  SessionServices& m_services;
   protocol::SessionInfo m_info;
   std::unique_ptr<adapters::AgentAdapter> m_adapter;
   bool m_starting = false;
@@ -155,8 +137,6 @@ class Session : public adapters::AdapterListener {
   std::shared_ptr<Session*> m_self = std::make_shared<Session*>(this);
   std::optional<Turn> m_turn;
   std::deque<Pending> m_queue;
-  std::map<std::string, OpenPermission> m_permissions;  // by request id
-  std::map<std::string, OpenQuestion> m_questions;
 };
 
 }  // namespace switchboard::engine

@@ -114,7 +114,7 @@ struct HistoryRun {
   std::unique_ptr<store::Store> store;
   std::unique_ptr<daemon::StoredSessions> persistence;
   std::unique_ptr<engine::Engine> engine;
-  daemon::EventHistory history;
+  daemon::EventLogAccess history;
   rpc::Dispatcher dispatcher;
   std::shared_ptr<testing::RecordingPeer> peer = std::make_shared<testing::RecordingPeer>(false);
   std::vector<bus::BusEvent> events;

@@ -7,7 +7,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "engine/Engine.h"
-#include "engine/EngineMethods.h"
+#include "daemon/EngineMethods.h"
 #include "support/RecordingPeer.h"
 #include "support/ScriptedAdapter.h"
 #include "switchboard/bus/EventBus.h"
@@ -33,7 +33,7 @@ struct EngineFixture {
 
   explicit EngineFixture(bool client_attached = true, engine::EngineConfig cfg = {}) : config(std::move(cfg)) {
     engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)}, config);
-    engine::bind_engine_methods(dispatcher, *engine);
+    daemon::bind_engine_methods(dispatcher, *engine);
     if (client_attached) bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
   }
 

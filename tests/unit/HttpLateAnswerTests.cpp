@@ -16,7 +16,7 @@
 
 #include "daemon/CoreMethods.h"
 #include "engine/Engine.h"
-#include "engine/EngineMethods.h"
+#include "daemon/EngineMethods.h"
 #include "http/HttpContext.h"
 #include "http/HttpServer.h"
 #include "http/SseHub.h"
@@ -51,7 +51,7 @@ class EngineOverHttp {
     switchboard::daemon::bind_core_methods(m_dispatcher, {1 << 20});
     m_engine = std::make_unique<switchboard::engine::Engine>(
         m_io, m_bus, std::vector<switchboard::adapters::AgentDescriptor>{ScriptedAdapter::descriptor(m_io, control)});
-    switchboard::engine::bind_engine_methods(m_dispatcher, *m_engine);
+    switchboard::daemon::bind_engine_methods(m_dispatcher, *m_engine);
     m_egress.add_sink(m_hub);
     switchboard::http::HttpServerOptions options;
     options.port = 0;

@@ -43,7 +43,7 @@ TEST_CASE("the daemon binds exactly the methods of schema/methods, both ways", "
   switchboard::bus::EventBus bus;
   switchboard::engine::Engine engine(io, bus, {});
   switchboard::rpc::Dispatcher dispatcher;
-  switchboard::daemon::EventHistory history;
+  switchboard::daemon::EventLogAccess history;
   switchboard::daemon::bind_methods(dispatcher, engine, history, {1024});
   const auto bound = dispatcher.bound_methods();
   const std::set<std::string> registry(bound.begin(), bound.end());

@@ -42,7 +42,7 @@ struct HistoryFixture {
   std::unique_ptr<store::Store> store;
   std::unique_ptr<daemon::StoredSessions> persistence;
   std::unique_ptr<engine::Engine> engine;
-  daemon::EventHistory history;
+  daemon::EventLogAccess history;
   rpc::Dispatcher dispatcher;
   std::shared_ptr<testing::RecordingPeer> peer = std::make_shared<testing::RecordingPeer>(false);
 

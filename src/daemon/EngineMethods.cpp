@@ -1,11 +1,13 @@
-#include "engine/EngineMethods.h"
+#include "daemon/EngineMethods.h"
 
 #include "switchboard/protocol/generated/Methods.h"
 
-namespace switchboard::engine {
+namespace switchboard::daemon {
 namespace {
 
 namespace p = protocol;
+using engine::EngineError;
+using engine::Outcome;
 using rpc::CallContext;
 using rpc::Reply;
 
@@ -36,7 +38,7 @@ std::function<void(std::optional<EngineError>)> answer_empty_later(Reply<Result>
 
 }  // namespace
 
-void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
+void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
   // clang-format off
   dispatcher.bind<p::AgentsListMethod>([&engine](const p::AgentsListParams&, Reply<p::AgentsListResult> reply, const CallContext&) {
     reply(p::AgentsListResult{engine.list_agents()});
@@ -102,4 +104,4 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, Engine& engine) {
   // clang-format on
 }
 
-}  // namespace switchboard::engine
+}  // namespace switchboard::daemon

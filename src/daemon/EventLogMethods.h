@@ -6,13 +6,14 @@
 
 namespace switchboard::daemon {
 
-// Where the history methods find the durable event log. The daemon binds its methods before it opens the
+// Where the event log methods find the durable event log. The daemon binds its methods before it opens the
 // store, so the log is filled in later; it stays null for a daemon that keeps nothing on disk (--ephemeral).
-struct EventHistory {
+// (Not the agent's own history: that is history.list / history.read, bound with the engine's methods.)
+struct EventLogAccess {
   store::EventLog* log = nullptr;
 };
 
 // session.events: pages of a session's stored events, read on the store thread.
-void bind_history_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventHistory& history);
+void bind_event_log_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventLogAccess& event_log);
 
 }  // namespace switchboard::daemon

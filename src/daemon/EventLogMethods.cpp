@@ -1,4 +1,4 @@
-#include "daemon/HistoryMethods.h"
+#include "daemon/EventLogMethods.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -14,7 +14,7 @@ constexpr std::int64_t kDefaultPageSize = 200;
 
 }  // namespace
 
-void bind_history_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventHistory& history) {
+void bind_event_log_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventLogAccess& history) {
   dispatcher.bind<p::SessionEventsMethod>([&engine, &history](const p::SessionEventsParams& params,
                                                               rpc::Reply<p::SessionEventsResult> reply,
                                                               const rpc::CallContext&) {

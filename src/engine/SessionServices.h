@@ -1,0 +1,37 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "switchboard/adapters/AgentAdapter.h"
+#include "switchboard/protocol/generated/Events.h"
+#include "switchboard/protocol/generated/Types.h"
+
+namespace switchboard::engine {
+
+class RequestBroker;
+class SessionPersistence;
+
+// Everything a Session uses of the daemon around it, and nothing more. The engine implements it; a session
+// never sees the engine itself.
+class SessionServices {
+ public:
+  virtual ~SessionServices() = default;
+
+  virtual boost::asio::io_context& io() = 0;
+  // To the session's subscribers; dropped once the engine is sealed (after daemon.shutdown nothing more of a
+  // session reaches clients).
+  virtual void publish(const std::string& session_id, protocol::EventPayload event) = 0;
+  // Null: everything lives in memory only.
+  virtual SessionPersistence* persistence() = 0;
+  // The agent's descriptor (null: no agent of that name is registered).
+  virtual const adapters::AgentDescriptor* agent(const std::string& name) const = 0;
+  // The configured default model for the agent, if any (the last step of resolve_model).
+  virtual std::optional<std::string> default_model(const std::string& agent) const = 0;
+  // Where the session's permission and question requests are opened, answered and resolved.
+  virtual RequestBroker& requests() = 0;
+};
+
+}  // namespace switchboard::engine
