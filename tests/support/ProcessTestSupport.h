@@ -17,7 +17,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "process/ChildProcess.h"
+#include "switchboard/process/ChildProcess.h"
 
 namespace switchboard::testing {
 
