@@ -43,7 +43,7 @@ std::string HttpResponse::header(std::string_view name) const {
 class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
  public:
   Impl(boost::asio::io_context& io, std::string host, std::uint16_t port)
-      : m_io(io), m_host(std::move(host)), m_port(port), m_stream(io) {}
+      : m_host(std::move(host)), m_port(port), m_stream(io) {}
 
   void send(HttpRequest request, std::function<void(HttpOutcome)> done) {
     m_queue.push_back(Pending{std::move(request), std::move(done)});
@@ -77,7 +77,7 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
 
   void start() {
     const auto& request = m_queue.front().request;
-    m_request = {request.method, request.target, 11};
+    m_request = http::request<http::string_body>(request.method, request.target, 11);
     m_request.set(http::field::host, m_host + ":" + std::to_string(m_port));
     m_request.set(http::field::user_agent, "switchboard");
     for (const auto& [name, value] : request.headers) m_request.set(name, value);
@@ -94,9 +94,9 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   void connect() {
-    beast::error_code error;
-    const auto address = boost::asio::ip::make_address(m_host, error);
-    if (error) return fail("not an IP address: " + m_host, false);
+    beast::error_code not_an_address;
+    const auto address = boost::asio::ip::make_address(m_host, not_an_address);
+    if (not_an_address) return fail("not an IP address: " + m_host, false);
     m_stream.async_connect(tcp::endpoint(address, m_port), [self = shared_from_this()](const beast::error_code& error) {
       if (self->m_dead) return;
       if (error) return self->fail("cannot connect to " + self->m_host + ":" + std::to_string(self->m_port) + ": " + error.message(),
@@ -172,7 +172,6 @@ class HttpClient::Impl : public std::enable_shared_from_this<Impl> {
     m_connected = false;
   }
 
-  boost::asio::io_context& m_io;
   std::string m_host;
   std::uint16_t m_port;
   beast::tcp_stream m_stream;

@@ -63,7 +63,9 @@ class JsonRpcEndpoint {
   };
 
   // `write` sends one line (without its '\n'); false when it could not.
-  JsonRpcEndpoint(std::function<bool(std::string line)> write, Handlers handlers, Options options = {});
+  JsonRpcEndpoint(std::function<bool(std::string line)> write, Handlers handlers, Options options);
+  JsonRpcEndpoint(std::function<bool(std::string line)> write, Handlers handlers)
+      : JsonRpcEndpoint(std::move(write), std::move(handlers), Options{}) {}
   ~JsonRpcEndpoint();
   JsonRpcEndpoint(const JsonRpcEndpoint&) = delete;
   JsonRpcEndpoint& operator=(const JsonRpcEndpoint&) = delete;

@@ -36,24 +36,24 @@ class SseClient::Stream : public std::enable_shared_from_this<Stream> {
                          {}}) {}
 
   void start(const std::string& host, std::uint16_t port) {
-    beast::error_code error;
-    const auto address = boost::asio::ip::make_address(host, error);
-    if (error) return closed("not an IP address: " + host);
-    m_request = {http::verb::get, m_options.target, 11};
+    beast::error_code not_an_address;
+    const auto address = boost::asio::ip::make_address(host, not_an_address);
+    if (not_an_address) return closed("not an IP address: " + host);
+    m_request = http::request<http::empty_body>(http::verb::get, m_options.target, 11);
     m_request.set(http::field::host, host + ":" + std::to_string(port));
     m_request.set(http::field::accept, "text/event-stream");
     m_request.set(http::field::cache_control, "no-cache");
     for (const auto& [name, value] : m_options.headers) m_request.set(name, value);
     m_stream.expires_after(m_options.connect_timeout);
-    m_stream.async_connect(tcp::endpoint(address, port), [self = shared_from_this()](const beast::error_code& error) {
+    m_stream.async_connect(tcp::endpoint(address, port), [self = shared_from_this()](const beast::error_code& connected) {
       if (self->m_dead) return;
-      if (error) return self->closed("cannot connect: " + error.message());
-      http::async_write(self->m_stream, self->m_request, [self](const beast::error_code& error, std::size_t) {
+      if (connected) return self->closed("cannot connect: " + connected.message());
+      http::async_write(self->m_stream, self->m_request, [self](const beast::error_code& written, std::size_t) {
         if (self->m_dead) return;
-        if (error) return self->closed("cannot send the request: " + error.message());
+        if (written) return self->closed("cannot send the request: " + written.message());
         self->m_parser.body_limit(boost::none);  // a stream has no end we could bound
         http::async_read_header(self->m_stream, self->m_buffer, self->m_parser,
-                                [self](const beast::error_code& error, std::size_t) { self->on_header(error); });
+                                [self](const beast::error_code& read, std::size_t) { self->on_header(read); });
       });
     });
   }
@@ -71,7 +71,8 @@ class SseClient::Stream : public std::enable_shared_from_this<Stream> {
     const auto& header = m_parser.get();
     const auto type = header[http::field::content_type];
     if (header.result() != http::status::ok || !type.starts_with("text/event-stream")) {
-      return closed("HTTP " + std::to_string(header.result_int()) + " " + std::string(type) + " is not an event stream");
+      return closed("HTTP " + std::to_string(header.result_int()) + " " + std::string(type.data(), type.size()) +
+                    " is not an event stream");
     }
     if (m_handlers.on_open) m_handlers.on_open();
     if (m_dead) return;

@@ -121,7 +121,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-SettingTable::SettingTable(std::span<const AgentSettingSpec> agent_settings) : m_specs(kSpecs.begin(), kSpecs.end()) {
+SettingTable::SettingTable() : m_specs(kSpecs.begin(), kSpecs.end()) {}
+
+SettingTable::SettingTable(std::span<const AgentSettingSpec> agent_settings) : SettingTable() {
   for (const auto& agent : agent_settings) {
     SettingSpec spec{agent.key, agent.flag, agent.env, agent.kind, std::monostate{}, agent.help};
     spec.secret = agent.secret;

@@ -43,7 +43,8 @@ struct SettingSpec {
 // The daemon's keys followed by the agents' (in the order given). The agents' declarations must outlive it.
 class SettingTable {
  public:
-  explicit SettingTable(std::span<const AgentSettingSpec> agent_settings = {});
+  SettingTable();  // the daemon's own keys only
+  explicit SettingTable(std::span<const AgentSettingSpec> agent_settings);
 
   std::span<const SettingSpec> specs() const { return m_specs; }
   const SettingSpec* find(std::string_view key) const;

@@ -158,7 +158,7 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
     if (next) (*next)();
   };
   wait->deadline.expires_after(limit);
-  wait->deadline.async_wait([wait, finish, one_stopped](const boost::system::error_code& error) {
+  wait->deadline.async_wait([wait, finish](const boost::system::error_code& error) {
     if (error || !wait->done) return;
     spdlog::warn("shutdown: {} {} did not stop in time; they are killed", wait->remaining,
                  wait->runtimes ? "agent runtime(s)" : "agent(s)");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "BuiltinAgents.h"
 #include "common/CliRuntime.h"
@@ -136,9 +137,6 @@ adapters::VersionProbeSpec probe_spec(const std::string& executable) {
   return spec;
 }
 
-}  // namespace agent_runtime_tests
-
-using namespace agent_runtime_tests;
 
 TEST_CASE("agent runtime: the descriptor's discovery and adapters come from the agent's runtime", "[runtime]") {
   RuntimeWorld world;
@@ -287,3 +285,5 @@ TEST_CASE("version probe: the install hint names each built-in agent's real key,
     CHECK(found);
   }
 }
+
+}  // namespace agent_runtime_tests

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -145,9 +146,6 @@ std::string chunk(const std::string& data) {
   return std::string(size) + "\r\n" + data + "\r\n";
 }
 
-}  // namespace http_client_tests
-
-using namespace http_client_tests;
 
 TEST_CASE("http client: a JSON request gets its JSON response", "[http-client]") {
   asio::io_context io;
@@ -379,3 +377,5 @@ TEST_CASE("sse client: after close() no callback runs", "[http-client][sse]") {
   CHECK(events == std::vector<std::string>{"one"});
   CHECK_FALSE(closed);
 }
+
+}  // namespace http_client_tests

@@ -56,9 +56,6 @@ const JsonRpcEndpoint::Error& error_of(const JsonRpcEndpoint::Outcome& outcome) 
   return std::get<JsonRpcEndpoint::Error>(outcome);
 }
 
-}  // namespace json_rpc_endpoint_tests
-
-using namespace json_rpc_endpoint_tests;
 
 TEST_CASE("json-rpc endpoint: requests carry increasing ids and each gets its own response once", "[json-rpc]") {
   Wire wire;
@@ -224,3 +221,5 @@ TEST_CASE("json-rpc endpoint: over a child's stdio, answered requests complete a
   REQUIRE(ignored.outcomes.size() == 1);
   CHECK(error_of(ignored.outcomes[0]).code == JsonRpcEndpoint::kAgentGone);
 }
+
+}  // namespace json_rpc_endpoint_tests

@@ -9,6 +9,7 @@ namespace sse_parser_tests {
 
 using switchboard::adapters::SseEvent;
 using switchboard::adapters::SseParser;
+using namespace std::string_literals;
 
 struct Parsed {
   std::vector<std::string> events;  // "type|data|id"
@@ -58,9 +59,6 @@ void check_every_split(std::string_view stream, const Parsed& expected) {
   }
 }
 
-}  // namespace sse_parser_tests
-
-using namespace sse_parser_tests;
 
 TEST_CASE("sse parser: an event is its data lines joined, dispatched by an empty line", "[sse]") {
   Parsed expected;
@@ -83,7 +81,7 @@ TEST_CASE("sse parser: event names the type, which resets after each event; the 
 TEST_CASE("sse parser: the last event id carries over to later events until changed, and an id with NUL is ignored", "[sse]") {
   Parsed expected;
   expected.events = {"message|a|7", "message|b|7", "message|c|", "message|d|"};
-  check_every_split(std::string("id: 7\ndata: a\n\ndata: b\n\nid\ndata: c\n\nid: x\0y\ndata: d\n\n", 50), expected);
+  check_every_split("id: 7\ndata: a\n\ndata: b\n\nid\ndata: c\n\nid: x\0y\ndata: d\n\n"s, expected);
 }
 
 TEST_CASE("sse parser: comments are reported and dispatch nothing", "[sse]") {
@@ -144,3 +142,5 @@ TEST_CASE("sse parser: a line over the cap is skipped and counted, and the strea
   CHECK(parsed.events == std::vector<std::string>{"message|short|"});
   CHECK(parsed.overlong == 1);
 }
+
+}  // namespace sse_parser_tests
