@@ -21,6 +21,7 @@
 #include "support/ScriptedAdapter.h"
 #include "switchboard/adapters/AgentRuntime.h"
 #include "switchboard/bus/EventBus.h"
+#include "switchboard/process/ExecutableLookup.h"
 
 namespace agent_runtime_tests {
 
