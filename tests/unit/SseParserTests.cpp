@@ -72,7 +72,7 @@ TEST_CASE("sse parser: LF, CR and CRLF all end lines, also mixed and split betwe
   check_every_split("data: a\rdata: b\r\ndata: c\n\r\ndata: d\r\r", expected);
 }
 
-TEST_CASE("sse parser: event names the type, which resets after each event; the default is message", "[sse]") {
+TEST_CASE("sse parser: event names the type, which resets after each event, and the default is message", "[sse]") {
   Parsed expected;
   expected.events = {"session.updated|{\"x\":1}|", "message|plain|"};
   check_every_split("event: session.updated\ndata: {\"x\":1}\n\ndata: plain\n\n", expected);
@@ -98,7 +98,7 @@ TEST_CASE("sse parser: retry with only digits sets the reconnection time, anythi
   check_every_split("retry: 3000\nretry: 1.5\nretry: -1\nretry:\nretry: 0\nretry: 12a\ndata: x\n\n", expected);
 }
 
-TEST_CASE("sse parser: one space after the colon is dropped, further ones are data; a bare name has an empty value", "[sse]") {
+TEST_CASE("sse parser: one space after the colon is dropped, further ones are data, and a bare name has an empty value", "[sse]") {
   Parsed expected;
   expected.events = {"message|  two spaces\nnospace\n|"};
   check_every_split("data:   two spaces\ndata:nospace\ndata\n\n", expected);
