@@ -4,6 +4,7 @@
 
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "codex/CodexAdapter.h"
+#include "opencode/OpenCodeAgent.h"
 
 namespace switchboard::adapters {
 namespace {
@@ -16,9 +17,14 @@ AgentDescriptor make_codex(const AgentContext& context) {
   return codex::codex_agent(context.io, codex::codex_config(context.settings, context.exec_shim));
 }
 
+AgentDescriptor make_opencode(const AgentContext& context) {
+  return opencode::opencode_agent(context.io, opencode::opencode_config(context.settings, context.exec_shim));
+}
+
 const std::array kBuiltinAgents{
     AgentRegistration{"claude", &claude::claude_code_settings, &make_claude},
     AgentRegistration{"codex", &codex::codex_settings, &make_codex},
+    AgentRegistration{"opencode", &opencode::opencode_settings, &make_opencode},
 };
 
 }  // namespace

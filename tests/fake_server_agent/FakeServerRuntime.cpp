@@ -38,7 +38,11 @@ adapters::VersionProbeSpec probe_spec(const FakeServerConfig& config) {
 }  // namespace
 
 FakeServerRuntime::FakeServerRuntime(boost::asio::io_context& io, FakeServerConfig config)
-    : m_io(io), m_config(std::move(config)), m_probe(adapters::VersionProbe::start(io, probe_spec(m_config))) {}
+    : m_io(io),
+      m_config(std::move(config)),
+      m_probe(adapters::VersionProbe::start(io, probe_spec(m_config))),
+      m_server(io, {[this](adapters::SseEvent event) { on_event(event); },
+                    [this](const std::string& reason) { server_gone(reason); }}) {}
 
 FakeServerRuntime::~FakeServerRuntime() = default;
 
@@ -47,49 +51,21 @@ std::unique_ptr<adapters::AgentAdapter> FakeServerRuntime::create(adapters::Adap
 }
 
 void FakeServerRuntime::when_running(const std::string& cwd, adapters::Completion ready) {
-  if (m_running) return ready(std::nullopt);
-  m_waiting.push_back(std::move(ready));
-  if (m_server) return;  // starting: it completes every waiting caller
-
-  adapters::CliProcess::Handlers handlers;
-  handlers.on_line = [this](std::string_view line) { on_server_line(line); };
-  handlers.on_error = [](adapters::AgentErrorReport error) { spdlog::warn("fakeserver: {}", error.message); };
-  handlers.on_exit = [this](const std::string& reason, const std::string&) { server_gone(reason); };
-  m_server = std::make_unique<adapters::CliProcess>(m_io, adapters::CliIdentity{"the fake server agent", "fakeserver"},
-                                                    m_config.timeouts, std::move(handlers));
-  adapters::CliLaunch launch{{m_probe->executable(), "serve"}, cwd, adapters::environment_with({}), m_config.exec_shim,
-                             "fakeserver"};
-  if (auto failed = m_server->spawn(std::move(launch))) {
-    boost::asio::post(m_io, [server = std::shared_ptr<adapters::CliProcess>(std::move(m_server))] {});
-    return finish_waiting(failed);
-  }
-  // Ready once it says where it listens and its event stream is open (on_server_line).
-  m_server->begin_start([this](std::optional<AdapterError> error) {
-    if (error) finish_waiting(error);
-  });
-}
-
-void FakeServerRuntime::on_server_line(std::string_view line) {
-  if (m_http || line.substr(0, kListening.size()) != kListening) return;
-  const auto port = std::stoi(std::string(line.substr(kListening.size())));
-  m_http = std::make_unique<adapters::HttpClient>(m_io, "127.0.0.1", static_cast<std::uint16_t>(port));
-  m_events = std::make_unique<adapters::SseClient>(m_io, "127.0.0.1", static_cast<std::uint16_t>(port));
-  adapters::SseClient::Options options;
-  options.target = "/event";
-  adapters::SseClient::Handlers handlers;
-  handlers.on_open = [this] {
-    m_running = true;
-    m_server->finish_start(std::nullopt);
-    finish_waiting(std::nullopt);
-  };
-  handlers.on_event = [this](adapters::SseEvent event) { on_event(event); };
-  handlers.on_closed = [this](std::string reason) {
-    // The stream is how every session hears its turns: without it the server is of no use. Stopping it makes
-    // its exit the one report.
-    spdlog::warn("fakeserver: the event stream ended: {}", reason);
-    if (m_server) m_server->stop();
-  };
-  m_events->open(std::move(options), std::move(handlers));
+  m_server.when_running(
+      [&] {
+        adapters::SharedServer::Spec spec;
+        spec.identity = adapters::CliIdentity{"the fake server agent", "fakeserver"};
+        spec.timeouts = m_config.timeouts;
+        spec.launch = adapters::CliLaunch{{m_probe->executable(), "serve"}, cwd, adapters::environment_with({}),
+                                          m_config.exec_shim, "fakeserver"};
+        spec.listening_port = [](std::string_view line) -> std::optional<std::uint16_t> {
+          if (line.substr(0, kListening.size()) != kListening) return std::nullopt;
+          return static_cast<std::uint16_t>(std::stoi(std::string(line.substr(kListening.size()))));
+        };
+        spec.event_target = "/event";
+        return spec;
+      },
+      std::move(ready));
 }
 
 void FakeServerRuntime::on_event(const adapters::SseEvent& event) {
@@ -105,27 +81,13 @@ void FakeServerRuntime::attach(const std::string& native_id, FakeServerSession& 
 void FakeServerRuntime::detach(const std::string& native_id) { m_sessions.erase(native_id); }
 
 void FakeServerRuntime::server_gone(const std::string& reason) {
-  m_running = false;
-  // Everything of this server goes; the process object is the caller, so it goes after this returns.
-  boost::asio::post(m_io, [server = std::shared_ptr<adapters::CliProcess>(std::move(m_server)),
-                           http = std::shared_ptr<adapters::HttpClient>(std::move(m_http)),
-                           events = std::shared_ptr<adapters::SseClient>(std::move(m_events))] {});
-  finish_waiting(AdapterError{ErrorCode::AgentUnavailable, "the fake server agent could not start: " + reason});
   auto sessions = std::exchange(m_sessions, {});
   for (auto& [id, session] : sessions) session->server_lost(reason);
-  if (auto stopped = std::exchange(m_stopped, nullptr)) stopped();
-}
-
-void FakeServerRuntime::finish_waiting(const std::optional<AdapterError>& error) {
-  auto waiting = std::exchange(m_waiting, {});
-  for (auto& ready : waiting) ready(error);
 }
 
 void FakeServerRuntime::stop(std::function<void()> done) {
   m_probe->stop();
-  if (!m_server) return done();
-  m_stopped = std::move(done);
-  m_server->stop();  // stdin closed: the server's own way to finish; then TERM, then KILL
+  m_server.stop(std::move(done));
 }
 
 }  // namespace switchboard::testing::fake_server

@@ -7,14 +7,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/CliProcess.h"
-#include "common/HttpClient.h"
-#include "common/SseClient.h"
+#include "common/SharedServer.h"
 #include "common/VersionProbe.h"
 #include "switchboard/adapters/AgentRuntime.h"
 
@@ -47,30 +44,22 @@ class FakeServerRuntime final : public adapters::AgentRuntime {
   void stop(std::function<void()> done) override;
 
   // `ready` once the server takes requests and its events are being read (at once when it already runs), or
-  // why it cannot.
+  // why it cannot. A server is started in `cwd` when none runs.
   void when_running(const std::string& cwd, adapters::Completion ready);
-  // Valid while the server runs.
-  adapters::HttpClient& http() { return *m_http; }
+  adapters::SharedServer& server() { return m_server; }
   // The server's events for `native_id` go to `session` until it detaches.
   void attach(const std::string& native_id, FakeServerSession& session);
   void detach(const std::string& native_id);
 
  private:
-  void on_server_line(std::string_view line);
   void on_event(const adapters::SseEvent& event);
   void server_gone(const std::string& reason);
-  void finish_waiting(const std::optional<adapters::AdapterError>& error);
 
   boost::asio::io_context& m_io;
   FakeServerConfig m_config;
   std::shared_ptr<adapters::VersionProbe> m_probe;
-  std::unique_ptr<adapters::CliProcess> m_server;
-  std::unique_ptr<adapters::HttpClient> m_http;
-  std::unique_ptr<adapters::SseClient> m_events;
-  bool m_running = false;  // started, and its event stream is open
-  std::vector<adapters::Completion> m_waiting;
+  adapters::SharedServer m_server;
   std::map<std::string, FakeServerSession*> m_sessions;  // by the server's session id
-  std::function<void()> m_stopped;                        // stop() waits for the process to exit
 };
 
 }  // namespace switchboard::testing::fake_server

@@ -35,7 +35,7 @@ struct Answer {
   json body;
 };
 
-void request(adapters::HttpClient& http, http::verb method, std::string target, const json& body,
+void request(adapters::SharedServer& server, http::verb method, std::string target, const json& body,
              std::function<void(Answer)> then) {
   adapters::HttpRequest request;
   request.method = method;
@@ -44,7 +44,7 @@ void request(adapters::HttpClient& http, http::verb method, std::string target, 
     request.body = adapters::native::dump(body);
     request.content_type = "application/json";
   }
-  http.send(std::move(request), [then = std::move(then)](adapters::HttpOutcome outcome) {
+  server.send(std::move(request), [then = std::move(then)](adapters::HttpOutcome outcome) {
     if (auto* failure = std::get_if<adapters::HttpFailure>(&outcome)) return then(Answer{failure->message, 0, nullptr});
     auto& response = std::get<adapters::HttpResponse>(outcome);
     then(Answer{std::nullopt, response.status, adapters::native::parse_line(response.body)});
@@ -106,15 +106,15 @@ void FakeServerSession::open_session(const adapters::StartOptions& options, Comp
     done(std::nullopt);
   };
   if (options.resume_provider_session_id) {
-    return request(m_runtime.http(), http::verb::get, "/session/" + *options.resume_provider_session_id, nullptr, std::move(opened));
+    return request(m_runtime.server(), http::verb::get, "/session/" + *options.resume_provider_session_id, nullptr, std::move(opened));
   }
-  request(m_runtime.http(), http::verb::post, "/session", json{{"cwd", options.cwd}}, std::move(opened));
+  request(m_runtime.server(), http::verb::post, "/session", json{{"cwd", options.cwd}}, std::move(opened));
 }
 
 void FakeServerSession::post_to_session(const std::string& action, const json& body,
                                         std::function<void(std::optional<std::string>, unsigned)> then) {
   if (m_unavailable) return then("the fake server agent is gone", 0);
-  request(m_runtime.http(), http::verb::post, "/session/" + m_id + "/" + action, body,
+  request(m_runtime.server(), http::verb::post, "/session/" + m_id + "/" + action, body,
           [self = std::weak_ptr<FakeServerSession*>(m_self), then = std::move(then)](Answer answer) {
             if (self.expired()) return;
             if (answer.failure) return then(answer.failure, 0);

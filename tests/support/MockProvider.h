@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,7 +28,8 @@ class MockProvider {
  public:
   MockProvider(const std::filesystem::path& dir, const nlohmann::json& script, const std::string& server = "anthropic_mock.py")
       : m_log(dir / "mock-requests.ndjson"),
-        m_model_path(server.rfind("openai", 0) == 0 ? "/v1/responses" : "/v1/messages") {
+        m_model_paths(server.rfind("openai", 0) == 0 ? std::vector<std::string>{"/v1/responses", "/v1/chat/completions"}
+                                                     : std::vector<std::string>{"/v1/messages"}) {
     const auto script_path = dir / "mock-script.json";
     std::ofstream(script_path) << script.dump(2);
     int out[2];
@@ -79,7 +81,8 @@ class MockProvider {
       auto record = nlohmann::json::parse(line, nullptr, false);
       if (!record.is_object() || record.value("type", "") != "request") continue;
       const auto path = record.value("path", "");
-      if (path.rfind(m_model_path, 0) != 0 || path.find("count_tokens") != std::string::npos) continue;
+      const bool to_model = std::any_of(m_model_paths.begin(), m_model_paths.end(), [&](const std::string& model_path) { return path.rfind(model_path, 0) == 0; });
+      if (!to_model || path.find("count_tokens") != std::string::npos) continue;
       out.push_back(std::move(record));
     }
     return out;
@@ -87,7 +90,7 @@ class MockProvider {
 
  private:
   std::filesystem::path m_log;
-  std::string m_model_path;  // where model requests go, for this server's API
+  std::vector<std::string> m_model_paths;  // where model requests go, for this server's APIs
   pid_t m_pid = -1;
   int m_port = 0;
 };

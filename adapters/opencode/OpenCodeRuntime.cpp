@@ -1,0 +1,119 @@
+#include "opencode/OpenCodeRuntime.h"
+
+#include <boost/beast/core/detail/base64.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/ChildEnvironment.h"
+#include "common/NativeJson.h"
+#include "opencode/OpenCodeSession.h"
+#include "switchboard/support/RandomId.h"
+
+namespace switchboard::adapters::opencode {
+
+namespace {
+
+constexpr std::string_view kListening = "opencode server listening on http://127.0.0.1:";
+
+std::string base64(std::string_view text) {
+  std::string encoded(boost::beast::detail::base64::encoded_size(text.size()), '\0');
+  encoded.resize(boost::beast::detail::base64::encode(encoded.data(), text.data(), text.size()));
+  return encoded;
+}
+
+VersionProbeSpec probe_spec(const OpenCodeConfig& config) {
+  VersionProbeSpec spec;
+  spec.agent = "opencode";
+  spec.executable = config.executable;
+  spec.exec_shim = config.exec_shim;
+  spec.install_hint = install_hint("opencode");
+  spec.parse_version = &parse_version_output;
+  spec.capabilities = OpenCodeSession::static_capabilities();
+  return spec;
+}
+
+}  // namespace
+
+std::optional<std::string> parse_version_output(std::string_view output) {
+  while (!output.empty() && (output.back() == '\n' || output.back() == '\r' || output.back() == ' ')) output.remove_suffix(1);
+  if (output.empty() || output.size() > 40 || output.find_first_not_of("0123456789.-abcdefghijklmnopqrstuvwxyz") != std::string_view::npos ||
+      output.front() < '0' || output.front() > '9') {
+    return std::nullopt;
+  }
+  return std::string(output);
+}
+
+OpenCodeRuntime::OpenCodeRuntime(boost::asio::io_context& io, OpenCodeConfig config)
+    : m_io(io),
+      m_config(std::move(config)),
+      m_probe(VersionProbe::start(io, probe_spec(m_config))),
+      m_server(io, {[this](SseEvent event) { on_event(event); }, [this](const std::string& reason) { server_gone(reason); }}) {}
+
+OpenCodeRuntime::~OpenCodeRuntime() = default;
+
+std::unique_ptr<AgentAdapter> OpenCodeRuntime::create(AdapterListener& listener) {
+  return std::make_unique<OpenCodeSession>(m_io, *this, listener);
+}
+
+SharedServer::Spec OpenCodeRuntime::server_spec(const std::string& cwd) {
+  const std::string secret = random_id("", 24);
+  EnvironmentChanges changes;
+  changes.set = {{"OPENCODE_SERVER_PASSWORD", secret},
+                 // No catalogue download at every boot, no self-update: the daemon runs what was installed.
+                 {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
+                 {"OPENCODE_DISABLE_AUTOUPDATE", "1"}};
+  changes.unset = {"OPENCODE_SERVER_USERNAME"};  // the user name is ours to choose: the default, "opencode"
+  SharedServer::Spec spec;
+  spec.identity = CliIdentity{"OpenCode", "opencode"};
+  spec.timeouts = m_config.timeouts;
+  spec.launch = CliLaunch{{m_probe->executable(), "serve", "--hostname", "127.0.0.1", "--port", "0"}, cwd,
+                          environment_with(changes), m_config.exec_shim, "opencode"};
+  spec.listening_port = [](std::string_view line) -> std::optional<std::uint16_t> {
+    if (line.substr(0, kListening.size()) != kListening) return std::nullopt;
+    const auto port = std::stoi(std::string(line.substr(kListening.size())));
+    if (port <= 0 || port > 65535) return std::nullopt;
+    return static_cast<std::uint16_t>(port);
+  };
+  // Every directory's events on one stream: a session may work anywhere.
+  spec.event_target = "/global/event";
+  spec.headers = {{"Authorization", "Basic " + base64("opencode:" + secret)}};
+  return spec;
+}
+
+void OpenCodeRuntime::when_running(const std::string& cwd, Completion ready) {
+  m_server.when_running([&] { return server_spec(cwd); }, std::move(ready));
+}
+
+void OpenCodeRuntime::on_event(const SseEvent& event) {
+  // {"directory", "project", "payload": {"id", "type", "properties": {"sessionID", ...}}}
+  const auto record = native::parse_line(event.data);
+  const auto* payload = record.is_object() ? native::object_at(record, "payload") : nullptr;
+  if (payload == nullptr) return spdlog::debug("opencode: an event that is not a /global/event record: {}", event.data.substr(0, 200));
+  const auto* properties = native::object_at(*payload, "properties");
+  if (properties == nullptr) return;
+  std::string session = native::string_or_empty(*properties, "sessionID");
+  if (session.empty()) {
+    // message.part.updated names its session inside the part.
+    if (const auto* part = native::object_at(*properties, "part")) session = native::string_or_empty(*part, "sessionID");
+  }
+  const auto target = m_sessions.find(session);
+  if (target == m_sessions.end()) return;  // the server's own events, or a session nobody here drives
+  target->second->on_server_event(*payload);
+}
+
+void OpenCodeRuntime::attach(const std::string& opencode_session_id, OpenCodeSession& session) {
+  m_sessions[opencode_session_id] = &session;
+}
+
+void OpenCodeRuntime::detach(const std::string& opencode_session_id) { m_sessions.erase(opencode_session_id); }
+
+void OpenCodeRuntime::server_gone(const std::string& reason) {
+  auto sessions = std::exchange(m_sessions, {});
+  for (auto& [id, session] : sessions) session->server_lost(reason);
+}
+
+void OpenCodeRuntime::stop(std::function<void()> done) {
+  m_probe->stop();
+  m_server.stop(std::move(done));
+}
+
+}  // namespace switchboard::adapters::opencode

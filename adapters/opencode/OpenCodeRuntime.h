@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/SharedServer.h"
+#include "common/VersionProbe.h"
+#include "switchboard/adapters/AgentRuntime.h"
+
+namespace switchboard::adapters::opencode {
+
+class OpenCodeSession;
+
+// How the daemon runs OpenCode.
+struct OpenCodeConfig {
+  std::string executable = "opencode";  // a path, or a name looked up on PATH
+  std::filesystem::path exec_shim;
+  CliTimeouts timeouts;
+};
+
+// What OpenCode's sessions share: one `opencode serve` for all of them (it hosts any number of sessions in any
+// number of directories and reports all of them on one event stream), started when the first session needs it.
+// It listens on 127.0.0.1 at a port it picks, and only with the password this runtime made for it: a fresh
+// random secret per server, given to it in its environment and sent by us as HTTP basic auth, never logged,
+// never on a command line, never given to anyone else. Its events go to the session they name; when it dies,
+// every session hears it, and the next start brings up a new server.
+class OpenCodeRuntime final : public AgentRuntime {
+ public:
+  OpenCodeRuntime(boost::asio::io_context& io, OpenCodeConfig config);
+  ~OpenCodeRuntime() override;
+
+  protocol::AgentInfo info() const override { return m_probe->info(); }
+  std::unique_ptr<AgentAdapter> create(AdapterListener& listener) override;
+  void stop(std::function<void()> done) override;
+
+  // `ready` once the server takes requests (at once when it runs), or why it cannot.
+  void when_running(const std::string& cwd, Completion ready);
+  SharedServer& server() { return m_server; }
+  void attach(const std::string& opencode_session_id, OpenCodeSession& session);
+  void detach(const std::string& opencode_session_id);
+
+ private:
+  SharedServer::Spec server_spec(const std::string& cwd);
+  void on_event(const SseEvent& event);
+  void server_gone(const std::string& reason);
+
+  boost::asio::io_context& m_io;
+  OpenCodeConfig m_config;
+  std::shared_ptr<VersionProbe> m_probe;
+  SharedServer m_server;
+  std::map<std::string, OpenCodeSession*> m_sessions;  // by OpenCode's session id
+};
+
+// OpenCode's version from `opencode --version` ("1.18.33").
+std::optional<std::string> parse_version_output(std::string_view output);
+
+}  // namespace switchboard::adapters::opencode

@@ -1,0 +1,237 @@
+#include "opencode/OpenCodeSession.h"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/NativeJson.h"
+#include "opencode/OpenCodeRuntime.h"
+
+namespace switchboard::adapters::opencode {
+
+using nlohmann::json;
+using protocol::ErrorCode;
+namespace http = boost::beast::http;
+
+namespace {
+
+AdapterError no_such_mode(std::string_view mode) {
+  return AdapterError{ErrorCode::Unsupported, "OpenCode has no mode '" + std::string(mode) + "' (ask, accept-edits, full-access)"};
+}
+
+// A directory as a query parameter value.
+std::string url_encoded(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// The session's rules, whatever the user's configuration says: OpenCode asks before every shell command and
+// every file edit, and the mode (ModeFilter) or the engine answers.
+json session_rules() {
+  return json::array({json{{"permission", "bash"}, {"pattern", "*"}, {"action", "ask"}},
+                      json{{"permission", "edit"}, {"pattern", "*"}, {"action", "ask"}}});
+}
+
+// "provider/model" as OpenCode's prompt takes it.
+std::optional<json> model_of(const std::optional<std::string>& model) {
+  if (!model) return std::nullopt;
+  const auto slash = model->find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == model->size()) return std::nullopt;
+  return json{{"providerID", model->substr(0, slash)}, {"modelID", model->substr(slash + 1)}};
+}
+
+json file_part(const protocol::Attachment& attachment) {
+  const auto slash = attachment.path.rfind('/');
+  return json{{"type", "file"},
+              {"mime", attachment.mime_type.value_or("text/plain")},
+              {"filename", slash == std::string::npos ? attachment.path : attachment.path.substr(slash + 1)},
+              {"url", "file://" + attachment.path}};
+}
+
+}  // namespace
+
+bool is_mode(std::string_view mode) { return mode == kAskMode || mode == kAcceptEditsMode || mode == kFullAccessMode; }
+
+struct OpenCodeSession::Answer {
+  std::optional<std::string> failure;  // no answer at all
+  unsigned status = 0;
+  json body;
+  std::string error() const {
+    if (failure) return *failure;
+    return "HTTP " + std::to_string(status) + ": " + native::dump(body).substr(0, 300);
+  }
+  bool ok() const { return !failure && status >= 200 && status < 300; }
+};
+
+class OpenCodeSession::ModeFilter final : public ForwardingListener {
+ public:
+  ModeFilter(OpenCodeSession& session, AdapterListener& engine) : ForwardingListener(engine), m_session(session) {}
+
+  void on_permission_request(PermissionAsk ask) override {
+    const bool let_through = m_session.m_mode == kFullAccessMode ||
+                             (m_session.m_mode == kAcceptEditsMode && ask.tool == "edit");
+    if (!let_through) return ForwardingListener::on_permission_request(std::move(ask));
+    m_session.reply_to_permission(ask.native_id, "once", std::nullopt, [](std::optional<AdapterError> error) {
+      if (error) spdlog::warn("opencode: the mode's answer was not taken: {}", error->message);
+    });
+  }
+
+ private:
+  OpenCodeSession& m_session;
+};
+
+OpenCodeSession::OpenCodeSession(boost::asio::io_context& io, OpenCodeRuntime& runtime, AdapterListener& listener)
+    : m_io(io),
+      m_runtime(runtime),
+      m_listener(listener),
+      m_filter(std::make_unique<ModeFilter>(*this, listener)),
+      m_translator(*m_filter),
+      m_self(std::make_shared<OpenCodeSession*>(this)) {}
+
+OpenCodeSession::~OpenCodeSession() {
+  if (!m_id.empty()) m_runtime.detach(m_id);
+}
+
+protocol::AgentCapabilities OpenCodeSession::static_capabilities() {
+  protocol::AgentCapabilities capabilities;
+  capabilities.streaming = true;
+  capabilities.permissions = true;
+  capabilities.resume = true;
+  capabilities.model_switch = true;
+  capabilities.modes = true;
+  capabilities.images = true;
+  return capabilities;
+}
+
+std::string OpenCodeSession::target(const std::string& path) const { return path + "?directory=" + url_encoded(m_cwd); }
+
+void OpenCodeSession::request(http::verb method, const std::string& path, const json& body, std::function<void(Answer)> then) {
+  HttpRequest request;
+  request.method = method;
+  request.target = target(path);
+  if (!body.is_null()) {
+    request.body = native::dump(body);
+    request.content_type = "application/json";
+  }
+  m_runtime.server().send(std::move(request), [self = std::weak_ptr<OpenCodeSession*>(m_self), then = std::move(then)](HttpOutcome outcome) {
+    if (self.expired()) return;
+    if (auto* failure = std::get_if<HttpFailure>(&outcome)) return then(Answer{failure->message, 0, nullptr});
+    auto& response = std::get<HttpResponse>(outcome);
+    then(Answer{std::nullopt, response.status, native::parse_line(response.body)});
+  });
+}
+
+void OpenCodeSession::start(const StartOptions& options, Completion done) {
+  if (options.mode && !is_mode(*options.mode)) return done(no_such_mode(*options.mode));
+  if (options.mode) m_mode = *options.mode;
+  m_model = options.model;
+  m_cwd = options.cwd;
+  m_runtime.when_running(options.cwd, [this, self = std::weak_ptr<OpenCodeSession*>(m_self), resume = options.resume_provider_session_id,
+                                       done = std::move(done)](std::optional<AdapterError> error) mutable {
+    if (self.expired()) return;
+    if (error) return done(std::move(error));
+    auto opened = [this, resume, done = std::move(done)](Answer answer) {
+      if (resume && answer.status == 404) {
+        return done(AdapterError{ErrorCode::ConversationLost, "OpenCode has no session " + *resume});
+      }
+      if (!answer.ok() || !answer.body.is_object() || native::string_or_empty(answer.body, "id").empty()) {
+        return done(AdapterError{ErrorCode::AgentUnavailable, "OpenCode did not open the session: " + answer.error()});
+      }
+      m_id = native::string_or_empty(answer.body, "id");
+      m_runtime.attach(m_id, *this);
+      if (!resume) m_listener.on_provider_session(ProviderSession{m_id});
+      done(std::nullopt);
+    };
+    if (resume) return request(http::verb::get, "/session/" + *resume, nullptr, std::move(opened));
+    // A title of our own: OpenCode would otherwise ask the model for one (a side request on every new session).
+    request(http::verb::post, "/session", json{{"title", "switchboard session"}, {"permission", session_rules()}}, std::move(opened));
+  });
+}
+
+void OpenCodeSession::send(TurnInput input) {
+  m_translator.turn_started();
+  if (input.model) m_model = input.model;
+  json parts = json::array({json{{"type", "text"}, {"text", input.text}}});
+  for (const auto& attachment : input.attachments) parts.push_back(file_part(attachment));
+  json body{{"parts", std::move(parts)}};
+  if (auto model = model_of(m_model)) body["model"] = *model;
+  request(http::verb::post, "/session/" + m_id + "/prompt_async", body, [this](Answer answer) {
+    if (!answer.ok()) fail_turn("OpenCode did not take the prompt: " + answer.error());
+  });
+}
+
+void OpenCodeSession::fail_turn(const std::string& why) {
+  if (!m_translator.turn_running()) return;
+  m_listener.on_error(AgentErrorReport{why, true});
+  m_translator.turn_refused(why);
+}
+
+void OpenCodeSession::cancel() {
+  if (!m_translator.turn_running()) return;
+  m_translator.abort_sent();
+  request(http::verb::post, "/session/" + m_id + "/abort", json::object(), [](Answer answer) {
+    if (!answer.ok()) spdlog::warn("opencode: abort failed: {}", answer.error());
+  });
+}
+
+void OpenCodeSession::reply_to_permission(const std::string& id, const std::string& reply, const std::optional<std::string>& message,
+                                          Completion done) {
+  json body{{"reply", reply}};
+  if (message && !message->empty()) body["message"] = *message;
+  request(http::verb::post, "/permission/" + id + "/reply", body, [done = std::move(done)](Answer answer) {
+    // 404: OpenCode no longer waits for it (the turn was aborted); the answer came too late and is dropped.
+    if (answer.ok() || answer.status == 404) return done(std::nullopt);
+    done(AdapterError{ErrorCode::AgentUnavailable, "OpenCode did not take the answer: " + answer.error()});
+  });
+}
+
+void OpenCodeSession::answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) {
+  // The engine keeps session/project/always rules itself, so every allow is a one-time "once" here.
+  reply_to_permission(native_id, answer.allow ? "once" : "reject", answer.message, std::move(done));
+}
+
+void OpenCodeSession::answer_question(const std::string& native_id, QuestionAnswer, Completion done) {
+  done(AdapterError{ErrorCode::Unsupported, "the OpenCode adapter does not take question answers yet (no question " + native_id + ")"});
+}
+
+void OpenCodeSession::set_model(const std::string& model, Completion done) {
+  if (!model_of(model)) return done(AdapterError{ErrorCode::Unsupported, "OpenCode models are named provider/model, not '" + model + "'"});
+  m_model = model;  // every prompt names its model
+  done(std::nullopt);
+}
+
+void OpenCodeSession::set_mode(const std::string& mode, Completion done) {
+  if (!is_mode(mode)) return done(no_such_mode(mode));
+  m_mode = mode;
+  done(std::nullopt);
+}
+
+void OpenCodeSession::stop() {
+  // The server is shared: this session only stops listening. A turn still running is aborted, not left working.
+  cancel();
+  boost::asio::post(m_io, [this, self = std::weak_ptr<OpenCodeSession*>(m_self)] {
+    if (!self.expired()) become_unavailable("stopped");
+  });
+}
+
+void OpenCodeSession::server_lost(const std::string& reason) { become_unavailable(reason); }
+
+void OpenCodeSession::become_unavailable(const std::string& reason) {
+  if (m_unavailable) return;
+  m_unavailable = true;
+  if (!m_id.empty()) m_runtime.detach(m_id);
+  m_listener.on_unavailable(Unavailable{reason});  // the session ends a running turn as an error when it hears this
+}
+
+void OpenCodeSession::on_server_event(const json& payload) { m_translator.feed(payload); }
+
+}  // namespace switchboard::adapters::opencode

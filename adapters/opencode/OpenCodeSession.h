@@ -1,0 +1,77 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "opencode/OpenCodeTranslator.h"
+#include "switchboard/adapters/AgentAdapter.h"
+#include "switchboard/adapters/ForwardingListener.h"
+
+namespace switchboard::adapters::opencode {
+
+class OpenCodeRuntime;
+
+// The modes a session of ours runs OpenCode in. Whatever the user's own OpenCode configuration allows, the
+// session's rules make OpenCode ask before every shell command and file edit; the mode decides which of those
+// the adapter lets through by itself and which the engine decides (docs/agents/opencode.md).
+inline constexpr std::string_view kAskMode = "ask";                    // every command and edit asks (the default)
+inline constexpr std::string_view kAcceptEditsMode = "accept-edits";   // edits go through; commands ask
+inline constexpr std::string_view kFullAccessMode = "full-access";     // nothing asks
+
+// One session of ours on the shared `opencode serve`: requests go over the runtime's server, and the runtime
+// hands this session the events that name its OpenCode session; the translator turns them into ours.
+class OpenCodeSession final : public AgentAdapter {
+ public:
+  OpenCodeSession(boost::asio::io_context& io, OpenCodeRuntime& runtime, AdapterListener& listener);
+  ~OpenCodeSession() override;
+
+  static protocol::AgentCapabilities static_capabilities();
+
+  protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
+  void start(const StartOptions& options, Completion done) override;
+  void send(TurnInput input) override;
+  void cancel() override;
+  void answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) override;
+  void answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) override;
+  void set_model(const std::string& model, Completion done) override;
+  void set_mode(const std::string& mode, Completion done) override;
+  void stop() override;
+
+  // From the runtime.
+  void on_server_event(const nlohmann::json& payload);
+  void server_lost(const std::string& reason);
+
+ private:
+  // Between the translator and the engine: asks the mode lets through are answered here.
+  class ModeFilter;
+  struct Answer;
+
+  void request(boost::beast::http::verb method, const std::string& path, const nlohmann::json& body,
+               std::function<void(Answer)> then);
+  std::string target(const std::string& path) const;
+  void reply_to_permission(const std::string& id, const std::string& reply, const std::optional<std::string>& message,
+                           Completion done);
+  void fail_turn(const std::string& why);
+  void become_unavailable(const std::string& reason);
+
+  boost::asio::io_context& m_io;
+  OpenCodeRuntime& m_runtime;
+  AdapterListener& m_listener;
+  std::unique_ptr<ModeFilter> m_filter;
+  OpenCodeTranslator m_translator;
+  std::string m_id;   // OpenCode's session id, once started
+  std::string m_cwd;  // every request names the session's directory
+  std::string m_mode{kAskMode};
+  std::optional<std::string> m_model;  // "provider/model"
+  bool m_unavailable = false;
+  std::shared_ptr<OpenCodeSession*> m_self;  // requests in flight hold a weak_ptr to it
+};
+
+// Whether `mode` is one of the modes above.
+bool is_mode(std::string_view mode);
+
+}  // namespace switchboard::adapters::opencode

@@ -1,0 +1,214 @@
+#include "opencode/OpenCodeTranslator.h"
+
+#include <array>
+
+#include "common/NativeJson.h"
+
+namespace switchboard::adapters::opencode {
+
+using nlohmann::json;
+using native::string_or_empty;
+
+namespace {
+
+using namespace std::string_view_literals;
+
+// Known, and turned into nothing on purpose (docs/agents/opencode.md says why each).
+constexpr std::array kDroppedEvents = {
+    "server.connected"sv, "server.heartbeat"sv, "session.created"sv, "session.updated"sv, "session.diff"sv,
+    "permission.replied"sv, "sync"sv, "plugin.added"sv, "catalog.updated"sv, "reference.updated"sv, "integration.updated"sv,
+    "project.updated"sv, "file.edited"sv, "file.watcher.updated"sv, "lsp.updated"sv, "lsp.client.diagnostics"sv,
+    "installation.updated"sv, "todo.updated"sv, "session.compacted"sv, "message.removed"sv, "message.part.removed"sv,
+    "command.executed"sv, "vcs.branch.updated"sv};
+constexpr std::array kDroppedParts = {"step-start"sv, "snapshot"sv, "patch"sv, "agent"sv, "retry"sv,
+                                      "compaction"sv, "subtask"sv, "file"sv};
+
+bool has_end(const json& part) {
+  const auto* time = native::object_at(part, "time");
+  return time != nullptr && time->contains("end");
+}
+
+}  // namespace
+
+void OpenCodeTranslator::turn_started() {
+  m_turn_running = true;
+  m_busy = false;
+  m_aborted = false;
+  m_error.reset();
+  m_last_text.clear();
+  m_usage = protocol::Usage{};
+  m_has_usage = false;
+}
+
+void OpenCodeTranslator::feed(const json& payload) {
+  m_lines.line();
+  const std::string type = string_or_empty(payload, "type");
+  if (one_of(kDroppedEvents, type)) return m_lines.dropped();  // `sync` records have no properties
+  const auto* properties = native::object_at(payload, "properties");
+  if (type.empty() || properties == nullptr) return m_lines.malformed("an event without type or properties", payload);
+
+  if (type == "message.part.delta") {
+    if (string_or_empty(*properties, "field") != "text") return m_lines.dropped();
+    const std::string part = string_or_empty(*properties, "partID");
+    if (m_user_messages.count(string_or_empty(*properties, "messageID")) != 0) return m_lines.dropped();
+    const auto kind = m_part_kinds.find(part);
+    return m_events.on_delta(TextDelta{part, kind == m_part_kinds.end() ? protocol::DeltaKind::Text : kind->second,
+                                       string_or_empty(*properties, "delta"), std::nullopt});
+  }
+  if (type == "message.part.updated") {
+    const auto* part = native::object_at(*properties, "part");
+    if (part == nullptr) return m_lines.malformed("message.part.updated without a part", payload);
+    return on_part(*part);
+  }
+  if (type == "message.updated") {
+    const auto* info = native::object_at(*properties, "info");
+    if (info != nullptr && string_or_empty(*info, "role") == "user") m_user_messages.insert(string_or_empty(*info, "id"));
+    return m_lines.dropped();
+  }
+  if (type == "permission.asked") return on_permission(*properties);
+  if (type == "session.status") {
+    const auto* status = native::object_at(*properties, "status");
+    if (status == nullptr) return m_lines.malformed("session.status without a status", payload);
+    return on_status(*status);
+  }
+  if (type == "session.error") {
+    const auto* error = native::object_at(*properties, "error");
+    const std::string name = error != nullptr ? string_or_empty(*error, "name") : "";
+    if (name == "MessageAbortedError") {
+      m_aborted = true;
+      return;
+    }
+    std::string message = error != nullptr && error->contains("data") && (*error)["data"].is_object()
+                              ? string_or_empty((*error)["data"], "message")
+                              : std::string();
+    if (message.empty()) message = name.empty() ? "OpenCode reported an error" : name;
+    m_error = message;
+    return m_events.on_error(AgentErrorReport{"OpenCode: " + message, true});
+  }
+  if (type == "session.idle") return end_turn();
+  m_lines.unknown(type);
+}
+
+void OpenCodeTranslator::on_part(const json& part) {
+  if (m_user_messages.count(string_or_empty(part, "messageID")) != 0) return m_lines.dropped();
+  const std::string type = string_or_empty(part, "type");
+  const std::string id = string_or_empty(part, "id");
+  if (type == "text" || type == "reasoning") {
+    const auto kind = type == "text" ? protocol::DeltaKind::Text : protocol::DeltaKind::Thinking;
+    m_part_kinds[id] = kind;
+    // A part is reported whole once it has ended (its `time.end`); the updates before carry what the deltas do.
+    if (!has_end(part) || !m_completed_parts.insert(id).second) return m_lines.dropped();
+    const std::string text = string_or_empty(part, "text");
+    if (kind == protocol::DeltaKind::Text) m_last_text = text;
+    if (text.empty()) return m_lines.dropped();
+    return m_events.on_message(MessageCompleted{id, kind, text, std::nullopt});
+  }
+  if (type == "tool") return on_tool_part(part);
+  if (type == "step-finish") {
+    // Each model request of the turn is a step: the turn's usage is their sum.
+    if (const auto* tokens = native::object_at(part, "tokens")) {
+      m_has_usage = true;
+      m_usage.input_tokens = m_usage.input_tokens.value_or(0) + native::integer_at(*tokens, "input").value_or(0);
+      m_usage.output_tokens = m_usage.output_tokens.value_or(0) + native::integer_at(*tokens, "output").value_or(0);
+      if (const auto* cache = native::object_at(*tokens, "cache")) {
+        m_usage.cache_read_tokens = m_usage.cache_read_tokens.value_or(0) + native::integer_at(*cache, "read").value_or(0);
+      }
+    }
+    if (const auto cost = native::number_at(part, "cost")) m_usage.cost_usd = m_usage.cost_usd.value_or(0) + *cost;
+    return;
+  }
+  if (one_of(kDroppedParts, type)) return m_lines.dropped();
+  m_lines.unknown("part " + type);
+}
+
+void OpenCodeTranslator::on_tool_part(const json& part) {
+  const std::string call = string_or_empty(part, "callID");
+  const auto* state = native::object_at(part, "state");
+  if (call.empty() || state == nullptr) return m_lines.malformed("a tool part without callID or state", part);
+  auto& tool = m_tools[call];
+  if (tool.done) return m_lines.dropped();
+  const std::string status = string_or_empty(*state, "status");
+  if (status == "pending") return m_lines.dropped();  // its input is not known yet
+  if (!tool.started) {
+    tool.started = true;
+    const auto* input = native::object_at(*state, "input");
+    m_events.on_tool_started(ToolStarted{call, string_or_empty(part, "tool"), input ? *input : json::object(), std::nullopt});
+  }
+  if (status == "running") {
+    // The output so far, whole, in each update: what is new is reported.
+    const auto* metadata = native::object_at(*state, "metadata");
+    const std::string output = metadata != nullptr ? string_or_empty(*metadata, "output") : "";
+    if (output.size() > tool.output_sent) {
+      m_events.on_tool_output(ToolOutput{call, output.substr(tool.output_sent)});
+      tool.output_sent = output.size();
+    }
+    return;
+  }
+  if (status == "completed" || status == "error") {
+    tool.done = true;
+    const bool failed = status == "error";
+    return m_events.on_tool_completed(ToolCompleted{call, string_or_empty(*state, failed ? "error" : "output"), failed});
+  }
+  m_lines.unknown("tool status " + status);
+}
+
+void OpenCodeTranslator::on_permission(const json& properties) {
+  PermissionAsk ask;
+  ask.native_id = string_or_empty(properties, "id");
+  ask.tool = string_or_empty(properties, "permission");
+  const auto* metadata = native::object_at(properties, "metadata");
+  ask.input = metadata != nullptr ? *metadata : json::object();
+  std::string patterns;
+  if (const auto* list = native::array_at(properties, "patterns")) {
+    for (const auto& pattern : *list) {
+      if (!pattern.is_string()) continue;
+      if (!patterns.empty()) patterns += "; ";
+      patterns += pattern.get<std::string>();
+    }
+  }
+  ask.subject = metadata != nullptr && metadata->contains("command") ? string_or_empty(*metadata, "command") : patterns;
+  ask.description = "OpenCode asks to use " + ask.tool + (patterns.empty() ? std::string() : ": " + patterns);
+  // What OpenCode would remember for "always" (e.g. `echo *`): the rule we suggest.
+  if (const auto* always = native::array_at(properties, "always"); always != nullptr && always->size() == 1 && (*always)[0].is_string()) {
+    ask.suggested_rule = protocol::PermissionRule{ask.tool, (*always)[0].get<std::string>()};
+  }
+  if (ask.native_id.empty()) return m_lines.malformed("permission.asked without an id", properties);
+  m_events.on_permission_request(std::move(ask));
+}
+
+void OpenCodeTranslator::on_status(const json& status) {
+  const std::string type = string_or_empty(status, "type");
+  if (type == "retry") {
+    AgentStatus retrying;
+    retrying.status = protocol::AgentStatusKind::Retrying;
+    if (auto message = native::string_at(status, "message")) retrying.message = *message;
+    retrying.attempt = native::integer_at(status, "attempt");
+    return m_events.on_status(std::move(retrying));
+  }
+  if (type == "idle") return end_turn();  // the same end as session.idle, which follows (once is enough)
+  if (type == "busy") m_busy = m_turn_running;
+  m_lines.dropped();
+}
+
+void OpenCodeTranslator::turn_refused(const std::string& why) {
+  if (!m_turn_running) return;
+  m_error = why;
+  m_busy = true;
+  end_turn();
+}
+
+void OpenCodeTranslator::end_turn() {
+  // session.idle comes twice after an abort or a provider error, and also with no turn of ours (a session
+  // created or loaded): only the first end of a running turn counts.
+  if (!m_turn_running || !m_busy) return m_lines.dropped();
+  m_turn_running = false;
+  TurnResult result;
+  result.stop_reason = m_aborted ? protocol::StopReason::Cancelled : m_error ? protocol::StopReason::Error : protocol::StopReason::EndTurn;
+  result.text = m_last_text;
+  if (m_error && !m_aborted) result.error = m_error;
+  if (m_has_usage || m_usage.cost_usd) result.usage = m_usage;
+  m_tools.clear();
+  m_events.on_turn_end(std::move(result));
+}
+
+}  // namespace switchboard::adapters::opencode

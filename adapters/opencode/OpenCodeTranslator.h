@@ -1,0 +1,66 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/LineStats.h"
+#include "switchboard/adapters/AgentAdapter.h"
+
+namespace switchboard::adapters::opencode {
+
+// One session's view of `opencode serve`'s event stream: each event of that session (the `payload` of a
+// /global/event record: {"type", "properties"}) in, AdapterListener events out. Pure: no I/O, no clock; the
+// runtime routes events here by session id, the session adapter says when it sent a prompt. The mapping, and the
+// event types dropped on purpose, are in docs/agents/opencode.md.
+class OpenCodeTranslator {
+ public:
+  explicit OpenCodeTranslator(AdapterListener& events) : m_events(events) {}
+
+  // A prompt went to the server: the next end of activity (session.idle) ends this turn.
+  void turn_started();
+  bool turn_running() const { return m_turn_running; }
+  // Our abort was sent: the turn ends cancelled, whatever error the server reports for it.
+  void abort_sent() { m_aborted = true; }
+  // The prompt was refused before OpenCode started on it: the turn ends now, as an error.
+  void turn_refused(const std::string& why);
+
+  void feed(const nlohmann::json& payload);
+
+  const LineStats& stats() const { return m_lines.stats(); }
+
+ private:
+  struct ToolCall {
+    bool started = false;
+    std::size_t output_sent = 0;  // bytes of the running output already reported
+    bool done = false;
+  };
+
+  void on_part(const nlohmann::json& part);
+  void on_tool_part(const nlohmann::json& part);
+  void on_permission(const nlohmann::json& properties);
+  void on_status(const nlohmann::json& status);
+  void end_turn();
+
+  AdapterListener& m_events;
+  LineLog m_lines{"opencode"};
+  bool m_turn_running = false;
+  // OpenCode said `busy` since our prompt: only then does an idle end our turn. An idle can come late from the
+  // turn before (OpenCode sends `session.status idle` and `session.idle`, and idle twice after an abort), and the
+  // engine may have sent the next prompt by then.
+  bool m_busy = false;
+  bool m_aborted = false;
+  std::optional<std::string> m_error;      // session.error of this turn (other than our abort)
+  std::set<std::string> m_user_messages;   // their parts are our own prompt, not the agent's output
+  std::map<std::string, protocol::DeltaKind> m_part_kinds;  // text or reasoning, by part id
+  std::set<std::string> m_completed_parts;
+  std::map<std::string, ToolCall> m_tools;  // by call id
+  std::string m_last_text;                  // the turn's last text part: its answer
+  protocol::Usage m_usage;
+  bool m_has_usage = false;
+};
+
+}  // namespace switchboard::adapters::opencode

@@ -1,0 +1,150 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "opencode/OpenCodeTranslator.h"
+#include "support/CodexRecording.h"
+
+// The OpenCode translator fed a recorded `opencode serve` stream (tests/fixtures/opencode/): one tool-using turn
+// of OpenCode 1.18.33 against the project's Chat Completions mock, with a permission asked and allowed. The
+// recording sink is the generic one the Codex tests also use (its lines name no agent).
+
+namespace opencode_translator_tests {
+
+using nlohmann::json;
+using switchboard::adapters::opencode::OpenCodeTranslator;
+using switchboard::testing::CodexRecordingSink;
+
+// The payloads of the recorded /global/event stream ("data: {directory, project, payload}" lines).
+std::vector<json> recorded(const std::string& name) {
+  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/opencode/" + name);
+  REQUIRE(in.good());
+  std::vector<json> payloads;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("data: ", 0) != 0) continue;
+    payloads.push_back(json::parse(line.substr(6)).at("payload"));
+  }
+  return payloads;
+}
+
+json event(const std::string& type, json properties) { return json{{"type", type}, {"properties", std::move(properties)}}; }
+
+TEST_CASE("opencode translator: a recorded tool turn with a permission becomes our events, in order", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.turn_started();
+  for (const auto& payload : recorded("permission-turn.global.sse")) translator.feed(payload);
+
+  std::vector<std::string> without_deltas;
+  std::string streamed;
+  for (const auto& line : sink.lines) {
+    if (line.rfind("delta ", 0) == 0) {
+      streamed += json::parse(line.substr(line.find(" \"") + 1)).get<std::string>();
+    } else {
+      without_deltas.push_back(line);
+    }
+  }
+  INFO(json(sink.lines).dump(1));
+  REQUIRE(without_deltas.size() == 7);
+  CHECK(without_deltas[0] == R"(tool_started call_mock_0001 bash {"command":"echo hi","description":"say hi"})");
+  CHECK(without_deltas[1].rfind("message prt_", 0) == 0);
+  CHECK(without_deltas[1].find(R"(text "Running it.")") != std::string::npos);
+  CHECK(without_deltas[2] == R"(permission per_2325222dd00134heutlRCnLrn2 bash "echo hi")");
+  CHECK(without_deltas[3] == R"(tool_output call_mock_0001 "hi\n")");
+  CHECK(without_deltas[4] == R"(tool_completed call_mock_0001 ok "hi\n")");
+  CHECK(without_deltas[5].find(R"(text "Done: hi")") != std::string::npos);
+  CHECK(without_deltas[6].rfind(R"(turn_end end_turn "Done: hi")", 0) == 0);
+  CHECK(streamed == "Running it.Done: hi");  // the user's own prompt part is not echoed
+  REQUIRE(sink.permissions.size() == 1);
+  const auto& ask = sink.permissions[0].second;
+  CHECK(ask.input == json{{"command", "echo hi"}});
+  REQUIRE(ask.suggested_rule);
+  CHECK(ask.suggested_rule->tool == "bash");
+  CHECK(ask.suggested_rule->pattern == "echo *");
+  REQUIRE(sink.turns.size() == 1);
+  REQUIRE(sink.turns[0].usage);
+  CHECK(sink.turns[0].usage->output_tokens.value_or(0) > 0);
+  CHECK(translator.stats().malformed == 0);
+  CHECK(translator.stats().unknown == 0);
+  CHECK_FALSE(translator.turn_running());
+}
+
+TEST_CASE("opencode translator: an abort ends the turn cancelled once, though OpenCode reports an error and two idles", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.turn_started();
+  translator.feed(event("session.status", {{"sessionID", "ses_1"}, {"status", {{"type", "busy"}}}}));
+  translator.abort_sent();
+  translator.feed(event("session.error", {{"sessionID", "ses_1"}, {"error", {{"name", "MessageAbortedError"}, {"data", {{"message", "Aborted"}}}}}}));
+  translator.feed(event("session.idle", {{"sessionID", "ses_1"}}));
+  translator.feed(event("session.idle", {{"sessionID", "ses_1"}}));
+  CHECK(sink.lines == std::vector<std::string>{"turn_end cancelled"});
+}
+
+TEST_CASE("opencode translator: a provider error ends the turn as an error and says why, and idles without a turn are nothing", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.feed(event("session.idle", {{"sessionID", "ses_1"}}));  // a session loaded or created: no turn of ours
+  translator.turn_started();
+  translator.feed(event("session.status", {{"sessionID", "ses_1"}, {"status", {{"type", "busy"}}}}));
+  translator.feed(event("session.status", {{"sessionID", "ses_1"}, {"status", {{"type", "retry"}, {"attempt", 1}, {"message", "Cannot connect"}}}}));
+  translator.feed(event("session.error", {{"sessionID", "ses_1"}, {"error", {{"name", "APIError"}, {"data", {{"message", "Cannot connect to API"}}}}}}));
+  translator.feed(event("session.status", {{"sessionID", "ses_1"}, {"status", {{"type", "idle"}}}}));
+  translator.feed(event("session.idle", {{"sessionID", "ses_1"}}));
+  CHECK(sink.lines == std::vector<std::string>{R"(status retrying "Cannot connect")", R"(error recoverable "OpenCode: Cannot connect to API")",
+                                               R"(turn_end error error="Cannot connect to API")"});
+  REQUIRE(sink.statuses.size() == 1);
+  CHECK(sink.statuses[0].attempt == 1);
+}
+
+TEST_CASE("opencode translator: a late idle of the turn before does not end the next one, which ends at its own", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  const auto status = [](const char* type) { return event("session.status", {{"sessionID", "ses_1"}, {"status", {{"type", type}}}}); };
+  translator.turn_started();
+  translator.feed(status("busy"));
+  translator.feed(status("idle"));  // the first turn ends here
+  translator.turn_started();        // the engine sends the queued prompt at once
+  translator.feed(event("session.idle", {{"sessionID", "ses_1"}}));  // the first turn's second idle
+  CHECK(translator.turn_running());
+  translator.feed(status("busy"));
+  translator.feed(event("session.idle", {{"sessionID", "ses_1"}}));
+  CHECK_FALSE(translator.turn_running());
+  CHECK(sink.lines == std::vector<std::string>{"turn_end end_turn", "turn_end end_turn"});
+}
+
+TEST_CASE("opencode translator: a running tool's output is reported as it grows, and a rejected call is an error result", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.turn_started();
+  const auto tool = [](json state) {
+    return event("message.part.updated", {{"part", {{"id", "prt_1"}, {"messageID", "msg_1"}, {"type", "tool"}, {"tool", "bash"},
+                                                    {"callID", "call_1"}, {"state", std::move(state)}}}});
+  };
+  translator.feed(tool({{"status", "pending"}, {"input", json::object()}}));
+  translator.feed(tool({{"status", "running"}, {"input", {{"command", "seq 2"}}}, {"metadata", {{"output", "1\n"}}}}));
+  translator.feed(tool({{"status", "running"}, {"input", {{"command", "seq 2"}}}, {"metadata", {{"output", "1\n2\n"}}}}));
+  translator.feed(tool({{"status", "error"}, {"input", {{"command", "seq 2"}}}, {"error", "The user rejected permission"}}));
+  translator.feed(tool({{"status", "error"}, {"input", {{"command", "seq 2"}}}, {"error", "The user rejected permission"}}));
+  CHECK(sink.lines == std::vector<std::string>{R"(tool_started call_1 bash {"command":"seq 2"})", R"(tool_output call_1 "1\n")",
+                                               R"(tool_output call_1 "2\n")", R"(tool_completed call_1 error "The user rejected permission")"});
+}
+
+TEST_CASE("opencode translator: events it does not know are counted, malformed ones too, and nothing throws", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.feed(json{{"type", "session.next.thing"}, {"properties", json::object()}});
+  translator.feed(json{{"type", 7}});
+  translator.feed(json::array());
+  translator.feed(event("message.part.updated", {{"part", "not an object"}}));
+  translator.feed(event("message.part.updated", {{"part", {{"type", "tool"}}}}));
+  CHECK(sink.lines.empty());
+  CHECK(translator.stats().unknown == 1);
+  CHECK(translator.stats().malformed == 4);
+}
+
+}  // namespace opencode_translator_tests
