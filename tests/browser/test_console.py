@@ -107,12 +107,13 @@ class Daemon:
         self.scratch = scratch
         self.env = env
         self.data = os.path.join(scratch, name + ".data")
-        self.log = open(os.path.join(scratch, name + ".stderr.txt"), "ab")
+        self.log_path = os.path.join(scratch, name + ".stderr.txt")
         self.port = 0
         self.proc = None
         self.start()
 
     def start(self):
+        self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([ARGS.binary, "--log-level", "info", "serve", "--data-dir", self.data,
                                       "--port", str(self.port)], env=self.env, stdout=subprocess.PIPE,
                                      stderr=self.log, stdin=subprocess.DEVNULL)
@@ -126,6 +127,8 @@ class Daemon:
     def kill(self):
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
+        self.proc.stdout.close()
+        self.log.close()
 
     def stop(self):
         if self.proc.poll() is None:
@@ -133,7 +136,10 @@ class Daemon:
             try:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:
-                self.kill()
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc.stdout.close()
+        self.log.close()
 
     def call(self, method, params=None):
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}).encode()
@@ -281,6 +287,25 @@ class ConsoleTest(unittest.TestCase):
         self.assertEqual(len(page_messages), len(set(page_messages)), "a message is shown twice")
         for message in completed:
             self.assertIn(message["messageId"], page_messages)
+        # Text: a completed message exactly; one a kill cut off may have shown a few deltas the log never stored,
+        # but never less than the log has, and never a piece twice.
+        logged = {}
+        for e in events:
+            if e["type"] == "message.delta":
+                logged[e["data"]["messageId"]] = logged.get(e["data"]["messageId"], "") + e["data"]["text"]
+        for message in completed:
+            logged[message["messageId"]] = message["text"]
+        page_text = self.js("return Object.fromEntries([...document.querySelectorAll('#transcript .assistant')]"
+                            ".map(n => [n.dataset.messageId, n.textContent.trim()]))")
+        done = {m["messageId"] for m in completed}
+        plain = lambda text: " ".join(text.replace("*", "").replace("`", "").split())  # as the Markdown shows it
+        for message_id, text in page_text.items():
+            expected, shown = plain(logged.get(message_id, "")), plain(text)
+            if message_id in done:
+                self.assertEqual(shown, expected, f"message {message_id}")
+            else:
+                self.assertTrue(shown.startswith(expected) and len(shown) - len(expected) < 200,
+                                f"message {message_id}: page {shown[:80]!r}… log {expected[:80]!r}…")
         tools = [e["data"]["toolCallId"] for e in events if e["type"] == "tool.started"]
         page_tools = self.js("return [...document.querySelectorAll('#transcript .tool')].map(n => n.dataset.toolCallId)")
         self.assertEqual(page_tools, tools)
@@ -447,6 +472,17 @@ class ConsoleTest(unittest.TestCase):
         self.wait_idle()
         self.assert_transcript_matches_log(session)
         self.shot("09-resumed")
+        # Once more, with a turn that runs while the page is cut off: it comes from the replay after the last seq
+        # the page applied (Last-Event-ID), not from a reload.
+        self.daemon.stop()
+        self.daemon.start()
+        self.wait("the token refusal", lambda: self.js("return document.getElementById('connection').dataset.state") == "unauthorized")
+        self.daemon.call("session.send", {"sessionId": session, "text": "say hello while the page is away"})
+        self.js("location.hash = '#token=' + arguments[0]", self.daemon.token)
+        self.wait_live()
+        self.wait_text("Hello from the mock console")
+        self.wait_idle()
+        self.assert_transcript_matches_log(session)
 
     def test_10_first_paint_of_a_10000_event_session(self):
         """Measured, and recorded in first-paint.json: navigation start to the frame that shows the whole stored
