@@ -319,11 +319,14 @@ function questionCard(entry) {
 async function send() {
   const text = $("prompt").value;
   if (!ui.selectedId || !text.trim()) return;
+  const attachments = $("attach-input").value.split(",").map((p) => p.trim()).filter(Boolean).map((path) => ({ path }));
   $("prompt").value = "";
+  $("attach-input").value = "";
   try {
-    await api.call("session.send", { sessionId: ui.selectedId, text, wait: false });
+    await api.call("session.send", { sessionId: ui.selectedId, text, wait: false, ...(attachments.length ? { attachments } : {}) });
   } catch (error) {
     $("prompt").value = text;  // not lost
+    $("attach-input").value = attachments.map((a) => a.path).join(", ");
     failed(error);
   }
 }
@@ -412,6 +415,29 @@ function showAgentProblem() {
   $("new-agent-problem").textContent = problem || "";
 }
 $("new-agent").addEventListener("change", showAgentProblem);
+// The agent's own history for the directory (history.list), each importable as a session of ours.
+$("history-button").addEventListener("click", async () => {
+  const agent = $("new-agent").value;
+  const cwd = $("new-cwd").value.trim();
+  const list = $("history-list");
+  list.replaceChildren(el("li", { class: "muted", text: "reading…" }));
+  try {
+    const { sessions } = await api.call("history.list", { agent, cwd });
+    list.replaceChildren(...(sessions.length ? sessions.map((h) => el("li", { "data-provider-session-id": h.providerSessionId },
+      el("span", { text: h.title || h.providerSessionId }),
+      el("small", { class: "muted", text: new Date(h.updatedAt).toLocaleString() }),
+      el("button", { type: "button", text: "Import", onclick: async () => {
+        try {
+          const { session } = await api.call("session.import", { agent, cwd, providerSessionId: h.providerSessionId });
+          store.setSessions([session]);
+          $("new-session-dialog").close();
+          select(session.sessionId);
+        } catch (error) { list.prepend(el("li", { class: "error", text: error.message })); }
+      } }))) : [el("li", { class: "muted", text: "none" })]));
+  } catch (error) {
+    list.replaceChildren(el("li", { class: "error", text: error.message }));
+  }
+});
 $("new-session-cancel").addEventListener("click", () => $("new-session-dialog").close());
 $("new-session-form").addEventListener("submit", async (e) => {
   e.preventDefault();

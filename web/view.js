@@ -48,6 +48,31 @@ function inputSummary(tool, input) {
   return typeof line === "string" ? line : "";
 }
 
+// A file edit's change as unified-diff lines ("-" old, "+" new), when the tool input describes one: Claude Code's
+// Edit / MultiEdit (old_string, new_string), Write (content), or a patch text (Codex's apply_patch).
+export function editDiff(input) {
+  if (!input || typeof input !== "object") return null;
+  const lines = [];
+  const pair = (before, after) => {
+    for (const line of String(before).split("\n")) lines.push(["del", "-" + line]);
+    for (const line of String(after).split("\n")) lines.push(["add", "+" + line]);
+  };
+  const patch = [input.patch, input.input].find((v) => typeof v === "string" && v.includes("*** Begin Patch"));
+  if (patch) {
+    for (const line of patch.split("\n")) lines.push([line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx", line]);
+  } else if (typeof input.old_string === "string" && typeof input.new_string === "string") {
+    pair(input.old_string, input.new_string);
+  } else if (Array.isArray(input.edits)) {
+    for (const edit of input.edits) if (edit && typeof edit.old_string === "string") pair(edit.old_string, edit.new_string ?? "");
+  } else if (typeof input.content === "string" && typeof input.file_path === "string") {
+    for (const line of input.content.split("\n")) lines.push(["add", "+" + line]);
+  } else {
+    return null;
+  }
+  const header = typeof input.file_path === "string" ? [["ctx", `--- ${input.file_path}`], ["ctx", `+++ ${input.file_path}`]] : [];
+  return [...header, ...lines];
+}
+
 function formatUsage(usage) {
   if (!usage) return "";
   const parts = [];
@@ -171,7 +196,9 @@ export class TranscriptView {
             input: el("pre", { class: "tool-input" }), output: el("pre", { class: "tool-output" }),
             body: el("div", { class: "nested" }), drawn: 0 };
       const details = el("details", {}, el("summary", { text: "input" }), n.input);
-      n.root.append(n.head, details, n.output, n.body);
+      const diff = editDiff(item.input);
+      const diffNode = diff && el("pre", { class: "diff" }, ...diff.map(([kind, line]) => el("span", { class: kind, text: line + "\n" })));
+      n.root.append(n.head, diffNode, details, n.output, n.body);
     }
     this.nodes.set(item, n);
     this.updateItem(item);

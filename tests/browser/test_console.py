@@ -49,6 +49,9 @@ MOCK_SCRIPT = {"rules": [
     {"match": {"last_user_has_tool_result": True}, "reply": {"text": "Tool result seen."}},
     {"match": {"last_user_text_contains": "please create a file"},
      "reply": {"text": "I will create the file.", "tool_use": {"name": "Bash", "input": TOUCH}}},
+    {"match": {"last_user_text_contains": "edit the notes"},
+     "reply": {"tool_use": {"name": "Edit", "input": {"file_path": "NOTES_PATH", "old_string": "old line",
+                                                      "new_string": "new line"}}}},
     {"match": {"last_user_text_contains": "say hello"},
      "reply": {"text": "Hello from the **mock** console, streamed in pieces.", "chunks": 12, "delay_ms": 80}},
     {"match": {"last_user_text_contains": "xss please"},
@@ -80,11 +83,13 @@ def missing_prerequisites():
 
 
 class Mock:
-    def __init__(self, scratch):
+    def __init__(self, scratch, notes):
         script = os.path.join(scratch, "mock.script.json")
         port_file = os.path.join(scratch, "mock.port")
+        with open(notes, "w") as f:
+            f.write("old line\n")
         with open(script, "w") as f:
-            json.dump(MOCK_SCRIPT, f)
+            f.write(json.dumps(MOCK_SCRIPT).replace("NOTES_PATH", notes))
         self.proc = subprocess.Popen([sys.executable, MOCK, "--script", script, "--log",
                                       os.path.join(scratch, "mock.requests.ndjson"), "--port-file", port_file],
                                      stdout=subprocess.DEVNULL)
@@ -103,7 +108,8 @@ class Mock:
 class Daemon:
     """`switchboard serve` on a data directory; restartable on the same port (the page's origin)."""
 
-    def __init__(self, scratch, env, name="daemon"):
+    def __init__(self, scratch, env, name="daemon", binary=None):
+        self.binary = binary or ARGS.binary
         self.scratch = scratch
         self.env = env
         self.data = os.path.join(scratch, name + ".data")
@@ -114,7 +120,7 @@ class Daemon:
 
     def start(self):
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([ARGS.binary, "--log-level", "info", "serve", "--data-dir", self.data,
+        self.proc = subprocess.Popen([self.binary, "--log-level", "info", "serve", "--data-dir", self.data,
                                       "--port", str(self.port)], env=self.env, stdout=subprocess.PIPE,
                                      stderr=self.log, stdin=subprocess.DEVNULL)
         self.proc.stdout.readline()  # "switchboard X listening on URL"
@@ -193,7 +199,7 @@ class ConsoleTest(unittest.TestCase):
         os.makedirs(cls.work)
         cls.shots = os.path.abspath(ARGS.screenshots)
         os.makedirs(cls.shots, exist_ok=True)
-        cls.mock = Mock(cls.scratch)
+        cls.mock = Mock(cls.scratch, notes=os.path.join(cls.work, "notes.txt"))
         cls.daemon = Daemon(cls.scratch, daemon_env(cls.scratch, cls.mock.port, claude_path()))
         cls.browser = new_browser()
         cls.browser.set_script_timeout(30)
@@ -484,11 +490,44 @@ class ConsoleTest(unittest.TestCase):
         self.wait_idle()
         self.assert_transcript_matches_log(session)
 
+    def test_11_file_edit_shows_as_a_diff(self):
+        session = self.create_session("Edit")
+        self.open_console(session)
+        self.type_prompt("edit the notes")
+        diff = self.wait("the diff", lambda: self.js(
+            "const d = document.querySelector('#transcript .tool .diff'); return d && [...d.children].map(n => [n.className, n.textContent])"))
+        self.assertIn(["del", "-old line\n"], diff)
+        self.assertIn(["add", "+new line\n"], diff)
+        # Claude Code refuses to edit a file it has not read: the card shows that error, as the tool's output.
+        self.wait("the tool's error", lambda: self.js("return document.querySelector('#transcript .tool').dataset.state") == "error")
+        self.assertIn("has not been read", self.js("return document.querySelector('#transcript .tool .tool-output').textContent"))
+        self.wait_idle()
+        self.shot("11-diff-and-tool-error")
+
+    def test_12_import_from_the_agents_history(self):
+        spent = self.create_session("Spent")
+        self.daemon.call("session.send", {"sessionId": spent, "text": "say hello for the history"})
+        self.open_console()
+        self.browser.find_element("id", "new-session-button").click()
+        self.wait("the agent list", lambda: self.js("return document.getElementById('new-agent').options.length > 0"))
+        cwd = self.browser.find_element("id", "new-cwd")
+        cwd.clear()
+        cwd.send_keys(self.work)
+        self.browser.find_element("css selector", "#history-section summary").click()
+        self.browser.find_element("id", "history-button").click()
+        self.wait("the agent's sessions", lambda: self.js("return document.querySelectorAll('#history-list li[data-provider-session-id]').length"))
+        self.shot("12-history")
+        before = set(self.js("return [...document.querySelectorAll('#session-list li')].map(n => n.dataset.sessionId)"))
+        self.browser.find_element("css selector", "#history-list li[data-provider-session-id] button").click()
+        self.wait("the imported session", lambda: set(self.js(
+            "return [...document.querySelectorAll('#session-list li')].map(n => n.dataset.sessionId)")) - before)
+        self.assertFalse(self.js("return document.getElementById('new-session-dialog').open"))
+
     def test_10_first_paint_of_a_10000_event_session(self):
         """Measured, and recorded in first-paint.json: navigation start to the frame that shows the whole stored
         transcript of a session of 10,000 events."""
         env = dict(self.daemon.env, SWITCHBOARD_CLAUDE_BIN=os.path.join(HERE, "bulk_claude.py"))
-        bulk = Daemon(self.scratch, env, name="bulk")
+        bulk = Daemon(self.scratch, env, name="bulk", binary=ARGS.perf_binary)
         try:
             session = bulk.call("session.create", {"agent": "claude", "cwd": self.work, "title": "Ten thousand"})["session"]["sessionId"]
             bulk.call("session.send", {"sessionId": session, "text": "go"})  # waits for the turn's end
@@ -517,7 +556,7 @@ class ConsoleTest(unittest.TestCase):
                 time.sleep(0.2)
             self.assertEqual(page_tools(), tools)
             drawn = sorted(t[0] for t in times)
-            figure = {"events": count, "tool_cards": turns, "transcript_drawn_ms": [round(t) for t in drawn],
+            figure = {"binary": bulk.binary, "events": count, "tool_cards": turns, "transcript_drawn_ms": [round(t) for t in drawn],
                       "median_ms": round(drawn[1]), "first_contentful_paint_ms": [round(t[1]) for t in times if t[1]],
                       "events_fetched_ms": [round(t[2]) for t in times], "events_applied_ms": [round(t[3]) for t in times]}
             with open(os.path.join(self.shots, "first-paint.json"), "w") as f:
@@ -533,6 +572,8 @@ def main():
     parser.add_argument("--binary", required=True, help="the switchboard binary")
     parser.add_argument("--screenshots", default="browser-screenshots", help="where screenshots go")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument("--perf-binary", help="the binary the first-paint measurement runs (default --binary; "
+                                              "a release build gives the figure docs/console.md records)")
     parser.add_argument("-k", dest="patterns", action="append", help="only tests matching this substring")
     ARGS, rest = parser.parse_known_args()
     missing = missing_prerequisites()
