@@ -82,23 +82,60 @@ const stream = new EventStream({
 // After every (re)connect: the session list and the open session's snapshot (its open requests, its queue,
 // whether a restart interrupted it). The stream itself resumed from the last seq this tab applied.
 async function resync() {
+  if (!ui.agents.length) {
+    ui.agents = (await api.call("agents.list")).agents;
+    $("agent-filter").replaceChildren(el("option", { value: "", text: "all agents" }),
+                                      ...ui.agents.map((a) => el("option", { value: a.agent, text: a.agent })));
+  }
   await loadSessions();
   if (ui.selectedId) await openSession(ui.selectedId);
 }
 
+// The session list, a page at a time (session.list pages cost the same however many sessions there are): the
+// first page now, the next one when the end of the list scrolls into view. The filters go to the daemon
+// (agent; text in the title or directory), and the same test keeps live changes in step with them.
+const kSessionPage = 100;
+const listing = { cursor: null, loading: null, generation: 0 };
+
+function listFilters() {
+  const filters = {};
+  if ($("show-archived").checked) filters.archived = true;
+  if ($("agent-filter").value) filters.agent = $("agent-filter").value;
+  const text = $("session-filter").value.trim();
+  if (text) filters.text = text;
+  return filters;
+}
+
+export function sessionMatches(session, filters) {
+  if (Boolean(session.archived) !== Boolean(filters.archived)) return false;
+  if (filters.agent && session.agent !== filters.agent) return false;
+  const needle = (filters.text || "").toLowerCase();
+  return !needle || (session.title || "").toLowerCase().includes(needle) || session.cwd.toLowerCase().includes(needle);
+}
+
 async function loadSessions() {
-  const archived = $("show-archived").checked;
-  let cursor;
-  const all = [];
-  do {
-    const page = await api.call("session.list", { limit: 500, ...(archived ? { archived: true } : {}), ...(cursor ? { cursor } : {}) });
-    all.push(...page.sessions);
-    cursor = page.nextCursor;
-  } while (cursor);
-  if (!archived) {
-    for (const [id, s] of store.sessions) if (s.archived) store.sessions.delete(id);
+  const generation = ++listing.generation;  // a newer filter makes older answers moot
+  const page = await api.call("session.list", { limit: kSessionPage, ...listFilters() });
+  if (generation !== listing.generation) return;
+  const open = ui.selectedId && store.sessions.get(ui.selectedId);  // the open session's header keeps its data
+  store.sessions.clear();
+  if (open) store.sessions.set(open.sessionId, open);
+  listing.cursor = page.nextCursor || null;
+  store.setSessions(page.sessions);
+}
+
+async function loadMoreSessions() {
+  if (!listing.cursor || listing.loading) return;
+  const generation = listing.generation;
+  listing.loading = api.call("session.list", { limit: kSessionPage, cursor: listing.cursor, ...listFilters() });
+  try {
+    const page = await listing.loading;
+    if (generation !== listing.generation) return;
+    listing.cursor = page.nextCursor || null;
+    store.setSessions(page.sessions);
+  } finally {
+    listing.loading = null;
   }
-  store.setSessions(all);
 }
 
 // ---- one session ----------------------------------------------------------------------------------------
@@ -168,7 +205,9 @@ store.onChange = scheduleDraw;
 function draw() {
   if (store.listDirty) {
     store.listDirty = false;
-    drawSessionList($("session-list"), store.sessions, { selectedId: ui.selectedId, filter: $("session-filter").value, onSelect: select });
+    drawSessionList($("session-list"), store.sessions, { selectedId: ui.selectedId, filters: listFilters(), matches: sessionMatches,
+                                                          more: Boolean(listing.cursor), onMore: () => loadMoreSessions().catch(failed),
+                                                          onSelect: select });
   }
   const session = ui.selectedId && store.sessions.get(ui.selectedId);
   $("empty-pane").hidden = Boolean(ui.selectedId);
@@ -386,8 +425,13 @@ $("delete-button").addEventListener("click", (e) => {
   const id = ui.selectedId;
   api.call("session.delete", { sessionId: id }).then(() => { if (ui.selectedId === id) select(null); }).catch(failed);
 });
-$("session-filter").addEventListener("input", () => { store.listDirty = true; scheduleDraw(); });
+let filterTimer = null;
+$("session-filter").addEventListener("input", () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => loadSessions().catch(failed), 200);
+});
 $("show-archived").addEventListener("change", () => loadSessions().catch(failed));
+$("agent-filter").addEventListener("change", () => loadSessions().catch(failed));
 
 // ---- new session ----------------------------------------------------------------------------------------
 

@@ -28,18 +28,28 @@ function sessionTitle(session) {
 }
 export { sessionTitle };
 
-export function drawSessionList(list, sessions, { selectedId, filter, onSelect }) {
-  const needle = filter.trim().toLowerCase();
+// The loaded sessions that pass the filters, newest first, and a last row that loads the next page when it
+// scrolls into view.
+let moreObserver = null;
+export function drawSessionList(list, sessions, { selectedId, filters, matches, more, onMore, onSelect }) {
   const rows = [...sessions.values()]
-    .filter((s) => !needle || [s.title, s.agent, s.cwd].some((f) => (f || "").toLowerCase().includes(needle)))
+    .filter((s) => matches(s, filters))
     .sort((a, b) => b.createdAt - a.createdAt || (a.sessionId < b.sessionId ? 1 : -1));
-  list.replaceChildren(...rows.map((s) => el("li", {
+  const items = rows.map((s) => el("li", {
     "data-session-id": s.sessionId, "aria-current": s.sessionId === selectedId ? "true" : "false",
     tabindex: "0", onclick: () => onSelect(s.sessionId),
     onkeydown: (e) => { if (e.key === "Enter") onSelect(s.sessionId); },
   }, el("span", { class: "title", text: sessionTitle(s) }),
      el("span", { class: "sub" }, badge(s.state), document.createTextNode(` ${s.agent} · ${s.cwd}`),
-        s.archived ? document.createTextNode(" · archived") : null))));
+        s.archived ? document.createTextNode(" · archived") : null)));
+  if (moreObserver) moreObserver.disconnect();
+  if (more) {
+    const sentinel = el("li", { class: "more muted", text: "more…", onclick: onMore });
+    items.push(sentinel);
+    moreObserver = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) onMore(); });
+    moreObserver.observe(sentinel);
+  }
+  list.replaceChildren(...items);
 }
 
 function inputSummary(tool, input) {

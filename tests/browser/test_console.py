@@ -550,6 +550,39 @@ class ConsoleTest(unittest.TestCase):
         print(f"\nflood: {figure}", file=sys.stderr)
         self.assertGreater(frames / seconds, 10, "the page stopped drawing frames")
 
+    def test_14_session_list_pages_and_filters_on_the_daemon(self):
+        for i in range(130):
+            title = f"needle {i}" if i % 10 == 0 else f"hay {i}"
+            self.daemon.call("session.create", {"agent": "claude", "cwd": self.work, "title": title})
+        total = len(self.all_session_ids())
+        self.open_console()
+        rows = lambda: self.js("return document.querySelectorAll('#session-list li[data-session-id]').length")
+        self.wait("the first page", lambda: rows() == 100)
+        self.assertTrue(self.js("return !!document.querySelector('#session-list li.more')"))
+        self.js("document.querySelector('#session-list li.more').scrollIntoView()")
+        self.wait("the next page", lambda: rows() > 100)
+        while self.js("return !!document.querySelector('#session-list li.more')"):
+            self.js("document.querySelector('#session-list li.more').scrollIntoView()")
+            time.sleep(0.1)
+        self.wait("every session", lambda: rows() == total)
+        box = self.browser.find_element("id", "session-filter")
+        box.send_keys("NEEDLE")
+        self.wait("the filtered list", lambda: rows() == 13 and all(
+            "needle" in t for t in self.js("return [...document.querySelectorAll('#session-list li .title')].map(n => n.textContent)")))
+        self.shot("14-filtered")
+        box.clear()
+        box.send_keys(" ")  # an input event with an empty filter again
+        self.wait("the unfiltered first page", lambda: rows() == 100)
+
+    def all_session_ids(self):
+        ids, cursor = [], None
+        while True:
+            page = self.daemon.call("session.list", {"limit": 500, **({"cursor": cursor} if cursor else {})})
+            ids += [s["sessionId"] for s in page["sessions"]]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return ids
+
     def test_10_first_paint_of_a_10000_event_session(self):
         """Measured, and recorded in first-paint.json: navigation start to the frame that shows the whole stored
         transcript of a session of 10,000 events."""
