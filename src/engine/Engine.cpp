@@ -150,7 +150,7 @@ Session& Engine::add_session(protocol::SessionInfo info) {
   std::string id = info.session_id;
   const std::int64_t created_at = info.created_at;
   auto [it, inserted] = m_sessions.emplace(std::move(id), std::make_unique<Session>(static_cast<SessionServices&>(*this), std::move(info)));
-  m_list_order.insert({created_at, it->first}, it->second.get());
+  if (inserted) m_list_order.insert({created_at, it->first}, it->second.get());
   return *it->second;
 }
 

@@ -250,6 +250,8 @@ class ConsoleTest(unittest.TestCase):
     def open_console(self, session_id=None, daemon=None):
         daemon = daemon or self.daemon
         fragment = "#token=" + daemon.token + (f"&session={session_id}" if session_id else "")
+        # A URL that differs from the current one only in its fragment would not load the page again.
+        self.browser.get("about:blank")
         self.browser.get(daemon.url + fragment)
         self.wait_live()
 
