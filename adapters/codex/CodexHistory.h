@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/HistoryFile.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::adapters::codex {
@@ -42,21 +43,15 @@ HistoryList list_history(const std::filesystem::path& codex_home, std::string_vi
 std::optional<std::filesystem::path> find_rollout(const std::filesystem::path& codex_home, std::string_view id,
                                                   std::string_view cwd);
 
-struct RolloutReadStats {
-  bool opened = false;
-  std::size_t lines = 0;
-  std::size_t malformed = 0;  // not JSON, not an object, too long, or missing what its type needs
-  std::size_t ignored = 0;    // bookkeeping (turn context, world state, token records, settings, duplicates)
-};
-
 // Replays one rollout as normalized events: on_provider_session once (session_meta), then per Codex turn the
 // user's prompt (on_user_prompt, the turn id as prompt id), the assistant's messages and reasoning, tool calls
 // with their outputs, and on_turn_end (end_turn with the last agent message, cancelled for an aborted turn,
 // error for a failed one; usage summed over the turn's model requests). A turn still open at the end of the
 // file (running, or its process died) gets no on_turn_end. With `codex_home`, a fork's conversation before the
 // fork is replayed first from its parent's rollout found there (Codex writes only what follows into the fork's
-// file); without it, the file alone.
-RolloutReadStats read_history(const std::filesystem::path& file, HistorySink& sink,
+// file); without it, the file alone. Ignored lines: bookkeeping (turn context, world state, token records,
+// settings, duplicates).
+HistoryFileStats read_history(const std::filesystem::path& file, HistorySink& sink,
                               const std::optional<std::filesystem::path>& codex_home = std::nullopt);
 
 }  // namespace switchboard::adapters::codex
