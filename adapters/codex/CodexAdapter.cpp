@@ -109,7 +109,8 @@ void CodexAdapter::open_thread(const std::string& method, nlohmann::json params,
 void CodexAdapter::on_thread_answer(const JsonRpcEndpoint::Outcome& outcome, const std::string& method, const std::string& what) {
   if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) {
     const bool resume = method == "thread/resume";
-    if (resume && is_open_elsewhere(error->message)) {
+    // Not once the process is gone (close()): its exit reason may quote the same words, and a fork would fail too.
+    if (resume && !m_rpc.closed() && is_open_elsewhere(error->message)) {
       // Codex lets one process write a thread: another session of ours, or the user's own Codex, has it
       // open. A fork carries the whole conversation and is ours alone; the engine hears its id as the
       // session's provider session from now on.

@@ -299,7 +299,7 @@ class RolloutReplay {
   // Codex opened and never closed stays open (it is running, or its process died: nothing says how it ended).
   void finish() {
     flush_prompt();
-    if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+    close_implicit_turn();
   }
 
  private:
@@ -356,7 +356,7 @@ class RolloutReplay {
     const std::string kind = native::string_or_empty(payload, "type");
     if (kind == "task_started" || kind == "turn_started") {
       flush_prompt();
-      if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+      close_implicit_turn();
       // An explicit turn still open never finished (its process died); the new one starts without closing it.
       m_turn = Turn{};
       m_turn.open = true;
@@ -471,7 +471,7 @@ class RolloutReplay {
 
   void report_prompt(std::string text, std::string message_id, const std::string& timestamp) {
     // Without task events (another version) a prompt ends the turn before it, as it does for Claude.
-    if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+    close_implicit_turn();
     if (!m_turn.open) m_turn.open = true;
     // The turn's first prompt is named by Codex's turn id, stable across reads; a second one in the same turn
     // (turn/steer) by its message id.
@@ -636,6 +636,11 @@ class RolloutReplay {
     return Seen::Used;
   }
 
+  // A turn without task events (another version) ends where the next begins, once it has a prompt or activity.
+  void close_implicit_turn() {
+    if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+  }
+
   void close_turn(TurnResult result) {
     if (result.text.empty() && result.stop_reason != protocol::StopReason::Error) result.text = m_turn.last_text;
     result.usage = m_turn.usage;
@@ -688,8 +693,9 @@ struct Part {
   std::optional<std::int64_t> end_ordinal;
 };
 
-// The first rollout under `codex_home` named for thread `id` whose session_meta says so.
-std::optional<fs::path> rollout_of_thread(const fs::path& codex_home, std::string_view id, const std::optional<std::string_view>& cwd) {
+}  // namespace
+
+std::optional<fs::path> find_rollout(const fs::path& codex_home, std::string_view id, const std::optional<std::string_view>& cwd) {
   if (!is_thread_id(id)) return std::nullopt;
   std::vector<fs::path> candidates;
   for_each_rollout(codex_home, [&](const fs::path& file) {
@@ -704,6 +710,8 @@ std::optional<fs::path> rollout_of_thread(const fs::path& codex_home, std::strin
   return std::nullopt;
 }
 
+namespace {
+
 // The files a thread's conversation is read from, oldest first, ending with `file`: for a fork, its parent's
 // rollout up to the fork (and so on for a fork of a fork). A parent that cannot be found is left out.
 std::vector<Part> thread_parts(const fs::path& file, const std::optional<RolloutHead>& head, const std::optional<fs::path>& codex_home) {
@@ -714,7 +722,7 @@ std::vector<Part> thread_parts(const fs::path& file, const std::optional<Rollout
   auto at = head->forked_at_ordinal;
   while (from && is_thread_id(*from) && parts.size() <= kMaxForkDepth &&
          std::find(seen.begin(), seen.end(), *from) == seen.end()) {
-    const auto parent = rollout_of_thread(*codex_home, *from, std::nullopt);
+    const auto parent = find_rollout(*codex_home, *from, std::nullopt);
     if (!parent) {
       spdlog::info("codex history: {} was forked from {}, whose rollout is not in {}", file.string(), *from, codex_home->string());
       break;
@@ -847,10 +855,6 @@ HistoryList list_history(const fs::path& codex_home, std::string_view cwd) {
   });
   sort_newest_first(list);
   return list;
-}
-
-std::optional<fs::path> find_rollout(const fs::path& codex_home, std::string_view id, std::string_view cwd) {
-  return rollout_of_thread(codex_home, id, cwd);
 }
 
 }  // namespace switchboard::adapters::codex

@@ -38,10 +38,11 @@ bool is_thread_id(std::string_view id);
 // listed rollouts' lines that are not JSON objects.
 HistoryList list_history(const std::filesystem::path& codex_home, std::string_view cwd);
 
-// The rollout of thread `id` recorded for `cwd`, if there is one. The id is checked with is_thread_id() and
-// only compared with file names found under <codex_home>/sessions; no path is built from it.
+// The rollout of thread `id` recorded for `cwd` (any directory without it), if there is one: the first, in path
+// order, named for the thread whose session_meta says so. The id is checked with is_thread_id() and only
+// compared with file names found under <codex_home>/sessions; no path is built from it.
 std::optional<std::filesystem::path> find_rollout(const std::filesystem::path& codex_home, std::string_view id,
-                                                  std::string_view cwd);
+                                                  const std::optional<std::string_view>& cwd);
 
 // Replays one rollout as normalized events: on_provider_session once (session_meta), then per Codex turn the
 // user's prompt (on_user_prompt, the turn id as prompt id), the assistant's messages and reasoning, tool calls
