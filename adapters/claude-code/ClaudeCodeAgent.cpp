@@ -6,7 +6,6 @@
 #include "claude-code/ClaudeHistory.h"
 #include "common/CliRuntime.h"
 #include "common/EnvironmentVariable.h"
-#include "switchboard/support/Clock.h"
 
 // Discovery and registration of Claude Code: what `agents.list` reports, how the engine creates adapters, and
 // how it reads the CLI's own history (ClaudeHistory.h).
@@ -42,24 +41,8 @@ AdapterError unknown_history_session(const std::string& cwd, const std::string& 
 }
 
 HistoryOutcome<HistoryList> list_sessions(const std::optional<fs::path>& config_dir, const std::string& cwd) {
-  HistoryList list;
-  if (!config_dir) return list;  // no HOME and no CLAUDE_CONFIG_DIR: the CLI could not have written any
-  auto listing = list_history(*config_dir, cwd);
-  list.skipped_files = listing.skipped_files;
-  list.skipped_lines = listing.malformed_lines;
-  list.sessions.reserve(listing.sessions.size());
-  for (auto& session : listing.sessions) {
-    HistoryEntry entry;
-    entry.provider_session_id = std::move(session.provider_session_id);
-    entry.title = std::move(session.title);
-    entry.cwd = session.cwd.empty() ? cwd : std::move(session.cwd);
-    if (session.started_at) entry.created_at = parse_iso8601_millis(*session.started_at);
-    entry.updated_at = session.modified_at_ms;
-    entry.prompts = static_cast<std::int64_t>(session.prompts);
-    entry.path = session.path.string();
-    list.sessions.push_back(std::move(entry));
-  }
-  return list;
+  if (!config_dir) return HistoryList{};  // no HOME and no CLAUDE_CONFIG_DIR: the CLI could not have written any
+  return list_history(*config_dir, cwd);
 }
 
 HistoryOutcome<HistoryReadStats> read_session(const std::optional<fs::path>& config_dir, const std::string& cwd,

@@ -1,6 +1,6 @@
 #include "claude-code/ClaudeContent.h"
 
-#include "claude-code/NativeJson.h"
+#include "common/NativeJson.h"
 
 namespace switchboard::adapters::claude {
 

@@ -1,15 +1,15 @@
 #include "claude-code/ClaudeHistory.h"
 
 #include <algorithm>
-#include <chrono>
-#include <fstream>
 #include <map>
 #include <system_error>
 
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudeContent.h"
-#include "claude-code/NativeJson.h"
+#include "common/HistoryFile.h"
+#include "common/NativeJson.h"
+#include "switchboard/support/Clock.h"
 
 namespace switchboard::adapters::claude {
 namespace {
@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 
 // The CLI cuts project directory names at this many characters.
 constexpr std::size_t kMaxProjectNameLength = 200;
-constexpr std::size_t kMaxTitleBytes = 80;
 
 bool is_ascii_alnum(unsigned char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
@@ -65,66 +64,32 @@ UserLine classify_user_line(const nlohmann::json& line) {
   return out;
 }
 
-std::string shorten_title(const std::string& text) {
-  std::string title = text.substr(0, text.find('\n'));
-  if (title.size() <= kMaxTitleBytes) return title;
-  std::size_t cut = kMaxTitleBytes;
-  while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-  return title.substr(0, cut) + "…";
-}
-
-std::int64_t modified_at_ms(const fs::path& file) {
-  std::error_code error;
-  const auto when = fs::last_write_time(file, error);
-  if (error) return 0;
-  const auto system = std::chrono::file_clock::to_sys(when);
-  return std::chrono::duration_cast<std::chrono::milliseconds>(system.time_since_epoch()).count();
-}
-
-// Reads a history file line by line; `visit` gets each parsed object line and returns false to stop.
-template <class Visit>
-bool for_each_line(const fs::path& file, std::size_t& malformed, Visit visit) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
-  std::string text;
-  while (std::getline(in, text)) {
-    if (!text.empty() && text.back() == '\r') text.pop_back();
-    if (text.empty()) continue;
-    const auto line = native::parse_line(text);
-    if (line.is_discarded() || !line.is_object()) {
-      ++malformed;
-      continue;
-    }
-    if (!visit(line)) break;
-  }
-  return true;
-}
-
 std::optional<std::string> recorded_cwd(const fs::path& file) {
   std::optional<std::string> cwd;
-  std::size_t malformed = 0;
-  for_each_line(file, malformed, [&](const nlohmann::json& line) {
+  JsonlCounts counts;
+  for_each_json_object(file, counts, [&](const nlohmann::json& line) {
     cwd = native::string_at(line, "cwd");
     return !cwd;
   });
   return cwd;
 }
 
-std::optional<HistorySession> scan_session(const fs::path& file, std::size_t& malformed) {
-  HistorySession session;
+// The listing's entry for a session file; none when it holds no conversation or cannot be read. `cwd` stands in
+// for a file that records none.
+std::optional<HistoryEntry> scan_session(const fs::path& file, std::string_view cwd, JsonlCounts& counts) {
+  HistoryEntry session;
   session.provider_session_id = file.stem().string();
-  session.path = file;
-  session.modified_at_ms = modified_at_ms(file);
+  session.path = file.string();
+  session.updated_at = modified_at_ms(file);
+  std::optional<std::string> started_at;
+  std::int64_t prompts = 0;
   std::string custom_title;
   std::string summary;
   std::string first_prompt;
   bool has_conversation = false;
-  const bool opened = for_each_line(file, malformed, [&](const nlohmann::json& line) {
+  const bool opened = for_each_json_object(file, counts, [&](const nlohmann::json& line) {
     const std::string type = native::string_or_empty(line, "type");
-    if (auto timestamp = native::string_at(line, "timestamp")) {
-      if (!session.started_at) session.started_at = *timestamp;
-      session.updated_at = *timestamp;
-    }
+    if (!started_at) started_at = native::string_at(line, "timestamp");
     if (session.cwd.empty()) session.cwd = native::string_or_empty(line, "cwd");
     if (type == "custom-title") custom_title = native::string_or_empty(line, "customTitle");
     if (type == "summary") summary = native::string_or_empty(line, "summary");
@@ -133,14 +98,17 @@ std::optional<HistorySession> scan_session(const fs::path& file, std::size_t& ma
       const UserLine user = classify_user_line(line);
       if (user.kind == UserLineKind::Prompt) {
         has_conversation = true;
-        ++session.prompts;
+        ++prompts;
         if (first_prompt.empty()) first_prompt = user.text;
       }
     }
     return true;
   });
   if (!opened || !has_conversation) return std::nullopt;
-  session.title = !custom_title.empty() ? custom_title : !summary.empty() ? summary : shorten_title(first_prompt);
+  session.title = !custom_title.empty() ? custom_title : !summary.empty() ? summary : title_from_prompt(first_prompt);
+  if (session.cwd.empty()) session.cwd = cwd;
+  if (started_at) session.created_at = parse_iso8601_millis(*started_at);
+  session.prompts = prompts;
   return session;
 }
 
@@ -308,36 +276,34 @@ std::optional<fs::path> find_project_directory(const fs::path& config_dir, std::
   return std::nullopt;
 }
 
-HistoryListing list_history(const fs::path& config_dir, std::string_view cwd) {
-  HistoryListing listing;
+HistoryList list_history(const fs::path& config_dir, std::string_view cwd) {
+  HistoryList listing;
   const auto directory = find_project_directory(config_dir, cwd);
   if (!directory) return listing;
+  JsonlCounts counts;
   std::error_code error;
   for (fs::directory_iterator it(*directory, error), end; !error && it != end; it.increment(error)) {
     const fs::path& file = it->path();
     if (file.extension() != ".jsonl" || file.filename().string().starts_with("agent-")) continue;
     std::error_code kind_error;
     if (!it->is_regular_file(kind_error)) continue;
-    if (auto session = scan_session(file, listing.malformed_lines)) {
+    if (auto session = scan_session(file, cwd, counts)) {
       listing.sessions.push_back(std::move(*session));
     } else {
       ++listing.skipped_files;
     }
   }
   if (error) spdlog::warn("claude history: listing {} stopped early: {}", directory->string(), error.message());
-  std::sort(listing.sessions.begin(), listing.sessions.end(), [](const auto& a, const auto& b) {
-    if (a.modified_at_ms != b.modified_at_ms) return a.modified_at_ms > b.modified_at_ms;
-    return a.provider_session_id < b.provider_session_id;
-  });
+  listing.skipped_lines = counts.malformed;
+  sort_newest_first(listing);
   return listing;
 }
 
 HistoryFileStats read_history(const fs::path& file, HistorySink& sink) {
   HistoryFileStats stats;
   HistoryReplay replay(sink);
-  std::size_t unparsable = 0;
-  stats.opened = for_each_line(file, unparsable, [&](const nlohmann::json& line) {
-    ++stats.lines;
+  JsonlCounts counts;
+  stats.opened = for_each_json_object(file, counts, [&](const nlohmann::json& line) {
     try {
       replay.line(line, stats);
     } catch (const nlohmann::json::exception& error) {
@@ -347,8 +313,8 @@ HistoryFileStats read_history(const fs::path& file, HistorySink& sink) {
     }
     return true;
   });
-  stats.lines += unparsable;
-  stats.malformed += unparsable;
+  stats.lines = counts.lines;
+  stats.malformed += counts.malformed;
   if (stats.opened) replay.finish();
   return stats;
 }

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "claude-code/NativeJson.h"
+#include "common/NativeJson.h"
 
 namespace switchboard::adapters::claude {
 namespace {

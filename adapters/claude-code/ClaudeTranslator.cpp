@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudePermissions.h"
-#include "claude-code/NativeJson.h"
+#include "common/NativeJson.h"
 
 namespace switchboard::adapters::claude {
 namespace {

@@ -44,9 +44,10 @@ CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listene
       m_listener(listener),
       m_config(std::move(config)),
       m_watch(std::make_unique<TurnWatch>(*this, listener)),
-      m_translator(std::make_unique<CodexTranslator>(*m_watch, *this)),
+      m_translator(std::make_unique<CodexTranslator>(*m_watch)),
+      m_rpc([this](std::string line) { return m_cli.write_encoded(std::move(line)); }, m_translator->handlers(), kRpcOptions),
       m_cli(io, CliIdentity{"Codex", "codex"}, m_config.timeouts,
-            {[this](std::string_view line) { m_translator->feed_line(line); },
+            {[this](std::string_view line) { m_rpc.feed_line(line); },
              [this](AgentErrorReport error) { m_listener.on_error(std::move(error)); },
              [this](const std::string& reason, const std::string&) { on_process_exit(reason); }}) {}
 
@@ -86,22 +87,48 @@ void CodexAdapter::start(const StartOptions& options, Completion done) {
                                           m_config.exec_shim, "codex[" + options.session_id + "]"})) {
     return done(*failed);
   }
-  // Usable once the thread is open: initialize → initialized → thread/start or thread/resume (on_response).
+  // Usable once the thread is open: initialize → initialized → thread/start or thread/resume.
   m_cli.begin_start(std::move(done));
-  send_request(m_requests.initialize("switchboard", m_config.client_version));
+  m_rpc.request("initialize", initialize_params("switchboard", m_config.client_version),
+                [this](JsonRpcEndpoint::Outcome outcome) { on_initialized(outcome); });
+}
+
+void CodexAdapter::on_initialized(const JsonRpcEndpoint::Outcome& outcome) {
+  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) return fail_start("Codex refused to initialize: " + error->message);
+  m_rpc.notify("initialized", nlohmann::json::object());
+  if (m_resume_thread_id) return open_thread("thread/resume", reopen_thread_params(*m_resume_thread_id, m_thread), "resume the thread");
+  open_thread("thread/start", thread_params(m_thread), "start a thread");
+}
+
+void CodexAdapter::open_thread(const std::string& method, nlohmann::json params, std::string what) {
+  m_rpc.request(method, std::move(params), [this, method, what = std::move(what)](JsonRpcEndpoint::Outcome outcome) {
+    on_thread_answer(outcome, method, what);
+  });
+}
+
+void CodexAdapter::on_thread_answer(const JsonRpcEndpoint::Outcome& outcome, const std::string& method, const std::string& what) {
+  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) {
+    const bool resume = method == "thread/resume";
+    // Not once the process is gone (close()): its exit reason may quote the same words, and a fork would fail too.
+    if (resume && !m_rpc.closed() && is_open_elsewhere(error->message)) {
+      // Codex lets one process write a thread: another session of ours, or the user's own Codex, has it
+      // open. A fork carries the whole conversation and is ours alone; the engine hears its id as the
+      // session's provider session from now on.
+      spdlog::info("codex: thread {} is open in another process ({}); continuing in a fork of it", *m_resume_thread_id, error->message);
+      return open_thread("thread/fork", reopen_thread_params(*m_resume_thread_id, m_thread), "fork the thread");
+    }
+    const bool lost = resume && is_missing_thread(error->message);
+    return fail_start("Codex could not " + what + ": " + error->message, lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
+  }
+  m_translator->on_thread_opened(std::get<nlohmann::json>(outcome));
+  m_cli.finish_start(std::nullopt);
 }
 
 void CodexAdapter::fail_start(const std::string& why, ErrorCode code) {
+  // Not running: the process is gone, and on_process_exit() reports why.
+  if (!m_cli.running()) return;
   m_cli.finish_start(AdapterError{code, why});
   m_cli.kill();
-}
-
-void CodexAdapter::write_line(const nlohmann::json& message) { m_cli.write_line(message); }
-
-void CodexAdapter::send_request(const OutgoingRequest& request) {
-  // Announced before writing: the answer cannot arrive first, but the translator must know the id by then.
-  m_translator->expect_response(request.id, request.kind);
-  write_line(request.message);
 }
 
 void CodexAdapter::send(TurnInput input) {
@@ -121,7 +148,14 @@ void CodexAdapter::send(TurnInput input) {
   if (m_pending_model) model = std::exchange(m_pending_model, std::nullopt);
   if (model) m_thread.model = model;
   auto policy = std::exchange(m_pending_policy, std::nullopt);
-  send_request(m_requests.turn_start(m_translator->thread_id(), input.text, input.attachments, policy, model));
+  // Announced first: a turn is open from here, whatever the answer.
+  m_translator->turn_requested();
+  m_rpc.request("turn/start", turn_start_params(m_translator->thread_id(), input.text, input.attachments, policy, model),
+                [this](JsonRpcEndpoint::Outcome outcome) {
+                  m_translator->on_turn_start_answer(outcome);
+                  // cancel() came before the turn had an id: it has one now.
+                  if (std::holds_alternative<nlohmann::json>(outcome) && m_interrupt_wanted && m_turn_running) send_interrupt();
+                });
 }
 
 void CodexAdapter::cancel() {
@@ -136,12 +170,14 @@ void CodexAdapter::cancel() {
 void CodexAdapter::send_interrupt() {
   const std::string& turn = m_translator->turn_id();
   if (turn.empty()) {
-    // turn/start is not answered yet: interrupt as soon as the turn has an id (on_response).
+    // turn/start is not answered yet: interrupt as soon as the turn has an id.
     m_interrupt_wanted = true;
     return;
   }
   m_interrupt_wanted = false;
-  send_request(m_requests.turn_interrupt(m_translator->thread_id(), turn));
+  m_rpc.request("turn/interrupt", turn_interrupt_params(m_translator->thread_id(), turn), [](JsonRpcEndpoint::Outcome outcome) {
+    if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) spdlog::debug("codex: turn/interrupt refused: {}", error->message);
+  });
 }
 
 std::size_t CodexAdapter::kill_thread_commands() {
@@ -177,12 +213,12 @@ void CodexAdapter::turn_ended(protocol::StopReason reason) {
 void CodexAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) {
   // The engine's rule book keeps session/project/always rules itself, so every allow is a one-time accept
   // (docs/agents/codex.md, "Approvals and rules"). Nothing is written for a request Codex no longer waits for.
-  const auto request = m_translator->take_approval(native_id);
-  if (!request) return done(std::nullopt);
+  const auto reply = m_translator->take_approval(native_id);
+  if (!reply) return done(std::nullopt);
   if (!answer.allow && answer.message && !answer.message->empty()) {
     spdlog::debug("codex: a deny message cannot be passed on: {}", *answer.message);
   }
-  write_line(approval_response(request->id, answer.allow ? ApprovalDecision::Accept : ApprovalDecision::Decline));
+  (*reply)(approval_result(answer.allow ? ApprovalDecision::Accept : ApprovalDecision::Decline));
   done(std::nullopt);
 }
 
@@ -220,51 +256,13 @@ void CodexAdapter::stop() {
 
 void CodexAdapter::on_process_exit(const std::string& reason) {
   m_turn_running = false;
+  // What is still unanswered fails; those handlers leave the start and the turn to what follows.
+  m_rpc.close(reason);
   if (m_cli.starting()) return m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
   if (m_stopped_reported) return;
   m_stopped_reported = true;
   // The session ends a running turn as an error when it hears this.
   m_listener.on_unavailable(Unavailable{reason});
-}
-
-// ---- CodexControlSink -----------------------------------------------------------------------------------------
-
-void CodexAdapter::on_response(const CodexResponse& response) {
-  switch (response.kind) {
-    case RequestKind::Initialize:
-      if (!response.ok) return fail_start("Codex refused to initialize: " + response.error);
-      write_line(initialized_notification());
-      if (m_resume_thread_id) return send_request(m_requests.thread_resume(*m_resume_thread_id, m_thread));
-      return send_request(m_requests.thread_start(m_thread));
-    case RequestKind::ThreadResume:
-      if (!response.ok && m_resume_thread_id && is_open_elsewhere(response.error)) {
-        // Codex lets one process write a thread: another session of ours, or the user's own Codex, has it
-        // open. A fork carries the whole conversation and is ours alone; the engine hears its id as the
-        // session's provider session from now on.
-        spdlog::info("codex: thread {} is open in another process ({}); continuing in a fork of it", *m_resume_thread_id, response.error);
-        return send_request(m_requests.thread_fork(*m_resume_thread_id, m_thread));
-      }
-      [[fallthrough]];
-    case RequestKind::ThreadStart:
-    case RequestKind::ThreadFork:
-      if (!response.ok) {
-        const char* what = response.kind == RequestKind::ThreadStart  ? "Codex could not start a thread: "
-                           : response.kind == RequestKind::ThreadFork ? "Codex could not fork the thread: "
-                                                                      : "Codex could not resume the thread: ";
-        const bool lost = response.kind == RequestKind::ThreadResume && is_missing_thread(response.error);
-        return fail_start(what + response.error, lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
-      }
-      return m_cli.finish_start(std::nullopt);
-    case RequestKind::TurnStart:
-      if (response.ok && m_interrupt_wanted && m_turn_running) send_interrupt();
-      return;
-    case RequestKind::TurnInterrupt:
-      return;
-  }
-}
-
-void CodexAdapter::on_unanswerable_request(const nlohmann::json& id, const std::string& method) {
-  write_line(error_response(id, kMethodNotFound, "switchboard does not serve '" + method + "' requests"));
 }
 
 }  // namespace switchboard::adapters::codex

@@ -11,7 +11,6 @@
 
 #include "codex/CodexLaunch.h"
 #include "codex/CodexMessages.h"
-#include "codex/CodexProtocol.h"
 #include "codex/CodexTranslator.h"
 #include "common/CliProcess.h"
 #include "switchboard/adapters/AgentAdapter.h"
@@ -31,10 +30,11 @@ struct CodexConfig {
 
 // The plumbing half of the Codex adapter: one `codex app-server` process per live session, driven through the
 // kit's CliProcess; every stdout line goes to the pure CodexTranslator, which reports to the engine. This class
-// writes requests and answers to stdin, runs the start-up handshake (initialize, initialized, thread/start or
-// thread/resume), keeps the turn's bookkeeping (the turn id for interrupts, the cancel deadline) and turns the
+// talks JSON-RPC over the process's stdio through the kit's JsonRpcEndpoint (our requests and their answers,
+// Codex's approval requests and our replies), runs the start-up handshake (initialize, initialized, thread/start
+// or thread/resume), keeps the turn's bookkeeping (the turn id for interrupts, the cancel deadline) and turns the
 // process's life into start/stop results.
-class CodexAdapter final : public AgentAdapter, public CodexControlSink {
+class CodexAdapter final : public AgentAdapter {
  public:
   CodexAdapter(boost::asio::io_context& io, AdapterListener& listener, CodexConfig config);
   ~CodexAdapter() override;
@@ -53,16 +53,14 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   void set_mode(const std::string& mode, Completion done) override;
   void stop() override;
 
-  // CodexControlSink: what the translator tells the adapter alone.
-  void on_response(const CodexResponse& response) override;
-  void on_unanswerable_request(const nlohmann::json& id, const std::string& method) override;
-
  private:
   // Forwards the translator's events to the engine, noticing the end of each turn on the way.
   class TurnWatch;
 
-  void write_line(const nlohmann::json& message);
-  void send_request(const OutgoingRequest& request);
+  void on_initialized(const JsonRpcEndpoint::Outcome& outcome);
+  // `what` names the request in a refusal: "start a thread", "resume the thread", "fork the thread".
+  void open_thread(const std::string& method, nlohmann::json params, std::string what);
+  void on_thread_answer(const JsonRpcEndpoint::Outcome& outcome, const std::string& method, const std::string& what);
   void send_interrupt();
   void fail_start(const std::string& why, protocol::ErrorCode code = protocol::ErrorCode::AgentUnavailable);
   void on_process_exit(const std::string& reason);
@@ -75,8 +73,8 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   CodexConfig m_config;
   std::unique_ptr<TurnWatch> m_watch;
   std::unique_ptr<CodexTranslator> m_translator;
+  JsonRpcEndpoint m_rpc;  // over m_cli's stdio; declared first, so the process goes before it
   CliProcess m_cli;
-  CodexRequests m_requests;
   ThreadOptions m_thread;                          // cwd, policy and model the thread was opened with
   std::optional<std::string> m_resume_thread_id;
   std::optional<ThreadPolicy> m_pending_policy;    // a mode change, sent with the next turn/start

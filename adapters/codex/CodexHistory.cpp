@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <system_error>
 #include <utility>
@@ -13,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "codex/CodexPermissions.h"
+#include "common/HistoryFile.h"
 #include "common/NativeJson.h"
 #include "switchboard/support/Clock.h"
 
@@ -22,99 +21,15 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A rollout line longer than this is skipped as malformed without being kept in memory. Codex inlines attached
-// images as data URLs, so real lines reach megabytes; a file that is one endless line must not take the
-// daemon's memory with it.
-constexpr std::size_t kMaxLineBytes = 64 * 1024 * 1024;
 // Codex writes session_meta first; a file without one in its first lines is not a rollout we understand.
 constexpr std::size_t kHeadLines = 8;
-constexpr std::size_t kMaxTitleBytes = 80;
 constexpr std::size_t kThreadIdLength = 36;
-
-// Reads a file line by line, holding at most kMaxLineBytes of one line.
-class LineReader {
- public:
-  explicit LineReader(const fs::path& file) : m_in(file, std::ios::binary) {}
-
-  bool opened() const { return m_in.is_open(); }
-
-  // The next line without its '\n' (and '\r'); `too_long` set and `line` empty for a line over the cap. False
-  // at the end of the file.
-  bool next(std::string& line, bool& too_long) {
-    line.clear();
-    too_long = false;
-    bool any = false;
-    while (true) {
-      if (m_pos == m_end && !fill()) break;
-      any = true;
-      const char* begin = m_buffer.data() + m_pos;
-      const auto* stop = static_cast<const char*>(std::memchr(begin, '\n', m_end - m_pos));
-      const std::size_t length = stop != nullptr ? static_cast<std::size_t>(stop - begin) : m_end - m_pos;
-      if (!too_long && line.size() + length > kMaxLineBytes) {
-        too_long = true;
-        std::string().swap(line);
-      }
-      if (!too_long) line.append(begin, length);
-      m_pos += length;
-      if (stop != nullptr) {
-        ++m_pos;
-        break;
-      }
-    }
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    return any;
-  }
-
- private:
-  bool fill() {
-    if (!m_in) return false;
-    m_in.read(m_buffer.data(), static_cast<std::streamsize>(m_buffer.size()));
-    m_pos = 0;
-    m_end = static_cast<std::size_t>(m_in.gcount());
-    return m_end > 0;
-  }
-
-  std::ifstream m_in;
-  std::vector<char> m_buffer = std::vector<char>(64 * 1024);
-  std::size_t m_pos = 0;
-  std::size_t m_end = 0;
-};
-
-// Calls `visit` with each JSON object line of `file` until it returns false; every other non-empty line is
-// counted in `malformed`, every non-empty line in `lines`. False when the file cannot be opened.
-template <class Visit>
-bool for_each_object(const fs::path& file, std::size_t& lines, std::size_t& malformed, Visit visit) {
-  LineReader reader(file);
-  if (!reader.opened()) return false;
-  std::string text;
-  bool too_long = false;
-  while (reader.next(text, too_long)) {
-    if (text.empty() && !too_long) continue;
-    ++lines;
-    const auto line = too_long ? json(json::value_t::discarded) : native::parse_line(text);
-    if (line.is_discarded() || !line.is_object()) {
-      ++malformed;
-      continue;
-    }
-    if (!visit(line)) break;
-  }
-  return true;
-}
 
 std::string trimmed(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(" \t\r\n");
   return std::string(text.substr(first, last - first + 1));
-}
-
-std::string title_of(const std::string& prompt) {
-  const std::string text = trimmed(prompt);
-  std::string title = text.substr(0, text.find('\n'));
-  if (title.size() <= kMaxTitleBytes) return trimmed(title);
-  std::size_t cut = kMaxTitleBytes;
-  while (cut > 0 && (static_cast<unsigned char>(title[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-  return title.substr(0, cut) + "…";
 }
 
 std::string normalized_directory(std::string_view path) {
@@ -124,14 +39,6 @@ std::string normalized_directory(std::string_view path) {
 }
 
 bool same_directory(std::string_view a, std::string_view b) { return normalized_directory(a) == normalized_directory(b); }
-
-std::int64_t modified_at_ms(const fs::path& file) {
-  std::error_code error;
-  const auto when = fs::last_write_time(file, error);
-  if (error) return 0;
-  const auto system = std::chrono::file_clock::to_sys(when);
-  return std::chrono::duration_cast<std::chrono::milliseconds>(system.time_since_epoch()).count();
-}
 
 // The thread id a rollout's file name carries: rollout-<time>-<id>.jsonl.
 std::optional<std::string> thread_id_of_file(const fs::path& file) {
@@ -185,9 +92,8 @@ struct HeadRead {
 
 HeadRead read_head(const fs::path& file) {
   HeadRead out;
-  std::size_t lines = 0;
-  std::size_t malformed = 0;
-  out.opened = for_each_object(file, lines, malformed, [&](const json& line) {
+  JsonlCounts counts;
+  out.opened = for_each_json_object(file, counts, [&](const json& line) {
     if (native::string_or_empty(line, "type") == "session_meta") {
       if (const auto* payload = native::object_at(line, "payload")) {
         RolloutHead head;
@@ -200,19 +106,9 @@ HeadRead read_head(const fs::path& file) {
       }
       return false;
     }
-    return lines < kHeadLines;
+    return counts.lines < kHeadLines;
   });
   return out;
-}
-
-void add_usage(std::optional<protocol::Usage>& total, const json& native_usage) {
-  const auto input = native::integer_at(native_usage, "input_tokens").value_or(0);
-  const auto cached = native::integer_at(native_usage, "cached_input_tokens").value_or(0);
-  if (!total) total = protocol::Usage{};
-  // OpenAI counts cached tokens inside input_tokens; ours are the prompt tokens not read from the cache (as live).
-  total->input_tokens = total->input_tokens.value_or(0) + (input >= cached ? input - cached : input);
-  total->cache_read_tokens = total->cache_read_tokens.value_or(0) + cached;
-  total->output_tokens = total->output_tokens.value_or(0) + native::integer_at(native_usage, "output_tokens").value_or(0);
 }
 
 // The script of a shell call's argv: ["/bin/bash","-lc","<script>"] is the script, anything else is joined.
@@ -403,7 +299,7 @@ class RolloutReplay {
   // Codex opened and never closed stays open (it is running, or its process died: nothing says how it ended).
   void finish() {
     flush_prompt();
-    if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+    close_implicit_turn();
   }
 
  private:
@@ -460,7 +356,7 @@ class RolloutReplay {
     const std::string kind = native::string_or_empty(payload, "type");
     if (kind == "task_started" || kind == "turn_started") {
       flush_prompt();
-      if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+      close_implicit_turn();
       // An explicit turn still open never finished (its process died); the new one starts without closing it.
       m_turn = Turn{};
       m_turn.open = true;
@@ -495,7 +391,10 @@ class RolloutReplay {
       const auto* info = native::object_at(payload, "info");
       const auto* last = info != nullptr ? native::object_at(*info, "last_token_usage") : nullptr;
       if (last == nullptr || !m_turn.open) return Seen::Ignored;
-      add_usage(m_turn.usage, *last);  // one per model request: `last` is that request's
+      // One per model request: `last` is that request's.
+      add_usage(m_turn.usage, request_usage(native::integer_at(*last, "input_tokens").value_or(0),
+                                            native::integer_at(*last, "cached_input_tokens").value_or(0),
+                                            native::integer_at(*last, "output_tokens").value_or(0)));
       return Seen::Used;
     }
     if (kind == "error") {
@@ -572,7 +471,7 @@ class RolloutReplay {
 
   void report_prompt(std::string text, std::string message_id, const std::string& timestamp) {
     // Without task events (another version) a prompt ends the turn before it, as it does for Claude.
-    if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+    close_implicit_turn();
     if (!m_turn.open) m_turn.open = true;
     // The turn's first prompt is named by Codex's turn id, stable across reads; a second one in the same turn
     // (turn/steer) by its message id.
@@ -737,6 +636,11 @@ class RolloutReplay {
     return Seen::Used;
   }
 
+  // A turn without task events (another version) ends where the next begins, once it has a prompt or activity.
+  void close_implicit_turn() {
+    if (m_turn.open && !m_turn.explicit_turn && (m_turn.prompted || m_turn.activity)) close_turn(TurnResult{});
+  }
+
   void close_turn(TurnResult result) {
     if (result.text.empty() && result.stop_reason != protocol::StopReason::Error) result.text = m_turn.last_text;
     result.usage = m_turn.usage;
@@ -789,8 +693,9 @@ struct Part {
   std::optional<std::int64_t> end_ordinal;
 };
 
-// The first rollout under `codex_home` named for thread `id` whose session_meta says so.
-std::optional<fs::path> rollout_of_thread(const fs::path& codex_home, std::string_view id, const std::optional<std::string_view>& cwd) {
+}  // namespace
+
+std::optional<fs::path> find_rollout(const fs::path& codex_home, std::string_view id, const std::optional<std::string_view>& cwd) {
   if (!is_thread_id(id)) return std::nullopt;
   std::vector<fs::path> candidates;
   for_each_rollout(codex_home, [&](const fs::path& file) {
@@ -805,6 +710,8 @@ std::optional<fs::path> rollout_of_thread(const fs::path& codex_home, std::strin
   return std::nullopt;
 }
 
+namespace {
+
 // The files a thread's conversation is read from, oldest first, ending with `file`: for a fork, its parent's
 // rollout up to the fork (and so on for a fork of a fork). A parent that cannot be found is left out.
 std::vector<Part> thread_parts(const fs::path& file, const std::optional<RolloutHead>& head, const std::optional<fs::path>& codex_home) {
@@ -815,7 +722,7 @@ std::vector<Part> thread_parts(const fs::path& file, const std::optional<Rollout
   auto at = head->forked_at_ordinal;
   while (from && is_thread_id(*from) && parts.size() <= kMaxForkDepth &&
          std::find(seen.begin(), seen.end(), *from) == seen.end()) {
-    const auto parent = rollout_of_thread(*codex_home, *from, std::nullopt);
+    const auto parent = find_rollout(*codex_home, *from, std::nullopt);
     if (!parent) {
       spdlog::info("codex history: {} was forked from {}, whose rollout is not in {}", file.string(), *from, codex_home->string());
       break;
@@ -835,8 +742,8 @@ std::vector<Part> thread_parts(const fs::path& file, const std::optional<Rollout
 // parsed for nothing). Skipping the rest cannot change the count or the title: a prompt held for its event is
 // reported at the next user line or the end instead of at the next activity. The skipped lines are checked only
 // for the shape of an object, so a damaged line among them goes uncounted in a listing.
-bool feed(const Part& part, RolloutReplay& replay, const SummarySink* listing, RolloutReadStats& stats) {
-  LineReader reader(part.file);
+bool feed(const Part& part, RolloutReplay& replay, const SummarySink* listing, HistoryFileStats& stats) {
+  JsonlReader reader(part.file);
   if (!reader.opened()) return false;
   std::string text;
   bool too_long = false;
@@ -877,9 +784,9 @@ bool feed(const Part& part, RolloutReplay& replay, const SummarySink* listing, R
   return true;
 }
 
-RolloutReadStats replay_thread(const fs::path& file, HistorySink& sink, const std::optional<fs::path>& codex_home,
+HistoryFileStats replay_thread(const fs::path& file, HistorySink& sink, const std::optional<fs::path>& codex_home,
                                const SummarySink* listing) {
-  RolloutReadStats stats;
+  HistoryFileStats stats;
   RolloutReplay replay(sink);
   const auto head = codex_home ? read_head(file).head : std::nullopt;
   const auto parts = thread_parts(file, head, codex_home);
@@ -916,7 +823,7 @@ bool is_thread_id(std::string_view id) {
   return true;
 }
 
-RolloutReadStats read_history(const fs::path& file, HistorySink& sink, const std::optional<fs::path>& codex_home) {
+HistoryFileStats read_history(const fs::path& file, HistorySink& sink, const std::optional<fs::path>& codex_home) {
   return replay_thread(file, sink, codex_home, /*listing=*/nullptr);
 }
 
@@ -938,7 +845,7 @@ HistoryList list_history(const fs::path& codex_home, std::string_view cwd) {
     }
     HistoryEntry entry;
     entry.provider_session_id = head.head->id;
-    entry.title = title_of(summary.first_prompt);
+    entry.title = title_from_prompt(summary.first_prompt);
     entry.cwd = head.head->cwd;
     entry.created_at = parse_iso8601_millis(head.head->timestamp);
     entry.updated_at = modified_at_ms(file);
@@ -946,15 +853,8 @@ HistoryList list_history(const fs::path& codex_home, std::string_view cwd) {
     entry.path = file.string();
     list.sessions.push_back(std::move(entry));
   });
-  std::sort(list.sessions.begin(), list.sessions.end(), [](const HistoryEntry& a, const HistoryEntry& b) {
-    if (a.updated_at != b.updated_at) return a.updated_at > b.updated_at;
-    return a.provider_session_id < b.provider_session_id;
-  });
+  sort_newest_first(list);
   return list;
-}
-
-std::optional<fs::path> find_rollout(const fs::path& codex_home, std::string_view id, std::string_view cwd) {
-  return rollout_of_thread(codex_home, id, cwd);
 }
 
 }  // namespace switchboard::adapters::codex

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/HistoryFile.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::adapters::codex {
@@ -37,17 +38,11 @@ bool is_thread_id(std::string_view id);
 // listed rollouts' lines that are not JSON objects.
 HistoryList list_history(const std::filesystem::path& codex_home, std::string_view cwd);
 
-// The rollout of thread `id` recorded for `cwd`, if there is one. The id is checked with is_thread_id() and
-// only compared with file names found under <codex_home>/sessions; no path is built from it.
+// The rollout of thread `id` recorded for `cwd` (any directory without it), if there is one: the first, in path
+// order, named for the thread whose session_meta says so. The id is checked with is_thread_id() and only
+// compared with file names found under <codex_home>/sessions; no path is built from it.
 std::optional<std::filesystem::path> find_rollout(const std::filesystem::path& codex_home, std::string_view id,
-                                                  std::string_view cwd);
-
-struct RolloutReadStats {
-  bool opened = false;
-  std::size_t lines = 0;
-  std::size_t malformed = 0;  // not JSON, not an object, too long, or missing what its type needs
-  std::size_t ignored = 0;    // bookkeeping (turn context, world state, token records, settings, duplicates)
-};
+                                                  const std::optional<std::string_view>& cwd);
 
 // Replays one rollout as normalized events: on_provider_session once (session_meta), then per Codex turn the
 // user's prompt (on_user_prompt, the turn id as prompt id), the assistant's messages and reasoning, tool calls
@@ -55,8 +50,9 @@ struct RolloutReadStats {
 // error for a failed one; usage summed over the turn's model requests). A turn still open at the end of the
 // file (running, or its process died) gets no on_turn_end. With `codex_home`, a fork's conversation before the
 // fork is replayed first from its parent's rollout found there (Codex writes only what follows into the fork's
-// file); without it, the file alone.
-RolloutReadStats read_history(const std::filesystem::path& file, HistorySink& sink,
+// file); without it, the file alone. Ignored lines: bookkeeping (turn context, world state, token records,
+// settings, duplicates).
+HistoryFileStats read_history(const std::filesystem::path& file, HistorySink& sink,
                               const std::optional<std::filesystem::path>& codex_home = std::nullopt);
 
 }  // namespace switchboard::adapters::codex

@@ -4,8 +4,6 @@
 #include <array>
 #include <cctype>
 
-#include "common/NativeJson.h"
-
 namespace switchboard::adapters::codex {
 namespace {
 
@@ -14,15 +12,6 @@ nlohmann::json sandbox_policy(std::string_view sandbox) {
   if (sandbox == "read-only") return {{"type", "readOnly"}};
   if (sandbox == "danger-full-access") return {{"type", "dangerFullAccess"}};
   return {{"type", "workspaceWrite"}};
-}
-
-nlohmann::json thread_params(const ThreadOptions& options) {
-  nlohmann::json params = nlohmann::json::object();
-  if (!options.cwd.empty()) params["cwd"] = options.cwd;
-  params["approvalPolicy"] = options.policy.approval_policy;
-  params["sandbox"] = options.policy.sandbox;
-  if (options.model) params["model"] = *options.model;
-  return params;
 }
 
 bool is_image(const protocol::Attachment& attachment) {
@@ -44,56 +33,41 @@ std::optional<ThreadPolicy> policy_for_mode(std::string_view mode) {
   return std::nullopt;
 }
 
-OutgoingRequest CodexRequests::request(RequestKind kind, std::string_view method, nlohmann::json params) {
-  OutgoingRequest out;
-  out.id = m_next++;
-  out.kind = kind;
-  out.message = {{"method", method}, {"id", out.id}, {"params", std::move(params)}};
-  return out;
+nlohmann::json thread_params(const ThreadOptions& options) {
+  nlohmann::json params = nlohmann::json::object();
+  if (!options.cwd.empty()) params["cwd"] = options.cwd;
+  params["approvalPolicy"] = options.policy.approval_policy;
+  params["sandbox"] = options.policy.sandbox;
+  if (options.model) params["model"] = *options.model;
+  return params;
 }
 
-OutgoingRequest CodexRequests::initialize(std::string_view client_name, std::string_view client_version) {
-  return request(RequestKind::Initialize, "initialize",
-                 {{"clientInfo", {{"name", client_name}, {"version", client_version}}},
-                  {"capabilities", {{"experimentalApi", false}}}});
+nlohmann::json initialize_params(std::string_view client_name, std::string_view client_version) {
+  return {{"clientInfo", {{"name", client_name}, {"version", client_version}}}, {"capabilities", {{"experimentalApi", false}}}};
 }
 
-OutgoingRequest CodexRequests::thread_start(const ThreadOptions& options) {
-  return request(RequestKind::ThreadStart, "thread/start", thread_params(options));
-}
-
-OutgoingRequest CodexRequests::thread_resume(std::string_view thread_id, const ThreadOptions& options) {
+nlohmann::json reopen_thread_params(std::string_view thread_id, const ThreadOptions& options) {
   nlohmann::json params = thread_params(options);
   params["threadId"] = thread_id;
   params["excludeTurns"] = true;
-  return request(RequestKind::ThreadResume, "thread/resume", std::move(params));
+  return params;
 }
 
-OutgoingRequest CodexRequests::thread_fork(std::string_view thread_id, const ThreadOptions& options) {
-  nlohmann::json params = thread_params(options);
-  params["threadId"] = thread_id;
-  params["excludeTurns"] = true;
-  return request(RequestKind::ThreadFork, "thread/fork", std::move(params));
-}
-
-OutgoingRequest CodexRequests::turn_start(std::string_view thread_id, std::string_view text,
-                                          const std::vector<protocol::Attachment>& attachments,
-                                          const std::optional<ThreadPolicy>& policy,
-                                          const std::optional<std::string>& model) {
+nlohmann::json turn_start_params(std::string_view thread_id, std::string_view text,
+                                 const std::vector<protocol::Attachment>& attachments,
+                                 const std::optional<ThreadPolicy>& policy, const std::optional<std::string>& model) {
   nlohmann::json params = {{"threadId", thread_id}, {"input", turn_input(text, attachments)}};
   if (policy) {
     params["approvalPolicy"] = policy->approval_policy;
     params["sandboxPolicy"] = sandbox_policy(policy->sandbox);
   }
   if (model) params["model"] = *model;
-  return request(RequestKind::TurnStart, "turn/start", std::move(params));
+  return params;
 }
 
-OutgoingRequest CodexRequests::turn_interrupt(std::string_view thread_id, std::string_view turn_id) {
-  return request(RequestKind::TurnInterrupt, "turn/interrupt", {{"threadId", thread_id}, {"turnId", turn_id}});
+nlohmann::json turn_interrupt_params(std::string_view thread_id, std::string_view turn_id) {
+  return {{"threadId", thread_id}, {"turnId", turn_id}};
 }
-
-nlohmann::json initialized_notification() { return {{"method", "initialized"}, {"params", nlohmann::json::object()}}; }
 
 std::string_view to_string(ApprovalDecision decision) {
   switch (decision) {
@@ -105,13 +79,7 @@ std::string_view to_string(ApprovalDecision decision) {
   return "decline";
 }
 
-nlohmann::json approval_response(const nlohmann::json& request_id, ApprovalDecision decision) {
-  return {{"id", request_id}, {"result", {{"decision", to_string(decision)}}}};
-}
-
-nlohmann::json error_response(const nlohmann::json& request_id, int code, std::string_view message) {
-  return {{"id", request_id}, {"error", {{"code", code}, {"message", message}}}};
-}
+nlohmann::json approval_result(ApprovalDecision decision) { return {{"decision", to_string(decision)}}; }
 
 nlohmann::json turn_input(std::string_view text, const std::vector<protocol::Attachment>& attachments) {
   nlohmann::json input = nlohmann::json::array();
@@ -127,7 +95,5 @@ nlohmann::json turn_input(std::string_view text, const std::vector<protocol::Att
   if (!referenced.empty()) input.push_back({{"type", "text"}, {"text", "Attached files (read them as needed):" + referenced}});
   return input;
 }
-
-std::string to_line(const nlohmann::json& message) { return native::dump(message) + '\n'; }
 
 }  // namespace switchboard::adapters::codex

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -8,14 +7,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codex/CodexProtocol.h"
+#include "common/JsonRpcEndpoint.h"
 #include "switchboard/protocol/generated/Types.h"
 
 namespace switchboard::adapters::codex {
 
-// Everything the adapter writes to `codex app-server`'s stdin, as JSON values; to_line() turns one into the bytes
-// to write. Codex's JSON-RPC has two quirks every encoder here follows: no "jsonrpc" member, and `params` always
-// present (an empty object when there is nothing to say).
+// The params of everything the adapter sends to `codex app-server`, and the results of its answers to Codex's
+// requests; the kit's JsonRpcEndpoint numbers the requests and writes the lines. Codex's JSON-RPC has two quirks:
+// no "jsonrpc" member (kRpcOptions), and `params` always present (every builder here returns an object).
+
+// How the adapter's endpoint speaks Codex's dialect.
+inline const JsonRpcEndpoint::Options kRpcOptions{"codex", /*send_jsonrpc_member=*/false};
 
 // How a thread runs: Codex's approval policy and sandbox. Our session modes name presets of the two.
 struct ThreadPolicy {
@@ -31,59 +33,40 @@ struct ThreadPolicy {
 std::optional<ThreadPolicy> policy_for_mode(std::string_view mode);
 inline constexpr std::string_view kDefaultMode = "auto";
 
-// A request with the id it was given; the adapter announces `id` and `kind` to the translator when it writes it.
-struct OutgoingRequest {
-  std::int64_t id = 0;
-  RequestKind kind = RequestKind::Initialize;
-  nlohmann::json message;
-};
-
 struct ThreadOptions {
   std::string cwd;
   ThreadPolicy policy;
   std::optional<std::string> model;
 };
 
-// Numbers our requests (1, 2, …; one counter per app-server process) and encodes them.
-class CodexRequests {
- public:
-  OutgoingRequest initialize(std::string_view client_name, std::string_view client_version);
-  OutgoingRequest thread_start(const ThreadOptions& options);
-  // Reopens a thread stored under CODEX_HOME, in a fresh process. The turns are not sent back (the engine has
-  // the session's events): `excludeTurns`.
-  OutgoingRequest thread_resume(std::string_view thread_id, const ThreadOptions& options);
-  // A new thread carrying a stored thread's conversation (its id becomes the provider session id), for when the
-  // thread itself cannot be resumed because another process has it open.
-  OutgoingRequest thread_fork(std::string_view thread_id, const ThreadOptions& options);
-  // A user turn. `policy` (after session.setMode) and `model` (a per-turn override) apply from this turn on.
-  OutgoingRequest turn_start(std::string_view thread_id, std::string_view text,
-                             const std::vector<protocol::Attachment>& attachments,
-                             const std::optional<ThreadPolicy>& policy, const std::optional<std::string>& model);
-  OutgoingRequest turn_interrupt(std::string_view thread_id, std::string_view turn_id);
+nlohmann::json initialize_params(std::string_view client_name, std::string_view client_version);
+// thread/start.
+nlohmann::json thread_params(const ThreadOptions& options);
+// thread/resume reopens a thread stored under CODEX_HOME, in a fresh process; thread/fork starts a new thread
+// carrying a stored thread's conversation (its id becomes the provider session id), for when the thread itself
+// cannot be resumed because another process has it open. Both take the same params; the turns are not sent back
+// (the engine has the session's events): `excludeTurns`.
+nlohmann::json reopen_thread_params(std::string_view thread_id, const ThreadOptions& options);
+// A user turn. `policy` (after session.setMode) and `model` (a per-turn override) apply from this turn on.
+nlohmann::json turn_start_params(std::string_view thread_id, std::string_view text,
+                                 const std::vector<protocol::Attachment>& attachments,
+                                 const std::optional<ThreadPolicy>& policy, const std::optional<std::string>& model);
+nlohmann::json turn_interrupt_params(std::string_view thread_id, std::string_view turn_id);
 
-  std::int64_t last_id() const { return m_next - 1; }
-
- private:
-  OutgoingRequest request(RequestKind kind, std::string_view method, nlohmann::json params);
-  std::int64_t m_next = 1;
+// How an approval is answered (Codex's CommandExecutionApprovalDecision / FileChangeApprovalDecision).
+enum class ApprovalDecision {
+  Accept,            // run it this once
+  AcceptForSession,  // run it, and do not ask again for the same thing in this thread
+  Decline,           // do not run it; the turn goes on and the model hears "rejected by user"
+  Cancel,            // do not run it, and interrupt the turn
 };
 
-// The `initialized` notification that must follow the initialize response.
-nlohmann::json initialized_notification();
-
-// The answer to an approval request: {"id": <Codex's id>, "result": {"decision": …}}.
-nlohmann::json approval_response(const nlohmann::json& request_id, ApprovalDecision decision);
+// The result answering an approval request: {"decision": …}.
+nlohmann::json approval_result(ApprovalDecision decision);
 std::string_view to_string(ApprovalDecision decision);
-
-// Refuses a request from Codex the adapter cannot serve.
-nlohmann::json error_response(const nlohmann::json& request_id, int code, std::string_view message);
-inline constexpr int kMethodNotFound = -32601;
 
 // The input items of a turn: the prompt text, then one localImage per image attachment (Codex reads the file),
 // then one text item naming the other attached files by path.
 nlohmann::json turn_input(std::string_view text, const std::vector<protocol::Attachment>& attachments);
-
-// One NDJSON line: compact JSON and a newline. Never throws (invalid UTF-8 becomes U+FFFD).
-std::string to_line(const nlohmann::json& message);
 
 }  // namespace switchboard::adapters::codex

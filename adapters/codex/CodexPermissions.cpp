@@ -170,4 +170,25 @@ std::string escape_glob(std::string_view text) {
   return out;
 }
 
+protocol::Usage request_usage(std::int64_t input, std::int64_t cached, std::int64_t output) {
+  protocol::Usage usage;
+  usage.input_tokens = input >= cached ? input - cached : input;
+  usage.cache_read_tokens = cached;
+  usage.output_tokens = output;
+  return usage;
+}
+
+void add_usage(std::optional<protocol::Usage>& total, const protocol::Usage& more) {
+  if (!total) {
+    total = more;
+    return;
+  }
+  const auto sum = [](std::optional<std::int64_t>& a, const std::optional<std::int64_t>& b) {
+    if (b) a = a.value_or(0) + *b;
+  };
+  sum(total->input_tokens, more.input_tokens);
+  sum(total->output_tokens, more.output_tokens);
+  sum(total->cache_read_tokens, more.cache_read_tokens);
+}
+
 }  // namespace switchboard::adapters::codex

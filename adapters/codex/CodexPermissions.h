@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,12 @@ PermissionAsk file_change_approval_ask(const nlohmann::json& params, const nlohm
 std::string error_text(const nlohmann::json& error);
 // Whether an error (TurnError) is one the next turn cannot fix by itself: unauthorized, usage limit reached.
 bool is_fatal_error(const nlohmann::json& error);
+
+// One model request's usage, live or from a rollout. OpenAI counts cached tokens inside the input tokens; our
+// input tokens are the prompt tokens not read from the cache.
+protocol::Usage request_usage(std::int64_t input, std::int64_t cached, std::int64_t output);
+// A turn's usage is the sum of its requests' (`total` starts empty).
+void add_usage(std::optional<protocol::Usage>& total, const protocol::Usage& more);
 
 // `text` with fnmatch's special characters escaped, so that it matches itself only.
 std::string escape_glob(std::string_view text);

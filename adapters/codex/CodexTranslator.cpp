@@ -90,30 +90,6 @@ nlohmann::json arguments_object(const nlohmann::json& item) {
   return {{"arguments", *arguments}};
 }
 
-protocol::Usage usage_from(const nlohmann::json& breakdown) {
-  protocol::Usage usage;
-  const auto input = native::integer_at(breakdown, "inputTokens").value_or(0);
-  const auto cached = native::integer_at(breakdown, "cachedInputTokens").value_or(0);
-  // OpenAI counts cached tokens inside input_tokens; ours are the prompt tokens not read from the cache.
-  usage.input_tokens = input >= cached ? input - cached : input;
-  usage.cache_read_tokens = cached;
-  usage.output_tokens = native::integer_at(breakdown, "outputTokens").value_or(0);
-  return usage;
-}
-
-void add_usage(std::optional<protocol::Usage>& total, const protocol::Usage& more) {
-  if (!total) {
-    total = more;
-    return;
-  }
-  const auto sum = [](std::optional<std::int64_t>& a, const std::optional<std::int64_t>& b) {
-    if (b) a = a.value_or(0) + *b;
-  };
-  sum(total->input_tokens, more.input_tokens);
-  sum(total->output_tokens, more.output_tokens);
-  sum(total->cache_read_tokens, more.cache_read_tokens);
-}
-
 std::string plan_text(const nlohmann::json& params) {
   std::string out;
   if (auto explanation = native::string_at(params, "explanation"); explanation && !explanation->empty()) out = *explanation + "\n";
@@ -129,55 +105,28 @@ std::string plan_text(const nlohmann::json& params) {
 
 }  // namespace
 
-std::string_view to_string(RequestKind kind) {
-  switch (kind) {
-    case RequestKind::Initialize: return "initialize";
-    case RequestKind::ThreadStart: return "thread/start";
-    case RequestKind::ThreadResume: return "thread/resume";
-    case RequestKind::ThreadFork: return "thread/fork";
-    case RequestKind::TurnStart: return "turn/start";
-    case RequestKind::TurnInterrupt: return "turn/interrupt";
-  }
-  return "request";
-}
+CodexTranslator::CodexTranslator(AdapterListener& events) : m_events(events) {}
 
-CodexTranslator::CodexTranslator(AdapterListener& events, CodexControlSink& control) : m_events(events), m_control(control) {}
-
-void CodexTranslator::feed_line(std::string_view line) {
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
-  if (line.empty()) return;
-  const auto message = native::parse_line(line);
-  if (message.is_discarded()) {
-    m_lines.not_json(line);
-    return;
-  }
-  feed(message);
-}
-
-void CodexTranslator::feed(const nlohmann::json& message) {
-  m_lines.line();
-  if (!message.is_object()) return malformed("not an object", message);
-  // The handlers read only through non-throwing accessors; this catch is the module edge for a nlohmann call
-  // that throws anyway, so that one odd line cannot take the adapter down.
-  try {
-    const auto method = native::string_at(message, "method");
-    const auto* id = native::member(message, "id");
-    if (method) {
-      if (id != nullptr && !id->is_null()) return on_server_request(message, *method);
-      return on_notification(message, *method);
+JsonRpcEndpoint::Handlers CodexTranslator::handlers() {
+  // The handlers read only through non-throwing accessors; the catch is the module edge for a nlohmann call that
+  // throws anyway, so that one odd message cannot take the adapter down.
+  const auto guarded = [this](const nlohmann::json& params, const auto& handle) {
+    m_lines.line();
+    try {
+      handle();
+    } catch (const nlohmann::json::exception& error) {
+      malformed(error.what(), params);
     }
-    if (id == nullptr) return malformed("neither a method nor an id", message);
-    const auto number = native::integer_at(message, "id");
-    if (!number) return unknown("response with a non-integer id " + native::dump(*id));
-    on_response(message, *number);
-  } catch (const nlohmann::json::exception& error) {
-    malformed(error.what(), message);
-  }
+  };
+  return {[this, guarded](const std::string& method, const nlohmann::json& params) {
+            guarded(params, [&] { on_notification(method, params); });
+          },
+          [this, guarded](const nlohmann::json& id, const std::string& method, const nlohmann::json& params, JsonRpcEndpoint::Reply reply) {
+            guarded(params, [&] { on_request(id, method, params, std::move(reply)); });
+          }};
 }
 
-void CodexTranslator::expect_response(std::int64_t id, RequestKind kind) {
-  m_sent[id] = kind;
-  if (kind != RequestKind::TurnStart) return;
+void CodexTranslator::turn_requested() {
   // A new turn: whatever the last one left behind is over.
   m_turn_active = true;
   m_turn_id.clear();
@@ -187,59 +136,36 @@ void CodexTranslator::expect_response(std::int64_t id, RequestKind kind) {
   m_plan_updates = 0;
 }
 
-std::optional<ApprovalRequest> CodexTranslator::take_approval(const std::string& native_id) {
+std::optional<JsonRpcEndpoint::Reply> CodexTranslator::take_approval(const std::string& native_id) {
   const auto it = m_approvals.find(native_id);
   if (it == m_approvals.end()) return std::nullopt;
-  ApprovalRequest request = std::move(it->second);
+  auto reply = std::move(it->second);
   m_approvals.erase(it);
-  return request;
+  return reply;
 }
 
-// ---- responses to our requests ---------------------------------------------------------------------------------
+// ---- answers to our requests ---------------------------------------------------------------------------------
 
-void CodexTranslator::on_response(const nlohmann::json& message, std::int64_t id) {
-  const auto it = m_sent.find(id);
-  if (it == m_sent.end()) return unknown("response to unknown request " + std::to_string(id));
-  CodexResponse response;
-  response.id = id;
-  response.kind = it->second;
-  m_sent.erase(it);
-  if (const auto* error = native::object_at(message, "error")) {
-    response.error = native::string_at(*error, "message").value_or("no reason given");
-  } else if (const auto* result = native::member(message, "result")) {
-    response.ok = true;
-    response.result = *result;
-  } else {
-    return malformed("response without result or error", message);
-  }
-
-  if (response.ok && (response.kind == RequestKind::ThreadStart || response.kind == RequestKind::ThreadResume ||
-                      response.kind == RequestKind::ThreadFork)) {
-    adopt_thread(response.result);
-  }
-  if (response.kind == RequestKind::TurnStart) {
-    if (response.ok) {
-      if (const auto* turn = native::object_at(response.result, "turn"); turn != nullptr && m_turn_id.empty()) {
-        m_turn_id = native::string_or_empty(*turn, "id");
-      }
-    } else if (m_turn_active) {
-      // The turn never started; the engine still waits for its end.
-      m_control.on_response(response);
-      const std::string error = "Codex refused the turn: " + response.error;
-      m_events.on_error(AgentErrorReport{error, /*recoverable=*/true});
-      TurnResult result;
-      result.stop_reason = protocol::StopReason::Error;
-      result.error = error;
-      return end_turn(std::move(result));
+void CodexTranslator::on_turn_start_answer(const JsonRpcEndpoint::Outcome& outcome) {
+  if (const auto* result = std::get_if<nlohmann::json>(&outcome)) {
+    if (const auto* turn = native::object_at(*result, "turn"); turn != nullptr && m_turn_id.empty()) {
+      m_turn_id = native::string_or_empty(*turn, "id");
     }
+    return;
   }
-  if (!response.ok && response.kind == RequestKind::TurnInterrupt) {
-    spdlog::debug("codex: turn/interrupt refused: {}", response.error);
-  }
-  m_control.on_response(response);
+  const auto& failure = std::get<JsonRpcEndpoint::Error>(outcome);
+  // Gone: the adapter reports the agent unavailable, which ends the turn.
+  if (!m_turn_active || failure.code == JsonRpcEndpoint::kAgentGone) return;
+  // The turn never started; the engine still waits for its end.
+  const std::string error = "Codex refused the turn: " + (failure.message.empty() ? "no reason given" : failure.message);
+  m_events.on_error(AgentErrorReport{error, /*recoverable=*/true});
+  TurnResult result;
+  result.stop_reason = protocol::StopReason::Error;
+  result.error = error;
+  end_turn(std::move(result));
 }
 
-void CodexTranslator::adopt_thread(const nlohmann::json& result) {
+void CodexTranslator::on_thread_opened(const nlohmann::json& result) {
   const auto* thread = native::object_at(result, "thread");
   const std::string id = thread != nullptr ? native::string_or_empty(*thread, "id") : std::string();
   if (id.empty()) return malformed("thread response without thread.id", result);
@@ -250,47 +176,35 @@ void CodexTranslator::adopt_thread(const nlohmann::json& result) {
 
 // ---- requests from Codex -----------------------------------------------------------------------------------------
 
-void CodexTranslator::on_server_request(const nlohmann::json& message, const std::string& method) {
-  const nlohmann::json& id = message["id"];
-  const auto* params = native::object_at(message, "params");
+void CodexTranslator::on_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params, JsonRpcEndpoint::Reply reply) {
   const bool command = method == "item/commandExecution/requestApproval";
   const bool file_change = method == "item/fileChange/requestApproval";
-  if ((!command && !file_change) || params == nullptr) {
-    if (params == nullptr && (command || file_change)) malformed("approval request without params", message);
+  if ((!command && !file_change) || !params.is_object() || params.empty()) {
+    // User input, MCP elicitation, dynamic tools, token refresh, …: refused, or Codex waits forever.
+    if (command || file_change) malformed("approval request without params", params);
     else unknown("server request " + method);
-    m_control.on_unanswerable_request(id, method);
-    return;
+    return reply(JsonRpcEndpoint::method_not_found(method));
   }
-  ApprovalRequest request;
-  request.id = id;
-  request.native_id = native::dump(id);
-  request.kind = command ? ApprovalKind::Command : ApprovalKind::FileChange;
-  request.item_id = native::string_or_empty(*params, "itemId");
-  request.turn_id = native::string_or_empty(*params, "turnId");
   PermissionAsk ask;
   if (command) {
-    ask = command_approval_ask(*params);
+    ask = command_approval_ask(params);
   } else {
-    const auto changes = m_file_changes.find(request.item_id);
-    ask = file_change_approval_ask(*params, changes != m_file_changes.end() ? changes->second : nlohmann::json());
+    const auto changes = m_file_changes.find(native::string_or_empty(params, "itemId"));
+    ask = file_change_approval_ask(params, changes != m_file_changes.end() ? changes->second : nlohmann::json());
   }
-  ask.native_id = request.native_id;
-  m_approvals[ask.native_id] = std::move(request);
+  ask.native_id = native::dump(id);
+  m_approvals[ask.native_id] = std::move(reply);
   m_events.on_permission_request(std::move(ask));
 }
 
 // ---- notifications -----------------------------------------------------------------------------------------------
 
-void CodexTranslator::on_notification(const nlohmann::json& message, const std::string& method) {
-  static const nlohmann::json kNoParams = nlohmann::json::object();
-  const auto* params_ptr = native::object_at(message, "params");
-  const nlohmann::json& params = params_ptr != nullptr ? *params_ptr : kNoParams;
-
+void CodexTranslator::on_notification(const std::string& method, const nlohmann::json& params) {
   if (method == "item/agentMessage/delta" || method == "item/reasoning/summaryTextDelta" ||
       method == "item/reasoning/textDelta" || method == "item/plan/delta") {
     const auto item = native::string_at(params, "itemId");
     const auto delta = native::string_at(params, "delta");
-    if (!item || !delta) return malformed(method + " without itemId or delta", message);
+    if (!item || !delta) return malformed(method + " without itemId or delta", params);
     if (delta->empty()) return;
     if (method == "item/reasoning/textDelta") return m_events.on_delta(TextDelta{*item + ":content", protocol::DeltaKind::Thinking, *delta, std::nullopt});
     const auto kind = method == "item/reasoning/summaryTextDelta" ? protocol::DeltaKind::Thinking : protocol::DeltaKind::Text;
@@ -309,26 +223,26 @@ void CodexTranslator::on_notification(const nlohmann::json& message, const std::
   if (method == "item/commandExecution/outputDelta" || method == "item/fileChange/outputDelta") {
     const auto item = native::string_at(params, "itemId");
     const auto delta = native::string_at(params, "delta");
-    if (!item || !delta) return malformed(method + " without itemId or delta", message);
+    if (!item || !delta) return malformed(method + " without itemId or delta", params);
     if (!delta->empty()) m_events.on_tool_output(ToolOutput{*item, *delta});
     return;
   }
   if (method == "item/mcpToolCall/progress") {
     const auto item = native::string_at(params, "itemId");
     const auto text = native::string_at(params, "message");
-    if (!item || !text) return malformed(method + " without itemId or message", message);
+    if (!item || !text) return malformed(method + " without itemId or message", params);
     m_events.on_tool_output(ToolOutput{*item, *text + "\n"});
     return;
   }
   if (method == "item/started" || method == "item/completed") {
     const auto* item = native::object_at(params, "item");
-    if (item == nullptr) return malformed(method + " without item", message);
-    if (native::string_or_empty(*item, "id").empty()) return malformed(method + " item without id", message);
+    if (item == nullptr) return malformed(method + " without item", params);
+    if (native::string_or_empty(*item, "id").empty()) return malformed(method + " item without id", params);
     return method == "item/started" ? on_item_started(*item) : on_item_completed(*item);
   }
   if (method == "turn/started") {
     const auto* turn = native::object_at(params, "turn");
-    if (turn == nullptr) return malformed("turn/started without turn", message);
+    if (turn == nullptr) return malformed("turn/started without turn", params);
     m_turn_id = native::string_or_empty(*turn, "id");
     m_turn_active = true;
     return;
@@ -496,7 +410,9 @@ void CodexTranslator::on_token_usage(const nlohmann::json& params) {
     m_lines.dropped();
     return;
   }
-  add_usage(m_usage, usage_from(*last));
+  add_usage(m_usage, request_usage(native::integer_at(*last, "inputTokens").value_or(0),
+                                    native::integer_at(*last, "cachedInputTokens").value_or(0),
+                                    native::integer_at(*last, "outputTokens").value_or(0)));
 }
 
 void CodexTranslator::on_plan_updated(const nlohmann::json& params) {

@@ -9,42 +9,47 @@
 
 #include <nlohmann/json.hpp>
 
-#include "codex/CodexProtocol.h"
+#include "common/JsonRpcEndpoint.h"
 #include "common/LineStats.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::adapters::codex {
 
-// What happened to the lines fed so far (common/LineStats.h).
+// What happened to the messages fed so far (common/LineStats.h); the endpoint counts the lines that are not
+// messages at all.
 using TranslatorStats = LineStats;
 
-// Turns `codex app-server`'s stdout (JSON-RPC notifications, server requests and responses, one per line) into
+// Turns what `codex app-server` says over its JSON-RPC (notifications, its requests, the answers to ours) into
 // normalized events. docs/agents/codex.md has the table of every native message and what it becomes.
 //
-// One translator per app-server process. It remembers what the stream has said so far: the thread, the running
-// turn and what it produced (last answer, usage), the items started and not completed, the open approval
-// requests and the requests the adapter sent. It does no I/O: normalized events go to `events`, adapter-only
-// facts to `control`. Nothing it is fed makes it throw; bad lines are counted, logged and skipped.
+// One translator per app-server process, fed by the process's JsonRpcEndpoint (handlers()), which owns the ids:
+// the adapter hands the answers to its thread and turn requests on (on_thread_opened, on_turn_start_answer). It
+// remembers what the stream has said so far: the thread, the running turn and what it produced (last answer,
+// usage), the items started and not completed, and the open approval requests with their replies. It does no
+// I/O: normalized events go to `events`, and a request it cannot serve is refused through its Reply. Nothing it
+// is fed makes it throw; bad messages are counted, logged and skipped.
 //
 // Re-entrancy: the translator finishes its bookkeeping before each callback, so a listener may call
-// take_approval() or expect_response() from inside one (the engine answers a permission at once when a
+// take_approval() or turn_requested() from inside one (the engine answers a permission at once when a
 // remembered rule or the headless policy decides).
 class CodexTranslator {
  public:
-  CodexTranslator(AdapterListener& events, CodexControlSink& control);
+  explicit CodexTranslator(AdapterListener& events);
 
-  // One line of the app-server's stdout, without its newline.
-  void feed_line(std::string_view line);
-  // One parsed message.
-  void feed(const nlohmann::json& message);
+  // The endpoint's handlers: Codex's notifications and requests come here.
+  JsonRpcEndpoint::Handlers handlers();
 
-  // The adapter wrote a request with this id. A turn/start also opens a turn: whatever happens, the translator
-  // reports exactly one on_turn_end() for it (a refused turn/start ends it with an error).
-  void expect_response(std::int64_t id, RequestKind kind);
+  // The adapter is sending a turn/start: whatever happens, the translator reports exactly one on_turn_end() for
+  // it (a refused turn/start ends it with an error; an agent that goes away is the adapter's to report).
+  void turn_requested();
+  void on_turn_start_answer(const JsonRpcEndpoint::Outcome& outcome);
+  // The result of thread/start, thread/resume or thread/fork: its thread is the provider session from now on.
+  void on_thread_opened(const nlohmann::json& result);
 
-  // The open approval request with this native id, which is forgotten: each is answered once. None when the id
-  // is unknown, already answered, resolved by Codex meanwhile (serverRequest/resolved), or its turn has ended.
-  std::optional<ApprovalRequest> take_approval(const std::string& native_id);
+  // The reply to the open approval request with this native id, which is forgotten: each is answered once. None
+  // when the id is unknown, already answered, resolved by Codex meanwhile (serverRequest/resolved), or its turn
+  // has ended.
+  std::optional<JsonRpcEndpoint::Reply> take_approval(const std::string& native_id);
 
   const TranslatorStats& stats() const { return m_lines.stats(); }
   const std::string& thread_id() const { return m_thread_id; }
@@ -53,9 +58,8 @@ class CodexTranslator {
   bool turn_active() const { return m_turn_active; }
 
  private:
-  void on_response(const nlohmann::json& message, std::int64_t id);
-  void on_server_request(const nlohmann::json& message, const std::string& method);
-  void on_notification(const nlohmann::json& message, const std::string& method);
+  void on_notification(const std::string& method, const nlohmann::json& params);
+  void on_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params, JsonRpcEndpoint::Reply reply);
 
   void on_item_started(const nlohmann::json& item);
   void on_item_completed(const nlohmann::json& item);
@@ -65,7 +69,6 @@ class CodexTranslator {
   void on_error_notification(const nlohmann::json& params);
   void on_plan_updated(const nlohmann::json& params);
   void on_token_usage(const nlohmann::json& params);
-  void adopt_thread(const nlohmann::json& result);
 
   void clear_status();
   void end_turn(TurnResult result);
@@ -73,12 +76,10 @@ class CodexTranslator {
   void unknown(std::string_view what) { m_lines.unknown(what); }
 
   AdapterListener& m_events;
-  CodexControlSink& m_control;
   LineLog m_lines{"codex"};
 
   std::string m_thread_id;
-  std::map<std::int64_t, RequestKind> m_sent;
-  std::map<std::string, ApprovalRequest> m_approvals;  // by native id
+  std::map<std::string, JsonRpcEndpoint::Reply> m_approvals;  // by native id
   std::map<std::string, nlohmann::json> m_file_changes;  // fileChange item id → its changes (for the approval)
   std::set<std::string> m_open_tools;                   // tool items started and not completed
 

@@ -53,13 +53,18 @@ std::optional<AdapterError> CliProcess::spawn(CliLaunch launch) {
   return std::nullopt;
 }
 
-void CliProcess::write_line(const nlohmann::json& message) {
-  if (!m_child) return;
-  if (auto written = m_child->write_stdin(native::dump(message) + '\n'); !written) {
+void CliProcess::write_line(const nlohmann::json& message) { write_encoded(native::dump(message)); }
+
+bool CliProcess::write_encoded(std::string line) {
+  if (!m_child) return false;
+  line += '\n';
+  if (auto written = m_child->write_stdin(std::move(line)); !written) {
     // The queue is bounded (MiBs): a CLI that stopped reading is broken; say so rather than grow.
     spdlog::warn("{}: cannot write to the CLI: {}", m_identity.log_prefix, written.error().message);
     m_handlers.on_error(AgentErrorReport{"could not write to " + m_identity.name + ": " + written.error().message, false});
+    return false;
   }
+  return true;
 }
 
 void CliProcess::kill() {

@@ -82,6 +82,8 @@ class CliProcess {
   // One JSON line to its stdin. A failed write (the bounded queue is full: the CLI stopped reading) is logged
   // and reported through on_error as not recoverable.
   void write_line(const nlohmann::json& message);
+  // The same for a line already encoded (without its '\n'); false when it could not be written.
+  bool write_encoded(std::string line);
   void kill();
   // Graceful stop, once: closes stdin (the CLIs' own way to finish: end the turn, save, exit), then escalates.
   void stop();

@@ -20,6 +20,10 @@ JsonRpcEndpoint::JsonRpcEndpoint(std::function<bool(std::string line)> write, Ha
 
 JsonRpcEndpoint::~JsonRpcEndpoint() = default;
 
+JsonRpcEndpoint::Error JsonRpcEndpoint::method_not_found(const std::string& method) {
+  return Error{kMethodNotFound, "switchboard does not serve '" + method + "' requests", nullptr};
+}
+
 nlohmann::json JsonRpcEndpoint::envelope() const {
   auto message = nlohmann::json::object();
   if (m_options.send_jsonrpc_member) message["jsonrpc"] = "2.0";
@@ -101,11 +105,11 @@ void JsonRpcEndpoint::on_response(const nlohmann::json& id, const nlohmann::json
 
 void JsonRpcEndpoint::on_incoming_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params) {
   if (!m_handlers.on_request) {
-    return send_reply(id, Error{kMethodNotFound, "switchboard does not serve '" + method + "' requests", nullptr});
+    return send_reply(id, method_not_found(method));
   }
   // Exactly one reply: a second call is a bug of the caller, logged and dropped.
   auto replied = std::make_shared<bool>(false);
-  m_handlers.on_request(method, params, [weak = std::weak_ptr<JsonRpcEndpoint*>(m_self), id, replied, method](Outcome outcome) {
+  m_handlers.on_request(id, method, params, [weak = std::weak_ptr<JsonRpcEndpoint*>(m_self), id, replied, method](Outcome outcome) {
     auto self = weak.lock();
     if (!self) return;
     if (std::exchange(*replied, true)) {

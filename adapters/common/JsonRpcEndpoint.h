@@ -22,8 +22,9 @@ namespace switchboard::adapters {
 // - request() sends a request with our own id (integers from 1) and calls its handler exactly once: with the
 //   result, with the error the agent answered, or with a local error when the line could not be written or the
 //   agent went away (close(): every pending request fails, so no caller waits for an answer that cannot come).
-// - A request from the agent (it has a method and an id) goes to on_request with a Reply that must be called
-//   exactly once (a result or an error); ids of the two directions are never confused, whatever their values.
+// - A request from the agent (it has a method and an id) goes to on_request with its id (what the agent knows it
+//   by, e.g. to name a permission request) and a Reply that must be called exactly once (a result or an error);
+//   ids of the two directions are never confused, whatever their values.
 // - A notification (a method, no id) goes to on_notification.
 // - A line that is not JSON, or not a message, is counted and logged (the first ones as warnings, later ones
 //   at debug level), and never ends the conversation. A response to an id nobody waits for is counted as unknown.
@@ -45,10 +46,13 @@ class JsonRpcEndpoint {
   static constexpr std::int64_t kWriteFailed = -32098;  // the request could not be written
   static constexpr std::int64_t kMethodNotFound = -32601;
 
+  // The answer to a request nobody here serves.
+  static Error method_not_found(const std::string& method);
+
   struct Handlers {
     std::function<void(const std::string& method, const nlohmann::json& params)> on_notification;
-    // Absent: every request of the agent is answered "method not found".
-    std::function<void(const std::string& method, const nlohmann::json& params, Reply reply)> on_request;
+    // Absent: every request of the agent is answered method_not_found().
+    std::function<void(const nlohmann::json& id, const std::string& method, const nlohmann::json& params, Reply reply)> on_request;
   };
 
   struct Options {

@@ -165,7 +165,9 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
 
 Session& Engine::add_session(protocol::SessionInfo info) {
   std::string id = info.session_id;
+  const std::int64_t created_at = info.created_at;
   auto [it, inserted] = m_sessions.emplace(std::move(id), std::make_unique<Session>(static_cast<SessionServices&>(*this), std::move(info)));
+  if (inserted) m_list_order.insert({created_at, it->first}, it->second.get());
   return *it->second;
 }
 
@@ -322,29 +324,53 @@ Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id
   return session->info();
 }
 
-protocol::SessionListResult Engine::list_sessions(const protocol::SessionListParams& params) const {
-  std::vector<protocol::SessionInfo> matching;
-  for (const auto& [id, session] : m_sessions) {
-    const auto& info = session->info();
-    if (params.agent && info.agent != *params.agent) continue;
-    if (params.cwd && info.cwd != *params.cwd) continue;
-    if (info.archived != params.archived.value_or(false)) continue;
-    matching.push_back(info);
+namespace {
+
+bool ascii_case_insensitive_contains(std::string_view text, std::string_view needle) {
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
+                     [&](char a, char b) { return lower(a) == lower(b); }) != text.end();
+}
+
+bool matches_list_filters(const protocol::SessionListParams& params, const protocol::SessionInfo& info) {
+  if (info.archived != params.archived.value_or(false)) return false;
+  if (params.agent && info.agent != *params.agent) return false;
+  if (params.cwd && info.cwd != *params.cwd) return false;
+  if (params.text && !ascii_case_insensitive_contains(info.title.value_or(""), *params.text) &&
+      !ascii_case_insensitive_contains(info.cwd, *params.text)) {
+    return false;
   }
-  // Newest first; the id breaks ties so pages are stable.
-  std::sort(matching.begin(), matching.end(), [](const auto& a, const auto& b) {
-    return a.created_at != b.created_at ? a.created_at > b.created_at : a.session_id > b.session_id;
-  });
-  // The cursor is the id of the last session of the previous page.
-  std::size_t start = 0;
+  return true;
+}
+
+}  // namespace
+
+protocol::SessionListResult Engine::list_sessions(const protocol::SessionListParams& params) const {
+  // Where the page starts: after the cursor's position. A bare session id (the cursors of earlier versions)
+  // still works while that session exists; an unknown one ends the list, as it always did.
+  std::optional<SessionListIndex::Position> after;
   if (params.cursor) {
-    const auto it = std::find_if(matching.begin(), matching.end(), [&](const auto& s) { return s.session_id == *params.cursor; });
-    start = it == matching.end() ? matching.size() : static_cast<std::size_t>(it - matching.begin()) + 1;
+    after = SessionListIndex::parse_cursor(*params.cursor);
+    if (!after) {
+      const auto* session = find(*params.cursor);
+      if (session == nullptr) return {};
+      after = SessionListIndex::Position{session->info().created_at, *params.cursor};
+    }
   }
   const auto limit = static_cast<std::size_t>(params.limit.value_or(50));
   protocol::SessionListResult result;
-  for (std::size_t i = start; i < matching.size() && result.sessions.size() < limit; ++i) result.sessions.push_back(matching[i]);
-  if (start + result.sessions.size() < matching.size()) result.next_cursor = result.sessions.back().session_id;
+  std::optional<SessionListIndex::Position> last;
+  m_list_order.visit_after(after, [&](const SessionListIndex::Position& position, const Session& session) {
+    const auto& info = session.info();
+    if (!matches_list_filters(params, info)) return true;
+    if (result.sessions.size() == limit) {  // one more matches: there is a next page
+      result.next_cursor = SessionListIndex::cursor_for(*last);
+      return false;
+    }
+    result.sessions.push_back(info);
+    last = position;
+    return true;
+  });
   return result;
 }
 
@@ -389,6 +415,7 @@ void Engine::delete_session(const std::string& session_id, Done done) {
     if (it == m_sessions.end()) return done(unknown_session(session_id));  // deleted twice at once
     it->second->stop_agent();
     m_rules.forget_session(session_id);
+    m_list_order.erase({it->second->info().created_at, session_id});
     m_sessions.erase(it);
     m_bus.publish(session_id, protocol::SessionDeletedEvent{});
     done(std::nullopt);

@@ -18,6 +18,7 @@
 #include "engine/RequestBroker.h"
 #include "engine/RuleBook.h"
 #include "engine/Session.h"
+#include "engine/SessionListIndex.h"
 #include "engine/SessionPersistence.h"
 #include "engine/SessionServices.h"
 #include "switchboard/adapters/AgentAdapter.h"
@@ -133,6 +134,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   RuleBook m_rules;
   RequestBroker m_broker;  // before the sessions: they cancel their requests as they go
   std::map<std::string, std::unique_ptr<Session>> m_sessions;
+  SessionListIndex m_list_order;  // m_sessions in session.list's order
   std::set<std::string> m_answering_client_ids;
   int m_answering_clients = 0;
   std::function<std::uint64_t()> m_last_seq;

@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http/SseSession.h"
-#include "http/WebPage.h"
+#include "http/WebAssets.h"
 #include "http/WireResponse.h"
 #include "switchboard/rpc/RpcPeer.h"
 
@@ -274,12 +274,13 @@ void HttpSession::handle(Request& request) {
     if (request.method() != bhttp::verb::get) return refuse(bhttp::status::method_not_allowed, "use GET");
     return send(make_response(bhttp::status::ok, m_context.identity_json, "application/json"));
   }
-  if (path == "/") {
+  // The console's files are public (they hold no secret; the page takes the token from its URL fragment).
+  if (const auto asset = find_web_asset(path)) {
     if (request.method() != bhttp::verb::get) return refuse(bhttp::status::method_not_allowed, "use GET");
-    auto response = make_response(bhttp::status::ok, std::string(web_page()), "text/html; charset=utf-8");
-    response.set("Content-Security-Policy",
-                 "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'");
+    auto response = make_response(bhttp::status::ok, std::string(asset->bytes), asset->content_type);
+    response.set("Content-Security-Policy", kConsoleContentSecurityPolicy);
     response.set("Referrer-Policy", "no-referrer");
+    response.set("X-Frame-Options", "DENY");  // for browsers that predate frame-ancestors
     return send(std::move(response));
   }
   if (path != "/rpc" && path != "/events") return refuse(bhttp::status::not_found, "no such path");

@@ -12,7 +12,7 @@ namespace switchboard::testing {
 
 // Records what the Claude translator and history reader report: each callback as one line of text (for exact
 // sequence assertions) and the structured values the line leaves out (costs, whole asks).
-class ClaudeRecordingSink : public adapters::claude::HistorySink {
+class ClaudeRecordingSink : public adapters::HistorySink {
  public:
   std::vector<std::string> lines;
   std::vector<adapters::PermissionAsk> permissions;

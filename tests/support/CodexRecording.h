@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "codex/CodexProtocol.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::testing {
@@ -65,18 +64,6 @@ class CodexRecordingSink : public adapters::HistorySink {
   void on_user_prompt(UserPrompt e) override { lines.push_back("prompt " + e.prompt_id + " " + quoted(e.text) + " at " + e.timestamp); }
 
   static std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
-};
-
-// Records what the translator tells the adapter alone.
-class CodexRecordingControl : public adapters::codex::CodexControlSink {
- public:
-  std::vector<adapters::codex::CodexResponse> responses;
-  std::vector<std::pair<nlohmann::json, std::string>> unanswerable;  // id, method
-
-  void on_response(const adapters::codex::CodexResponse& response) override { responses.push_back(response); }
-  void on_unanswerable_request(const nlohmann::json& id, const std::string& method) override {
-    unanswerable.emplace_back(id, method);
-  }
 };
 
 // Recorded `codex app-server` lines under tests/fixtures/codex/ (see its README).

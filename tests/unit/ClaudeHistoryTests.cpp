@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "claude-code/ClaudeHistory.h"
+#include "switchboard/support/Clock.h"
 #include "support/ClaudeFixtures.h"
 #include "support/ClaudeRecordingSink.h"
 
@@ -168,13 +169,13 @@ TEST_CASE("claude history: listing shows a directory's sessions newest first wit
   CHECK(listing.sessions[2].provider_session_id == kRecordedSession);
   CHECK(listing.sessions[2].title == "create [[bash: touch created_bypass.txt && echo bypassed]]");
   CHECK(listing.sessions[2].prompts == 2);
-  CHECK(listing.sessions[2].started_at == std::optional<std::string>("2026-11-29T22:22:44.198Z"));
-  CHECK(listing.sessions[2].updated_at == std::optional<std::string>("2026-11-29T22:22:45.144Z"));
-  CHECK(listing.sessions[2].path == project / (kRecordedSession + ".jsonl"));
+  CHECK(listing.sessions[2].created_at == switchboard::parse_iso8601_millis("2026-11-29T22:22:44.198Z"));
+  CHECK(listing.sessions[2].created_at.has_value());
+  CHECK(listing.sessions[2].path == (project / (kRecordedSession + ".jsonl")).string());
   CHECK(listing.sessions[3].title == std::string(80, 'x') + "…");
-  CHECK(listing.sessions[0].modified_at_ms > listing.sessions[1].modified_at_ms);
-  CHECK(listing.skipped_files == 1);    // the queue-only file
-  CHECK(listing.malformed_lines == 1);  // "garbage"
+  CHECK(listing.sessions[0].updated_at > listing.sessions[1].updated_at);
+  CHECK(listing.skipped_files == 1);  // the queue-only file
+  CHECK(listing.skipped_lines == 1);  // "garbage"
 
   CHECK(list_history(config.root, "/work/elsewhere").sessions.empty());
 }

@@ -19,44 +19,29 @@ using namespace switchboard;
 using namespace switchboard::adapters::codex;
 using Json = nlohmann::json;
 
-TEST_CASE("Codex requests carry our ids from 1 and no jsonrpc member", "[codex]") {
-  CodexRequests requests;
-  const auto init = requests.initialize("switchboard", "0.1.0");
-  CHECK(init.id == 1);
-  CHECK(init.kind == RequestKind::Initialize);
-  CHECK(init.message == Json::parse(R"({"method":"initialize","id":1,"params":{"clientInfo":{"name":"switchboard","version":"0.1.0"},
-                                        "capabilities":{"experimentalApi":false}}})"));
-  CHECK_FALSE(init.message.contains("jsonrpc"));
-  CHECK(initialized_notification() == Json::parse(R"({"method":"initialized","params":{}})"));
+TEST_CASE("Codex request params are always objects and carry the thread's policy", "[codex]") {
+  // The ids and the envelope are the endpoint's (kRpcOptions); the recorded scenarios check them line for line.
+  CHECK(initialize_params("switchboard", "0.1.0") ==
+        Json::parse(R"({"clientInfo":{"name":"switchboard","version":"0.1.0"},"capabilities":{"experimentalApi":false}})"));
+  CHECK_FALSE(kRpcOptions.send_jsonrpc_member);
 
   ThreadOptions options;
   options.cwd = "/work";
   options.policy = *policy_for_mode("untrusted");
-  const auto start = requests.thread_start(options);
-  CHECK(start.id == 2);
-  CHECK(start.message == Json::parse(R"({"method":"thread/start","id":2,"params":{"cwd":"/work","approvalPolicy":"untrusted","sandbox":"workspace-write"}})"));
+  CHECK(thread_params(options) == Json::parse(R"({"cwd":"/work","approvalPolicy":"untrusted","sandbox":"workspace-write"})"));
+  CHECK(thread_params(ThreadOptions{}).is_object());
 
   options.model = "gpt-5.5";
-  const auto resume = requests.thread_resume("thr", options);
-  CHECK(resume.kind == RequestKind::ThreadResume);
-  CHECK(resume.message["params"] == Json::parse(R"({"threadId":"thr","excludeTurns":true,"cwd":"/work","approvalPolicy":"untrusted",
-                                                   "sandbox":"workspace-write","model":"gpt-5.5"})"));
+  CHECK(reopen_thread_params("thr", options) == Json::parse(R"({"threadId":"thr","excludeTurns":true,"cwd":"/work","approvalPolicy":"untrusted",
+                                                                "sandbox":"workspace-write","model":"gpt-5.5"})"));
 
-  const auto turn = requests.turn_start("thr", "hi", {}, std::nullopt, std::nullopt);
-  CHECK(turn.message == Json::parse(R"({"method":"turn/start","id":4,"params":{"threadId":"thr","input":[{"type":"text","text":"hi"}]}})"));
-  const auto switched = requests.turn_start("thr", "go", {}, policy_for_mode("read-only"), std::string("o3"));
-  CHECK(switched.message["params"]["approvalPolicy"] == "on-request");
-  CHECK(switched.message["params"]["sandboxPolicy"] == Json{{"type", "readOnly"}});
-  CHECK(switched.message["params"]["model"] == "o3");
+  CHECK(turn_start_params("thr", "hi", {}, std::nullopt, std::nullopt) == Json::parse(R"({"threadId":"thr","input":[{"type":"text","text":"hi"}]})"));
+  const auto switched = turn_start_params("thr", "go", {}, policy_for_mode("read-only"), std::string("o3"));
+  CHECK(switched["approvalPolicy"] == "on-request");
+  CHECK(switched["sandboxPolicy"] == Json{{"type", "readOnly"}});
+  CHECK(switched["model"] == "o3");
 
-  const auto interrupt = requests.turn_interrupt("thr", "turn-1");
-  CHECK(interrupt.message == Json::parse(R"({"method":"turn/interrupt","id":6,"params":{"threadId":"thr","turnId":"turn-1"}})"));
-
-  const auto fork = requests.thread_fork("thr", options);
-  CHECK(fork.kind == RequestKind::ThreadFork);
-  CHECK(fork.message == Json::parse(R"({"method":"thread/fork","id":7,"params":{"threadId":"thr","excludeTurns":true,"cwd":"/work",
-                                        "approvalPolicy":"untrusted","sandbox":"workspace-write","model":"gpt-5.5"}})"));
-  CHECK(requests.last_id() == 7);
+  CHECK(turn_interrupt_params("thr", "turn-1") == Json::parse(R"({"threadId":"thr","turnId":"turn-1"})"));
 }
 
 TEST_CASE("Codex modes map onto approval policy and sandbox", "[codex]") {
@@ -69,13 +54,11 @@ TEST_CASE("Codex modes map onto approval policy and sandbox", "[codex]") {
   CHECK(policy_for_mode(kDefaultMode));
 }
 
-TEST_CASE("Codex approval answers echo Codex's id", "[codex]") {
-  CHECK(approval_response(0, ApprovalDecision::Accept) == Json::parse(R"({"id":0,"result":{"decision":"accept"}})"));
-  CHECK(approval_response("a", ApprovalDecision::AcceptForSession) ==
-        Json::parse(R"({"id":"a","result":{"decision":"acceptForSession"}})"));
-  CHECK(approval_response(3, ApprovalDecision::Decline)["result"]["decision"] == "decline");
-  CHECK(approval_response(3, ApprovalDecision::Cancel)["result"]["decision"] == "cancel");
-  CHECK(to_line(approval_response(0, ApprovalDecision::Accept)) == "{\"id\":0,\"result\":{\"decision\":\"accept\"}}\n");
+TEST_CASE("Codex approval answers name the decision", "[codex]") {
+  CHECK(approval_result(ApprovalDecision::Accept) == Json::parse(R"({"decision":"accept"})"));
+  CHECK(approval_result(ApprovalDecision::AcceptForSession) == Json::parse(R"({"decision":"acceptForSession"})"));
+  CHECK(approval_result(ApprovalDecision::Decline)["decision"] == "decline");
+  CHECK(approval_result(ApprovalDecision::Cancel)["decision"] == "cancel");
 }
 
 TEST_CASE("Codex turn input puts images as local images and names other files", "[codex]") {

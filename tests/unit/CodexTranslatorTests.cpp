@@ -14,27 +14,44 @@ namespace codex_translator_tests {
 
 using namespace switchboard;
 using namespace switchboard::adapters::codex;
-using testing::CodexRecordingControl;
+using adapters::JsonRpcEndpoint;
 using testing::CodexRecordingSink;
 using Lines = std::vector<std::string>;
 
+// The translator on an endpoint wired the way the adapter wires it; what is written is kept, and the answers to
+// our requests are handed on as the adapter hands them (kept too, by method).
 struct Harness {
   CodexRecordingSink sink;
-  CodexRecordingControl control;
-  CodexTranslator translator{sink, control};
+  CodexTranslator translator{sink};
+  std::vector<nlohmann::json> written;
+  std::vector<std::pair<std::string, JsonRpcEndpoint::Outcome>> answers;
+  JsonRpcEndpoint endpoint{[this](std::string line) {
+                             written.push_back(nlohmann::json::parse(line));
+                             return true;
+                           },
+                           translator.handlers(), kRpcOptions};
 
-  void feed(const nlohmann::json& message) { translator.feed_line(message.dump()); }
+  void feed(const nlohmann::json& message) { endpoint.feed_line(message.dump()); }
+  void send(const std::string& method, nlohmann::json params) {
+    if (method == "turn/start") translator.turn_requested();
+    endpoint.request(method, std::move(params), [this, method](JsonRpcEndpoint::Outcome outcome) {
+      if (method == "turn/start") translator.on_turn_start_answer(outcome);
+      const auto* result = std::get_if<nlohmann::json>(&outcome);
+      if (result != nullptr && method.starts_with("thread/")) translator.on_thread_opened(*result);
+      answers.emplace_back(method, std::move(outcome));
+    });
+  }
+  std::uint64_t malformed() const { return translator.stats().malformed + endpoint.stats().malformed; }
+  std::uint64_t unknown() const { return translator.stats().unknown + endpoint.stats().unknown_responses; }
+  bool answered_ok(std::size_t index) const { return std::holds_alternative<nlohmann::json>(answers.at(index).second); }
+  const JsonRpcEndpoint::Error* answer_error(const std::string& method) const {
+    for (const auto& [sent, outcome] : answers) {
+      if (sent == method) return std::get_if<JsonRpcEndpoint::Error>(&outcome);
+    }
+    FAIL("no answer to " << method);
+    return nullptr;
+  }
 };
-
-std::optional<RequestKind> kind_of(const std::string& method) {
-  if (method == "initialize") return RequestKind::Initialize;
-  if (method == "thread/start") return RequestKind::ThreadStart;
-  if (method == "thread/resume") return RequestKind::ThreadResume;
-  if (method == "thread/fork") return RequestKind::ThreadFork;
-  if (method == "turn/start") return RequestKind::TurnStart;
-  if (method == "turn/interrupt") return RequestKind::TurnInterrupt;
-  return std::nullopt;
-}
 
 ApprovalDecision decision_of(const std::string& decision) {
   if (decision == "accept") return ApprovalDecision::Accept;
@@ -44,58 +61,55 @@ ApprovalDecision decision_of(const std::string& decision) {
 }
 
 // Replays a recorded scenario: what Codex printed is fed line by line, the way the adapter feeds it. What the
-// recording driver wrote is announced to the translator in the order the driver could have sent it (one request
-// in flight; a turn/start only once the previous turn has ended), and each approval answer the driver wrote is
-// checked against our encoder for the request the translator kept.
+// recording driver wrote is sent again through the endpoint in the order the driver could have sent it (one
+// request in flight; a turn/start only once the previous turn has ended), and each approval is answered with the
+// decision the driver wrote. At the end, what our endpoint wrote is the recorded stdin, line for line: our ids,
+// Codex's ids in the replies, no "jsonrpc" member, and our encoding of each decision.
 void replay(Harness& h, const std::string& name) {
   std::vector<nlohmann::json> sent;
   for (const auto& line : testing::codex_fixture_lines(name + ".stdin.ndjson")) sent.push_back(nlohmann::json::parse(line));
   std::size_t next = 0;
   std::size_t answered = 0;
-  std::optional<std::int64_t> awaiting;
-  CodexRequests encoder;
+  bool awaiting = false;
   const auto announce = [&] {
     while (next < sent.size()) {
       const auto& message = sent[next];
       if (message.contains("result")) return;  // an approval answer: written when its request arrives
       if (!message.contains("id")) {
-        CHECK(message == initialized_notification());
+        h.endpoint.notify(message.at("method"), message.at("params"));
         ++next;
         continue;
       }
       const std::string method = message.at("method");
       if (awaiting || (method == "turn/start" && h.translator.turn_active())) return;
-      const auto kind = kind_of(method);
-      REQUIRE(kind);
-      if (method == "turn/start") {
-        const auto& params = message.at("params");
-        CHECK(turn_input(params.at("input").at(0).at("text").get<std::string>(), {}) == params.at("input"));
-      }
-      h.translator.expect_response(message.at("id").get<std::int64_t>(), *kind);
-      awaiting = message.at("id").get<std::int64_t>();
+      const auto& params = message.at("params");
+      if (method == "turn/start") CHECK(turn_input(params.at("input").at(0).at("text").get<std::string>(), {}) == params.at("input"));
+      awaiting = true;
+      h.send(method, params);
       ++next;
     }
   };
   announce();
   for (const auto& line : testing::codex_fixture_lines(name + ".ndjson")) {
-    h.translator.feed_line(line);
-    const auto message = nlohmann::json::parse(line);
-    if (!message.contains("method") && message.contains("id") && awaiting && message.at("id") == *awaiting) awaiting.reset();
+    const auto before = h.answers.size();
+    h.endpoint.feed_line(line);
+    if (h.answers.size() > before) awaiting = false;
     while (answered < h.sink.permissions.size()) {
       REQUIRE(next < sent.size());
       const auto& answer = sent[next++];
-      const auto request = h.translator.take_approval(h.sink.permissions[answered++].first);
-      REQUIRE(request);
-      CHECK(approval_response(request->id, decision_of(answer.at("result").at("decision"))) == answer);
+      const auto reply = h.translator.take_approval(h.sink.permissions[answered++].first);
+      REQUIRE(reply);
+      (*reply)(approval_result(decision_of(answer.at("result").at("decision"))));
     }
     announce();
   }
   CHECK(next == sent.size());
+  CHECK(h.written == sent);
 }
 
 void check_clean(const Harness& h) {
-  CHECK(h.translator.stats().malformed == 0);
-  CHECK(h.translator.stats().unknown == 0);
+  CHECK(h.malformed() == 0);
+  CHECK(h.unknown() == 0);
 }
 
 Lines without_prefix(const Lines& lines, const std::string& prefix) {
@@ -128,10 +142,11 @@ TEST_CASE("Codex text turn: reasoning and answer deltas then messages and usage"
                             "message msg_mock_0001 text \"Hello from the mock.\"",
                             "turn_end end_turn \"Hello from the mock.\" in=100 out=7 cached=20",
                         });
-  REQUIRE(h.control.responses.size() == 3);
-  CHECK(h.control.responses[0].kind == RequestKind::Initialize);
-  CHECK(h.control.responses[1].kind == RequestKind::ThreadStart);
-  CHECK(h.control.responses[2].kind == RequestKind::TurnStart);
+  REQUIRE(h.answers.size() == 3);
+  CHECK(h.answers[0].first == "initialize");
+  CHECK(h.answers[1].first == "thread/start");
+  CHECK(h.answers[2].first == "turn/start");
+  CHECK(h.answered_ok(2));
   CHECK(h.translator.thread_id() == kThread);
   CHECK_FALSE(h.translator.turn_active());
   CHECK(h.translator.turn_id().empty());
@@ -213,10 +228,7 @@ TEST_CASE("Codex interrupt ends the turn cancelled with the command left open an
   CHECK(lines[2].rfind("turn_end cancelled", 0) == 0);
   CHECK(lines[3] == "message msg_mock_0001 text \"Back after the interrupt.\"");
   CHECK(lines[4].rfind("turn_end end_turn \"Back after the interrupt.\"", 0) == 0);
-  const auto interrupt = std::find_if(h.control.responses.begin(), h.control.responses.end(),
-                                      [](const CodexResponse& r) { return r.kind == RequestKind::TurnInterrupt; });
-  REQUIRE(interrupt != h.control.responses.end());
-  CHECK(interrupt->ok);
+  CHECK(h.answer_error("turn/interrupt") == nullptr);
 }
 
 TEST_CASE("Codex resume reports the same thread and a normal turn", "[codex]") {
@@ -235,11 +247,9 @@ TEST_CASE("Codex refuses to resume a thread open elsewhere and a fork reports it
   Harness h;
   replay(h, "fork.2");
   check_clean(h);
-  const auto resume = std::find_if(h.control.responses.begin(), h.control.responses.end(),
-                                   [](const CodexResponse& r) { return r.kind == RequestKind::ThreadResume; });
-  REQUIRE(resume != h.control.responses.end());
-  CHECK_FALSE(resume->ok);
-  CHECK(resume->error.find("already has an active writer") != std::string::npos);
+  const auto* refused = h.answer_error("thread/resume");
+  REQUIRE(refused != nullptr);
+  CHECK(refused->message.find("already has an active writer") != std::string::npos);
   REQUIRE_FALSE(h.sink.lines.empty());
   CHECK(h.sink.lines.front() == "provider_session 01a22b17-33af-7351-bc4c-72f7dd656369");  // the fork, not the refused thread
   CHECK(h.translator.thread_id() == "01a22b17-33af-7351-bc4c-72f7dd656369");
@@ -258,29 +268,32 @@ TEST_CASE("Codex model error fails the turn once with the provider's message", "
 }
 
 TEST_CASE("Codex translator survives malformed and unknown lines", "[codex]") {
+  // Lines that are no message at all are the endpoint's to count, the rest the translator's; the two add up.
   Harness h;
-  h.translator.feed_line("not json");
-  h.translator.feed_line("[1,2]");
-  h.translator.feed_line("{}");
-  h.translator.feed_line("{\"method\":\"item/agentMessage/delta\",\"params\":{\"itemId\":5}}");
-  h.translator.feed_line("{\"method\":\"item/started\",\"params\":{\"item\":\"x\"}}");
-  h.translator.feed_line("{\"method\":\"item/completed\",\"params\":{\"item\":{\"type\":\"agentMessage\"}}}");
-  h.translator.feed_line("{\"method\":\"turn/completed\",\"params\":{}}");
-  h.translator.feed_line("{\"id\":7,\"result\":{}}");
-  h.translator.feed_line("{\"id\":\"x\",\"result\":{}}");
-  h.translator.feed_line("{\"method\":\"no/such/thing\",\"params\":{}}");
-  h.translator.feed_line(std::string(2000, '[') + std::string(2000, ']'));
-  h.translator.feed_line("   ");
+  h.endpoint.feed_line("not json");
+  h.endpoint.feed_line("[1,2]");
+  h.endpoint.feed_line("{}");
+  h.endpoint.feed_line("{\"method\":\"item/agentMessage/delta\",\"params\":{\"itemId\":5}}");
+  h.endpoint.feed_line("{\"method\":\"item/started\",\"params\":{\"item\":\"x\"}}");
+  h.endpoint.feed_line("{\"method\":\"item/completed\",\"params\":{\"item\":{\"type\":\"agentMessage\"}}}");
+  h.endpoint.feed_line("{\"method\":\"turn/completed\",\"params\":{}}");
+  h.endpoint.feed_line("{\"id\":7,\"result\":{}}");
+  h.endpoint.feed_line("{\"id\":\"x\",\"result\":{}}");
+  h.endpoint.feed_line("{\"method\":\"no/such/thing\",\"params\":{}}");
+  h.endpoint.feed_line(std::string(2000, '[') + std::string(2000, ']'));
+  h.endpoint.feed_line("   ");
   CHECK(h.sink.lines.empty());
-  CHECK(h.translator.stats().malformed == 8);
-  CHECK(h.translator.stats().unknown == 3);
+  CHECK(h.written.empty());
+  CHECK(h.malformed() == 8);
+  CHECK(h.translator.stats().malformed == 4);
+  CHECK(h.unknown() == 3);
 }
 
 TEST_CASE("Codex translator never throws on recorded lines with values of another type or cut short", "[codex]") {
   // One translator for everything (its malformed-line warnings quiet down after the first few); a turn is open
   // so that turn-scoped handlers run too.
   Harness h;
-  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.send("turn/start", nlohmann::json::object());
   const std::vector<nlohmann::json> replacements{nullptr, 7, -1.5, "s", true, nlohmann::json::array(), nlohmann::json::object()};
   std::size_t fed = 0;
   for (const auto* name : {"text.ndjson", "command.ndjson", "approval.ndjson", "patch.ndjson", "interrupt.ndjson", "api_error.ndjson"}) {
@@ -298,39 +311,49 @@ TEST_CASE("Codex translator never throws on recorded lines with values of anothe
           ++fed;
         }
       }
-      for (std::size_t cut = 1; cut < line.size(); cut += 1 + line.size() / 8) REQUIRE_NOTHROW(h.translator.feed_line(line.substr(0, cut)));
+      for (std::size_t cut = 1; cut < line.size(); cut += 1 + line.size() / 8) REQUIRE_NOTHROW(h.endpoint.feed_line(line.substr(0, cut)));
     }
   }
   CHECK(fed > 1000);
 }
 
-TEST_CASE("Codex requests the adapter cannot answer go to the control sink", "[codex]") {
+TEST_CASE("Codex requests the adapter cannot answer are refused as method not found", "[codex]") {
   Harness h;
   h.feed({{"method", "item/tool/requestUserInput"}, {"id", 4}, {"params", {{"threadId", "t"}}}});
   h.feed({{"method", "item/commandExecution/requestApproval"}, {"id", 5}});
-  REQUIRE(h.control.unanswerable.size() == 2);
-  CHECK(h.control.unanswerable[0] == std::pair<nlohmann::json, std::string>{4, "item/tool/requestUserInput"});
-  CHECK(h.control.unanswerable[1].first == 5);
+  CHECK(h.written == std::vector<nlohmann::json>{
+                         nlohmann::json::parse(R"({"id":4,"error":{"code":-32601,"message":"switchboard does not serve 'item/tool/requestUserInput' requests"}})"),
+                         nlohmann::json::parse(R"({"id":5,"error":{"code":-32601,"message":"switchboard does not serve 'item/commandExecution/requestApproval' requests"}})"),
+                     });
   CHECK(h.sink.lines.empty());
-  CHECK(error_response(4, kMethodNotFound, "no") == nlohmann::json::parse(R"({"id":4,"error":{"code":-32601,"message":"no"}})"));
+  CHECK(h.translator.stats().unknown == 1);
+  CHECK(h.translator.stats().malformed == 1);
 }
 
 TEST_CASE("Codex refused turn start ends the turn with an error", "[codex]") {
   Harness h;
-  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.send("turn/start", nlohmann::json::object());
   CHECK(h.translator.turn_active());
-  h.feed({{"id", 3}, {"error", {{"code", -32600}, {"message", "thread not found"}}}});
+  h.feed({{"id", 1}, {"error", {{"code", -32600}, {"message", "thread not found"}}}});
   CHECK(h.sink.lines == Lines{"error recoverable \"Codex refused the turn: thread not found\"",
                               "turn_end error error=\"Codex refused the turn: thread not found\""});
   CHECK_FALSE(h.translator.turn_active());
-  REQUIRE(h.control.responses.size() == 1);
-  CHECK_FALSE(h.control.responses[0].ok);
-  CHECK(h.control.responses[0].error == "thread not found");
+  REQUIRE(h.answers.size() == 1);
+  CHECK(h.answer_error("turn/start")->message == "thread not found");
+}
+
+TEST_CASE("Codex turn start left unanswered by a process that went away ends no turn itself", "[codex]") {
+  // The adapter reports the agent unavailable, which ends the turn: a second end here would be one too many.
+  Harness h;
+  h.send("turn/start", nlohmann::json::object());
+  h.endpoint.close("codex exited (1)");
+  CHECK(h.sink.lines.empty());
+  CHECK(h.answer_error("turn/start")->code == JsonRpcEndpoint::kAgentGone);
 }
 
 TEST_CASE("Codex approval resolved by Codex is forgotten and the turn end forgets the rest", "[codex]") {
   Harness h;
-  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.send("turn/start", nlohmann::json::object());
   const nlohmann::json ask = {{"method", "item/commandExecution/requestApproval"},
                               {"params", {{"threadId", "t"}, {"turnId", "u"}, {"itemId", "c1"}, {"command", "rm -rf x"},
                                           {"reason", "needs write access"}}}};
@@ -353,7 +376,7 @@ TEST_CASE("Codex approval resolved by Codex is forgotten and the turn end forget
 
 TEST_CASE("Codex usage sums the turn's requests and leaves out cached input", "[codex]") {
   Harness h;
-  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.send("turn/start", nlohmann::json::object());
   h.feed({{"method", "turn/started"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "u"}, {"status", "inProgress"}}}}}});
   const auto usage = [](int input, int cached, int output, const char* turn) {
     return nlohmann::json{{"method", "thread/tokenUsage/updated"},
@@ -372,7 +395,7 @@ TEST_CASE("Codex usage sums the turn's requests and leaves out cached input", "[
 
 TEST_CASE("Codex plan updates become update_plan tool calls", "[codex]") {
   Harness h;
-  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.send("turn/start", nlohmann::json::object());
   h.feed({{"method", "turn/plan/updated"},
           {"params", {{"threadId", "t"}, {"turnId", "u"}, {"explanation", "Two steps"},
                       {"plan", {{{"step", "Read"}, {"status", "completed"}}, {{"step", "Write"}, {"status", "inProgress"}}}}}}});
@@ -384,7 +407,7 @@ TEST_CASE("Codex plan updates become update_plan tool calls", "[codex]") {
 
 TEST_CASE("Codex MCP and web search items are tool calls", "[codex]") {
   Harness h;
-  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.send("turn/start", nlohmann::json::object());
   const auto item = [](const char* event, nlohmann::json body) {
     return nlohmann::json{{"method", event}, {"params", {{"threadId", "t"}, {"turnId", "u"}, {"item", std::move(body)}}}};
   };
@@ -411,7 +434,7 @@ TEST_CASE("Codex MCP and web search items are tool calls", "[codex]") {
 
 TEST_CASE("Codex retried errors and compaction are statuses", "[codex]") {
   Harness h;
-  h.translator.expect_response(3, RequestKind::TurnStart);
+  h.send("turn/start", nlohmann::json::object());
   h.feed({{"method", "error"},
           {"params", {{"threadId", "t"}, {"turnId", "u"}, {"willRetry", true},
                       {"error", {{"message", "Reconnecting... 1/5"}, {"codexErrorInfo", {{"responseStreamDisconnected", nlohmann::json::object()}}}}}}}});

@@ -22,6 +22,7 @@ struct Wire {
   bool writable = true;
   std::vector<std::string> notifications;
   std::vector<std::pair<std::string, JsonRpcEndpoint::Reply>> requests;
+  std::vector<json> request_ids;  // as on_request was given them
   std::unique_ptr<JsonRpcEndpoint> endpoint;
 
   explicit Wire(bool serve_requests = true, JsonRpcEndpoint::Options options = {}) {
@@ -30,7 +31,8 @@ struct Wire {
       notifications.push_back(method + " " + params.dump());
     };
     if (serve_requests) {
-      handlers.on_request = [this](const std::string& method, const json&, JsonRpcEndpoint::Reply reply) {
+      handlers.on_request = [this](const json& id, const std::string& method, const json&, JsonRpcEndpoint::Reply reply) {
+        request_ids.push_back(id);
         requests.emplace_back(method, std::move(reply));
       };
     }
@@ -100,6 +102,7 @@ TEST_CASE("json-rpc endpoint: the agent's requests are answered through the hand
   REQUIRE(wire.requests.size() == 2);
   CHECK(ours.outcomes.empty());
   CHECK(wire.requests[0].first == "item/approve");
+  CHECK(wire.request_ids == std::vector<json>{1, "s-7"});
   wire.requests[1].second(JsonRpcEndpoint::Error{-32000, "declined", nullptr});
   wire.requests[0].second(json{{"decision", "accept"}});
   wire.requests[0].second(json{{"decision", "twice"}});  // a second reply is dropped

@@ -1513,10 +1513,12 @@ void encode(json::JsonWriter& writer, const SessionImportResult& value) {
 
 bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"agent", "cwd", "archived", "limit", "cursor"};
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "text", "archived", "limit", "cursor"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_optional(json, "agent", out.agent, context)) return false;
   if (!json::decode_optional(json, "cwd", out.cwd, context)) return false;
+  if (!json::decode_optional(json, "text", out.text, context)) return false;
+  if (out.text.has_value() && json::utf8_length((*out.text)) > 500) return context.fail_at("text", "string of at most 500 characters", json.at("text"));
   if (!json::decode_optional(json, "archived", out.archived, context)) return false;
   if (!json::decode_optional(json, "limit", out.limit, context)) return false;
   if (out.limit.has_value() && (*out.limit) < 1) return context.fail_at("limit", "integer >= 1", json.at("limit"));
@@ -1533,6 +1535,10 @@ void encode(json::JsonWriter& writer, const SessionListParams& value) {
   if (value.cwd) {
     writer.key_raw("\"cwd\":");
     encode(writer, *value.cwd);
+  }
+  if (value.text) {
+    writer.key_raw("\"text\":");
+    encode(writer, *value.text);
   }
   if (value.archived) {
     writer.key_raw("\"archived\":");

@@ -520,16 +520,17 @@ void encode(json::JsonWriter& writer, const SessionImportResult& value);
 struct SessionListParams {
   std::optional<std::string> agent{};
   std::optional<std::string> cwd{};
+  std::optional<std::string> text{};  // Only sessions whose title or working directory contains this, ignoring ASCII case.
   std::optional<bool> archived{};  // Absent: only unarchived sessions.
   std::optional<std::int64_t> limit{};
-  std::optional<std::string> cursor{};
+  std::optional<std::string> cursor{};  // nextCursor of the previous page.
 };
 bool decode(const nlohmann::json& json, SessionListParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionListParams& value);
 
 struct SessionListResult {
   std::vector<SessionInfo> sessions;
-  std::optional<std::string> next_cursor{};
+  std::optional<std::string> next_cursor{};  // Present when more sessions match: pass it as cursor for the next page.
 };
 bool decode(const nlohmann::json& json, SessionListResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionListResult& value);

@@ -1,0 +1,529 @@
+// The web console: wires the API, the event stream, the store and the view. See docs/console.md.
+import { Api, ErrorCode, RpcError, Unauthorized } from "./api.js";
+import { EventStream } from "./events.js";
+import { Store } from "./store.js";
+import { TranscriptView, badge, drawSessionList, el, resolutionText, sessionTitle, stateLabel } from "./view.js";
+
+const $ = (id) => document.getElementById(id);
+const kTokenKey = "switchboard.token";
+
+// The token comes in the URL fragment (#token=…), which browsers never send to a server; it is kept in this
+// tab's sessionStorage (gone with the tab, not shared with other sites or ports) and removed from the address
+// bar, so it does not end up in bookmarks, screenshots or the history.
+function takeFragment() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const token = params.get("token");
+  if (token) sessionStorage.setItem(kTokenKey, token);
+  const session = params.get("session");
+  history.replaceState(null, "", location.pathname + (session ? `#session=${encodeURIComponent(session)}` : ""));
+  return { tokenChanged: Boolean(token), session };
+}
+const token = () => sessionStorage.getItem(kTokenKey) || "";
+
+const api = new Api(token);
+const store = new Store();
+const transcriptView = new TranscriptView($("transcript"));
+transcriptView.onRedraw = () => scheduleDraw();
+const ui = { selectedId: null, streamOpen: false, loading: new Map(), cards: new Map(), agents: [] };
+
+// ---- connection -----------------------------------------------------------------------------------------
+
+function setConnection(state, text) {
+  const node = $("connection");
+  node.dataset.state = state;
+  node.textContent = text;
+}
+
+function notice(text) {
+  const node = $("notice");
+  node.hidden = !text;
+  node.textContent = text || "";
+}
+
+function failed(error) {
+  if (error instanceof Unauthorized) return unauthorized();
+  notice(error instanceof RpcError ? `${error.message} (${error.code})` : String(error.message || error));
+}
+
+function unauthorized() {
+  ui.streamOpen = false;
+  setConnection("unauthorized", "token refused");
+  notice("The daemon refused this page's token. It makes a new token every time it starts: open the URL it printed " +
+         "(…/#token=…) and this page picks up where it left off.");
+}
+
+const stream = new EventStream({
+  tokenSource: token,
+  onOpen: () => {
+    ui.streamOpen = true;
+    setConnection("live", "live");
+    notice("");
+    resync().catch(failed);
+  },
+  onEvent: (event) => {
+    store.apply(event);
+    if (event.type === "daemon.shutdown") setConnection("reconnecting", "daemon stopped");
+  },
+  onGap: (gap) => {
+    // Events in this range cannot be replayed: read the open sessions' transcripts again from the event log.
+    for (const transcript of store.transcripts.values()) {
+      if (transcript.loaded) loadTranscript(transcript.sessionId, transcript.lastSeq).catch(failed);
+    }
+    console.warn("switchboard: events", gap.from, "to", gap.to, "were not replayed");
+  },
+  onDown: (why) => {
+    ui.streamOpen = false;
+    setConnection("reconnecting", "reconnecting…");
+    console.info("switchboard: event stream down:", why);
+  },
+  onUnauthorized: unauthorized,
+});
+
+// After every (re)connect: the session list and the open session's snapshot (its open requests, its queue,
+// whether a restart interrupted it). The stream itself resumed from the last seq this tab applied.
+async function resync() {
+  if (!ui.agents.length) {
+    ui.agents = (await api.call("agents.list")).agents;
+    $("agent-filter").replaceChildren(el("option", { value: "", text: "all agents" }),
+                                      ...ui.agents.map((a) => el("option", { value: a.agent, text: a.agent })));
+  }
+  await loadSessions();
+  if (ui.selectedId) await openSession(ui.selectedId);
+}
+
+// The session list, a page at a time (session.list pages cost the same however many sessions there are): the
+// first page now, the next one when the end of the list scrolls into view. The filters go to the daemon
+// (agent; text in the title or directory), and the same test keeps live changes in step with them.
+const kSessionPage = 100;
+const listing = { cursor: null, loading: null, generation: 0 };
+
+function listFilters() {
+  const filters = {};
+  if ($("show-archived").checked) filters.archived = true;
+  if ($("agent-filter").value) filters.agent = $("agent-filter").value;
+  const text = $("session-filter").value.trim();
+  if (text) filters.text = text;
+  return filters;
+}
+
+export function sessionMatches(session, filters) {
+  if (Boolean(session.archived) !== Boolean(filters.archived)) return false;
+  if (filters.agent && session.agent !== filters.agent) return false;
+  const needle = (filters.text || "").toLowerCase();
+  return !needle || (session.title || "").toLowerCase().includes(needle) || session.cwd.toLowerCase().includes(needle);
+}
+
+async function loadSessions() {
+  const generation = ++listing.generation;  // a newer filter makes older answers moot
+  const page = await api.call("session.list", { limit: kSessionPage, ...listFilters() });
+  if (generation !== listing.generation) return;
+  const open = ui.selectedId && store.sessions.get(ui.selectedId);  // the open session's header keeps its data
+  store.sessions.clear();
+  if (open) store.sessions.set(open.sessionId, open);
+  listing.cursor = page.nextCursor || null;
+  store.setSessions(page.sessions);
+}
+
+async function loadMoreSessions() {
+  if (!listing.cursor || listing.loading) return;
+  const generation = listing.generation;
+  listing.loading = api.call("session.list", { limit: kSessionPage, cursor: listing.cursor, ...listFilters() });
+  try {
+    const page = await listing.loading;
+    if (generation !== listing.generation) return;
+    listing.cursor = page.nextCursor || null;
+    store.setSessions(page.sessions);
+  } finally {
+    listing.loading = null;
+  }
+}
+
+// ---- one session ----------------------------------------------------------------------------------------
+
+async function loadTranscript(sessionId, afterSeq = 0) {
+  const transcript = store.transcript(sessionId);
+  transcript.loaded = false;  // live events wait in `pending` while the stored ones are read
+  const events = await api.allSessionEvents(sessionId, afterSeq);
+  performance.mark("transcript-fetched");
+  store.loadTranscript(sessionId, events);
+  performance.mark("transcript-applied");
+}
+
+async function openSession(sessionId) {
+  const transcript = store.transcript(sessionId);
+  const snapshot = api.call("session.attach", { sessionId });
+  if (!transcript.loaded && !ui.loading.has(sessionId)) {
+    const loading = loadTranscript(sessionId).finally(() => ui.loading.delete(sessionId));
+    ui.loading.set(sessionId, loading);
+  }
+  await ui.loading.get(sessionId);
+  const attached = await snapshot;
+  store.sessions.set(sessionId, attached.session);
+  store.listDirty = true;
+  transcript.mergeOpenRequests("permission", attached.permissions);
+  transcript.mergeOpenRequests("question", attached.questions);
+  transcript.queue = attached.queue;
+  transcript.interrupted = attached.interrupted || null;
+  transcript.dirty.add("queue");
+  store.onChange();
+}
+
+function select(sessionId) {
+  if (ui.selectedId === sessionId) return;
+  ui.selectedId = sessionId;
+  history.replaceState(null, "", location.pathname + (sessionId ? `#session=${encodeURIComponent(sessionId)}` : ""));
+  for (const card of ui.cards.values()) card.remove();
+  ui.cards.clear();
+  $("requests").replaceChildren();
+  store.listDirty = true;
+  if (!sessionId) {
+    transcriptView.reset(null);
+    scheduleDraw();
+    return;
+  }
+  const transcript = store.transcript(sessionId);
+  transcriptView.reset(transcript);
+  transcript.dirty.add("all").add("queue").add("requests").add("status");
+  if (ui.streamOpen) openSession(sessionId).catch(failed);  // else resync() opens it once the stream is up
+  scheduleDraw();
+  $("prompt").focus();
+}
+
+// ---- drawing, once per animation frame ------------------------------------------------------------------
+
+let frameRequested = false;
+function scheduleDraw() {
+  if (frameRequested) return;
+  frameRequested = true;
+  requestAnimationFrame(() => {
+    frameRequested = false;
+    draw();
+  });
+}
+store.onChange = scheduleDraw;
+
+function draw() {
+  if (store.listDirty) {
+    store.listDirty = false;
+    drawSessionList($("session-list"), store.sessions, { selectedId: ui.selectedId, filters: listFilters(), matches: sessionMatches,
+                                                          more: Boolean(listing.cursor), onMore: () => loadMoreSessions().catch(failed),
+                                                          onSelect: select });
+  }
+  const session = ui.selectedId && store.sessions.get(ui.selectedId);
+  $("empty-pane").hidden = Boolean(ui.selectedId);
+  $("session-view").hidden = !ui.selectedId;
+  if (!ui.selectedId) return;
+  if (session) drawHeader(session);
+  $("interrupted-bar").hidden = !(session && session.state === "interrupted");
+  const transcript = store.transcript(ui.selectedId);
+  if (!transcript.loaded) return;
+  const firstPaint = transcript.dirty.has("all");
+  transcriptView.draw();
+  if (transcript.dirty.has("queue")) drawQueue(transcript);
+  if (transcript.dirty.has("requests")) drawRequests(transcript);
+  if (transcript.dirty.has("status")) drawStatus(transcript);
+  transcript.dirty.clear();
+  if (firstPaint) {
+    // For the first-paint measurement (tests/browser): the frame that shows the whole stored transcript.
+    performance.mark("transcript-drawn");
+    document.body.dataset.transcriptDrawn = ui.selectedId;
+  }
+}
+
+function drawHeader(session) {
+  $("session-title").textContent = sessionTitle(session);
+  $("session-badge").replaceWith(Object.assign(badge(session.state), { id: "session-badge" }));
+  $("session-meta").textContent = `${session.agent} · ${session.cwd}${session.model ? " · " + session.model : ""}`;
+  $("archive-button").textContent = session.archived ? "Unarchive" : "Archive";
+  if (document.activeElement !== $("model-input")) $("model-input").value = session.model || "";
+  if (document.activeElement !== $("mode-input")) $("mode-input").value = session.mode || "";
+  const busy = session.state === "running" || session.state === "awaiting_input";
+  $("cancel-button").disabled = !busy;
+  $("send-button").textContent = busy ? "Queue" : "Send";
+}
+
+function drawQueue(transcript) {
+  $("queue").replaceChildren(...transcript.queue.map((q) => el("li", { "data-queue-id": q.queueId, text: q.text })));
+}
+
+function drawStatus(transcript) {
+  const s = transcript.status;
+  $("agent-status").hidden = !s;
+  if (!s) return;
+  let text = s.status;
+  if (s.status === "retrying") text = `retrying${s.attempt ? ` (attempt ${s.attempt}${s.maxAttempts ? ` of ${s.maxAttempts}` : ""})` : ""}`;
+  $("agent-status").textContent = s.message ? `${text}: ${s.message}` : text;
+}
+
+// ---- permission and question cards ----------------------------------------------------------------------
+
+function drawRequests(transcript) {
+  for (const [id, entry] of transcript.requests) {
+    const open = !entry.resolved && !entry.elsewhere;
+    let card = ui.cards.get(id);
+    if (!card) {
+      if (!open) continue;  // closed before this tab showed it: it belongs to the history, not to the screen
+      card = entry.kind === "permission" ? permissionCard(entry) : questionCard(entry);
+      ui.cards.set(id, card);
+      $("requests").append(card);
+      if (entry.kind === "permission") card.querySelector(".allow-once").focus();
+    }
+    const outcome = resolutionText(entry);
+    card.dataset.state = open ? entry.request.state || "open" : "resolved";
+    if (outcome !== null) {
+      card.querySelector(".outcome").textContent = outcome;
+      for (const control of card.querySelectorAll("button, input, textarea")) control.disabled = true;
+    }
+  }
+}
+
+async function answer(entry, method, params) {
+  entry.answeredHere = true;
+  markRequests();
+  try {
+    await api.call(method, { requestId: entry.request.requestId, ...params });
+  } catch (error) {
+    entry.answeredHere = false;
+    // Another client was first: that is the request's state now, not a failure of this tab.
+    if (error instanceof RpcError && (error.code === ErrorCode.AlreadyAnswered || error.code === ErrorCode.UnknownRequest)) {
+      entry.elsewhere = true;
+    } else {
+      failed(error);
+    }
+  }
+  markRequests();
+}
+
+function markRequests() {
+  const transcript = ui.selectedId && store.transcript(ui.selectedId);
+  if (transcript) transcript.dirty.add("requests");
+  scheduleDraw();
+}
+
+function permissionCard(entry) {
+  const r = entry.request;
+  const suggested = r.suggestedRule || { tool: r.tool };
+  const ruleTool = el("input", { class: "rule-tool", value: suggested.tool, size: "10", "aria-label": "rule tool" });
+  const rulePattern = el("input", { class: "rule-pattern", value: suggested.pattern || "", size: "24",
+                                    placeholder: "any input", "aria-label": "rule pattern" });
+  const denyMessage = el("input", { class: "deny-message", placeholder: "why (told to the agent)", size: "24",
+                                    "aria-label": "deny message" });
+  const rule = () => ({ tool: ruleTool.value.trim() || r.tool, ...(rulePattern.value.trim() ? { pattern: rulePattern.value.trim() } : {}) });
+  const allow = (decision) => () =>
+    answer(entry, "permission.respond", { decision, ...(decision === "allow_once" ? {} : { rule: rule() }) });
+  return el("div", { class: "request-card permission", "data-request-id": r.requestId, role: "group",
+                     "aria-label": `permission for ${r.tool}` },
+    el("div", {}, el("strong", { text: `${r.tool}: ` }), el("span", { class: "description", text: r.description })),
+    el("pre", { class: "request-input", text: JSON.stringify(r.input, null, 2) }),
+    r.reason ? el("div", { class: "muted", text: r.reason }) : null,
+    el("div", { class: "actions" },
+      el("button", { type: "button", class: "primary allow-once", onclick: allow("allow_once"), text: "Allow once" }),
+      el("button", { type: "button", class: "allow-session", onclick: allow("allow_session"), text: "Allow for session" }),
+      el("button", { type: "button", class: "allow-project", onclick: allow("allow_project"), text: "Allow for project" }),
+      el("button", { type: "button", class: "allow-always", onclick: allow("allow_always"), text: "Always allow" }),
+      el("span", { class: "muted", text: "rule:" }), ruleTool, rulePattern),
+    el("div", { class: "actions" },
+      el("button", { type: "button", class: "danger deny", text: "Deny",
+                     onclick: () => answer(entry, "permission.respond", { decision: "deny", ...(denyMessage.value.trim() ? { message: denyMessage.value.trim() } : {}) }) }),
+      denyMessage),
+    el("div", { class: "outcome" }));
+}
+
+function questionCard(entry) {
+  const r = entry.request;
+  const fields = r.questions.map((q, i) => {
+    const name = `${r.requestId}-${i}`;
+    const options = (q.options || []).map((option) => el("label", { class: "inline" },
+      el("input", { type: q.multiSelect ? "checkbox" : "radio", name, value: option }), document.createTextNode(option)));
+    const free = el("input", { type: "text", class: "free-answer", placeholder: "answer", "data-index": String(i) });
+    return { q, name, free, node: el("fieldset", {}, el("legend", { text: q.header || `question ${i + 1}` }),
+                                     el("div", { text: q.question }), ...options, free) };
+  });
+  const collect = () => fields.map(({ name, free }) => {
+    const picked = [...document.querySelectorAll(`input[name="${CSS.escape(name)}"]:checked`)].map((n) => n.value);
+    return free.value.trim() || picked.join(", ");
+  });
+  return el("div", { class: "request-card question", "data-request-id": r.requestId, role: "group" },
+    ...fields.map((f) => f.node),
+    el("div", { class: "actions" },
+      el("button", { type: "button", class: "primary submit-answer", text: "Answer",
+                     onclick: () => answer(entry, "question.respond", { answers: collect() }) }),
+      el("button", { type: "button", class: "reject", text: "Reject",
+                     onclick: () => answer(entry, "question.respond", { reject: true }) })),
+    el("div", { class: "outcome" }));
+}
+
+// ---- composer and session controls ----------------------------------------------------------------------
+
+async function send() {
+  const text = $("prompt").value;
+  if (!ui.selectedId || !text.trim()) return;
+  const attachments = $("attach-input").value.split(",").map((p) => p.trim()).filter(Boolean).map((path) => ({ path }));
+  $("prompt").value = "";
+  $("attach-input").value = "";
+  try {
+    await api.call("session.send", { sessionId: ui.selectedId, text, wait: false, ...(attachments.length ? { attachments } : {}) });
+  } catch (error) {
+    $("prompt").value = text;  // not lost
+    $("attach-input").value = attachments.map((a) => a.path).join(", ");
+    failed(error);
+  }
+}
+
+function cancelTurn() {
+  if (!ui.selectedId) return;
+  api.call("session.cancel", { sessionId: ui.selectedId }).catch(failed);
+}
+
+$("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+$("prompt").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
+});
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && ui.selectedId && !$("new-session-dialog").open) {
+    const session = store.sessions.get(ui.selectedId);
+    if (session && (session.state === "running" || session.state === "awaiting_input")) { e.preventDefault(); cancelTurn(); }
+  }
+});
+$("cancel-button").addEventListener("click", cancelTurn);
+$("resume-button").addEventListener("click", () =>
+  api.call("session.resume", { sessionId: ui.selectedId, wait: false }).catch(failed));
+$("model-input").addEventListener("change", () => {
+  const model = $("model-input").value.trim();
+  if (model) api.call("session.setModel", { sessionId: ui.selectedId, model }).catch(failed);
+});
+$("mode-input").addEventListener("change", () => {
+  const mode = $("mode-input").value.trim();
+  if (mode) api.call("session.setMode", { sessionId: ui.selectedId, mode }).catch(failed);
+});
+$("rename-button").addEventListener("click", () => {
+  const session = store.sessions.get(ui.selectedId);
+  const input = el("input", { type: "text", id: "rename-input", value: session ? session.title || "" : "", size: "30" });
+  const title = $("session-title");
+  title.replaceChildren(input);
+  input.focus();
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      api.call("session.rename", { sessionId: ui.selectedId, title: input.value }).catch(failed);
+      input.blur();
+    } else if (e.key === "Escape") { e.stopPropagation(); input.blur(); }
+  });
+  input.addEventListener("blur", () => { store.listDirty = true; scheduleDraw(); });
+});
+$("archive-button").addEventListener("click", () => {
+  const session = store.sessions.get(ui.selectedId);
+  if (session) api.call("session.archive", { sessionId: ui.selectedId, archived: !session.archived }).catch(failed);
+});
+$("delete-button").addEventListener("click", (e) => {
+  const button = e.currentTarget;
+  if (button.dataset.confirm !== "yes") {
+    button.dataset.confirm = "yes";
+    button.textContent = "Really delete?";
+    setTimeout(() => { button.dataset.confirm = ""; button.textContent = "Delete"; }, 4000);
+    return;
+  }
+  const id = ui.selectedId;
+  api.call("session.delete", { sessionId: id }).then(() => { if (ui.selectedId === id) select(null); }).catch(failed);
+});
+let filterTimer = null;
+$("session-filter").addEventListener("input", () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => loadSessions().catch(failed), 200);
+});
+$("show-archived").addEventListener("change", () => loadSessions().catch(failed));
+$("agent-filter").addEventListener("change", () => loadSessions().catch(failed));
+
+// ---- new session ----------------------------------------------------------------------------------------
+
+$("new-session-button").addEventListener("click", async () => {
+  const dialog = $("new-session-dialog");
+  $("new-session-error").hidden = true;
+  try {
+    ui.agents = (await api.call("agents.list")).agents;
+  } catch (error) { return failed(error); }
+  $("new-agent").replaceChildren(...ui.agents.map((a) => el("option", {
+    value: a.agent, disabled: !a.installed || Boolean(a.problem),
+    text: `${a.agent}${a.version ? " " + a.version : ""}${a.installed && !a.problem ? "" : " (unavailable)"}`,
+  })));
+  const usable = ui.agents.find((a) => a.installed && !a.problem);
+  if (usable) $("new-agent").value = usable.agent;
+  showAgentProblem();
+  const recent = [...store.sessions.values()].sort((a, b) => b.createdAt - a.createdAt)[0];
+  if (!$("new-cwd").value && recent) $("new-cwd").value = recent.cwd;
+  dialog.showModal();
+});
+function showAgentProblem() {
+  const agent = ui.agents.find((a) => a.agent === $("new-agent").value);
+  const problem = agent && (agent.problem || (!agent.installed ? "not installed" : ""));
+  $("new-agent-problem").hidden = !problem;
+  $("new-agent-problem").textContent = problem || "";
+}
+$("new-agent").addEventListener("change", showAgentProblem);
+// The agent's own history for the directory (history.list), each importable as a session of ours.
+$("history-button").addEventListener("click", async () => {
+  const agent = $("new-agent").value;
+  const cwd = $("new-cwd").value.trim();
+  const list = $("history-list");
+  list.replaceChildren(el("li", { class: "muted", text: "reading…" }));
+  try {
+    const { sessions } = await api.call("history.list", { agent, cwd });
+    list.replaceChildren(...(sessions.length ? sessions.map((h) => el("li", { "data-provider-session-id": h.providerSessionId },
+      el("span", { text: h.title || h.providerSessionId }),
+      el("small", { class: "muted", text: new Date(h.updatedAt).toLocaleString() }),
+      el("button", { type: "button", text: "Import", onclick: async () => {
+        try {
+          const { session } = await api.call("session.import", { agent, cwd, providerSessionId: h.providerSessionId });
+          store.setSessions([session]);
+          $("new-session-dialog").close();
+          select(session.sessionId);
+        } catch (error) { list.prepend(el("li", { class: "error", text: error.message })); }
+      } }))) : [el("li", { class: "muted", text: "none" })]));
+  } catch (error) {
+    list.replaceChildren(el("li", { class: "error", text: error.message }));
+  }
+});
+$("new-session-cancel").addEventListener("click", () => $("new-session-dialog").close());
+$("new-session-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const params = { agent: $("new-agent").value, cwd: $("new-cwd").value.trim() };
+  for (const [key, id] of [["model", "new-model"], ["mode", "new-mode"], ["title", "new-title"]]) {
+    if ($(id).value.trim()) params[key] = $(id).value.trim();
+  }
+  try {
+    const { session } = await api.call("session.create", params);
+    store.setSessions([session]);
+    $("new-session-dialog").close();
+    $("new-title").value = "";
+    select(session.sessionId);
+  } catch (error) {
+    if (error instanceof Unauthorized) return unauthorized();
+    $("new-session-error").hidden = false;
+    $("new-session-error").textContent = error.message;
+  }
+});
+
+// ---- start ----------------------------------------------------------------------------------------------
+
+window.addEventListener("hashchange", () => {
+  const { tokenChanged, session } = takeFragment();
+  if (tokenChanged) { setConnection("connecting", "connecting…"); stream.restart(); }
+  if (session) select(session);
+});
+document.addEventListener("visibilitychange", () => {
+  // Back from a sleep: do not wait for the silence timer to notice a dead connection.
+  if (document.visibilityState === "visible" && !ui.streamOpen && token()) stream.restart();
+});
+
+fetch("/.well-known/switchboard").then((r) => r.json()).then((id) => {
+  $("daemon").textContent = `${id.name} ${id.version} · pid ${id.pid}`;
+}).catch(() => {});
+
+const start = takeFragment();
+if (!token()) {
+  setConnection("unauthorized", "no token");
+  notice("Open the URL that `switchboard serve` printed: it ends in #token=….");
+} else {
+  stream.start();
+}
+if (start.session) select(start.session);
+scheduleDraw();

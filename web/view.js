@@ -1,0 +1,255 @@
+// Drawing the store into the DOM. Nothing here runs per event: console.js calls draw() once per animation
+// frame, and draw() touches only what the store marked dirty. Untrusted strings reach the DOM only as text
+// (textContent) or through renderMarkdown (sanitized).
+import { renderMarkdown } from "./markdown.js";
+
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "text") node.textContent = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+const kStateLabel = { idle: "idle", running: "running", awaiting_input: "awaiting permission", stopped: "stopped",
+                      interrupted: "interrupted" };
+export const stateLabel = (state) => kStateLabel[state] || state;
+
+export function badge(state) {
+  return el("span", { class: "badge", "data-state": state, text: stateLabel(state) });
+}
+
+function sessionTitle(session) {
+  return session.title || `${session.agent} in ${session.cwd.split("/").filter(Boolean).pop() || "/"}`;
+}
+export { sessionTitle };
+
+// The loaded sessions that pass the filters, newest first, and a last row that loads the next page when it
+// scrolls into view.
+let moreObserver = null;
+export function drawSessionList(list, sessions, { selectedId, filters, matches, more, onMore, onSelect }) {
+  const rows = [...sessions.values()]
+    .filter((s) => matches(s, filters))
+    .sort((a, b) => b.createdAt - a.createdAt || (a.sessionId < b.sessionId ? 1 : -1));
+  const items = rows.map((s) => el("li", {
+    "data-session-id": s.sessionId, "aria-current": s.sessionId === selectedId ? "true" : "false",
+    tabindex: "0", onclick: () => onSelect(s.sessionId),
+    onkeydown: (e) => { if (e.key === "Enter") onSelect(s.sessionId); },
+  }, el("span", { class: "title", text: sessionTitle(s) }),
+     el("span", { class: "sub" }, badge(s.state), document.createTextNode(` ${s.agent} · ${s.cwd}`),
+        s.archived ? document.createTextNode(" · archived") : null)));
+  if (moreObserver) moreObserver.disconnect();
+  if (more) {
+    const sentinel = el("li", { class: "more muted", text: "more…", onclick: onMore });
+    items.push(sentinel);
+    moreObserver = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) onMore(); });
+    moreObserver.observe(sentinel);
+  }
+  list.replaceChildren(...items);
+}
+
+function inputSummary(tool, input) {
+  if (!input || typeof input !== "object") return "";
+  const line = input.command ?? input.file_path ?? input.path ?? input.pattern ?? input.url ?? input.description;
+  return typeof line === "string" ? line : "";
+}
+
+// A file edit's change as unified-diff lines ("-" old, "+" new), when the tool input describes one: Claude Code's
+// Edit / MultiEdit (old_string, new_string), Write (content), or a patch text (Codex's apply_patch).
+export function editDiff(input) {
+  if (!input || typeof input !== "object") return null;
+  const lines = [];
+  const pair = (before, after) => {
+    for (const line of String(before).split("\n")) lines.push(["del", "-" + line]);
+    for (const line of String(after).split("\n")) lines.push(["add", "+" + line]);
+  };
+  const patch = [input.patch, input.input].find((v) => typeof v === "string" && v.includes("*** Begin Patch"));
+  if (patch) {
+    for (const line of patch.split("\n")) lines.push([line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx", line]);
+  } else if (typeof input.old_string === "string" && typeof input.new_string === "string") {
+    pair(input.old_string, input.new_string);
+  } else if (Array.isArray(input.edits)) {
+    for (const edit of input.edits) if (edit && typeof edit.old_string === "string") pair(edit.old_string, edit.new_string ?? "");
+  } else if (typeof input.content === "string" && typeof input.file_path === "string") {
+    for (const line of input.content.split("\n")) lines.push(["add", "+" + line]);
+  } else {
+    return null;
+  }
+  const header = typeof input.file_path === "string" ? [["ctx", `--- ${input.file_path}`], ["ctx", `+++ ${input.file_path}`]] : [];
+  return [...header, ...lines];
+}
+
+function formatUsage(usage) {
+  if (!usage) return "";
+  const parts = [];
+  if (usage.inputTokens !== undefined) parts.push(`${usage.inputTokens} in`);
+  if (usage.outputTokens !== undefined) parts.push(`${usage.outputTokens} out`);
+  if (usage.cacheReadTokens) parts.push(`${usage.cacheReadTokens} cached`);
+  if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(4)}`);
+  return parts.join(" · ");
+}
+
+// How many items (messages, tool calls) a transcript shows when it opens, counted from its end; "Show earlier"
+// multiplies it. A session of 10,000 events opens with the DOM of its last few hundred, not of all of them.
+const kInitialItems = 300;
+
+// The transcript pane of one session (reset() on switch).
+export class TranscriptView {
+  constructor(container) {
+    this.container = container;
+    this.nodes = new Map(); // item or turn -> { root, body, ... }
+    this.transcript = null;
+    this.budget = kInitialItems;
+  }
+
+  reset(transcript) {
+    this.transcript = transcript;
+    this.nodes = new Map();
+    this.budget = kInitialItems;
+    this.container.replaceChildren();
+  }
+
+  // Everything from scratch, the newest `budget` items of it; a button in front of them shows more.
+  drawAll(t) {
+    this.nodes = new Map();
+    let remaining = this.budget;
+    let hidden = 0;
+    const shown = [];
+    for (let i = t.turns.length - 1; i >= 0; i--) {
+      const turn = t.turns[i];
+      if (remaining <= 0) { hidden += turn.children.length + 1; continue; }
+      const take = Math.min(turn.children.length, remaining);
+      remaining -= Math.max(take, 1);
+      hidden += turn.children.length - take;
+      shown.push([turn, turn.children.length - take]);
+    }
+    const fragment = document.createDocumentFragment();
+    if (hidden > 0) {
+      fragment.append(el("button", { type: "button", class: "show-earlier", text: `Show earlier (${hidden} more)`,
+                                     onclick: () => { this.budget *= 4; t.dirty.add("all"); this.onRedraw(); } }));
+    }
+    for (let i = shown.length - 1; i >= 0; i--) fragment.append(this.drawTurn(shown[i][0], shown[i][1]));
+    this.container.replaceChildren(fragment);
+  }
+
+  // Draws what changed; returns whether anything did.
+  draw() {
+    const t = this.transcript;
+    if (!t || !t.loaded || t.dirty.size === 0) return false;
+    const atBottom = this.container.scrollHeight - this.container.scrollTop - this.container.clientHeight < 40;
+    if (t.dirty.has("all")) {
+      this.drawAll(t);
+    } else {
+      for (const thing of t.dirty) {
+        if (typeof thing === "string") continue;
+        if (thing.kind === "turn") {
+          const fresh = !this.nodes.has(thing);
+          const node = this.drawTurn(thing);
+          if (fresh) this.container.append(node);
+        } else if (this.nodes.has(thing)) {
+          this.updateItem(thing);
+        }
+      }
+    }
+    if (atBottom || t.dirty.has("all")) this.container.scrollTop = this.container.scrollHeight;
+    return true;
+  }
+
+  // A turn's node, created or brought up to date; a new one shows its children from `from` on.
+  drawTurn(turn, from = 0) {
+    let n = this.nodes.get(turn);
+    if (!n) {
+      n = { root: el("div", { class: "turn", "data-turn-id": turn.turnId }), prompt: el("div", { class: "prompt" }),
+            body: el("div", { class: "turn-body" }), end: el("div", { class: "turn-end" }), drawn: from };
+      n.root.append(n.prompt, n.body, n.end);
+      this.nodes.set(turn, n);
+    }
+    n.prompt.textContent = turn.text;
+    this.appendChildren(turn, n);
+    n.end.replaceChildren();
+    n.end.className = "turn-end";
+    for (const error of turn.errors) {
+      n.end.append(el("div", { class: "agent-error", text: `error: ${error.message}` }));
+    }
+    if (turn.end) {
+      const reason = turn.end.stopReason;
+      if (reason === "error") n.end.classList.add("error");
+      n.end.append(el("span", { class: "stop-reason", "data-stop-reason": reason,
+                                text: reason === "end_turn" ? "done" : reason }),
+                   el("span", { class: "usage", text: formatUsage(turn.end.usage) ? ` · ${formatUsage(turn.end.usage)}` : "" }));
+      if (turn.end.error) n.end.append(el("div", { class: "error", text: turn.end.error }));
+    }
+    return n.root;
+  }
+
+  appendChildren(parent, n) {
+    while (n.drawn < parent.children.length) {
+      const item = parent.children[n.drawn++];
+      n.body.append(this.createItem(item));
+    }
+  }
+
+  createItem(item) {
+    let n;
+    if (item.kind === "message" && item.messageKind === "thinking") {
+      n = { root: el("details", { class: "thinking", "data-message-id": item.id }, el("summary", { text: "thinking" })),
+            text: el("pre") };
+      n.root.append(n.text);
+    } else if (item.kind === "message") {
+      n = { root: el("div", { class: "assistant", "data-message-id": item.id }) };
+    } else {
+      n = { root: el("div", { class: "tool", "data-tool-call-id": item.id }), head: el("div", { class: "tool-head" }),
+            input: el("pre", { class: "tool-input" }), output: el("pre", { class: "tool-output" }),
+            body: el("div", { class: "nested" }), drawn: 0 };
+      const details = el("details", {}, el("summary", { text: "input" }), n.input);
+      const diff = editDiff(item.input);
+      const diffNode = diff && el("pre", { class: "diff" }, ...diff.map(([kind, line]) => el("span", { class: kind, text: line + "\n" })));
+      n.root.append(n.head, diffNode, details, n.output, n.body);
+    }
+    this.nodes.set(item, n);
+    this.updateItem(item);
+    return n.root;
+  }
+
+  updateItem(item) {
+    const n = this.nodes.get(item);
+    if (item.kind === "message") {
+      if (item.messageKind === "thinking") n.text.textContent = item.text;
+      else renderMarkdown(n.root, item.text);
+      return;
+    }
+    n.root.setAttribute("data-state", item.state);
+    n.head.replaceChildren(el("span", { class: "tool-name", text: item.tool }),
+                           el("span", { class: "tool-summary", text: inputSummary(item.tool, item.input) }),
+                           el("span", { class: "tool-state", text: item.state }));
+    n.input.textContent = JSON.stringify(item.input, null, 2);
+    n.output.textContent = item.output;
+    n.output.hidden = item.output === "";
+    this.appendChildren(item, n);
+  }
+}
+
+function decisionText(decision) {
+  return { allow_once: "allowed once", allow_session: "allowed for the session", allow_project: "allowed for the project",
+           allow_always: "always allowed", deny: "denied" }[decision] || decision;
+}
+
+// What a closed request card says. Another client winning the race is a normal outcome, not an error.
+export function resolutionText(entry) {
+  const r = entry.resolved;
+  if (entry.answeredHere && r) return `You ${r.outcome === "answered" ? "answered" : decisionText(r.decision || r.outcome)}`;
+  if (entry.answeredHere) return "Sending your answer…";
+  if (entry.elsewhere && !r) return "Answered elsewhere";
+  if (!r) return null;
+  switch (r.resolvedBy) {
+    case "client": return `Answered elsewhere (${r.decision ? decisionText(r.decision) : r.outcome})`;
+    case "rule": return `${r.outcome === "allowed" ? "Allowed" : "Denied"} by a remembered rule`;
+    case "timeout": return "Timed out";
+    case "headless": return `${r.outcome} (no client answered)`;
+    default: return "Cancelled: the turn ended";
+  }
+}
