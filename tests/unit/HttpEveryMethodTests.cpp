@@ -156,6 +156,7 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
       {"ping", [] { return json::object(); }},
       {"question.respond", [] { return json{{"requestId", "r-nosuchrequest"}, {"reject", true}}; }},
       {"rpc.discover", [] { return json::object(); }},
+      {"rules.add", [&] { return json{{"sessionId", main_session}, {"rule", {{"tool", "Bash"}, {"pattern", "git *"}}}, {"decision", "allow"}}; }},
       {"rules.list", [] { return json::object(); }},
       {"rules.remove", [] { return json{{"ruleId", "rule-nosuchrule"}}; }},
       {"session.archive", [&] { return json{{"sessionId", archived_session}, {"archived", true}}; }},
