@@ -1,5 +1,8 @@
 #include "run/HeadlessRun.h"
 
+#include <csignal>
+#include <cstdio>
+
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
@@ -16,13 +19,22 @@ namespace p = protocol;
 // turn stopped) before it gives up waiting and finishes anyway; an in-process daemon then kills the agent.
 constexpr auto kCancelGrace = std::chrono::seconds(5);
 
+// A member of a JSON object, or null: the daemon's answers are trusted in shape, but a const lookup of a missing
+// key must not be undefined behaviour.
+const nlohmann::json& member(const nlohmann::json& object, const char* key) {
+  static const nlohmann::json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
 std::int64_t error_code(const nlohmann::json& response) {
-  const auto& error = response["error"];
+  const auto& error = member(response, "error");
   return error.is_object() && error.contains("code") && error["code"].is_number_integer() ? error["code"].get<std::int64_t>() : 0;
 }
 
 std::string error_message(const nlohmann::json& response) {
-  const auto& error = response["error"];
+  const auto& error = member(response, "error");
   return error.is_object() && error.contains("message") && error["message"].is_string() ? error["message"].get<std::string>()
                                                                                        : std::string("unknown error");
 }
@@ -88,7 +100,7 @@ void HeadlessRun::find_session() {
     return m_connection.call("session.list", std::move(params), [this](const Json& response) {
       if (m_finished) return;
       if (!response.contains("result")) return fail_with(response, "session.list");
-      const auto& sessions = response["result"]["sessions"];
+      const auto& sessions = member(member(response, "result"), "sessions");
       if (!sessions.is_array() || sessions.empty()) {
         m_recorder.add_error("--continue: no session of " + m_options.agent + " in " + m_options.cwd + " to continue");
         return finish(kRunInvalid);
@@ -106,8 +118,12 @@ void HeadlessRun::find_session() {
 void HeadlessRun::on_session(const Json& response) {
   if (m_finished) return;
   if (!response.contains("result")) return fail_with(response, "the session");
-  const auto& session = response["result"]["session"];
-  m_recorder.set_session(session.value("sessionId", ""), session.value("agent", m_options.agent));
+  const auto& session = member(member(response, "result"), "session");
+  if (!member(session, "sessionId").is_string()) {
+    m_recorder.add_error("the daemon named no session");
+    return finish(kRunFailed);
+  }
+  m_recorder.set_session(session["sessionId"].get<std::string>(), session.value("agent", m_options.agent));
   const bool continued = m_options.session_id || m_options.continue_newest;
   if (continued && m_options.mode) {
     // A new session got its mode with session.create; a continued one changes it first.
@@ -131,7 +147,8 @@ void HeadlessRun::add_rules(std::size_t next) {
   m_connection.call("rules.add", std::move(params), [this, next](const Json& response) {
     if (m_finished) return;
     if (!response.contains("result")) return fail_with(response, "rules.add");
-    m_rule_ids.push_back(response["result"]["rule"].value("ruleId", ""));
+    const auto& rule_id = member(member(member(response, "result"), "rule"), "ruleId");
+    if (rule_id.is_string()) m_rule_ids.push_back(rule_id.get<std::string>());
     add_rules(next + 1);
   });
 }
@@ -157,7 +174,7 @@ void HeadlessRun::on_sent(const Json& response) {
   }
   p::SessionSendResult summary;
   json::DecodeContext context;
-  if (!p::decode(response["result"], summary, context)) {
+  if (!p::decode(member(response, "result"), summary, context)) {
     m_recorder.add_error("session.send: an answer this client cannot read");
     return finish(kRunFailed);
   }
@@ -182,8 +199,10 @@ void HeadlessRun::on_event(std::string_view text, const Json& envelope) {
   if (!ours) return;
   arm_idle_timer();
   if (type == "permission.requested" || type == "question.requested") {
-    const auto& request = envelope["data"]["request"];
-    if (m_recorder.turn_id() && request.value("turnId", "") == *m_recorder.turn_id()) answer_ask(type, request);
+    const auto& request = member(member(envelope, "data"), "request");
+    if (request.is_object() && m_recorder.turn_id() && request.value("turnId", "") == *m_recorder.turn_id()) {
+      answer_ask(type, request);
+    }
   }
   // A queued prompt's turn has no send reply at its end: its turn.stopped is the end.
   if (!was_ended && m_recorder.turn_ended() && m_sent && type == "turn.stopped") {

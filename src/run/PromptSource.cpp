@@ -38,22 +38,22 @@ Outcome read_all(int fd) {
 
 std::variant<std::string, std::string> read_prompt(const PromptSource& source, int stdin_fd) {
   if (source.argument && source.file) return failure("give the prompt as an argument or with --prompt-file, not both");
-  Outcome read = failure("no prompt: give it as an argument, `-` to read standard input, or --prompt-file FILE");
+  Outcome prompt = failure("no prompt: give it as an argument, `-` to read standard input, or --prompt-file FILE");
   if (source.file) {
     std::ifstream in(*source.file, std::ios::binary);
     if (!in) return failure("cannot read --prompt-file " + *source.file + ": " + std::strerror(errno));
     std::ostringstream all;
     all << in.rdbuf();
-    read = text(all.str());
+    prompt = text(all.str());
   } else if (source.argument && *source.argument == "-") {
-    read = read_all(stdin_fd);
+    prompt = read_all(stdin_fd);
   } else if (source.argument) {
-    read = text(*source.argument);
+    prompt = text(*source.argument);
   }
-  if (read.index() == 0 && std::get<0>(read).find_first_not_of(" \t\r\n") == std::string::npos) {
+  if (prompt.index() == 0 && std::get<0>(prompt).find_first_not_of(" \t\r\n") == std::string::npos) {
     return failure("the prompt is empty");
   }
-  return read;
+  return prompt;
 }
 
 }  // namespace switchboard::run

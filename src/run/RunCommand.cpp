@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 
 #include <boost/asio/post.hpp>
@@ -73,15 +74,15 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   // A reader that goes away (`| head`) must surface as EPIPE, not end the process.
   std::signal(SIGPIPE, SIG_IGN);
   const auto data_dir = daemon_options.data_dir.value_or(daemon::DataDirectory::default_path());
-  std::optional<int> socket;
-  if (!options.standalone) socket = daemon::connect_to_running_daemon(data_dir);
+  std::optional<int> attached_socket;
+  if (!options.standalone) attached_socket = daemon::connect_to_running_daemon(data_dir);
 
-  if (socket) {
+  if (attached_socket) {
     boost::asio::io_context io{1};
     int exit_code = kRunFailed;
     std::unique_ptr<RunSignals> signals;
     const auto format = options.output;
-    HeadlessRun run(io, std::move(options), /*attached=*/true, *socket, make_output(io, format, output_streams(io)),
+    HeadlessRun run(io, std::move(options), /*attached=*/true, *attached_socket, make_output(io, format, output_streams(io)),
                     [&](int code) {
                       exit_code = code;
                       signals->stop();
@@ -104,8 +105,8 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   daemon_options.stdout_fd = pair[0];
   daemon_options.ephemeral = options.ephemeral;
   daemon_options.handle_signals = false;  // the run's own handler cancels the turn first
-  daemon::Daemon daemon(std::move(daemon_options));
-  auto& io = daemon.io();
+  daemon::Daemon host(std::move(daemon_options));
+  auto& io = host.io();
   int exit_code = kRunFailed;
   std::unique_ptr<RunSignals> signals;
   const auto format = options.output;
@@ -118,12 +119,16 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   run.start();
   // The daemon's transport holds duplicates of its end once it started: closing ours lets the run see the
   // connection end when the daemon closes it.
-  boost::asio::post(io, [fd = pair[0]] { ::close(fd); });
-  const int daemon_code = daemon.run_stdio();
+  bool end_closed = false;
+  boost::asio::post(io, [&end_closed, fd = pair[0]] {
+    ::close(fd);
+    end_closed = true;
+  });
+  const int daemon_code = host.run_stdio();
   if (!run.finished()) {
     // The daemon could not start (its data directory is another daemon's, or unusable; it said why): that
     // is a configuration matter for the run.
-    ::close(pair[0]);
+    if (!end_closed) ::close(pair[0]);
     run.abandon(kRunInvalid, "no daemon could run for the data directory " + data_dir.string() + " (exit " +
                                  std::to_string(daemon_code) + ")");
     io.restart();

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
 #include "run/RunOptions.h"

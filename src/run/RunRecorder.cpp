@@ -10,10 +10,10 @@ namespace {
 namespace p = protocol;
 
 template <class T>
-std::optional<T> decoded(const nlohmann::json& json) {
+std::optional<T> decoded(const nlohmann::json& text) {
   T value{};
   json::DecodeContext context;
-  if (!p::decode(json, value, context)) return std::nullopt;
+  if (!p::decode(text, value, context)) return std::nullopt;
   return value;
 }
 
@@ -89,6 +89,7 @@ void RunRecorder::record(const std::string& type, const nlohmann::json& data) {
       if (call.tool_call_id == id) call.is_error = data.value("isError", false);
     }
   } else if (type == "permission.requested") {
+    if (!data.contains("request") || !data["request"].is_object()) return;
     p::RunPermission permission;
     permission.request_id = text_at(data["request"], "requestId");
     permission.tool = text_at(data["request"], "tool");

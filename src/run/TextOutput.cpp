@@ -1,5 +1,6 @@
 #include "run/TextOutput.h"
 
+#include <iterator>
 #include <sstream>
 
 namespace switchboard::run {

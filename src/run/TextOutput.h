@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 
 #include <boost/asio/steady_timer.hpp>

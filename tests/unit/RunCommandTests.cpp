@@ -277,7 +277,9 @@ TEST_CASE("run: exit 2 for every usage or configuration error", "[run]") {
 TEST_CASE("run: exit 3 when the agent cannot start", "[run]") {
   World world;
   auto env = world.env(json::array());
-  env.push_back("SWITCHBOARD_CLAUDE_BIN=" + (world.tmp.path() / "no-such-claude").string());
+  for (auto& entry : env) {
+    if (entry.rfind("SWITCHBOARD_CLAUDE_BIN=", 0) == 0) entry = "SWITCHBOARD_CLAUDE_BIN=" + (world.tmp.path() / "no-such-claude").string();
+  }
   RunProcess process(world.tmp.path(), world.args({"--output", "json", "go"}), env);
   const auto outcome = process.wait();
   CHECK(outcome.exit == 3);
