@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run one turn headless, from a script or CI (docs/run.md)");
   switchboard::run::RunFlags run_flags;
   switchboard::run::add_run_flags(*run, run_flags);
-  for (auto* command : {stdio, serve, run}) {
+  for (auto* command : {stdio, serve}) {
     command->footer("Settings (data dir, HTTP, logging, permissions, agents): `switchboard --help` lists their flags; "
                     "`switchboard config` shows the effective values; docs/configuration.md.");
   }

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <utility>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -80,11 +81,12 @@ void HeadlessRun::start() {
               // Delegating means leaving asks to the daemon's other clients (and its headless policy when
               // there are none), so this client does not claim it can answer.
               {"capabilities", {{"answersPermissions", m_options.on_ask != OnAsk::Delegate}}}};
-  m_connection.call("initialize", std::move(params), [this](const Json& response) { on_initialized(response); });
+  m_connection.call("initialize", std::move(params), [this](const Json& response) { initialized(response); });
 }
 
-void HeadlessRun::on_initialized(const Json& response) {
+void HeadlessRun::initialized(const Json& response) {
   if (m_finished) return;
+  if (m_on_initialized) std::exchange(m_on_initialized, nullptr)();
   if (!response.contains("result")) return fail_with(response, "initialize");
   if (m_attached) m_output->on_note("attached to the running daemon");
   find_session();
@@ -154,7 +156,9 @@ void HeadlessRun::add_rules(std::size_t next) {
 }
 
 void HeadlessRun::send_prompt() {
-  Json params{{"sessionId", *m_recorder.session_id()}, {"text", m_options.prompt}, {"wait", true}};
+  // wait: false, so the reply names the turn at its start (its asks must be told apart from other turns');
+  // the turn's end is its turn.stopped.
+  Json params{{"sessionId", *m_recorder.session_id()}, {"text", m_options.prompt}, {"wait", false}};
   if (!m_options.files.empty()) {
     Json attachments = Json::array();
     for (const auto& file : m_options.files) attachments.push_back(Json{{"path", file}});
@@ -184,9 +188,12 @@ void HeadlessRun::on_sent(const Json& response) {
     if (summary.queue_id) m_recorder.set_queue_id(*summary.queue_id);
     return;
   }
-  if (summary.turn_id && !m_recorder.turn_id()) m_recorder.set_turn(*summary.turn_id);
-  m_recorder.on_send_summary(summary);
-  finish(m_stopping.value_or(code_of_ended_turn()));
+  if (!summary.turn_id) {
+    m_recorder.add_error("session.send: the daemon named no turn");
+    return finish(kRunFailed);
+  }
+  m_recorder.set_turn(*summary.turn_id);
+  if (m_recorder.turn_ended()) finish(m_stopping.value_or(code_of_ended_turn()));  // over before the reply was read
 }
 
 void HeadlessRun::on_event(std::string_view text, const Json& envelope) {
@@ -204,13 +211,12 @@ void HeadlessRun::on_event(std::string_view text, const Json& envelope) {
       answer_ask(type, request);
     }
   }
-  // A queued prompt's turn has no send reply at its end: its turn.stopped is the end.
-  if (!was_ended && m_recorder.turn_ended() && m_sent && type == "turn.stopped") {
-    auto queued = [this] {
+  // The turn's end. What the daemon published with it (session.state idle) is in the same read, most likely:
+  // finishing after the lines already received keeps it in the output.
+  if (!was_ended && m_recorder.turn_ended()) {
+    boost::asio::post(m_io, [this] {
       if (!m_finished) finish(m_stopping.value_or(code_of_ended_turn()));
-    };
-    // The reply of a turn we started follows its events at once; give it the chance to arrive first.
-    boost::asio::post(m_io, queued);
+    });
   }
 }
 

@@ -37,6 +37,8 @@ class HeadlessRun {
   HeadlessRun& operator=(const HeadlessRun&) = delete;
 
   void start();
+  // Runs once the daemon has answered initialize (so its transport reads the connection).
+  void on_initialized(std::function<void()> callback) { m_on_initialized = std::move(callback); }
   // SIGINT or SIGTERM: cancel the turn, then finish with 130 or 143.
   void interrupt(int signal);
   bool finished() const { return m_finished; }
@@ -46,7 +48,7 @@ class HeadlessRun {
  private:
   using Json = nlohmann::json;
 
-  void on_initialized(const Json& response);
+  void initialized(const Json& response);
   void find_session();
   void on_session(const Json& response);
   void add_rules(std::size_t next);
@@ -70,6 +72,7 @@ class HeadlessRun {
   bool m_attached;
   std::unique_ptr<RunOutput> m_output;
   std::function<void(int)> m_done;
+  std::function<void()> m_on_initialized;
   RpcConnection m_connection;
   RunRecorder m_recorder;
   boost::asio::steady_timer m_timeout;

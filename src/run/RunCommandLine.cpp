@@ -62,7 +62,8 @@ void add_run_flags(CLI::App& command, RunFlags& flags) {
                      "text (default: the answer on stdout, progress on stderr), json (one result object), ndjson "
                      "(every event, then one result line)");
   command.add_option("-o,--output-file", flags.output_file, "also write the final message to FILE");
-  command.footer(std::string(kRunExitCodesHelp) + "\nDetails: docs/run.md.");
+  command.footer(std::string(kRunExitCodesHelp) +
+                 "\nDetails: docs/run.md. Settings (data dir, logging, permissions, agents): `switchboard --help`.");
 }
 
 std::variant<RunOptions, std::string> check_run_flags(const RunFlags& flags, int stdin_fd) {

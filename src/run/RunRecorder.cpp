@@ -118,13 +118,6 @@ void RunRecorder::record(const std::string& type, const nlohmann::json& data) {
   }
 }
 
-void RunRecorder::on_send_summary(const protocol::SessionSendResult& summary) {
-  if (m_stop_reason || !summary.stop_reason) return;
-  m_stop_reason = summary.stop_reason;
-  m_text = summary.text.value_or("");
-  m_usage = summary.usage;
-}
-
 bool RunRecorder::any_denied() const {
   return std::any_of(m_permissions.begin(), m_permissions.end(),
                      [](const auto& r) { return r.outcome == p::RunPermissionOutcome::Denied; });

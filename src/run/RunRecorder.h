@@ -33,8 +33,6 @@ class RunRecorder {
   // The run's own --on-ask policy answered this request (reported as resolved by `run`).
   void answered_by_run(const std::string& request_id) { m_answered_by_run.insert(request_id); }
   void add_error(std::string message) { m_errors.push_back(std::move(message)); }
-  // The send's summary (wait: true) carries what turn.stopped carried; used when the events were not seen.
-  void on_send_summary(const protocol::SessionSendResult& summary);
 
   bool turn_ended() const { return m_stop_reason.has_value(); }
   const std::optional<protocol::StopReason>& stop_reason() const { return m_stop_reason; }
