@@ -126,6 +126,7 @@ void HeadlessRun::on_session(const Json& response) {
     return finish(kRunFailed);
   }
   m_recorder.set_session(session["sessionId"].get<std::string>(), session.value("agent", m_options.agent));
+  for (const auto& [text, envelope] : std::exchange(m_before_session, {})) on_event(text, envelope);
   const bool continued = m_options.session_id || m_options.continue_newest;
   if (continued && m_options.mode) {
     // A new session got its mode with session.create; a continued one changes it first.
@@ -198,6 +199,11 @@ void HeadlessRun::on_sent(const Json& response) {
 
 void HeadlessRun::on_event(std::string_view text, const Json& envelope) {
   if (m_finished) return;
+  if (!m_recorder.session_id()) {
+    constexpr std::size_t kHeldBeforeSession = 1000;
+    if (m_before_session.size() < kHeldBeforeSession) m_before_session.emplace_back(std::string(text), envelope);
+    return;
+  }
   const bool was_ended = m_recorder.turn_ended();
   const bool ours = m_recorder.on_event(envelope);
   const auto type = envelope.value("type", "");

@@ -80,6 +80,9 @@ class HeadlessRun {
   boost::asio::steady_timer m_cancel_grace;
   std::chrono::steady_clock::time_point m_started = std::chrono::steady_clock::now();
   std::vector<std::string> m_rule_ids;
+  // Events that arrived before the daemon named the session (session.created comes before the reply): shown
+  // once it is known, if they are its. Bounded: an attached run may see a busy daemon's other sessions.
+  std::vector<std::pair<std::string, Json>> m_before_session;
   bool m_sent = false;
   std::optional<RunExitCode> m_stopping;  // why the turn is being cut short
   bool m_finished = false;

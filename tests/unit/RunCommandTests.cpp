@@ -143,7 +143,11 @@ struct Normalizer {
   std::string id(const std::string& raw) {
     return ids.emplace(raw, "<id-" + std::to_string(ids.size() + 1) + ">").first->second;
   }
+  // Progress text: the daemon's own log lines (a timestamp first) are not the run's output, and are dropped.
   std::string text(std::string raw) {
+    raw = std::regex_replace(raw, std::regex(R"((^|\n)[0-9]{4}-[0-9]{2}-[0-9]{2}T[^\n]*)"), "$1");
+    raw = std::regex_replace(raw, std::regex(R"(\n\n+)"), "\n");
+    if (!raw.empty() && raw.front() == '\n') raw.erase(0, 1);
     for (const auto& [from, to] : ids) raw = std::regex_replace(raw, std::regex(from), to);
     raw = std::regex_replace(raw, std::regex(R"(session s-[A-Za-z0-9]+)"), "session <session>");
     raw = std::regex_replace(raw, std::regex(R"(in [0-9]+ ms)"), "in <n> ms");
@@ -421,7 +425,7 @@ TEST_CASE("run: standard input is read only for `-`", "[run]") {
     input.close_write();
     const auto outcome = process.wait(std::chrono::seconds(30));
     CHECK(outcome.exit == 0);
-    CHECK(outcome.out == "you said: from standard input\n\n");
+    CHECK(outcome.out == "you said: from standard input\n");  // the prompt's own newline ends the answer
   }
   SECTION("--prompt-file reads the file, not stdin") {
     std::ofstream(world.tmp.path() / "prompt.txt") << "from the file";
@@ -465,7 +469,9 @@ TEST_CASE("run: colours on a terminal only, and never with NO_COLOR", "[run]") {
     const int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
     REQUIRE(terminal >= 0);
     auto env = world.env(json::array({json{{"tool", "ls"}, {"output", "x"}}, json{{"text", "fine"}}}));
-    if (no_colour) env.push_back("NO_COLOR=1");
+    for (auto& entry : env) {
+      if (entry.rfind("NO_COLOR=", 0) == 0) entry = no_colour ? "NO_COLOR=1" : "NO_COLOR=";
+    }
     // stderr on the terminal; stdout stays a file
     std::vector<std::string> args = world.args({"go"});
     args.insert(args.begin(), {"--log-level", "off"});
