@@ -506,7 +506,7 @@ TEST_CASE("run: colours on a terminal only, and never with NO_COLOR", "[run]") {
 
 // ---- sessions -------------------------------------------------------------------------------------------------
 
-TEST_CASE("run: --continue and --session go on in an earlier run's session; --ephemeral keeps nothing", "[run]") {
+TEST_CASE("run: --continue and --session go on in an earlier run's session, and --ephemeral keeps nothing", "[run]") {
   World world;
   const auto first = parse_result(world.run({"--output", "json", "one"}));
   const auto continued = parse_result(world.run({"--continue", "--output", "json", "two"}));
