@@ -15,8 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
-#include "claude-code/ClaudeCodeAdapter.h"
-#include "codex/CodexAdapter.h"
+#include "BuiltinAgents.h"
 #include "config/Configuration.h"
 #include "config/DaemonWiring.h"
 #include "config/SettingTable.h"
@@ -41,8 +40,8 @@ namespace config = switchboard::config;
 // are global (the app falls through), so they may come before or after the subcommand.
 class ConfigFlags {
  public:
-  explicit ConfigFlags(CLI::App& app) {
-    for (const auto& spec : config::setting_specs()) {
+  ConfigFlags(CLI::App& app, const config::SettingTable& table) {
+    for (const auto& spec : table.specs()) {
       if (spec.flag.empty()) continue;
       auto& slot = m_slots.emplace_back(std::make_unique<Slot>());
       slot->key = std::string(spec.key);
@@ -77,33 +76,14 @@ class ConfigFlags {
   std::vector<std::unique_ptr<Slot>> m_slots;  // CLI11 keeps pointers into them: they never move
 };
 
-// The agents this binary hosts, configured from the settings; the daemon itself knows them only as descriptors.
+// The agents this binary hosts (adapters/BuiltinAgents.h), configured from the settings; the daemon itself
+// knows them only as descriptors.
 std::function<std::vector<switchboard::adapters::AgentDescriptor>(boost::asio::io_context&)> hosted_agents(
     const config::Settings& settings) {
-  return [settings](boost::asio::io_context& io) {
-    namespace claude = switchboard::adapters::claude;
-    namespace codex = switchboard::adapters::codex;
+  return [agent_settings = settings.agents](boost::asio::io_context& io) {
     std::error_code error;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-    claude::ClaudeCodeConfig claude_config;
-    claude_config.executable = settings.claude_bin;
-    claude_config.exec_shim = self;
-    claude_config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
-    codex::CodexConfig codex_config;
-    codex_config.executable = settings.codex_bin;
-    codex_config.exec_shim = self;
-    if (settings.codex_provider_base_url) {
-      codex::ProviderEndpoint endpoint;
-      endpoint.base_url = *settings.codex_provider_base_url;
-      endpoint.api_key = settings.codex_provider_api_key;
-      endpoint.model = settings.codex_provider_model;
-      endpoint.codex_home = settings.codex_provider_home;
-      codex_config.endpoint = std::move(endpoint);
-    }
-    std::vector<switchboard::adapters::AgentDescriptor> agents;
-    agents.push_back(claude::claude_code_agent(io, std::move(claude_config)));
-    agents.push_back(codex::codex_agent(io, std::move(codex_config)));
-    return agents;
+    return switchboard::adapters::descriptors_of(switchboard::adapters::hosted_agent_entries(), io, agent_settings, self);
   };
 }
 
@@ -125,7 +105,10 @@ int main(int argc, char** argv) {
   std::string config_file;
   app.add_option("--config", config_file, "config file (default $SWITCHBOARD_CONFIG, else "
                                           "$XDG_CONFIG_HOME/switchboard/config.toml or ~/.config/switchboard/config.toml)");
-  const ConfigFlags flags(app);
+  // The daemon's keys and every hosted agent's own (each adapter declares them).
+  const auto agent_settings = switchboard::adapters::settings_of(switchboard::adapters::hosted_agent_entries());
+  const config::SettingTable table(agent_settings);
+  const ConfigFlags flags(app, table);
 
   bool ephemeral = false;
   auto* stdio = app.add_subcommand("stdio", "serve JSON-RPC 2.0 over NDJSON on stdin/stdout");
@@ -171,6 +154,7 @@ int main(int argc, char** argv) {
     return switchboard::daemon::kExitOk;
   }
   config::ConfigSources sources;
+  sources.table = table;
   sources.flags = flags.given();
   if (!config_file.empty()) sources.config_file = config_file;
   sources.environment = config::process_environment;

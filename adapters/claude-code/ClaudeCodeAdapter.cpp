@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudeMessages.h"
-#include "process/ChildProcess.h"
+#include "switchboard/process/ChildProcess.h"
 
 namespace switchboard::adapters::claude {
 namespace {
@@ -31,12 +31,6 @@ std::string_view request_name(ControlRequestKind kind) {
   return "control request";
 }
 
-std::string last_line(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  const auto newline = text.rfind('\n');
-  return newline == std::string::npos ? text : text.substr(newline + 1);
-}
-
 // Started with --resume, the CLI exits at once when it has no such conversation (its history file was deleted,
 // or never written): a result error and a stderr line saying "No conversation found with session ID: <id>".
 // That wording is the only signal the CLI gives; the end-to-end tests hold the installed version to it.
@@ -46,13 +40,7 @@ bool conversation_lost(const std::optional<std::string>& resume_id, const std::s
   return start_error.find(kNotFound) != std::string::npos || stderr_tail.find(kNotFound) != std::string::npos;
 }
 
-process::Environment child_environment(const ClaudeCodeConfig& config) {
-  auto environment = process::Environment::from_daemon();
-  const auto changes = environment_for(config.endpoint);
-  for (const auto& name : changes.unset) environment.unset(name);
-  for (const auto& [name, value] : changes.set) environment.set(name, value);
-  return environment;
-}
+process::Environment child_environment(const ClaudeCodeConfig& config) { return environment_with(environment_for(config.endpoint)); }
 
 }  // namespace
 
@@ -87,11 +75,13 @@ ClaudeCodeAdapter::ClaudeCodeAdapter(boost::asio::io_context& io, AdapterListene
       m_config(std::move(config)),
       m_watch(std::make_unique<TurnWatch>(*this, listener)),
       m_translator(std::make_unique<ClaudeTranslator>(*m_watch, *this)),
-      m_start_timer(io),
-      m_cancel_timer(io),
+      m_cli(io, CliIdentity{"Claude Code", "claude"}, m_config.timeouts,
+            {[this](std::string_view line) { m_translator->feed_line(line); },
+             [this](AgentErrorReport error) { m_listener.on_error(std::move(error)); },
+             [this](const std::string& reason, const std::string& stderr_tail) { on_process_exit(reason, stderr_tail); }}),
       m_self(std::make_shared<ClaudeCodeAdapter*>(this)) {}
 
-// The ChildProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
+// The CliProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
 ClaudeCodeAdapter::~ClaudeCodeAdapter() = default;
 
 protocol::AgentCapabilities ClaudeCodeAdapter::static_capabilities() {
@@ -121,65 +111,23 @@ void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
   launch.model = options.model;
   launch.permission_mode = mode;
   launch.resume_session_id = options.resume_provider_session_id;
-  auto argv = command_line(launch);
-
-  process::SpawnSpec spec;
-  spec.program = argv.front();
-  spec.args.assign(argv.begin() + 1, argv.end());
-  spec.working_directory = options.cwd;
-  spec.environment = std::move(environment);
-  spec.exec_shim = m_config.exec_shim;
-  spec.stderr_options.log_name = "claude[" + options.session_id + "]";
-
-  process::ChildProcess::Handlers handlers;
-  handlers.on_stdout_line = [this](std::string_view line) { m_translator->feed_line(line); };
-  handlers.on_stdout_overlong = [this](std::size_t limit) {
-    m_listener.on_error(AgentErrorReport{"Claude Code wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true});
-  };
-  handlers.on_exit = [this](const process::ExitStatus& status) { on_process_exit(process::to_string(status)); };
-  auto spawned = process::ChildProcess::spawn(m_io, std::move(spec), std::move(handlers));
-  if (!spawned) {
-    const bool missing = spawned.error().code == process::ProcessError::Code::ExecutableNotFound;
-    return done(AdapterError{ErrorCode::AgentUnavailable,
-                             missing ? "Claude Code is not installed (no '" + m_config.executable + "' found)"
-                                     : "Claude Code could not be started: " + spawned.error().message});
+  if (auto failed = m_cli.spawn(CliLaunch{command_line(launch), options.cwd, std::move(environment), m_config.exec_shim,
+                                          "claude[" + options.session_id + "]"})) {
+    return done(*failed);
   }
-  m_process = std::move(*spawned);
   m_resume_id = options.resume_provider_session_id;
   m_model = options.model;
-  m_start_done = std::move(done);
-
   // The CLI is usable once it answers initialize (its startup takes a second or two).
+  m_cli.begin_start(std::move(done));
   m_init_request_id = next_request_id("init");
   send_control(initialize_request(m_init_request_id), m_init_request_id, ControlRequestKind::Initialize);
-  m_start_timer.expires_after(m_config.start_timeout);
-  m_start_timer.async_wait([this, self = std::weak_ptr<ClaudeCodeAdapter*>(m_self)](const boost::system::error_code& error) {
-    if (error || self.expired() || !m_start_done) return;
-    finish_start(AdapterError{ErrorCode::AgentUnavailable, "Claude Code did not start within " +
-                                                               std::to_string(m_config.start_timeout.count()) + " ms"});
-    if (m_process) m_process->kill();
-  });
-}
-
-void ClaudeCodeAdapter::finish_start(std::optional<AdapterError> error) {
-  if (!m_start_done) return;
-  m_start_timer.cancel();
-  auto done = std::exchange(m_start_done, nullptr);
-  done(std::move(error));
 }
 
 std::string ClaudeCodeAdapter::next_request_id(const char* what) {
   return std::string("sb-") + what + "-" + std::to_string(++m_request_counter);
 }
 
-void ClaudeCodeAdapter::write_line(const nlohmann::json& message) {
-  if (!m_process) return;
-  if (auto written = m_process->write_stdin(to_line(message)); !written) {
-    // The queue is bounded (MiBs): a CLI that stopped reading is broken; say so rather than grow.
-    spdlog::warn("claude: cannot write to the CLI: {}", written.error().message);
-    m_listener.on_error(AgentErrorReport{"could not write to Claude Code: " + written.error().message, false});
-  }
-}
+void ClaudeCodeAdapter::write_line(const nlohmann::json& message) { m_cli.write_line(message); }
 
 void ClaudeCodeAdapter::send_control(const nlohmann::json& request, const std::string& id, ControlRequestKind kind) {
   // Registered before writing: the answer cannot arrive first, but the translator must know the id by then.
@@ -219,21 +167,16 @@ void ClaudeCodeAdapter::cancel() {
   send_control(interrupt_request(id), id, ControlRequestKind::Interrupt);
   // The CLI answers an interrupt with the turn's result at once; one that does not is stuck and is replaced:
   // killing it ends the turn (stopped), and the next send starts a fresh process that resumes the session.
-  m_cancel_timer.expires_after(m_config.cancel_timeout);
-  m_cancel_timer.async_wait([this, self = std::weak_ptr<ClaudeCodeAdapter*>(m_self)](const boost::system::error_code& error) {
-    if (error || self.expired() || !m_turn_running || !m_process) return;
-    spdlog::warn("claude: no result {} ms after an interrupt; killing the CLI", m_config.cancel_timeout.count());
-    m_process->kill();
-  });
+  m_cli.arm_cancel_deadline([this] { return m_turn_running; }, "result", "CLI");
 }
 
 void ClaudeCodeAdapter::turn_ended(const TurnResult& result) {
   m_turn_running = false;
-  m_cancel_timer.cancel();
-  if (std::exchange(m_interrupt_sent, false) && result.stop_reason == protocol::StopReason::Cancelled && m_process) {
+  m_cli.disarm_cancel_deadline();
+  if (std::exchange(m_interrupt_sent, false) && result.stop_reason == protocol::StopReason::Cancelled && m_cli.running()) {
     // Claude Code abandons a running tool on interrupt without killing it (the Bash command runs on, in a
     // session of its own). Cancel means the work stops: everything the CLI started goes, the CLI stays.
-    if (const auto killed = m_process->kill_started_processes(); killed > 0) {
+    if (const auto killed = m_cli.child()->kill_started_processes(); killed > 0) {
       spdlog::info("claude: killed {} process(es) a cancelled tool left behind", killed);
     }
   }
@@ -251,7 +194,7 @@ void ClaudeCodeAdapter::answer_question(const std::string& native_id, QuestionAn
 }
 
 void ClaudeCodeAdapter::set_model(const std::string& model, Completion done) {
-  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
   // Taken as the CLI's model at once, so a turn sent before the answer does not ask for it again; a refusal puts
   // the previous one back.
   const auto id = next_request_id("model");
@@ -263,7 +206,7 @@ void ClaudeCodeAdapter::set_model(const std::string& model, Completion done) {
 void ClaudeCodeAdapter::set_mode(const std::string& mode, Completion done) {
   if (!is_permission_mode(mode)) return done(AdapterError{ErrorCode::Unsupported, "Claude Code has no permission mode '" + mode + "'"});
   if (auto refused = refused_as_root(mode, child_environment(m_config))) return done(std::move(refused));
-  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
   const auto id = next_request_id("mode");
   m_pending_controls[id] = PendingControl{std::move(done), std::nullopt};
   send_control(set_permission_mode_request(id, mode), id, ControlRequestKind::SetPermissionMode);
@@ -275,32 +218,18 @@ void ClaudeCodeAdapter::fail_pending_controls(const std::string& reason) {
 }
 
 void ClaudeCodeAdapter::stop() {
-  if (!m_process || m_stop_requested) return;
-  m_stop_requested = true;
   // EOF on stdin is the CLI's own way to finish: it ends the current turn and exits. Then TERM, then KILL.
-  process::StopPolicy policy;
-  policy.graceful = [](process::ChildProcess& child) { child.close_stdin(); };
-  policy.graceful_timeout = m_config.stop_grace;
-  policy.terminate_timeout = m_config.stop_grace;
-  m_process->stop(std::move(policy));
+  m_cli.stop();
 }
 
-void ClaudeCodeAdapter::on_process_exit(const std::string& status) {
-  std::string reason = m_stop_requested ? "stopped" : "Claude Code exited (" + status + ")";
-  const std::string stderr_tail = m_process ? m_process->stderr_tail() : std::string();
-  if (!m_stop_requested && m_process) {
-    if (const auto why = last_line(m_process->stderr_tail()); !why.empty()) reason += ": " + why.substr(0, 500);
-  }
-  // The ChildProcess may be the caller: let it finish before it is destroyed.
-  boost::asio::post(m_io, [process = std::shared_ptr<process::ChildProcess>(std::move(m_process))] {});
+void ClaudeCodeAdapter::on_process_exit(std::string reason, const std::string& stderr_tail) {
   m_turn_running = false;
-  m_cancel_timer.cancel();
   fail_pending_controls("Claude Code stopped before it answered: " + reason);
-  if (m_start_done) {
+  if (m_cli.starting()) {
     if (!m_start_error.empty()) reason = "Claude Code could not start: " + m_start_error.substr(0, 500);
-    finish_start(AdapterError{conversation_lost(m_resume_id, m_start_error, stderr_tail) ? ErrorCode::ConversationLost
-                                                                                          : ErrorCode::AgentUnavailable,
-                              reason});
+    m_cli.finish_start(AdapterError{conversation_lost(m_resume_id, m_start_error, stderr_tail) ? ErrorCode::ConversationLost
+                                                                                                : ErrorCode::AgentUnavailable,
+                                    reason});
     return;
   }
   if (m_stopped_reported) return;
@@ -318,9 +247,9 @@ void ClaudeCodeAdapter::on_permission_mode(const std::string& mode) { spdlog::de
 
 void ClaudeCodeAdapter::on_control_result(const ControlResult& result) {
   if (result.kind == ControlRequestKind::Initialize && result.request_id == m_init_request_id) {
-    if (result.ok) return finish_start(std::nullopt);
-    finish_start(AdapterError{ErrorCode::AgentUnavailable, "Claude Code refused to start: " + result.error});
-    if (m_process) m_process->kill();
+    if (result.ok) return m_cli.finish_start(std::nullopt);
+    m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, "Claude Code refused to start: " + result.error});
+    m_cli.kill();
     return;
   }
   const std::string refusal = "Claude Code refused " + std::string(request_name(result.kind)) + ": " + result.error;

@@ -9,19 +9,16 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include "claude-code/ClaudeAttachments.h"
 #include "claude-code/ClaudeControl.h"
 #include "claude-code/ClaudeLaunch.h"
 #include "claude-code/ClaudeTranslator.h"
+#include "common/CliProcess.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/adapters/ForwardingListener.h"
-
-namespace switchboard::process {
-class ChildProcess;
-}
+#include "switchboard/config/AgentSettings.h"
 
 namespace switchboard::adapters::claude {
 
@@ -30,15 +27,13 @@ struct ClaudeCodeConfig {
   std::string executable = "claude";  // a path, or a name looked up on PATH
   ProviderEndpoint endpoint;          // unset fields: the user's own configuration decides
   std::filesystem::path exec_shim;    // the daemon's own binary: children die with it (see process/ExecShim.h)
-  std::chrono::milliseconds start_timeout{60000};   // spawn → initialize answered
-  std::chrono::milliseconds cancel_timeout{15000};  // interrupt sent → turn ended, else the process is killed
-  std::chrono::milliseconds stop_grace{5000};       // stdin closed → SIGTERM → SIGKILL, each this long
+  CliTimeouts timeouts;               // start: spawn → initialize answered
   // Reads attachments (blocking file I/O) off the reactor thread.
   std::shared_ptr<boost::asio::thread_pool> file_pool;
 };
 
 // The plumbing half of the Claude Code adapter: one long-lived `claude -p` process per live session in duplex
-// stream-json mode, driven through ChildProcess; every stdout line goes to the pure ClaudeTranslator, which
+// stream-json mode, driven through the kit's CliProcess; every stdout line goes to the pure ClaudeTranslator, which
 // reports to the engine. This class writes to the CLI's stdin (prompts, permission answers, control requests),
 // keeps the turn's bookkeeping (cancel deadline), and turns the process's life into start/stop results.
 class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
@@ -77,23 +72,19 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   void write_line(const nlohmann::json& message);
   std::string next_request_id(const char* what);
   void send_control(const nlohmann::json& request, const std::string& id, ControlRequestKind kind);
-  void finish_start(std::optional<AdapterError> error);
   void fail_pending_controls(const std::string& reason);
-  void on_process_exit(const std::string& status);
+  void on_process_exit(std::string reason, const std::string& stderr_tail);
   void write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared);
   void turn_ended(const TurnResult& result);
-  bool starting() const { return static_cast<bool>(m_start_done); }
+  bool starting() const { return m_cli.starting(); }
 
   boost::asio::io_context& m_io;
   AdapterListener& m_listener;
   ClaudeCodeConfig m_config;
   std::unique_ptr<TurnWatch> m_watch;
   std::unique_ptr<ClaudeTranslator> m_translator;
-  std::unique_ptr<process::ChildProcess> m_process;
-  Completion m_start_done;
   std::map<std::string, PendingControl> m_pending_controls;  // by control request id
-  boost::asio::steady_timer m_start_timer;
-  boost::asio::steady_timer m_cancel_timer;
+  CliProcess m_cli;
   std::optional<std::string> m_model;  // what the CLI runs now, as far as we know
   std::string m_init_request_id;
   std::optional<std::string> m_resume_id;  // the conversation this process was started to continue
@@ -101,11 +92,15 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   std::uint64_t m_request_counter = 0;
   bool m_turn_running = false;
   bool m_interrupt_sent = false;  // the running turn was interrupted by us
-  bool m_stop_requested = false;
   bool m_stopped_reported = false;
   // Async work (attachment reads) holds a weak_ptr to this, so an adapter destroyed meanwhile is left alone.
   std::shared_ptr<ClaudeCodeAdapter*> m_self;
 };
+
+// Claude Code's keys (agents.claude.*), for the setting table (adapters/BuiltinAgents.h).
+std::span<const config::AgentSettingSpec> claude_code_settings();
+// The configuration those keys give; what they leave unset keeps ClaudeCodeConfig's defaults.
+ClaudeCodeConfig claude_code_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim);
 
 // The descriptor the engine registers under "claude": discovery probes `claude --version` once, in the
 // background, and caches what it found.

@@ -1,16 +1,11 @@
-#include <cstdlib>
+#include <array>
 #include <filesystem>
 #include <system_error>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-
-#include <spdlog/spdlog.h>
-
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "claude-code/ClaudeHistory.h"
-#include "process/ChildProcess.h"
-#include "process/ExecutableLookup.h"
+#include "common/CliRuntime.h"
+#include "common/EnvironmentVariable.h"
 #include "switchboard/support/Clock.h"
 
 // Discovery and registration of Claude Code: what `agents.list` reports, how the engine creates adapters, and
@@ -19,23 +14,9 @@
 namespace switchboard::adapters::claude {
 namespace {
 
-// What discovery knows, shared by the descriptor's copies and the background probe.
-struct Discovery {
-  protocol::AgentInfo info;
-  std::unique_ptr<process::ChildProcess> probe;
-  std::unique_ptr<boost::asio::steady_timer> probe_deadline;
-  std::string output;
-};
-
-constexpr auto kProbeTimeout = std::chrono::seconds(20);
 constexpr std::size_t kMaxSessionIdLength = 200;
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> environment_variable(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-}
 
 // Where the CLIs this daemon starts keep their history: the configured CLAUDE_CONFIG_DIR, else the one the child
 // inherits from the daemon's environment ($CLAUDE_CONFIG_DIR, else $HOME/.claude).
@@ -96,72 +77,35 @@ HistoryOutcome<HistoryReadStats> read_session(const std::optional<fs::path>& con
   return HistoryReadStats{stats.lines, stats.malformed};
 }
 
+// clang-format off
+const std::array kSettings{
+  config::AgentSettingSpec{"agents.claude.bin", "--claude-bin", "SWITCHBOARD_CLAUDE_BIN", config::Kind::Text,
+                           "Claude Code's executable: a path, or a name looked up on PATH", "claude"},
+  config::AgentSettingSpec{"agents.claude.default_model", "--claude-default-model", "SWITCHBOARD_CLAUDE_DEFAULT_MODEL",
+                           config::Kind::Text,
+                           "model of every Claude Code turn that names none (a session's own model, chosen at create or "
+                           "with setModel, wins)"},
+};
+// clang-format on
+
 }  // namespace
 
+std::span<const config::AgentSettingSpec> claude_code_settings() { return kSettings; }
+
+ClaudeCodeConfig claude_code_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
+  ClaudeCodeConfig config;
+  if (auto bin = settings.text("agents.claude.bin")) config.executable = *bin;
+  config.exec_shim = exec_shim;
+  config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
+  return config;
+}
+
 AgentDescriptor claude_code_agent(boost::asio::io_context& io, ClaudeCodeConfig config) {
-  auto discovery = std::make_shared<Discovery>();
-  discovery->info.agent = "claude";
-  discovery->info.capabilities = ClaudeCodeAdapter::static_capabilities();
-
-  const char* path_variable = std::getenv("PATH");
-  auto found = process::find_executable(config.executable, path_variable ? path_variable : process::default_search_path(), {});
-  if (!found) {
-    discovery->info.installed = false;
-    discovery->info.problem = "'" + config.executable + "' not found (install it with scripts/install-agents claude, or "
-                              "configure agents.claude.bin: --claude-bin, SWITCHBOARD_CLAUDE_BIN or the config file)";
-  } else {
-    // Installed as far as the file system can tell; `--version` runs in the background (it takes a second or
-    // two) and fills in the version, or the problem if the binary does not run.
-    discovery->info.installed = true;
-    discovery->info.path = found->string();
-    process::SpawnSpec spec;
-    const auto argv = version_command(found->string());
-    spec.program = argv.front();
-    spec.args.assign(argv.begin() + 1, argv.end());
-    spec.exec_shim = config.exec_shim;
-    process::ChildProcess::Handlers handlers;
-    handlers.on_stdout_line = [weak = std::weak_ptr<Discovery>(discovery)](std::string_view line) {
-      if (auto d = weak.lock()) d->output.append(line).append("\n");
-    };
-    handlers.on_exit = [weak = std::weak_ptr<Discovery>(discovery), &io](const process::ExitStatus& status) {
-      auto d = weak.lock();
-      if (!d) return;
-      if (auto version = parse_version_output(d->output); version && status.success()) {
-        d->info.version = *version;
-        spdlog::info("claude: {} version {}", d->info.path.value_or("?"), *version);
-      } else {
-        d->info.installed = false;
-        d->info.problem = "'" + d->info.path.value_or("claude") + " --version' failed (" + process::to_string(status) + ")";
-        spdlog::warn("claude: {}", *d->info.problem);
-      }
-      if (d->probe_deadline) d->probe_deadline->cancel();
-      boost::asio::post(io, [probe = std::shared_ptr<process::ChildProcess>(std::move(d->probe))] {});
-    };
-    if (auto probe = process::ChildProcess::spawn(io, std::move(spec), std::move(handlers))) {
-      discovery->probe = std::move(*probe);
-      // A probe that hangs is killed; its exit then reports the problem.
-      discovery->probe_deadline = std::make_unique<boost::asio::steady_timer>(io, kProbeTimeout);
-      discovery->probe_deadline->async_wait([weak = std::weak_ptr<Discovery>(discovery)](const boost::system::error_code& error) {
-        auto d = weak.lock();
-        if (!error && d && d->probe) d->probe->kill();
-      });
-    } else {
-      discovery->info.installed = false;
-      discovery->info.problem = "cannot run '" + found->string() + " --version': " + probe.error().message;
-    }
-  }
-  if (found) config.executable = found->string();
-
-  AgentDescriptor descriptor;
-  descriptor.name = "claude";
-  descriptor.discover = [discovery] { return discovery->info; };
-  const auto config_dir = history_config_dir(config);
-  descriptor.list_history = [config_dir](const std::string& cwd) { return list_sessions(config_dir, cwd); };
-  descriptor.read_history = [config_dir](const std::string& cwd, const std::string& id, HistorySink& sink) {
+  const auto history = history_config_dir(config);
+  auto descriptor = describe_cli_agent<ClaudeCodeAdapter>(io, "claude", std::move(config), &parse_version_output);
+  descriptor.list_history = [config_dir = history](const std::string& cwd) { return list_sessions(config_dir, cwd); };
+  descriptor.read_history = [config_dir = history](const std::string& cwd, const std::string& id, HistorySink& sink) {
     return read_session(config_dir, cwd, id, sink);
-  };
-  descriptor.create = [&io, config = std::move(config)](AdapterListener& listener) {
-    return std::make_unique<ClaudeCodeAdapter>(io, listener, config);
   };
   return descriptor;
 }

@@ -33,8 +33,6 @@ std::vector<std::string> command_line(const LaunchOptions& options) {
   return argv;
 }
 
-std::vector<std::string> version_command(const std::string& executable) { return {executable, "--version"}; }
-
 std::optional<std::string> parse_version_output(std::string_view output) {
   while (!output.empty() && (output.front() == ' ' || output.front() == '\n')) output.remove_prefix(1);
   const std::size_t end = output.find_first_not_of("0123456789.");

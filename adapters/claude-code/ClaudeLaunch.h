@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/ChildEnvironment.h"
+
 namespace switchboard::adapters::claude {
 
 // How Claude Code is started: its command line and environment. The working directory is the spawner's (the
@@ -21,9 +23,8 @@ struct LaunchOptions {
 // Duplex stream-json with partial messages and permission prompts on stdio, as the Agent SDK runs it.
 std::vector<std::string> command_line(const LaunchOptions& options);
 
-// The probe that discovery runs (with a deadline): `claude --version`, which prints e.g. "2.1.197 (Claude Code)".
-std::vector<std::string> version_command(const std::string& executable);
-// The version in that output ("2.1.197"); none when the output is not a version.
+// The version in what `claude --version` prints ("2.1.197 (Claude Code)" gives "2.1.197"; discovery runs it,
+// common/VersionProbe.h); none when the output is not a version.
 std::optional<std::string> parse_version_output(std::string_view output);
 
 // Where the CLI sends its model requests, and with what key. Unset fields leave the user's own configuration
@@ -36,10 +37,7 @@ struct ProviderEndpoint {
   std::optional<std::string> config_dir;  // CLAUDE_CONFIG_DIR: settings, login and history live there
 };
 
-struct EnvironmentChanges {
-  std::vector<std::pair<std::string, std::string>> set;
-  std::vector<std::string> unset;
-};
+using adapters::EnvironmentChanges;  // common/ChildEnvironment.h
 
 // Always: no auto-update, telemetry, error reporting or other non-essential traffic; and no variables that would
 // change how the CLI behaves under us (NODE_OPTIONS, which the Agent SDK removes too, and CLAUDECODE, set inside

@@ -23,22 +23,6 @@ constexpr std::array kDroppedSystemSubtypes{
     std::string_view("task_started"), std::string_view("task_progress"), std::string_view("task_notification"),
     std::string_view("files_persisted"), std::string_view("local_command_output"), std::string_view("informational")};
 
-template <std::size_t N>
-bool one_of(const std::array<std::string_view, N>& names, std::string_view name) {
-  for (auto candidate : names) {
-    if (candidate == name) return true;
-  }
-  return false;
-}
-
-// A CLI that keeps writing garbage (a version with another format, stray prints) must not flood the log: the
-// first bad lines are warnings, the rest debug messages; stats() has the count.
-constexpr std::uint64_t kLoudMalformedLines = 20;
-
-spdlog::level::level_enum log_level_for(std::uint64_t malformed_so_far) {
-  return malformed_so_far <= kLoudMalformedLines ? spdlog::level::warn : spdlog::level::debug;
-}
-
 std::optional<std::string> parent_of(const nlohmann::json& message) { return native::string_at(message, "parent_tool_use_id"); }
 
 // A result error the next turn cannot fix by itself: missing or rejected credentials.
@@ -80,16 +64,14 @@ void ClaudeTranslator::feed_line(std::string_view line) {
   }
   const auto message = native::parse_line(line);
   if (message.is_discarded()) {
-    ++m_stats.lines;
-    ++m_stats.malformed;
-    spdlog::log(log_level_for(m_stats.malformed), "claude: skipped a stdout line that is not JSON: {:.200}", line);
+    m_lines.not_json(line);
     return;
   }
   feed(message);
 }
 
 void ClaudeTranslator::feed(const nlohmann::json& message) {
-  ++m_stats.lines;
+  m_lines.line();
   if (!message.is_object()) return malformed("not an object", message);
   const auto type = native::string_at(message, "type");
   if (!type) return malformed("no type", message);
@@ -105,7 +87,7 @@ void ClaudeTranslator::feed(const nlohmann::json& message) {
     if (*type == "control_response") return on_control_response(message);
     if (*type == "control_cancel_request") return on_control_cancel(message);
     if (one_of(kDroppedTypes, *type)) {
-      ++m_stats.dropped;
+      m_lines.dropped();
       return;
     }
     unknown("type " + *type);
@@ -202,7 +184,7 @@ void ClaudeTranslator::on_system(const nlohmann::json& message) {
     return;
   }
   if (one_of(kDroppedSystemSubtypes, subtype)) {
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   unknown("system subtype " + subtype);
@@ -274,7 +256,7 @@ bool ClaudeTranslator::on_fast_delta(StreamDelta& delta) {
   // What on_stream_event does for the same line, in the same order.
   StreamedMessage& stream = m_streams[delta.parent_tool_use_id.value_or(std::string())];
   if (stream.native_id.empty()) return false;  // before message_start: malformed, which the general path reports
-  ++m_stats.lines;
+  m_lines.line();
   m_turn_active = true;
   if (delta.text.empty()) return true;
   m_events.on_delta(TextDelta{block_message_id(stream.native_id, static_cast<std::size_t>(delta.index)), delta.kind,
@@ -290,7 +272,7 @@ void ClaudeTranslator::on_assistant(const nlohmann::json& message) {
   m_turn_active = true;
   if (is_synthetic(*body)) {
     // The CLI's own words (an API error): the result that follows carries the same text as the turn's error.
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   clear_status();
@@ -303,7 +285,7 @@ void ClaudeTranslator::on_user(const nlohmann::json& message) {
   m_turn_active = true;
   // Replays of our own prompts, the interrupt markers, a compaction summary and a sub-agent's prompt are all user
   // text: the engine already published the prompt, and the others are not something a user said.
-  if (native::bool_or(message, "isReplay", false) || report_tool_results(*body, m_events) == 0) ++m_stats.dropped;
+  if (native::bool_or(message, "isReplay", false) || report_tool_results(*body, m_events) == 0) m_lines.dropped();
 }
 
 void ClaudeTranslator::on_result(const nlohmann::json& message) {
@@ -419,22 +401,11 @@ void ClaudeTranslator::on_control_cancel(const nlohmann::json& message) {
   // request it opened for it (resolved as cancelled for every client). An id we do not hold open (answered
   // already, or never asked) has nothing left to withdraw.
   if (m_tool_requests.erase(*request_id) == 0) {
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   m_events.on_request_withdrawn(RequestWithdrawn{*request_id});
 }
 
-// ---- bookkeeping -------------------------------------------------------------------------------------------------
-
-void ClaudeTranslator::malformed(std::string_view why, const nlohmann::json& message) {
-  ++m_stats.malformed;
-  spdlog::log(log_level_for(m_stats.malformed), "claude: skipped a malformed line ({}): {:.200}", why, native::dump(message));
-}
-
-void ClaudeTranslator::unknown(std::string_view what) {
-  ++m_stats.unknown;
-  spdlog::debug("claude: ignored {}", what);
-}
 
 }  // namespace switchboard::adapters::claude

@@ -11,17 +11,13 @@
 #include "claude-code/ClaudeContent.h"
 #include "claude-code/ClaudeControl.h"
 #include "claude-code/ClaudeStreamDelta.h"
+#include "common/LineStats.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::adapters::claude {
 
-// What happened to the lines fed so far. None of these stops the translator.
-struct TranslatorStats {
-  std::uint64_t lines = 0;
-  std::uint64_t malformed = 0;  // not JSON, not an object, or a known type missing what it needs
-  std::uint64_t unknown = 0;    // a type, subtype or response id this translator does not know
-  std::uint64_t dropped = 0;    // known, and deliberately turned into nothing (keep_alive, replays, hooks, …)
-};
+// What happened to the lines fed so far (common/LineStats.h).
+using TranslatorStats = LineStats;
 
 // Turns Claude Code's stdout (`-p --output-format stream-json --verbose --include-partial-messages
 // --permission-prompt-tool stdio`) into normalized events, one line at a time. docs/agents/claude-code.md has the
@@ -55,7 +51,7 @@ class ClaudeTranslator {
   // unknown, already answered, withdrawn by the CLI, or its turn has ended.
   std::optional<ToolRequest> take_tool_request(const std::string& request_id);
 
-  const TranslatorStats& stats() const { return m_stats; }
+  const TranslatorStats& stats() const { return m_lines.stats(); }
   // The last system/init, if any.
   const std::optional<ClaudeInit>& init() const { return m_init; }
   const std::string& permission_mode() const { return m_permission_mode; }
@@ -82,12 +78,12 @@ class ClaudeTranslator {
   void report_status(AgentStatus status);
   void clear_status();
   void end_of_turn();
-  void malformed(std::string_view why, const nlohmann::json& message);
-  void unknown(std::string_view what);
+  void malformed(std::string_view why, const nlohmann::json& message) { m_lines.malformed(why, message); }
+  void unknown(std::string_view what) { m_lines.unknown(what); }
 
   AdapterListener& m_events;
   ClaudeControlSink& m_control;
-  TranslatorStats m_stats;
+  LineLog m_lines{"claude"};
   StreamDeltaReader m_delta_reader;
   bool m_fast_deltas = true;
 

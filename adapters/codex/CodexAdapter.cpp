@@ -2,39 +2,16 @@
 
 #include <signal.h>
 
-#include "process/GroupMembers.h"
-
-#include <cstdlib>
-
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "process/ChildProcess.h"
+#include "common/EnvironmentVariable.h"
+#include "switchboard/process/ChildProcess.h"
+#include "switchboard/process/GroupMembers.h"
 
 namespace switchboard::adapters::codex {
 namespace {
 
 using protocol::ErrorCode;
-
-std::string last_line(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  const auto newline = text.rfind('\n');
-  return newline == std::string::npos ? text : text.substr(newline + 1);
-}
-
-std::optional<std::string> variable(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return std::nullopt;
-  return std::string(value);
-}
-
-process::Environment child_environment(const CodexConfig& config) {
-  auto environment = process::Environment::from_daemon();
-  const auto changes = environment_for(config.endpoint);
-  for (const auto& name : changes.unset) environment.unset(name);
-  for (const auto& [name, value] : changes.set) environment.set(name, value);
-  return environment;
-}
 
 // Codex 0.171.0's answer to thread/resume of a thread another process has open: "thread <id> already has an
 // active writer" (-32600).
@@ -68,11 +45,12 @@ CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listene
       m_config(std::move(config)),
       m_watch(std::make_unique<TurnWatch>(*this, listener)),
       m_translator(std::make_unique<CodexTranslator>(*m_watch, *this)),
-      m_start_timer(io),
-      m_cancel_timer(io),
-      m_self(std::make_shared<CodexAdapter*>(this)) {}
+      m_cli(io, CliIdentity{"Codex", "codex"}, m_config.timeouts,
+            {[this](std::string_view line) { m_translator->feed_line(line); },
+             [this](AgentErrorReport error) { m_listener.on_error(std::move(error)); },
+             [this](const std::string& reason, const std::string&) { on_process_exit(reason); }}) {}
 
-// The ChildProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
+// The CliProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
 CodexAdapter::~CodexAdapter() = default;
 
 protocol::AgentCapabilities CodexAdapter::static_capabilities() {
@@ -95,7 +73,7 @@ void CodexAdapter::start(const StartOptions& options, Completion done) {
   if (!policy) return done(AdapterError{ErrorCode::Unsupported, "Codex has no mode '" + mode + "' (read-only, auto, untrusted, full-access)"});
   if (m_config.endpoint) {
     // A few hundred bytes, once per process start: not worth a trip off the reactor.
-    if (auto refused = write_private_home(*m_config.endpoint, variable("HOME"), variable("CODEX_HOME"))) {
+    if (auto refused = write_private_home(*m_config.endpoint, environment_variable("HOME"), environment_variable("CODEX_HOME"))) {
       return done(AdapterError{ErrorCode::AgentUnavailable, "Codex could not be configured: " + *refused});
     }
   }
@@ -104,59 +82,21 @@ void CodexAdapter::start(const StartOptions& options, Completion done) {
   m_thread.model = options.model;
   m_resume_thread_id = options.resume_provider_session_id;
 
-  const auto argv = command_line(m_config.executable);
-  process::SpawnSpec spec;
-  spec.program = argv.front();
-  spec.args.assign(argv.begin() + 1, argv.end());
-  spec.working_directory = options.cwd;
-  spec.environment = child_environment(m_config);
-  spec.exec_shim = m_config.exec_shim;
-  spec.stderr_options.log_name = "codex[" + options.session_id + "]";
-
-  process::ChildProcess::Handlers handlers;
-  handlers.on_stdout_line = [this](std::string_view line) { m_translator->feed_line(line); };
-  handlers.on_stdout_overlong = [this](std::size_t limit) {
-    m_listener.on_error(AgentErrorReport{"Codex wrote a line longer than " + std::to_string(limit) + " bytes; it was skipped", true});
-  };
-  handlers.on_exit = [this](const process::ExitStatus& status) { on_process_exit(process::to_string(status)); };
-  auto spawned = process::ChildProcess::spawn(m_io, std::move(spec), std::move(handlers));
-  if (!spawned) {
-    const bool missing = spawned.error().code == process::ProcessError::Code::ExecutableNotFound;
-    return done(AdapterError{ErrorCode::AgentUnavailable,
-                             missing ? "Codex is not installed (no '" + m_config.executable + "' found)"
-                                     : "Codex could not be started: " + spawned.error().message});
+  if (auto failed = m_cli.spawn(CliLaunch{command_line(m_config.executable), options.cwd, environment_with(environment_for(m_config.endpoint)),
+                                          m_config.exec_shim, "codex[" + options.session_id + "]"})) {
+    return done(*failed);
   }
-  m_process = std::move(*spawned);
-  m_start_done = std::move(done);
-
   // Usable once the thread is open: initialize → initialized → thread/start or thread/resume (on_response).
+  m_cli.begin_start(std::move(done));
   send_request(m_requests.initialize("switchboard", m_config.client_version));
-  m_start_timer.expires_after(m_config.start_timeout);
-  m_start_timer.async_wait([this, self = std::weak_ptr<CodexAdapter*>(m_self)](const boost::system::error_code& error) {
-    if (error || self.expired() || !m_start_done) return;
-    fail_start("Codex did not start within " + std::to_string(m_config.start_timeout.count()) + " ms");
-  });
-}
-
-void CodexAdapter::finish_start(std::optional<AdapterError> error) {
-  if (!m_start_done) return;
-  m_start_timer.cancel();
-  auto done = std::exchange(m_start_done, nullptr);
-  done(std::move(error));
 }
 
 void CodexAdapter::fail_start(const std::string& why, ErrorCode code) {
-  finish_start(AdapterError{code, why});
-  if (m_process) m_process->kill();
+  m_cli.finish_start(AdapterError{code, why});
+  m_cli.kill();
 }
 
-void CodexAdapter::write_line(const nlohmann::json& message) {
-  if (!m_process) return;
-  if (auto written = m_process->write_stdin(to_line(message)); !written) {
-    spdlog::warn("codex: cannot write to the app-server: {}", written.error().message);
-    m_listener.on_error(AgentErrorReport{"could not write to Codex: " + written.error().message, false});
-  }
-}
+void CodexAdapter::write_line(const nlohmann::json& message) { m_cli.write_line(message); }
 
 void CodexAdapter::send_request(const OutgoingRequest& request) {
   // Announced before writing: the answer cannot arrive first, but the translator must know the id by then.
@@ -190,12 +130,7 @@ void CodexAdapter::cancel() {
   send_interrupt();
   // Codex ends an interrupted turn within milliseconds; one that does not is stuck and is replaced: killing it
   // ends the turn (stopped), and the next send starts a fresh process that resumes the thread.
-  m_cancel_timer.expires_after(m_config.cancel_timeout);
-  m_cancel_timer.async_wait([this, self = std::weak_ptr<CodexAdapter*>(m_self)](const boost::system::error_code& error) {
-    if (error || self.expired() || !m_turn_running || !m_process) return;
-    spdlog::warn("codex: no turn/completed {} ms after an interrupt; killing the app-server", m_config.cancel_timeout.count());
-    m_process->kill();
-  });
+  m_cli.arm_cancel_deadline([this] { return m_turn_running; }, "turn/completed", "app-server");
 }
 
 void CodexAdapter::send_interrupt() {
@@ -210,15 +145,16 @@ void CodexAdapter::send_interrupt() {
 }
 
 std::size_t CodexAdapter::kill_thread_commands() {
-  if (!m_process) return 0;
+  auto* process = m_cli.child();
+  if (process == nullptr) return 0;
   // What left the app-server's group, found by parentage; then what Codex's sandbox hid from that (a PID
   // namespace whose setup process exits leaves the command a child of init), found by the thread id Codex puts
   // in every command's environment.
-  std::size_t killed = m_process->kill_detached_descendants();
+  std::size_t killed = process->kill_detached_descendants();
   const std::string& thread = m_translator->thread_id();
   if (!thread.empty()) {
     for (const pid_t pid : process::processes_with_environment("CODEX_THREAD_ID", thread)) {
-      if (pid != m_process->pid() && ::kill(pid, SIGKILL) == 0) ++killed;
+      if (pid != process->pid() && ::kill(pid, SIGKILL) == 0) ++killed;
     }
   }
   return killed;
@@ -227,8 +163,8 @@ std::size_t CodexAdapter::kill_thread_commands() {
 void CodexAdapter::turn_ended(protocol::StopReason reason) {
   m_turn_running = false;
   m_interrupt_wanted = false;
-  m_cancel_timer.cancel();
-  if (std::exchange(m_cancel_requested, false) && reason == protocol::StopReason::Cancelled && m_process) {
+  m_cli.disarm_cancel_deadline();
+  if (std::exchange(m_cancel_requested, false) && reason == protocol::StopReason::Cancelled && m_cli.running()) {
     // Codex usually kills the interrupted command's sandbox, but not always: a command that had just started
     // outlived the interrupt in the e2e test (its sandbox runs in a session of its own, so the group kill at
     // exit misses it too). Cancel means the work stops: what left the app-server's group goes.
@@ -257,7 +193,7 @@ void CodexAdapter::answer_question(const std::string& native_id, QuestionAnswer,
 }
 
 void CodexAdapter::set_model(const std::string& model, Completion done) {
-  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
   m_pending_model = model;  // turn/start takes the model; it sticks for the thread's later turns
   done(std::nullopt);
 }
@@ -265,38 +201,26 @@ void CodexAdapter::set_model(const std::string& model, Completion done) {
 void CodexAdapter::set_mode(const std::string& mode, Completion done) {
   const auto policy = policy_for_mode(mode);
   if (!policy) return done(AdapterError{ErrorCode::Unsupported, "Codex has no mode '" + mode + "' (read-only, auto, untrusted, full-access)"});
-  if (!m_process) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
   m_pending_policy = *policy;
   m_thread.policy = *policy;
   done(std::nullopt);
 }
 
 void CodexAdapter::stop() {
-  if (!m_process || m_stop_requested) return;
-  m_stop_requested = true;
+  if (!m_cli.running() || m_cli.stop_requested()) return;
   // Commands still running in sandboxes of their own would outlive the app-server (nothing but its group is
   // signalled, and once it exits they are orphans nobody can trace back to it): they go first.
   if (const auto killed = kill_thread_commands(); killed > 0) {
     spdlog::info("codex: stopping: killed {} process(es) still running in a sandbox", killed);
   }
   // EOF on stdin makes the app-server exit (0); then TERM, then KILL.
-  process::StopPolicy policy;
-  policy.graceful = [](process::ChildProcess& child) { child.close_stdin(); };
-  policy.graceful_timeout = m_config.stop_grace;
-  policy.terminate_timeout = m_config.stop_grace;
-  m_process->stop(std::move(policy));
+  m_cli.stop();
 }
 
-void CodexAdapter::on_process_exit(const std::string& status) {
-  std::string reason = m_stop_requested ? "stopped" : "Codex exited (" + status + ")";
-  if (!m_stop_requested && m_process) {
-    if (const auto why = last_line(m_process->stderr_tail()); !why.empty()) reason += ": " + why.substr(0, 500);
-  }
-  // The ChildProcess may be the caller: let it finish before it is destroyed.
-  boost::asio::post(m_io, [process = std::shared_ptr<process::ChildProcess>(std::move(m_process))] {});
+void CodexAdapter::on_process_exit(const std::string& reason) {
   m_turn_running = false;
-  m_cancel_timer.cancel();
-  if (m_start_done) return finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
+  if (m_cli.starting()) return m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
   if (m_stopped_reported) return;
   m_stopped_reported = true;
   // The session ends a running turn as an error when it hears this.
@@ -330,7 +254,7 @@ void CodexAdapter::on_response(const CodexResponse& response) {
         const bool lost = response.kind == RequestKind::ThreadResume && is_missing_thread(response.error);
         return fail_start(what + response.error, lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
       }
-      return finish_start(std::nullopt);
+      return m_cli.finish_start(std::nullopt);
     case RequestKind::TurnStart:
       if (response.ok && m_interrupt_wanted && m_turn_running) send_interrupt();
       return;

@@ -8,18 +8,15 @@
 #include <string>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "codex/CodexLaunch.h"
 #include "codex/CodexMessages.h"
 #include "codex/CodexProtocol.h"
 #include "codex/CodexTranslator.h"
+#include "common/CliProcess.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/adapters/ForwardingListener.h"
-
-namespace switchboard::process {
-class ChildProcess;
-}
+#include "switchboard/config/AgentSettings.h"
 
 namespace switchboard::adapters::codex {
 
@@ -29,13 +26,11 @@ struct CodexConfig {
   std::optional<ProviderEndpoint> endpoint;       // none: the user's own Codex configuration decides
   std::filesystem::path exec_shim;                // the daemon's own binary: children die with it
   std::string client_version = "0";               // sent as clientInfo.version
-  std::chrono::milliseconds start_timeout{60000};   // spawn → thread started or resumed
-  std::chrono::milliseconds cancel_timeout{15000};  // turn/interrupt sent → turn ended, else the process is killed
-  std::chrono::milliseconds stop_grace{5000};       // stdin closed → SIGTERM → SIGKILL, each this long
+  CliTimeouts timeouts;                            // start: spawn → thread started or resumed
 };
 
-// The plumbing half of the Codex adapter: one `codex app-server` process per live session, driven through
-// ChildProcess; every stdout line goes to the pure CodexTranslator, which reports to the engine. This class
+// The plumbing half of the Codex adapter: one `codex app-server` process per live session, driven through the
+// kit's CliProcess; every stdout line goes to the pure CodexTranslator, which reports to the engine. This class
 // writes requests and answers to stdin, runs the start-up handshake (initialize, initialized, thread/start or
 // thread/resume), keeps the turn's bookkeeping (the turn id for interrupts, the cancel deadline) and turns the
 // process's life into start/stop results.
@@ -69,9 +64,8 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   void write_line(const nlohmann::json& message);
   void send_request(const OutgoingRequest& request);
   void send_interrupt();
-  void finish_start(std::optional<AdapterError> error);
   void fail_start(const std::string& why, protocol::ErrorCode code = protocol::ErrorCode::AgentUnavailable);
-  void on_process_exit(const std::string& status);
+  void on_process_exit(const std::string& reason);
   void turn_ended(protocol::StopReason reason);
   // SIGKILLs the commands Codex is running for this thread (cancel and stop); returns how many.
   std::size_t kill_thread_commands();
@@ -81,11 +75,8 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   CodexConfig m_config;
   std::unique_ptr<TurnWatch> m_watch;
   std::unique_ptr<CodexTranslator> m_translator;
-  std::unique_ptr<process::ChildProcess> m_process;
+  CliProcess m_cli;
   CodexRequests m_requests;
-  Completion m_start_done;
-  boost::asio::steady_timer m_start_timer;
-  boost::asio::steady_timer m_cancel_timer;
   ThreadOptions m_thread;                          // cwd, policy and model the thread was opened with
   std::optional<std::string> m_resume_thread_id;
   std::optional<ThreadPolicy> m_pending_policy;    // a mode change, sent with the next turn/start
@@ -93,10 +84,14 @@ class CodexAdapter final : public AgentAdapter, public CodexControlSink {
   bool m_turn_running = false;
   bool m_interrupt_wanted = false;  // cancel() before the turn's id was known
   bool m_cancel_requested = false;  // cancel() during the running turn
-  bool m_stop_requested = false;
   bool m_stopped_reported = false;
-  std::shared_ptr<CodexAdapter*> m_self;  // timers hold a weak_ptr to it
 };
+
+// Codex's keys (agents.codex.*), for the setting table (adapters/BuiltinAgents.h).
+std::span<const config::AgentSettingSpec> codex_settings();
+// The configuration those keys give: a provider endpoint only when agents.codex.provider.base_url is set; what
+// they leave unset keeps CodexConfig's and ProviderEndpoint's defaults.
+CodexConfig codex_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim);
 
 // The descriptor the engine registers under "codex": discovery probes `codex --version` once, in the
 // background, and caches what it found.

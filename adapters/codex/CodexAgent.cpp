@@ -1,16 +1,11 @@
-#include <cstdlib>
+#include <array>
 #include <filesystem>
 #include <system_error>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-
-#include <spdlog/spdlog.h>
-
 #include "codex/CodexAdapter.h"
 #include "codex/CodexHistory.h"
-#include "process/ChildProcess.h"
-#include "process/ExecutableLookup.h"
+#include "common/CliRuntime.h"
+#include "common/EnvironmentVariable.h"
 
 // Discovery and registration of Codex: what `agents.list` reports, how the engine creates adapters, and how it
 // reads Codex's own history (CodexHistory.h).
@@ -18,23 +13,9 @@
 namespace switchboard::adapters::codex {
 namespace {
 
-// What discovery knows, shared by the descriptor's copies and the background probe.
-struct Discovery {
-  protocol::AgentInfo info;
-  std::unique_ptr<process::ChildProcess> probe;
-  std::unique_ptr<boost::asio::steady_timer> probe_deadline;
-  std::string output;
-};
-
-constexpr auto kProbeTimeout = std::chrono::seconds(20);
 constexpr std::size_t kMaxQuotedLength = 200;
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> environment_variable(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-}
 
 // Where the CLIs this daemon starts keep their rollouts: the private home when a provider is configured (the
 // adapter points CODEX_HOME there), else the CODEX_HOME they inherit from the daemon, else $HOME/.codex.
@@ -66,72 +47,54 @@ HistoryOutcome<HistoryReadStats> read_thread(const std::optional<fs::path>& code
   return HistoryReadStats{stats.lines, stats.malformed};
 }
 
+// clang-format off
+const std::array kSettings{
+  config::AgentSettingSpec{"agents.codex.bin", "--codex-bin", "SWITCHBOARD_CODEX_BIN", config::Kind::Text,
+                           "Codex's executable: a path, or a name looked up on PATH", "codex"},
+  config::AgentSettingSpec{"agents.codex.default_model", "--codex-default-model", "SWITCHBOARD_CODEX_DEFAULT_MODEL",
+                           config::Kind::Text,
+                           "model of every Codex turn that names none (a session's own model, chosen at create or with "
+                           "setModel, wins)"},
+  config::AgentSettingSpec{"agents.codex.provider.base_url", "--codex-base-url", "SWITCHBOARD_CODEX_BASE_URL",
+                           config::Kind::Text,
+                           "a Responses API provider for Codex (e.g. http://127.0.0.1:8080/v1); unset: the user's own "
+                           "Codex configuration is used as it is"},
+  config::AgentSettingSpec{"agents.codex.provider.api_key", "", std::string_view(kApiKeyVariable), config::Kind::Text,
+                           "the provider's key (sent as a bearer token); never printed", {}, {}, /*secret=*/true},
+  config::AgentSettingSpec{"agents.codex.provider.model", "--codex-provider-model", "SWITCHBOARD_CODEX_MODEL",
+                           config::Kind::Text, "the provider's default model (written into the private Codex home)",
+                           "gpt-5.5"},
+  config::AgentSettingSpec{"agents.codex.provider.home", "--codex-home", "SWITCHBOARD_CODEX_HOME", config::Kind::Path,
+                           "the private CODEX_HOME used with a provider (default: codex-home in data_dir)", {},
+                           "codex-home"},
+};
+// clang-format on
+
 }  // namespace
 
-AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config) {
-  auto discovery = std::make_shared<Discovery>();
-  discovery->info.agent = "codex";
-  discovery->info.capabilities = CodexAdapter::static_capabilities();
+std::span<const config::AgentSettingSpec> codex_settings() { return kSettings; }
 
-  const char* path_variable = std::getenv("PATH");
-  auto found = process::find_executable(config.executable, path_variable ? path_variable : process::default_search_path(), {});
-  if (!found) {
-    discovery->info.installed = false;
-    discovery->info.problem = "'" + config.executable + "' not found (install it with scripts/install-agents codex, or "
-                              "configure agents.codex.bin: --codex-bin, SWITCHBOARD_CODEX_BIN or the config file)";
-  } else {
-    // Installed as far as the file system can tell; `--version` runs in the background (it takes a second or
-    // two) and fills in the version, or the problem if the binary does not run.
-    discovery->info.installed = true;
-    discovery->info.path = found->string();
-    process::SpawnSpec spec;
-    const auto argv = version_command(found->string());
-    spec.program = argv.front();
-    spec.args.assign(argv.begin() + 1, argv.end());
-    spec.exec_shim = config.exec_shim;
-    process::ChildProcess::Handlers handlers;
-    handlers.on_stdout_line = [weak = std::weak_ptr<Discovery>(discovery)](std::string_view line) {
-      if (auto d = weak.lock()) d->output.append(line).append("\n");
-    };
-    handlers.on_exit = [weak = std::weak_ptr<Discovery>(discovery), &io](const process::ExitStatus& status) {
-      auto d = weak.lock();
-      if (!d) return;
-      if (auto version = parse_version_output(d->output); version && status.success()) {
-        d->info.version = *version;
-        spdlog::info("codex: {} version {}", d->info.path.value_or("?"), *version);
-      } else {
-        d->info.installed = false;
-        d->info.problem = "'" + d->info.path.value_or("codex") + " --version' failed (" + process::to_string(status) + ")";
-        spdlog::warn("codex: {}", *d->info.problem);
-      }
-      if (d->probe_deadline) d->probe_deadline->cancel();
-      boost::asio::post(io, [probe = std::shared_ptr<process::ChildProcess>(std::move(d->probe))] {});
-    };
-    if (auto probe = process::ChildProcess::spawn(io, std::move(spec), std::move(handlers))) {
-      discovery->probe = std::move(*probe);
-      // A probe that hangs is killed; its exit then reports the problem.
-      discovery->probe_deadline = std::make_unique<boost::asio::steady_timer>(io, kProbeTimeout);
-      discovery->probe_deadline->async_wait([weak = std::weak_ptr<Discovery>(discovery)](const boost::system::error_code& error) {
-        auto d = weak.lock();
-        if (!error && d && d->probe) d->probe->kill();
-      });
-    } else {
-      discovery->info.installed = false;
-      discovery->info.problem = "cannot run '" + found->string() + " --version': " + probe.error().message;
-    }
+CodexConfig codex_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
+  CodexConfig config;
+  if (auto bin = settings.text("agents.codex.bin")) config.executable = *bin;
+  config.exec_shim = exec_shim;
+  if (auto base_url = settings.text("agents.codex.provider.base_url")) {
+    ProviderEndpoint endpoint;
+    endpoint.base_url = *base_url;
+    endpoint.api_key = settings.text("agents.codex.provider.api_key");
+    if (auto model = settings.text("agents.codex.provider.model")) endpoint.model = *model;
+    if (auto home = settings.text("agents.codex.provider.home")) endpoint.codex_home = *home;
+    config.endpoint = std::move(endpoint);
   }
-  if (found) config.executable = found->string();
+  return config;
+}
 
-  AgentDescriptor descriptor;
-  descriptor.name = "codex";
-  descriptor.discover = [discovery] { return discovery->info; };
-  const auto codex_home = history_home(config);
-  descriptor.list_history = [codex_home](const std::string& cwd) { return list_threads(codex_home, cwd); };
-  descriptor.read_history = [codex_home](const std::string& cwd, const std::string& id, HistorySink& sink) {
+AgentDescriptor codex_agent(boost::asio::io_context& io, CodexConfig config) {
+  const auto history = history_home(config);
+  auto descriptor = describe_cli_agent<CodexAdapter>(io, "codex", std::move(config), &parse_version_output);
+  descriptor.list_history = [codex_home = history](const std::string& cwd) { return list_threads(codex_home, cwd); };
+  descriptor.read_history = [codex_home = history](const std::string& cwd, const std::string& id, HistorySink& sink) {
     return read_thread(codex_home, cwd, id, sink);
-  };
-  descriptor.create = [&io, config = std::move(config)](AdapterListener& listener) {
-    return std::make_unique<CodexAdapter>(io, listener, config);
   };
   return descriptor;
 }

@@ -25,8 +25,6 @@ bool same_place(const std::filesystem::path& a, const std::filesystem::path& b) 
 
 std::vector<std::string> command_line(const std::string& executable) { return {executable, "app-server"}; }
 
-std::vector<std::string> version_command(const std::string& executable) { return {executable, "--version"}; }
-
 std::optional<std::string> parse_version_output(std::string_view output) {
   while (!output.empty() && (output.back() == '\n' || output.back() == '\r' || output.back() == ' ')) output.remove_suffix(1);
   const auto space = output.rfind(' ');

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/ChildEnvironment.h"
+
 namespace switchboard::adapters::codex {
 
 // How `codex app-server` is started: its command line, environment and (when the daemon names the model
@@ -15,9 +17,8 @@ namespace switchboard::adapters::codex {
 // `codex app-server`: JSON-RPC over stdio.
 std::vector<std::string> command_line(const std::string& executable);
 
-// The probe discovery runs (with a deadline): `codex --version`, which prints "codex-cli 0.171.0".
-std::vector<std::string> version_command(const std::string& executable);
-// The version in that output ("0.171.0"); none when the output is not a version.
+// The version in what `codex --version` prints ("codex-cli 0.171.0" gives "0.171.0"; discovery runs it,
+// common/VersionProbe.h); none when the output is not a version.
 std::optional<std::string> parse_version_output(std::string_view output);
 
 // The model provider the daemon points Codex at. Without one, the user's own Codex configuration (their
@@ -45,10 +46,7 @@ inline constexpr std::string_view kConfigMarker = "# Written by switchboard for 
 std::optional<std::string> write_private_home(const ProviderEndpoint& endpoint, const std::optional<std::string>& home,
                                               const std::optional<std::string>& inherited_codex_home);
 
-struct EnvironmentChanges {
-  std::vector<std::pair<std::string, std::string>> set;
-  std::vector<std::string> unset;
-};
+using adapters::EnvironmentChanges;  // common/ChildEnvironment.h
 
 // With an endpoint: CODEX_HOME = the private home and the key in kApiKeyVariable (removed when there is no key,
 // so that a value inherited from the daemon never reaches the provider). Always RUST_LOG=warn: Codex logs to

@@ -41,20 +41,6 @@ constexpr std::array kDroppedItems{std::string_view("userMessage"), std::string_
                                    std::string_view("enteredReviewMode"), std::string_view("exitedReviewMode"),
                                    std::string_view("functionCallOutput")};
 
-template <std::size_t N>
-bool one_of(const std::array<std::string_view, N>& names, std::string_view name) {
-  for (auto candidate : names) {
-    if (candidate == name) return true;
-  }
-  return false;
-}
-
-constexpr std::uint64_t kLoudMalformedLines = 20;
-
-spdlog::level::level_enum log_level_for(std::uint64_t malformed_so_far) {
-  return malformed_so_far <= kLoudMalformedLines ? spdlog::level::warn : spdlog::level::debug;
-}
-
 std::string join_strings(const nlohmann::json* list, std::string_view separator) {
   std::string out;
   if (list == nullptr) return out;
@@ -162,16 +148,14 @@ void CodexTranslator::feed_line(std::string_view line) {
   if (line.empty()) return;
   const auto message = native::parse_line(line);
   if (message.is_discarded()) {
-    ++m_stats.lines;
-    ++m_stats.malformed;
-    spdlog::log(log_level_for(m_stats.malformed), "codex: skipped a stdout line that is not JSON: {:.200}", line);
+    m_lines.not_json(line);
     return;
   }
   feed(message);
 }
 
 void CodexTranslator::feed(const nlohmann::json& message) {
-  ++m_stats.lines;
+  m_lines.line();
   if (!message.is_object()) return malformed("not an object", message);
   // The handlers read only through non-throwing accessors; this catch is the module edge for a nlohmann call
   // that throws anyway, so that one odd line cannot take the adapter down.
@@ -318,7 +302,7 @@ void CodexTranslator::on_notification(const nlohmann::json& message, const std::
     if (item && native::integer_at(params, "summaryIndex").value_or(0) > 0) {
       m_events.on_delta(TextDelta{*item, protocol::DeltaKind::Thinking, "\n\n", std::nullopt});
     } else {
-      ++m_stats.dropped;
+      m_lines.dropped();
     }
     return;
   }
@@ -356,17 +340,17 @@ void CodexTranslator::on_notification(const nlohmann::json& message, const std::
   if (method == "serverRequest/resolved") {
     // Codex no longer waits (answered, or its turn ended): a late answer must not be written.
     if (const auto* id = native::member(params, "requestId")) m_approvals.erase(native::dump(*id));
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   if (one_of(kLoggedNotifications, method)) {
-    ++m_stats.dropped;
+    m_lines.dropped();
     const auto text = native::string_at(params, "message");
     spdlog::info("codex: {}: {:.300}", method, text ? *text : native::dump(params));
     return;
   }
   if (one_of(kDroppedNotifications, method)) {
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   unknown("notification " + method);
@@ -409,7 +393,7 @@ void CodexTranslator::on_item_started(const nlohmann::json& item) {
     return;
   }
   if (one_of(kDroppedItems, type)) {
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   unknown("item type " + type);
@@ -454,7 +438,7 @@ void CodexTranslator::on_item_completed(const nlohmann::json& item) {
     std::string content = join_strings(native::array_at(item, "content"), "\n\n");
     if (!summary.empty()) m_events.on_message(MessageCompleted{id, protocol::DeltaKind::Thinking, std::move(summary), std::nullopt});
     if (!content.empty()) m_events.on_message(MessageCompleted{id + ":content", protocol::DeltaKind::Thinking, std::move(content), std::nullopt});
-    if (summary.empty() && content.empty()) ++m_stats.dropped;  // encrypted reasoning only
+    if (summary.empty() && content.empty()) m_lines.dropped();  // encrypted reasoning only
     return;
   }
   if (type == "plan") {
@@ -495,7 +479,7 @@ void CodexTranslator::on_item_completed(const nlohmann::json& item) {
     return;
   }
   if (one_of(kDroppedItems, type)) {
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   unknown("item type " + type);
@@ -509,7 +493,7 @@ void CodexTranslator::on_token_usage(const nlohmann::json& params) {
   // another turn (a restored total after thread/resume) is not this turn's.
   const std::string turn = native::string_or_empty(params, "turnId");
   if (!m_turn_active || (!m_turn_id.empty() && !turn.empty() && turn != m_turn_id)) {
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   add_usage(m_usage, usage_from(*last));
@@ -546,7 +530,7 @@ void CodexTranslator::on_error_notification(const nlohmann::json& params) {
   if (m_turn_active) {
     // turn/completed (failed) follows with the same error; it is reported once, there.
     m_last_error = text;
-    ++m_stats.dropped;
+    m_lines.dropped();
     return;
   }
   m_events.on_error(AgentErrorReport{text, /*recoverable=*/!is_fatal_error(*error)});
@@ -592,16 +576,5 @@ void CodexTranslator::end_turn(TurnResult result) {
   m_events.on_turn_end(std::move(result));
 }
 
-// ---- bookkeeping -------------------------------------------------------------------------------------------------
-
-void CodexTranslator::malformed(std::string_view why, const nlohmann::json& message) {
-  ++m_stats.malformed;
-  spdlog::log(log_level_for(m_stats.malformed), "codex: skipped a malformed line ({}): {:.200}", why, native::dump(message));
-}
-
-void CodexTranslator::unknown(std::string_view what) {
-  ++m_stats.unknown;
-  spdlog::debug("codex: ignored {}", what);
-}
 
 }  // namespace switchboard::adapters::codex

@@ -10,17 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "codex/CodexProtocol.h"
+#include "common/LineStats.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::adapters::codex {
 
-// What happened to the lines fed so far. None of these stops the translator.
-struct TranslatorStats {
-  std::uint64_t lines = 0;
-  std::uint64_t malformed = 0;  // not JSON, not an object, or a known message missing what it needs
-  std::uint64_t unknown = 0;    // a method, item type or response id this translator does not know
-  std::uint64_t dropped = 0;    // known, and deliberately turned into nothing (rate limits, thread status, …)
-};
+// What happened to the lines fed so far (common/LineStats.h).
+using TranslatorStats = LineStats;
 
 // Turns `codex app-server`'s stdout (JSON-RPC notifications, server requests and responses, one per line) into
 // normalized events. docs/agents/codex.md has the table of every native message and what it becomes.
@@ -50,7 +46,7 @@ class CodexTranslator {
   // is unknown, already answered, resolved by Codex meanwhile (serverRequest/resolved), or its turn has ended.
   std::optional<ApprovalRequest> take_approval(const std::string& native_id);
 
-  const TranslatorStats& stats() const { return m_stats; }
+  const TranslatorStats& stats() const { return m_lines.stats(); }
   const std::string& thread_id() const { return m_thread_id; }
   // The running turn's id (from turn/start's response or turn/started); empty between turns.
   const std::string& turn_id() const { return m_turn_id; }
@@ -73,12 +69,12 @@ class CodexTranslator {
 
   void clear_status();
   void end_turn(TurnResult result);
-  void malformed(std::string_view why, const nlohmann::json& message);
-  void unknown(std::string_view what);
+  void malformed(std::string_view why, const nlohmann::json& message) { m_lines.malformed(why, message); }
+  void unknown(std::string_view what) { m_lines.unknown(what); }
 
   AdapterListener& m_events;
   CodexControlSink& m_control;
-  TranslatorStats m_stats;
+  LineLog m_lines{"codex"};
 
   std::string m_thread_id;
   std::map<std::int64_t, RequestKind> m_sent;

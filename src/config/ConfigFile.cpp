@@ -26,8 +26,8 @@ std::string type_name(const toml::node& node) {
   return "nothing";
 }
 
-bool is_table_of_settings(std::string_view prefix) {
-  for (const auto& spec : setting_specs()) {
+bool is_table_of_settings(const SettingTable& table, std::string_view prefix) {
+  for (const auto& spec : table.specs()) {
     if (spec.key.size() > prefix.size() && spec.key.starts_with(prefix) && spec.key[prefix.size()] == '.') return true;
   }
   return false;
@@ -35,7 +35,8 @@ bool is_table_of_settings(std::string_view prefix) {
 
 class Reader {
  public:
-  Reader(const std::string& path, const std::optional<std::string>& home) : m_path(path), m_home(home) {}
+  Reader(const SettingTable& table, const std::string& path, const std::optional<std::string>& home)
+      : m_table(table), m_path(path), m_home(home) {}
 
   std::vector<FileValue> read(const toml::table& root) {
     walk(root, "");
@@ -50,11 +51,11 @@ class Reader {
   void walk(const toml::table& table, const std::string& prefix) {
     for (const auto& [name, node] : table) {
       const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
-      if (const auto* spec = find_setting(key)) {
+      if (const auto* spec = m_table.find(key)) {
         m_values.push_back(FileValue{spec, convert(*spec, node), node.source().begin.line});
         continue;
       }
-      if (is_table_of_settings(key)) {
+      if (is_table_of_settings(m_table, key)) {
         if (const auto* inner = node.as_table()) {
           walk(*inner, key);
           continue;
@@ -62,7 +63,7 @@ class Reader {
         fail(node.source().begin.line, key, "expected a table of settings, got " + type_name(node));
       }
       std::string what = "unknown key";
-      if (const auto near = nearest_setting(key)) what += " (did you mean " + std::string(*near) + "?)";
+      if (const auto near = m_table.nearest(key)) what += " (did you mean " + std::string(*near) + "?)";
       fail(name.source().begin.line, key, what + "; docs/configuration.md lists every key");
     }
   }
@@ -127,6 +128,7 @@ class Reader {
     return text;
   }
 
+  const SettingTable& m_table;
   const std::string& m_path;
   const std::optional<std::string>& m_home;
   std::vector<FileValue> m_values;
@@ -134,7 +136,8 @@ class Reader {
 
 }  // namespace
 
-std::variant<std::vector<FileValue>, std::string> parse_config_text(std::string_view text, const std::string& path,
+std::variant<std::vector<FileValue>, std::string> parse_config_text(const SettingTable& table, std::string_view text,
+                                                                    const std::string& path,
                                                                     const std::optional<std::string>& home) {
   toml::table root;
   try {
@@ -145,7 +148,7 @@ std::variant<std::vector<FileValue>, std::string> parse_config_text(std::string_
            ": syntax error: " + std::string(error.description());
   }
   try {
-    return Reader(path, home).read(root);
+    return Reader(table, path, home).read(root);
   } catch (const FileProblem& problem) {
     return problem.message;
   }

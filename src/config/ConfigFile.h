@@ -23,8 +23,9 @@ struct FileValue {
   std::uint32_t line;
 };
 
-// `path` is only used in messages ("<path>:<line>: <key>: <what>").
-std::variant<std::vector<FileValue>, std::string> parse_config_text(std::string_view text, const std::string& path,
+// `path` is only used in messages ("<path>:<line>: <key>: <what>"); the keys are `table`'s.
+std::variant<std::vector<FileValue>, std::string> parse_config_text(const SettingTable& table, std::string_view text,
+                                                                    const std::string& path,
                                                                     const std::optional<std::string>& home);
 
 }  // namespace switchboard::config

@@ -84,7 +84,9 @@ std::vector<std::string> split_list(const std::string& text) {
 class Merge {
  public:
   explicit Merge(const ConfigSources& sources) : m_sources(sources) {
-    for (const auto& spec : setting_specs()) m_config.origins[std::string(spec.key)] = Origin{};
+    m_config.table = sources.table;
+    m_config.settings = sources.table.defaults();
+    for (const auto& spec : sources.table.specs()) m_config.origins[std::string(spec.key)] = Origin{};
     m_config.settings.data_dir = default_data_dir(sources);
   }
 
@@ -106,7 +108,7 @@ class Merge {
     const auto& contents = std::get<std::optional<std::string>>(text);
     if (!contents) return std::nullopt;
     m_config.file_found = true;
-    auto values = parse_config_text(*contents, m_config.file, non_empty_variable(m_sources, "HOME"));
+    auto values = parse_config_text(m_sources.table, *contents, m_config.file, non_empty_variable(m_sources, "HOME"));
     if (auto* error = std::get_if<std::string>(&values)) return *error;
     for (const auto& value : std::get<std::vector<FileValue>>(values)) {
       set(*value.spec, value.value, Origin{Origin::Layer::File, m_config.file + ":" + std::to_string(value.line)});
@@ -115,7 +117,7 @@ class Merge {
   }
 
   std::optional<std::string> environment_layer() {
-    for (const auto& spec : setting_specs()) {
+    for (const auto& spec : m_sources.table.specs()) {
       const std::string name(spec.env);
       const auto text = m_sources.environment(name);
       if (!text || text->empty()) continue;
@@ -127,7 +129,7 @@ class Merge {
 
   std::optional<std::string> flag_layer() {
     for (const auto& [key, texts] : m_sources.flags) {
-      const auto* spec = find_setting(key);
+      const auto* spec = m_sources.table.find(key);
       if (spec == nullptr) return "no setting named " + key;  // a bug in the flag registration, not the user's
       const std::string flag(spec->flag);
       if (auto error = take(*spec, texts, Origin{Origin::Layer::Flag, flag})) return flag + ": " + *error;
@@ -136,10 +138,11 @@ class Merge {
   }
 
   Configuration finish() {
-    // Codex's private home lives in the data directory unless it is configured: derived after the merge, so a
+    // A key whose default lives in the data directory (Codex's private home) is derived after the merge, so a
     // data_dir from any layer moves it too.
-    if (m_config.settings.codex_provider_home.empty()) {
-      m_config.settings.codex_provider_home = (fs::path(m_config.settings.data_dir) / "codex-home").string();
+    for (const auto& spec : m_sources.table.specs()) {
+      if (spec.fallback_in_data_dir.empty() || read(m_config.settings, spec)) continue;
+      assign(m_config.settings, spec, (fs::path(m_config.settings.data_dir) / spec.fallback_in_data_dir).string());
     }
     return std::move(m_config);
   }
@@ -186,7 +189,7 @@ std::variant<Configuration, std::string> load_configuration(const ConfigSources&
 
 std::string render(const Configuration& configuration) {
   std::vector<std::pair<std::string, std::string>> lines;
-  for (const auto& spec : setting_specs()) {
+  for (const auto& spec : configuration.table.specs()) {
     const auto value = read(configuration.settings, spec);
     std::string line(spec.key);
     if (!value) {

@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "config/Settings.h"
+#include "config/SettingTable.h"
 
 namespace switchboard::config {
 
@@ -31,6 +31,8 @@ struct Origin {
 std::string describe(const Origin& origin);
 
 struct ConfigSources {
+  // The keys: the daemon's and the hosted agents' (adapters::settings_of(...)).
+  SettingTable table;
   // Setting key → the values given on the command line, in order (a list key takes them all, others the last).
   std::map<std::string, std::vector<std::string>> flags;
   std::optional<std::string> config_file;  // --config
@@ -39,6 +41,7 @@ struct ConfigSources {
 };
 
 struct Configuration {
+  SettingTable table;  // the keys it was merged for
   Settings settings;
   std::map<std::string, Origin> origins;  // one per key of the setting table
   std::string file;                       // the config file consulted

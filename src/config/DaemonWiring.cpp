@@ -6,9 +6,16 @@ engine::EngineConfig engine_config(const Settings& settings) {
   engine::EngineConfig config;
   config.request_timeout = std::chrono::milliseconds(settings.permissions_timeout_ms);
   config.headless_policy = settings.permissions_headless == "allow" ? engine::HeadlessPolicy::Allow : engine::HeadlessPolicy::Deny;
-  // Keyed by the agent's name as the descriptors register it.
-  if (settings.claude_default_model) config.default_models["claude"] = *settings.claude_default_model;
-  if (settings.codex_default_model) config.default_models["codex"] = *settings.codex_default_model;
+  // Every agent's agents.<agent>.default_model, keyed by the agent's name as its descriptor registers it: the
+  // one agent key the daemon itself reads (the engine applies it to turns that name no model).
+  constexpr std::string_view kPrefix = "agents.";
+  constexpr std::string_view kSuffix = ".default_model";
+  for (const auto& [key, value] : settings.agents.values()) {
+    if (key.size() <= kPrefix.size() + kSuffix.size() || !key.starts_with(kPrefix) || !key.ends_with(kSuffix)) continue;
+    const auto agent = key.substr(kPrefix.size(), key.size() - kPrefix.size() - kSuffix.size());
+    if (agent.find('.') != std::string::npos || !std::holds_alternative<std::string>(value)) continue;
+    config.default_models[agent] = std::get<std::string>(value);
+  }
   return config;
 }
 

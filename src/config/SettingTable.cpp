@@ -52,28 +52,6 @@ const std::array kSpecs{
               &Settings::permissions_timeout_ms,
               "how long a permission request or question waits for an answer (then: deny / rejected)", 10,
               30 * 24 * kHour},
-  SettingSpec{"agents.claude.bin", "--claude-bin", "SWITCHBOARD_CLAUDE_BIN", Kind::Text, &Settings::claude_bin,
-              "Claude Code's executable: a path, or a name looked up on PATH"},
-  SettingSpec{"agents.claude.default_model", "--claude-default-model", "SWITCHBOARD_CLAUDE_DEFAULT_MODEL", Kind::Text,
-              &Settings::claude_default_model,
-              "model of every Claude Code turn that names none (a session's own model, chosen at create or with setModel, wins)"},
-  SettingSpec{"agents.codex.bin", "--codex-bin", "SWITCHBOARD_CODEX_BIN", Kind::Text, &Settings::codex_bin,
-              "Codex's executable: a path, or a name looked up on PATH"},
-  SettingSpec{"agents.codex.default_model", "--codex-default-model", "SWITCHBOARD_CODEX_DEFAULT_MODEL", Kind::Text,
-              &Settings::codex_default_model,
-              "model of every Codex turn that names none (a session's own model, chosen at create or with setModel, wins)"},
-  SettingSpec{"agents.codex.provider.base_url", "--codex-base-url", "SWITCHBOARD_CODEX_BASE_URL", Kind::Text,
-              &Settings::codex_provider_base_url,
-              "a Responses API provider for Codex (e.g. http://127.0.0.1:8080/v1); unset: the user's own Codex "
-              "configuration is used as it is"},
-  SettingSpec{"agents.codex.provider.api_key", "", "SWITCHBOARD_CODEX_API_KEY", Kind::Text,
-              &Settings::codex_provider_api_key, "the provider's key (sent as a bearer token); never printed",
-              0, 0, {}, /*secret=*/true},
-  SettingSpec{"agents.codex.provider.model", "--codex-provider-model", "SWITCHBOARD_CODEX_MODEL", Kind::Text,
-              &Settings::codex_provider_model, "the provider's default model (written into the private Codex home)"},
-  SettingSpec{"agents.codex.provider.home", "--codex-home", "SWITCHBOARD_CODEX_HOME", Kind::Path,
-              &Settings::codex_provider_home,
-              "the private CODEX_HOME used with a provider (default: codex-home in data_dir)"},
 };
 // clang-format on
 
@@ -147,20 +125,41 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::span<const SettingSpec> setting_specs() { return kSpecs; }
+SettingTable::SettingTable() : m_specs(kSpecs.begin(), kSpecs.end()) {}
 
-const SettingSpec* find_setting(std::string_view key) {
-  for (const auto& spec : kSpecs) {
+SettingTable::SettingTable(std::span<const AgentSettingSpec> agent_settings) : SettingTable() {
+  for (const auto& agent : agent_settings) {
+    SettingSpec spec{agent.key, agent.flag, agent.env, agent.kind, std::monostate{}, agent.help};
+    spec.secret = agent.secret;
+    spec.fallback = agent.fallback;
+    spec.fallback_in_data_dir = agent.fallback_in_data_dir;
+    m_specs.push_back(spec);
+  }
+}
+
+const SettingSpec* SettingTable::find(std::string_view key) const {
+  for (const auto& spec : m_specs) {
     if (spec.key == key) return &spec;
   }
   return nullptr;
 }
 
-std::optional<std::string_view> nearest_setting(std::string_view key) {
+Settings SettingTable::defaults() const {
+  Settings settings;
+  for (const auto& spec : m_specs) {
+    if (spec.fallback.empty()) continue;
+    // A fallback that does not parse is the adapter's bug; the test of every agent's defaults catches it.
+    auto parsed = parse_text(spec, {std::string(spec.fallback)});
+    if (auto* value = std::get_if<Value>(&parsed)) assign(settings, spec, *value);
+  }
+  return settings;
+}
+
+std::optional<std::string_view> SettingTable::nearest(std::string_view key) const {
   std::optional<std::string_view> best;
   std::size_t best_distance = 3;  // further than two edits is a different word, not a typo
   // Tables are names too: "[htp]" is a typo of "http".
-  for (const auto& spec : kSpecs) {
+  for (const auto& spec : m_specs) {
     for (auto end = spec.key.find('.'); ; end = spec.key.find('.', end + 1)) {
       const auto name = spec.key.substr(0, end);
       const auto distance = edit_distance(key, name);
@@ -257,11 +256,12 @@ std::variant<Value, std::string> parse_text(const SettingSpec& spec, const std::
 void assign(Settings& settings, const SettingSpec& spec, const Value& value) {
   std::visit(
       [&](auto member) {
-        using Field = std::remove_reference_t<decltype(settings.*member)>;
-        if constexpr (std::is_same_v<Field, std::optional<std::string>>) {
+        if constexpr (std::is_same_v<decltype(member), std::monostate>) {
+          settings.agents.set(spec.key, value);
+        } else if constexpr (std::is_same_v<std::remove_reference_t<decltype(settings.*member)>, std::optional<std::string>>) {
           settings.*member = std::get<std::string>(value);
         } else {
-          settings.*member = std::get<Field>(value);
+          settings.*member = std::get<std::remove_reference_t<decltype(settings.*member)>>(value);
         }
       },
       spec.member);
@@ -270,13 +270,14 @@ void assign(Settings& settings, const SettingSpec& spec, const Value& value) {
 std::optional<Value> read(const Settings& settings, const SettingSpec& spec) {
   return std::visit(
       [&](auto member) -> std::optional<Value> {
-        const auto& field = settings.*member;
-        using Field = std::remove_cvref_t<decltype(field)>;
-        if constexpr (std::is_same_v<Field, std::optional<std::string>>) {
-          if (!field) return std::nullopt;
-          return Value(*field);
+        if constexpr (std::is_same_v<decltype(member), std::monostate>) {
+          const auto* value = settings.agents.find(spec.key);
+          return value == nullptr ? std::nullopt : std::optional<Value>(*value);
+        } else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(settings.*member)>, std::optional<std::string>>) {
+          const auto& field = settings.*member;
+          return field ? std::optional<Value>(*field) : std::nullopt;
         } else {
-          return Value(field);
+          return Value(settings.*member);
         }
       },
       spec.member);

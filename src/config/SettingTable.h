@@ -9,28 +9,20 @@
 #include <vector>
 
 #include "config/Settings.h"
+#include "switchboard/config/AgentSettings.h"
 
 namespace switchboard::config {
 
 // The table of configurable keys: for each one its name in the config file, its command-line flag, its
-// environment variable, what values it takes, and the Settings member it fills. Everything else (the file
-// reader, the flag registration, `switchboard config`, the docs test) walks this table, so a key is added in
-// one place.
+// environment variable, what values it takes, and where its value is kept. Everything else (the file reader, the
+// flag registration, `switchboard config`, the docs test) walks this table, so a key is added in one place: the
+// daemon's own keys in SettingTable.cpp, an agent's keys in its adapter (AgentSettingSpec, handed over by the
+// registry in adapters/BuiltinAgents.h).
+// Kind and Value: switchboard/config/AgentSettings.h.
 
-enum class Kind {
-  Text,      // a non-empty string
-  Path,      // a non-empty string; in the config file an absolute path or ~/...
-  Integer,   // within [min, max]
-  Boolean,
-  Choice,    // one of `choices`
-  List,      // strings: repeated flags, a comma-separated variable, an array in the file
-  Duration,  // "500ms", "90s", "30m", "2h"; stored in milliseconds within [min, max]
-};
-
-using Value = std::variant<std::string, std::int64_t, bool, std::vector<std::string>>;
-
-using Member = std::variant<std::string Settings::*, std::optional<std::string> Settings::*, std::int64_t Settings::*,
-                            bool Settings::*, std::vector<std::string> Settings::*>;
+// Where a value is kept: a member of Settings, or (std::monostate) Settings::agents under the key.
+using Member = std::variant<std::monostate, std::string Settings::*, std::optional<std::string> Settings::*,
+                            std::int64_t Settings::*, bool Settings::*, std::vector<std::string> Settings::*>;
 
 struct SettingSpec {
   std::string_view key;   // dotted, as in the config file: "http.port"
@@ -43,12 +35,27 @@ struct SettingSpec {
   std::int64_t max = 0;
   std::span<const std::string_view> choices{};
   bool secret = false;  // never printed
+  // Agents' keys only (a Settings member's default is its initializer): see AgentSettingSpec.
+  std::string_view fallback{};
+  std::string_view fallback_in_data_dir{};
 };
 
-std::span<const SettingSpec> setting_specs();
-const SettingSpec* find_setting(std::string_view key);
-// The key or table nearest to a misspelt one (a few edits away), for "did you mean".
-std::optional<std::string_view> nearest_setting(std::string_view key);
+// The daemon's keys followed by the agents' (in the order given). The agents' declarations must outlive it.
+class SettingTable {
+ public:
+  SettingTable();  // the daemon's own keys only
+  explicit SettingTable(std::span<const AgentSettingSpec> agent_settings);
+
+  std::span<const SettingSpec> specs() const { return m_specs; }
+  const SettingSpec* find(std::string_view key) const;
+  // The key or table nearest to a misspelt one (a few edits away), for "did you mean".
+  std::optional<std::string_view> nearest(std::string_view key) const;
+  // Settings with every default of the table (the Settings members' own, and the agents' fallbacks).
+  Settings defaults() const;
+
+ private:
+  std::vector<SettingSpec> m_specs;
+};
 
 // Parsing a value as a flag or an environment variable gives it (lists: one item per flag, or the variable's
 // comma-separated items). On failure, what was wrong ("expected an integer in 0..65535, got \"x\"").

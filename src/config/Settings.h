@@ -5,11 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "switchboard/config/AgentSettings.h"
+
 namespace switchboard::config {
 
 // Every value a user can configure, typed, after the layers are merged (config/Configuration.h). The member
 // initializers are the defaults; the daemon's own option structs are filled from these (config/DaemonWiring.h),
-// so a default lives here and nowhere else. docs/configuration.md lists every key.
+// so a default lives here and nowhere else (an agent's key: in its adapter's declaration). docs/configuration.md
+// lists every key.
 struct Settings {
   std::string data_dir;  // computed default: $XDG_DATA_HOME/switchboard, else ~/.local/share/switchboard
 
@@ -32,15 +35,10 @@ struct Settings {
   std::string permissions_headless = "deny";              // "deny" or "allow"
   std::int64_t permissions_timeout_ms = 30 * 60 * 1000;   // a duration ("30m") in every layer
 
-  std::string claude_bin = "claude";
-  std::optional<std::string> claude_default_model;
-
-  std::string codex_bin = "codex";
-  std::optional<std::string> codex_default_model;
-  std::optional<std::string> codex_provider_base_url;
-  std::optional<std::string> codex_provider_api_key;
-  std::string codex_provider_model = "gpt-5.5";
-  std::string codex_provider_home;  // computed default: <data_dir>/codex-home
+  // The agents' own keys (agents.<agent>.*), declared by their adapters (adapters/BuiltinAgents.h) and read
+  // back by them: the daemon does not know what they mean, except agents.<agent>.default_model
+  // (config/DaemonWiring.h).
+  AgentSettings agents;
 };
 
 }  // namespace switchboard::config

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/HistoryTranscript.h"
+#include "switchboard/adapters/AgentRuntime.h"
 #include "switchboard/support/Clock.h"
 #include "switchboard/support/RandomId.h"
 
@@ -115,9 +116,12 @@ void Engine::restore(PersistedState state) {
 }
 
 void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> done) {
-  // One count per session plus one for this call, so `done` cannot run before every session was asked.
+  // Sessions first, then the agents' runtimes (a shared server outlives the sessions it hosts), all within one
+  // deadline. One count per session (then per runtime) plus one for the phase itself, so neither phase can end
+  // before everything in it was asked.
   struct Wait {
     std::size_t remaining = 1;
+    bool runtimes = false;  // the second phase
     std::function<void()> done;
     boost::asio::steady_timer deadline;
     Wait(boost::asio::io_context& io, std::function<void()> then) : done(std::move(then)), deadline(io) {}
@@ -130,20 +134,33 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
     // Posted: a session's on_stopped may be the caller, and it finishes before the daemon moves on.
     boost::asio::post(m_io, std::exchange(w.done, nullptr));
   };
-  auto one_stopped = [wait, finish] {
-    if (--wait->remaining == 0) finish(*wait);
+  auto one_stopped = std::make_shared<std::function<void()>>();
+  *one_stopped = [this, wait, finish, weak = std::weak_ptr<std::function<void()>>(one_stopped),
+                  alive = std::weak_ptr<Engine*>(m_self)] {
+    if (--wait->remaining > 0 || !wait->done || alive.expired()) return;
+    if (wait->runtimes) return finish(*wait);
+    wait->runtimes = true;
+    wait->remaining = 1;
+    auto next = weak.lock();
+    for (const auto& descriptor : m_agents) {
+      if (!descriptor.runtime || !next) continue;
+      ++wait->remaining;
+      descriptor.runtime->stop([next] { (*next)(); });
+    }
+    if (next) (*next)();
   };
   wait->deadline.expires_after(limit);
   wait->deadline.async_wait([wait, finish](const boost::system::error_code& error) {
     if (error || !wait->done) return;
-    spdlog::warn("shutdown: {} agent(s) did not stop in time; they are killed", wait->remaining);
+    spdlog::warn("shutdown: {} {} did not stop in time; they are killed", wait->remaining,
+                 wait->runtimes ? "agent runtime(s)" : "agent(s)");
     finish(*wait);
   });
   for (auto& [id, session] : m_sessions) {
     ++wait->remaining;
-    session->stop_for_shutdown(one_stopped);
+    session->stop_for_shutdown([one_stopped] { (*one_stopped)(); });
   }
-  one_stopped();
+  (*one_stopped)();
 }
 
 Session& Engine::add_session(protocol::SessionInfo info) {

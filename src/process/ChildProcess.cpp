@@ -1,5 +1,5 @@
-#include "process/ChildProcess.h"
-#include "process/GroupMembers.h"
+#include "switchboard/process/ChildProcess.h"
+#include "switchboard/process/GroupMembers.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,7 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "process/ExecShim.h"
-#include "process/ExecutableLookup.h"
+#include "switchboard/process/ExecutableLookup.h"
 #include "process/PosixSpawn.h"
 #include "process/ProcessGroupRegistry.h"
 #include "process/StderrForwarder.h"

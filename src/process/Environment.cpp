@@ -1,4 +1,4 @@
-#include "process/Environment.h"
+#include "switchboard/process/Environment.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "process/ExecutableLookup.h"
+#include "switchboard/process/ExecutableLookup.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "process/ExitStatus.h"
+#include "switchboard/process/ExitStatus.h"
 
 #include <sys/wait.h>
 

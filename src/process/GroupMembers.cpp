@@ -1,4 +1,4 @@
-#include "process/GroupMembers.h"
+#include "switchboard/process/GroupMembers.h"
 
 #include <fstream>
 #include <string>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "process/ProcessError.h"
+#include "switchboard/process/ProcessError.h"
 #include "process/UniqueFd.h"
 
 namespace switchboard::process {

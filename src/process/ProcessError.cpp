@@ -1,4 +1,4 @@
-#include "process/ProcessError.h"
+#include "switchboard/process/ProcessError.h"
 
 #include <ostream>
 

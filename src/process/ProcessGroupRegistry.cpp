@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "process/GroupMembers.h"
+#include "switchboard/process/GroupMembers.h"
 
 namespace switchboard::process {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "process/LogRateLimiter.h"
-#include "process/SpawnSpec.h"
+#include "switchboard/process/SpawnSpec.h"
 #include "process/TailBuffer.h"
 
 namespace switchboard::process {

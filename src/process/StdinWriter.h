@@ -8,7 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
-#include "process/ProcessError.h"
+#include "switchboard/process/ProcessError.h"
 #include "process/UniqueFd.h"
 
 namespace switchboard::process {

@@ -78,7 +78,7 @@ std::vector<pid_t> processes_working_in(const fs::path& dir) {
 }
 
 AgentWorld::AgentWorld(const AgentProfile& agent_profile, const Json& turns, bool with_http)
-    : profile(agent_profile), binary(installed_cli(agent_profile.cli_name)), http(with_http) {
+    : profile(agent_profile), binary(agent_profile.locate_cli ? agent_profile.locate_cli() : installed_cli(agent_profile.cli_name)), http(with_http) {
   fs::create_directories(tmp.path() / "home");
   fs::create_directories(work);
   mock = std::make_unique<MockProvider>(tmp.path(), profile.script(turns), profile.mock_server);
@@ -94,7 +94,7 @@ bool AgentWorld::ready() const { return !cli_missing(profile, binary); }
 void AgentWorld::start_daemon() {
   std::vector<std::string> args{"--log-level", "info", "stdio", "--data-dir", (tmp.path() / "data").string()};
   if (http) args.insert(args.end(), {"--http", "--port", "0"});
-  client = std::make_unique<DaemonClient>(args, profile.environment(tmp.path() / "home", mock->base_url(), binary));
+  client = std::make_unique<DaemonClient>(args, profile.environment(tmp.path() / "home", mock->base_url(), binary), profile.daemon_binary);
   const auto init = client->call("initialize", {{"protocolVersion", 1},
                                                 {"clientInfo", {{"name", "e2e"}}},
                                                 {"capabilities", {{"answersPermissions", true}}}});
@@ -106,7 +106,7 @@ std::unique_ptr<SpawnedDaemon> AgentWorld::spawn_serve() const {
   const int err = std::getenv("SWITCHBOARD_TEST_DAEMON_LOGS") ? 2 : null_fd;
   auto daemon = std::make_unique<SpawnedDaemon>(
       std::vector<std::string>{"--log-level", "info", "serve", "--data-dir", (tmp.path() / "data").string(), "--port", "0"},
-      null_fd, null_fd, err, profile.environment(tmp.path() / "home", mock->base_url(), binary));
+      null_fd, null_fd, err, profile.environment(tmp.path() / "home", mock->base_url(), binary), profile.daemon_binary);
   ::close(null_fd);
   REQUIRE(daemon->started());
   return daemon;

@@ -55,6 +55,10 @@ struct AgentProfile {
   std::function<Json(const std::string& text)> after_refused_tool;      // answers the request after a denied tool
   std::function<Json(const std::string& needle, const std::string& text)> when_last_prompt_contains;
   std::function<Json(const std::string& needle, const std::string& text)> when_any_prompt_contains;
+  // The daemon that hosts the agent: the real switchboard unless the agent exists only in the tests' own daemon.
+  std::string daemon_binary = SWITCHBOARD_BINARY;
+  // Where the agent's executable is; by default scripts/agent-path's answer for cli_name (installed_cli).
+  std::function<std::string()> locate_cli;
   // Deletes the agent's own record of its conversations (what a user clearing the CLI's history does), given the
   // test's HOME and the daemon's data directory.
   std::function<void(const fs::path& home, const fs::path& data_dir)> forget_conversations;

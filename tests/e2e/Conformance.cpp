@@ -532,7 +532,7 @@ void scenario_history_import(const AgentProfile& profile) {
 void scenario_missing_cli(const AgentProfile& profile) {
   TempDir tmp{"e2e"};
   DaemonClient client({"--log-level", "off", "stdio", "--data-dir", (tmp.path() / "data").string()},
-                      {profile.cli_variable + "=/nonexistent/" + profile.cli_name});
+                      {profile.cli_variable + "=/nonexistent/" + profile.cli_name}, profile.daemon_binary);
   REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "e2e"}}}}).contains("result"));
   const auto agents = client.call("agents.list");
   REQUIRE(agents.contains("result"));

@@ -183,7 +183,8 @@ def start_sse(handler, headers=None):
 
 def stream_sse(handler, seq, events, reply):
     """Writes (name, data) events as SSE frames with the reply's `delay_ms` / `disconnect_after`, then logs how
-    the stream ended."""
+    the stream ended. A name of None writes a data-only frame (Chat Completions); data that is a string is
+    written as it is (its `[DONE]`)."""
     delay = reply.get("delay_ms", 0) / 1000
     cut = reply.get("disconnect_after")
     sent = 0
@@ -195,7 +196,9 @@ def stream_sse(handler, seq, events, reply):
                 break
             if sent and delay:
                 time.sleep(delay)
-            handler.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            payload = data if isinstance(data, str) else json.dumps(data)
+            frame = f"data: {payload}\n\n" if name is None else f"event: {name}\ndata: {payload}\n\n"
+            handler.wfile.write(frame.encode())
             handler.wfile.flush()
             sent += 1
     except (BrokenPipeError, ConnectionResetError):

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A scripted mock of the OpenAI Responses API as Codex uses it (`POST /v1/responses`, streamed), for running the
-real `codex` CLI in tests.
+"""A scripted mock of the OpenAI Responses API as Codex uses it (`POST /v1/responses`, streamed), and of the Chat
+Completions API as OpenAI-compatible clients use it (`POST /v1/chat/completions`, openai_chat.py), for running real
+agent CLIs in tests.
 
 Binds 127.0.0.1 only and never opens a connection of its own. Each test gives it a JSON script saying what to
 answer (README.md in this folder has the format; it is the Anthropic mock's design with Responses output items)
@@ -21,6 +22,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mock_common  # noqa: E402
+import openai_chat  # noqa: E402
 from mock_common import Ids, Recorder, split  # noqa: E402,F401  (Recorder: used by tests)
 
 OPENAI_ERROR_TYPES = {
@@ -79,7 +81,10 @@ def developer_text(body):
 
 
 def mismatch(match, body):
-    """Why `body` does not satisfy the predicate `match` (all keys must hold), or None if it does."""
+    """Why `body` does not satisfy the predicate `match` (all keys must hold), or None if it does. A chat
+    completion request (`messages`) is read by openai_chat.py, with the same predicate names."""
+    if "messages" in body:
+        return openai_chat.mismatch(match, body)
     users = user_messages(body)
     last = users[-1] if users else {"content": []}
     outputs = trailing_tool_outputs(body)
@@ -268,11 +273,18 @@ class Handler(BaseHTTPRequestHandler):
         record, body = mock_common.request_record(self, seq, raw)
         path = urlsplit(self.path).path
 
-        if self.command == "POST" and path == "/v1/responses" and isinstance(body, dict):
+        if self.command == "POST" and path in ("/v1/responses", "/v1/chat/completions") and isinstance(body, dict):
             label, reply = server.script.pick(body)
             record["reply"] = label
             server.recorder.write(record)
-            self.answer_responses(seq, body, reply)
+            if path == "/v1/responses":
+                self.answer(seq, body, reply, stream_events, whole_response)
+            else:
+                try:
+                    openai_chat.parts_of(reply)
+                except ValueError as refused:  # a script written for the other API: say so, loudly
+                    return self.send_error_json(500, f"mock: {refused}")
+                self.answer(seq, body, reply, openai_chat.stream_events, openai_chat.whole_completion)
         elif self.command == "GET" and path == "/v1/models":
             # Codex 0.171.0 never asked with a custom provider; both list shapes are given in case one does.
             record["reply"] = "models"
@@ -288,7 +300,7 @@ class Handler(BaseHTTPRequestHandler):
             server.recorder.write(record)
             self.send_error_json(404, f"mock: no route for {self.command} {path}")
 
-    def answer_responses(self, seq, body, reply):
+    def answer(self, seq, body, reply, events_of, whole_of):
         ids = self.server.ids
         time.sleep(reply.get("first_delay_ms", 0) / 1000)
         headers = {"x-request-id": f"req_mock_{seq}"}
@@ -298,10 +310,10 @@ class Handler(BaseHTTPRequestHandler):
                                  err.get("code"), {**headers, **err.get("headers", {})})
             return
         if not body.get("stream"):
-            mock_common.send_json(self, 200, whole_response(reply, body, ids), headers)
+            mock_common.send_json(self, 200, whole_of(reply, body, ids), headers)
             return
         mock_common.start_sse(self, headers)
-        mock_common.stream_sse(self, seq, stream_events(reply, body, ids), reply)
+        mock_common.stream_sse(self, seq, events_of(reply, body, ids), reply)
 
     def send_error_json(self, status, message, kind=None, code=None, headers=None):
         kind = kind or OPENAI_ERROR_TYPES.get(status, "server_error")

@@ -22,7 +22,9 @@ ENVIRONMENT = user("<environment_context>\n  <cwd>/w</cwd>\n</environment_contex
 DEVELOPER = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]}
 
 
-class MockTest(unittest.TestCase):
+class MockServerCase(unittest.TestCase):
+    """A mock on a free port for one test, and a way to call it."""
+
     def start(self, script):
         self.dir = tempfile.TemporaryDirectory()
         self.log = os.path.join(self.dir.name, "log.ndjson")
@@ -46,6 +48,14 @@ class MockTest(unittest.TestCase):
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read().decode()
 
+    def records(self):
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+
+class MockTest(MockServerCase):
+    """POST /v1/responses."""
+
     def respond(self, inputs, stream=True, headers=None):
         return self.request("POST", "/v1/responses", {"model": "mock-model", "stream": stream, "input": inputs},
                             headers)
@@ -59,10 +69,6 @@ class MockTest(unittest.TestCase):
             self.assertEqual(payload["type"], name[7:])
             events.append((name[7:], payload))
         return events
-
-    def records(self):
-        with open(self.log) as f:
-            return [json.loads(line) for line in f]
 
     def test_text_stream_in_chunks_with_usage(self):
         self.start({"turns": [{"text": "hello world", "chunks": 3, "usage": {"input_tokens": 50, "output_tokens": 5}}]})
@@ -159,10 +165,93 @@ class MockTest(unittest.TestCase):
         status, _, body = self.request("GET", "/v1/models")
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body)["data"][0]["id"], "mock-model")
-        status, _, body = self.request("POST", "/v1/chat/completions", {})
+        status, _, body = self.request("POST", "/v1/embeddings", {})
         self.assertEqual(status, 404)
         self.assertEqual(json.loads(body)["error"]["type"], "invalid_request_error")
         self.assertEqual([r["reply"] for r in self.records()], ["models", "no route"])
+
+
+
+class ChatCompletionsTest(MockServerCase):
+    """POST /v1/chat/completions (openai_chat.py): the same script, predicates read from `messages`."""
+
+    def chat(self, messages, stream=True, include_usage=True):
+        body = {"model": "mock-model", "stream": stream, "messages": messages}
+        if stream and include_usage:
+            body["stream_options"] = {"include_usage": True}
+        return self.request("POST", "/v1/chat/completions", body)
+
+    def chunks(self, text):
+        frames = text.strip().split("\n\n")
+        for frame in frames:
+            self.assertTrue(frame.startswith("data: "), frame)  # data-only frames, no event names
+        self.assertEqual(frames[-1], "data: [DONE]")
+        return [json.loads(frame[6:]) for frame in frames[:-1]]
+
+    def test_text_in_chunks_then_finish_and_usage(self):
+        self.start({"turns": [{"text": "hello world", "chunks": 3, "usage": {"input_tokens": 50, "output_tokens": 5}}]})
+        status, headers, body = self.chat([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}])
+        self.assertEqual(status, 200)
+        self.assertIn("text/event-stream", headers["content-type"])
+        chunks = self.chunks(body)
+        self.assertEqual(chunks[0]["choices"][0]["delta"], {"role": "assistant", "content": ""})
+        self.assertEqual("".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"]), "hello world")
+        self.assertEqual(sum(1 for c in chunks if c["choices"] and c["choices"][0]["delta"].get("content")), 3)
+        self.assertEqual(chunks[-2]["choices"][0]["finish_reason"], "stop")
+        self.assertEqual(chunks[-1]["choices"], [])
+        self.assertEqual(chunks[-1]["usage"]["total_tokens"], 55)
+        self.assertTrue(all(c["object"] == "chat.completion.chunk" for c in chunks))
+
+    def test_no_usage_chunk_unless_asked(self):
+        self.start({"turns": [{"text": "x"}]})
+        _, _, body = self.chat([{"role": "user", "content": "hi"}], include_usage=False)
+        self.assertTrue(all(c["choices"] for c in self.chunks(body)))
+
+    def test_tool_call_streamed_then_text_after_the_tool_result(self):
+        self.start({"turns": [
+            {"text": "Running it.", "function_call": {"name": "bash", "arguments": {"command": "echo hi"}, "chunks": 2}},
+            {"match": {"last_input_is_tool_output": True, "tool_output_contains": "hi"}, "text": "done"}]})
+        _, _, body = self.chat([{"role": "user", "content": [{"type": "text", "text": "go"}]}])
+        chunks = self.chunks(body)
+        calls = [c["choices"][0]["delta"]["tool_calls"][0] for c in chunks if c["choices"] and "tool_calls" in c["choices"][0]["delta"]]
+        self.assertEqual(calls[0]["id"], "call_mock_0001")
+        self.assertEqual(calls[0]["function"], {"name": "bash", "arguments": ""})
+        self.assertEqual(json.loads("".join(c["function"]["arguments"] for c in calls[1:])), {"command": "echo hi"})
+        self.assertEqual(len(calls), 3)
+        finish = [c for c in chunks if c["choices"] and c["choices"][0]["finish_reason"]]
+        self.assertEqual(finish[0]["choices"][0]["finish_reason"], "tool_calls")
+        history = [{"role": "user", "content": "go"},
+                   {"role": "assistant", "content": "Running it.", "tool_calls": [
+                       {"id": "call_mock_0001", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+                   {"role": "tool", "tool_call_id": "call_mock_0001", "content": "hi\n"}]
+        status, _, body = self.chat(history, stream=False)
+        self.assertEqual(status, 200)
+        completion = json.loads(body)
+        self.assertEqual(completion["object"], "chat.completion")
+        self.assertEqual(completion["choices"][0]["message"]["content"], "done")
+        self.assertEqual(completion["choices"][0]["finish_reason"], "stop")
+
+    def test_predicates_read_messages_and_a_mismatch_is_a_400(self):
+        self.start({"turns": [{"match": {"any_user_text_contains": "banana", "last_user_text_contains": "word"},
+                               "text": "banana it was"}]})
+        status, _, body = self.chat([{"role": "user", "content": "what was the word?"}])
+        self.assertEqual(status, 400)
+        self.assertIn("any_user_text_contains", json.loads(body)["error"]["message"])
+        _, _, body = self.chat([{"role": "user", "content": "remember banana"}, {"role": "assistant", "content": "ok"},
+                                {"role": "user", "content": "what was the word?"}], stream=False)
+        self.assertEqual(json.loads(body)["choices"][0]["message"]["content"], "banana it was")
+
+    def test_reasoning_is_streamed_as_reasoning_content(self):
+        self.start({"turns": [{"reasoning": "let me think", "text": "ok"}]})
+        _, _, body = self.chat([{"role": "user", "content": "hi"}])
+        deltas = [c["choices"][0]["delta"] for c in self.chunks(body) if c["choices"]]
+        self.assertEqual(deltas[1], {"reasoning_content": "let me think"})
+
+    def test_a_responses_only_reply_is_refused_loudly(self):
+        self.start({"turns": [{"exec": "echo hi"}]})
+        status, _, body = self.chat([{"role": "user", "content": "hi"}])
+        self.assertEqual(status, 500)
+        self.assertIn("'exec' is a Responses API reply", json.loads(body)["error"]["message"])
 
 
 if __name__ == "__main__":

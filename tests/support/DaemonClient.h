@@ -27,13 +27,14 @@ class DaemonClient {
  public:
   using Json = nlohmann::json;
 
-  DaemonClient(std::vector<std::string> args, const std::vector<std::string>& extra_env) {
+  DaemonClient(std::vector<std::string> args, const std::vector<std::string>& extra_env,
+               const std::string& binary = SWITCHBOARD_BINARY) {
     int in[2];
     int out[2];
     if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
     const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     const int err = std::getenv("SWITCHBOARD_TEST_DAEMON_LOGS") ? 2 : null_err;  // set it to see the daemon's log
-    m_daemon = std::make_unique<SpawnedDaemon>(std::move(args), in[0], out[1], err, extra_env);
+    m_daemon = std::make_unique<SpawnedDaemon>(std::move(args), in[0], out[1], err, extra_env, binary);
     ::close(in[0]);
     ::close(out[1]);
     ::close(null_err);

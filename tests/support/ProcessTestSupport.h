@@ -17,8 +17,8 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "process/ChildProcess.h"
 #include "support/TempDir.h"
+#include "switchboard/process/ChildProcess.h"
 
 namespace switchboard::testing {
 

@@ -25,8 +25,9 @@ namespace switchboard::testing {
 class SpawnedDaemon {
  public:
   // `extra_env`: "NAME=value" entries added to (or replacing in) the test's own environment.
+  // `binary`: the daemon to run (the tests' own daemon with more agents, say); by default the real switchboard.
   SpawnedDaemon(std::vector<std::string> args, int stdin_fd, int stdout_fd, int stderr_fd,
-                const std::vector<std::string>& extra_env = {}) {
+                const std::vector<std::string>& extra_env = {}, const std::string& binary = SWITCHBOARD_BINARY) {
     std::vector<std::string> env_strings;
     const auto overridden = [&](std::string_view entry) {
       if (entry.rfind("SWITCHBOARD_DATA_DIR=", 0) == 0) return true;
@@ -57,7 +58,7 @@ class SpawnedDaemon {
     for (auto& entry : env_strings) envp.push_back(entry.data());
     envp.push_back(nullptr);
     std::vector<char*> argv;
-    args.insert(args.begin(), SWITCHBOARD_BINARY);
+    args.insert(args.begin(), binary);
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;

@@ -15,8 +15,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "process/ChildProcess.h"
-#include "process/GroupMembers.h"
+#include "switchboard/process/ChildProcess.h"
+#include "switchboard/process/GroupMembers.h"
 #include "process/ProcessGroupRegistry.h"
 #include "process/UniqueFd.h"
 #include "support/ProcessTestSupport.h"

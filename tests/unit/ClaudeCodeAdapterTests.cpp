@@ -39,7 +39,7 @@ struct Started {
   Started() {
     ClaudeCodeConfig config;
     config.executable = kFakeClaude;
-    config.stop_grace = std::chrono::milliseconds(2000);
+    config.timeouts.stop_grace = std::chrono::milliseconds(2000);
     adapter = std::make_unique<ClaudeCodeAdapter>(io, sink, config);
     std::optional<std::optional<AdapterError>> started;
     adapter->start(StartOptions{"s-test", SWITCHBOARD_SOURCE_DIR, std::nullopt, std::nullopt, std::nullopt},

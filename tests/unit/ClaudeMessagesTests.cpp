@@ -13,6 +13,7 @@
 #include "claude-code/ClaudeAttachments.h"
 #include "claude-code/ClaudeLaunch.h"
 #include "claude-code/ClaudeMessages.h"
+#include "common/VersionProbe.h"
 #include "support/TempDir.h"
 
 namespace claude_messages_tests {
@@ -232,7 +233,7 @@ TEST_CASE("claude launch: applying the environment replaces and removes inherite
 }
 
 TEST_CASE("claude launch: the version probe and its output", "[claude][messages]") {
-  CHECK(version_command("claude") == std::vector<std::string>{"claude", "--version"});
+  CHECK(switchboard::adapters::version_command("claude") == std::vector<std::string>{"claude", "--version"});
   CHECK(parse_version_output("2.1.197 (Claude Code)\n") == std::optional<std::string>("2.1.197"));
   CHECK(parse_version_output("\n2.1.332\n") == std::optional<std::string>("2.1.332"));
   CHECK(parse_version_output("Error: claude native binary not installed.") == std::nullopt);

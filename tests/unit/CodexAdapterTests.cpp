@@ -16,7 +16,7 @@
 
 #include "codex/CodexAdapter.h"
 #include "codex/CodexHistory.h"
-#include "process/ChildProcess.h"
+#include "switchboard/process/ChildProcess.h"
 #include "support/CodexRecording.h"
 #include "support/ProcessTestSupport.h"
 

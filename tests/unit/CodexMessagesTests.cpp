@@ -11,6 +11,7 @@
 #include "codex/CodexLaunch.h"
 #include "codex/CodexMessages.h"
 #include "codex/CodexPermissions.h"
+#include "common/VersionProbe.h"
 
 namespace codex_messages_tests {
 
@@ -87,7 +88,7 @@ TEST_CASE("Codex turn input puts images as local images and names other files", 
 
 TEST_CASE("Codex launch command and version probe", "[codex]") {
   CHECK(command_line("/x/codex") == std::vector<std::string>{"/x/codex", "app-server"});
-  CHECK(version_command("codex") == std::vector<std::string>{"codex", "--version"});
+  CHECK(switchboard::adapters::version_command("codex") == std::vector<std::string>{"codex", "--version"});
   CHECK(parse_version_output("codex-cli 0.171.0\n") == std::optional<std::string>("0.171.0"));
   CHECK_FALSE(parse_version_output("WARNING: something"));
   CHECK_FALSE(parse_version_output(""));

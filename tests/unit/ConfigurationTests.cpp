@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "BuiltinAgents.h"
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "codex/CodexAdapter.h"
 #include "config/ConfigFile.h"
@@ -19,6 +20,15 @@ namespace configuration_tests {
 
 using namespace switchboard::config;
 using switchboard::testing::TempDir;
+
+// The table the binary runs with: the daemon's keys and every hosted agent's.
+const SettingTable& table() {
+  static const auto agent_settings = switchboard::adapters::settings_of(switchboard::adapters::builtin_agent_entries());
+  static const SettingTable builtin(agent_settings);
+  return builtin;
+}
+
+std::span<const SettingSpec> setting_specs() { return table().specs(); }
 
 // A fake process environment and a config file in a temporary directory: what load_configuration reads.
 struct World {
@@ -40,6 +50,7 @@ struct World {
 
   std::variant<Configuration, std::string> load() const {
     ConfigSources sources;
+    sources.table = table();
     sources.flags = flags;
     sources.config_file = config_flag;
     sources.environment = [this](const std::string& name) -> std::optional<std::string> {
@@ -119,7 +130,7 @@ TEST_CASE("configuration: with nothing configured every key has its default", "[
     CHECK(configuration.origins.at(std::string(spec.key)).layer == Origin::Layer::Default);
   }
   CHECK(configuration.settings.data_dir == (world.dir.path() / "home" / ".local" / "share" / "switchboard").string());
-  CHECK(configuration.settings.codex_provider_home == configuration.settings.data_dir + "/codex-home");
+  CHECK(configuration.settings.agents.text("agents.codex.provider.home") == configuration.settings.data_dir + "/codex-home");
 }
 
 TEST_CASE("configuration: for every key, each layer wins over the ones below it", "[config]") {
@@ -266,7 +277,7 @@ TEST_CASE("configuration: paths in the file may start with ~/", "[config]") {
   CHECK(configuration.settings.data_dir == world.environment["HOME"] + "/state");
   CHECK(configuration.settings.log_file == "/var/log/sb.log");
   // The private Codex home follows the configured data directory.
-  CHECK(configuration.settings.codex_provider_home == world.environment["HOME"] + "/state/codex-home");
+  CHECK(configuration.settings.agents.text("agents.codex.provider.home") == world.environment["HOME"] + "/state/codex-home");
 }
 
 TEST_CASE("configuration: a bad variable or flag is an error naming it and the key", "[config]") {
@@ -370,10 +381,58 @@ TEST_CASE("configuration: the settings' defaults are the daemon's defaults", "[c
   CHECK(http.max_body_bytes == http_defaults.max_body_bytes);
   CHECK(http.sse.heartbeat == http_defaults.sse.heartbeat);
   CHECK(http.sse.history_events == http_defaults.sse.history_events);
-  // main.cpp copies these into the adapters' configurations.
-  CHECK(defaults.claude_bin == switchboard::adapters::claude::ClaudeCodeConfig{}.executable);
-  CHECK(defaults.codex_bin == switchboard::adapters::codex::CodexConfig{}.executable);
-  CHECK(defaults.codex_provider_model == switchboard::adapters::codex::ProviderEndpoint{}.model);
+  // The adapters' declared defaults are their configurations' defaults.
+  const auto agents = table().defaults().agents;
+  CHECK(agents.text("agents.claude.bin") == switchboard::adapters::claude::ClaudeCodeConfig{}.executable);
+  CHECK(agents.text("agents.codex.bin") == switchboard::adapters::codex::CodexConfig{}.executable);
+  CHECK(agents.text("agents.codex.provider.model") == switchboard::adapters::codex::ProviderEndpoint{}.model);
+  CHECK_FALSE(switchboard::adapters::codex::codex_config(agents, "/shim").endpoint);
+}
+
+TEST_CASE("configuration: the agents' keys are declared by their adapters, not by src/config", "[config]") {
+  const SettingTable daemon_only;  // named: the loop must not iterate a destroyed temporary's keys
+  for (const auto& spec : daemon_only.specs()) {
+    INFO(spec.key);
+    CHECK_FALSE(spec.key.starts_with("agents."));
+  }
+  std::set<std::string_view> from_registry;
+  for (const auto& agent : switchboard::adapters::builtin_agent_entries()) {
+    for (const auto& spec : agent.settings()) {
+      INFO(spec.key);
+      // Each agent declares only keys of its own table.
+      CHECK(spec.key.starts_with("agents." + std::string(agent.name) + "."));
+      from_registry.insert(spec.key);
+    }
+  }
+  std::set<std::string_view> agent_keys;
+  for (const auto& spec : setting_specs()) {
+    if (spec.key.starts_with("agents.")) agent_keys.insert(spec.key);
+  }
+  CHECK(agent_keys == from_registry);
+  CHECK(agent_keys.count("agents.claude.bin") == 1);
+  CHECK(agent_keys.count("agents.codex.provider.home") == 1);
+}
+
+TEST_CASE("configuration: each agent's keys reach its adapter's configuration", "[config]") {
+  Settings settings = table().defaults();
+  settings.agents.set("agents.claude.bin", std::string("/opt/claude"));
+  settings.agents.set("agents.codex.bin", std::string("/opt/codex"));
+  settings.agents.set("agents.codex.provider.base_url", std::string("http://127.0.0.1:9/v1"));
+  settings.agents.set("agents.codex.provider.api_key", std::string("sk-test"));
+  settings.agents.set("agents.codex.provider.model", std::string("m-1"));
+  settings.agents.set("agents.codex.provider.home", std::string("/h/codex"));
+  const auto claude = switchboard::adapters::claude::claude_code_config(settings.agents, "/shim");
+  CHECK(claude.executable == "/opt/claude");
+  CHECK(claude.exec_shim == "/shim");
+  CHECK(claude.file_pool != nullptr);
+  const auto codex = switchboard::adapters::codex::codex_config(settings.agents, "/shim");
+  CHECK(codex.executable == "/opt/codex");
+  CHECK(codex.exec_shim == "/shim");
+  REQUIRE(codex.endpoint);
+  CHECK(codex.endpoint->base_url == "http://127.0.0.1:9/v1");
+  CHECK(codex.endpoint->api_key == "sk-test");
+  CHECK(codex.endpoint->model == "m-1");
+  CHECK(codex.endpoint->codex_home == "/h/codex");
 }
 
 TEST_CASE("configuration: every setting reaches the option it configures", "[config]") {
@@ -391,8 +450,9 @@ TEST_CASE("configuration: every setting reaches the option it configures", "[con
   settings.store_max_events = 5000;
   settings.permissions_headless = "allow";
   settings.permissions_timeout_ms = 1500;
-  settings.claude_default_model = "c-model";
-  settings.codex_default_model = "x-model";
+  settings.agents.set("agents.claude.default_model", std::string("c-model"));
+  settings.agents.set("agents.codex.default_model", std::string("x-model"));
+  settings.agents.set("agents.codex.provider.model", std::string("not-a-default-model"));
   const auto options = daemon_options(settings);
   const auto http = http_options(settings);
   CHECK(options.data_dir == std::filesystem::path("/d"));

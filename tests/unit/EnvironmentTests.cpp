@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "process/Environment.h"
+#include "switchboard/process/Environment.h"
 
 namespace environment_tests {
 

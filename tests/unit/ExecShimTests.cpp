@@ -13,7 +13,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "process/ChildProcess.h"
+#include "switchboard/process/ChildProcess.h"
 #include "process/ExecShim.h"
 #include "process/FatalSignalCleanup.h"
 #include "support/ProcessTestSupport.h"

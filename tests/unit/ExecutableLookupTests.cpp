@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "process/ExecutableLookup.h"
+#include "switchboard/process/ExecutableLookup.h"
 #include "support/ProcessTestSupport.h"
 
 namespace executable_lookup_tests {

@@ -10,7 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "process/ChildProcess.h"
+#include "switchboard/process/ChildProcess.h"
 #include "process/OrphanReaper.h"
 #include "support/ProcessTestSupport.h"
 

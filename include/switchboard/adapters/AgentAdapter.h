@@ -266,6 +266,8 @@ struct HistoryReadStats {
 template <class T>
 using HistoryOutcome = std::variant<T, AdapterError>;
 
+class AgentRuntime;  // switchboard/adapters/AgentRuntime.h
+
 // How the engine finds agents: one entry per agent name. discover() must not block for long (it may run a
 // `--version` probe with a deadline).
 struct AgentDescriptor {
@@ -281,6 +283,9 @@ struct AgentDescriptor {
   std::function<HistoryOutcome<HistoryReadStats>(const std::string& cwd, const std::string& provider_session_id,
                                                  HistorySink& sink)>
       read_history;
+
+  // What the agent's sessions share, and its stop at daemon shutdown (AgentRuntime.h); none: nothing to stop.
+  std::shared_ptr<AgentRuntime> runtime;
 };
 
 }  // namespace switchboard::adapters

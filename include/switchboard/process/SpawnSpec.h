@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "process/Environment.h"
+#include "switchboard/process/Environment.h"
 
 namespace switchboard::process {
 

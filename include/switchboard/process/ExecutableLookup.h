@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "process/ProcessError.h"
+#include "switchboard/process/ProcessError.h"
 
 namespace switchboard::process {
 

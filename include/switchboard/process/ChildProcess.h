@@ -13,9 +13,9 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "process/ExitStatus.h"
-#include "process/ProcessError.h"
-#include "process/SpawnSpec.h"
+#include "switchboard/process/ExitStatus.h"
+#include "switchboard/process/ProcessError.h"
+#include "switchboard/process/SpawnSpec.h"
 
 namespace switchboard::process {
 
