@@ -1,11 +1,14 @@
 // switchboard: one local daemon that hosts coding agents behind one protocol.
 // This file only parses the command line, merges the configuration (config/) and hands over to Daemon.
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -22,6 +25,9 @@
 #include "daemon/Logging.h"
 #include "process/ExecShim.h"
 #include "process/FatalSignalCleanup.h"
+#include "run/RunCommand.h"
+#include "run/RunCommandLine.h"
+#include "run/RunExitCode.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/version.h"
 
@@ -114,6 +120,9 @@ int main(int argc, char** argv) {
                   "never attach: host a daemon in this process even if one already runs (then use a data dir of its own)");
   auto* serve = app.add_subcommand("serve", "serve JSON-RPC over HTTP and events over SSE on localhost");
   serve->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
+  auto* run = app.add_subcommand("run", "run one turn headless, from a script or CI (docs/run.md)");
+  switchboard::run::RunFlags run_flags;
+  switchboard::run::add_run_flags(*run, run_flags);
   for (auto* command : {stdio, serve}) {
     command->footer("Settings (data dir, HTTP, logging, permissions, agents): `switchboard --help` lists their flags; "
                     "`switchboard config` shows the effective values; docs/configuration.md.");
@@ -127,6 +136,16 @@ int main(int argc, char** argv) {
     // --help and --version are "errors" that exit 0; every real usage error exits 2, like a bad setting.
     const int code = app.exit(error);
     return code == 0 ? switchboard::daemon::kExitOk : switchboard::daemon::kExitUsage;
+  }
+  // `run`'s own flags first: a usage error must not wait for a prompt on standard input.
+  std::optional<switchboard::run::RunOptions> run_options;
+  if (*run) {
+    auto checked = switchboard::run::check_run_flags(run_flags, STDIN_FILENO);
+    if (auto* why = std::get_if<std::string>(&checked)) {
+      std::cerr << "switchboard run: " << *why << "\n";
+      return switchboard::run::kRunInvalid;
+    }
+    run_options = std::move(std::get<switchboard::run::RunOptions>(checked));
   }
 
   if (*version) {
@@ -150,7 +169,9 @@ int main(int argc, char** argv) {
     return switchboard::daemon::kExitOk;
   }
   const auto& settings = configuration.settings;
-  if (auto error = switchboard::daemon::configure_logging(settings.log_level, settings.log_file.value_or(""))) {
+  // A run's stderr is its progress: the daemon it may host says only what is wrong unless asked for more.
+  const bool quiet_run = *run && configuration.origins.at("log.level").layer == config::Origin::Layer::Default;
+  if (auto error = switchboard::daemon::configure_logging(quiet_run ? "warn" : settings.log_level, settings.log_file.value_or(""))) {
     std::cerr << "switchboard: " << *error << "\n";
     return switchboard::daemon::kExitUsage;
   }
@@ -171,6 +192,7 @@ int main(int argc, char** argv) {
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_stdio();
   }
+  if (*run) return switchboard::run::run_headless(std::move(*run_options), std::move(options));
   if (*serve) {
     options.http = config::http_options(settings);
     switchboard::daemon::Daemon daemon(options);

@@ -72,6 +72,8 @@ struct DurationUnit {
 // Longest suffix first, so "ms" is not read as "m".
 constexpr std::array<DurationUnit, 4> kDurationUnits{{{"ms", 1}, {"s", 1000}, {"m", 60 * 1000}, {"h", kHour}}};
 
+}  // namespace
+
 std::optional<std::int64_t> parse_duration(std::string_view text) {
   for (const auto& unit : kDurationUnits) {
     if (text.size() <= unit.suffix.size() || !text.ends_with(unit.suffix)) continue;
@@ -81,6 +83,8 @@ std::optional<std::int64_t> parse_duration(std::string_view text) {
   }
   return std::nullopt;
 }
+
+namespace {
 
 std::string format_duration(std::int64_t millis) {
   for (auto unit = kDurationUnits.rbegin(); unit != kDurationUnits.rend(); ++unit) {

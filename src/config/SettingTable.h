@@ -72,4 +72,7 @@ std::string format_value(const SettingSpec& spec, const Value& value);
 // "an integer in 0..65535", "one of deny, allow", ... (for messages and docs).
 std::string describe_kind(const SettingSpec& spec);
 
+// "500ms", "90s", "30m", "2h" in milliseconds; nullopt for anything else (a negative or overflowing number too).
+std::optional<std::int64_t> parse_duration(std::string_view text);
+
 }  // namespace switchboard::config

@@ -39,9 +39,11 @@ Daemon::Daemon(DaemonOptions options)
   std::signal(SIGPIPE, SIG_IGN);
   bind_methods(m_dispatcher, m_engine, m_history, CoreMethodsConfig{m_options.max_line_bytes});
   m_engine.set_last_seq_source([this] { return m_egress.last_seq(); });
-  m_signals.add(SIGINT);
-  m_signals.add(SIGTERM);
-  m_signals.async_wait([this](const auto& error, int signal) { on_signal(error, signal); });
+  if (m_options.handle_signals) {
+    m_signals.add(SIGINT);
+    m_signals.add(SIGTERM);
+    m_signals.async_wait([this](const auto& error, int signal) { on_signal(error, signal); });
+  }
 }
 
 Daemon::~Daemon() {

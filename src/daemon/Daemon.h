@@ -57,6 +57,9 @@ struct DaemonOptions {
   // conversations) before announcing daemon.shutdown and killing whatever still runs. The adapters escalate
   // (EOF, SIGTERM, SIGKILL) well within it.
   std::chrono::milliseconds agent_stop_limit{15000};
+  // SIGINT/SIGTERM start a graceful shutdown. Off when the process has its own use for them (`switchboard
+  // run` cancels its turn first, then ends the daemon it hosts by closing the connection).
+  bool handle_signals = true;
   // The agents this daemon can host (adapters/ builds them; the daemon knows none by name).
   std::function<std::vector<adapters::AgentDescriptor>(boost::asio::io_context&)> agents;
 };

@@ -101,6 +101,10 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
   dispatcher.bind<p::RulesRemoveMethod>([&engine](const p::RulesRemoveParams& params, Reply<p::RulesRemoveResult> reply, const CallContext&) {
     engine.remove_rule(params.rule_id, answer_empty_later(std::move(reply)));
   });
+  dispatcher.bind<p::RulesAddMethod>([&engine](const p::RulesAddParams& params, Reply<p::RulesAddResult> reply, const CallContext&) {
+    answer(reply, engine.add_session_rule(params.session_id, params.rule, params.decision == p::RulesAddParamsDecision::Allow),
+           [](const p::RememberedRule& r) { return p::RulesAddResult{r}; });
+  });
   // clang-format on
 }
 

@@ -490,6 +490,14 @@ void Engine::remove_rule(const std::string& rule_id, Done done) {
   forget(std::nullopt);
 }
 
+Outcome<protocol::RememberedRule> Engine::add_session_rule(const std::string& session_id, protocol::PermissionRule rule,
+                                                          bool allow) {
+  if (find(session_id) == nullptr) return unknown_session(session_id);
+  auto remembered = m_rules.add(protocol::RuleScope::Session, session_id, {}, std::move(rule), allow);
+  publish_rules_changed();
+  return remembered;
+}
+
 std::string Engine::remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
                                   protocol::PermissionRule rule) {
   // Clients remember allows only (the decisions are allow once/session/project/always, or deny).

@@ -82,6 +82,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
   std::vector<protocol::RememberedRule> list_rules(const std::optional<std::string>& session_id,
                                                    const std::optional<std::string>& cwd) const;
   void remove_rule(const std::string& rule_id, Done done);
+  // A rule a client puts in force for one session (rules.add): never stored, forgotten with the session.
+  Outcome<protocol::RememberedRule> add_session_rule(const std::string& session_id, protocol::PermissionRule rule, bool allow);
 
   // Daemon shutdown: stops every agent gracefully and calls `done` once each has reported it is gone (so every
   // session stopping because of the shutdown has published session.state stopped), or when `limit` has passed,

@@ -8,6 +8,7 @@
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "e2e/RunScenarios.h"
 
 // End to end with the real Claude Code CLI: the shared scenarios (Conformance.h) with Claude's profile, plus what
 // only Claude has. The CLI is installed by scripts/install-agents; without it these tests are skipped visibly,
@@ -116,6 +117,14 @@ TEST_CASE("claude e2e: a conversation from the CLI's own history is listed and i
 
 TEST_CASE("claude: a missing CLI is reported by agents.list and refused by session.create", "[e2e][claude]") {
   e2e::scenario_missing_cli(claude());
+}
+
+TEST_CASE("claude e2e: switchboard run calls a tool and prints the final text", "[e2e][claude][run]") {
+  e2e::scenario_run_calls_tool_and_prints_final_text(claude());
+}
+
+TEST_CASE("claude e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][claude][run]") {
+  e2e::scenario_run_attached_to_serve_delegates_its_permission(claude());
 }
 
 }  // namespace claude_code_e2e_tests

@@ -8,6 +8,7 @@
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "e2e/RunScenarios.h"
 
 // End to end with the real Codex CLI (`codex app-server`): the shared scenarios (Conformance.h) with Codex's
 // profile. The daemon is pointed at the project's OpenAI Responses mock through SWITCHBOARD_CODEX_BASE_URL, so it
@@ -113,6 +114,14 @@ TEST_CASE("codex e2e: a thread from Codex's own history is listed and imported a
 
 TEST_CASE("codex: a missing CLI is reported by agents.list and refused by session.create", "[e2e][codex]") {
   e2e::scenario_missing_cli(codex());
+}
+
+TEST_CASE("codex e2e: switchboard run calls a tool and prints the final text", "[e2e][codex][run]") {
+  e2e::scenario_run_calls_tool_and_prints_final_text(codex());
+}
+
+TEST_CASE("codex e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][codex][run]") {
+  e2e::scenario_run_attached_to_serve_delegates_its_permission(codex());
 }
 
 }  // namespace codex_e2e_tests

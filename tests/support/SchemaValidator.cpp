@@ -54,4 +54,10 @@ std::string SchemaValidator::validate_result(const std::string& method, const nl
   return "method not declared: " + method;
 }
 
+std::string SchemaValidator::validate_type(const std::string& name, const nlohmann::json& value) const {
+  const auto& schemas = m_document.at("components").at("schemas");
+  if (!schemas.contains(name)) return "type not declared: " + name;
+  return validate(schemas.at(name), value);
+}
+
 }  // namespace switchboard::testing

@@ -19,6 +19,9 @@ class SchemaValidator {
   // Empty string when `result` is a valid result of `method`.
   std::string validate_result(const std::string& method, const nlohmann::json& result) const;
 
+  // Empty string when `value` is valid against the shared type `name` (components/schemas, from types.json).
+  std::string validate_type(const std::string& name, const nlohmann::json& value) const;
+
   const nlohmann::json& document() const { return m_document; }
 
  private:

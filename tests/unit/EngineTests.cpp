@@ -457,6 +457,43 @@ TEST_CASE("engine: remembered rules answer without asking (session / project / a
   }
 }
 
+TEST_CASE("engine: a session rule a client adds decides that session's asks only, deny beating allow", "[engine]") {
+  EngineFixture f;
+  const auto s1 = f.create();
+  const auto s2 = f.create();
+  auto ask = [&](const std::string& session, const std::string& tool, const std::string& subject) {
+    f.control->turns.push_back({ScriptedAdapter::Ask{tool, subject}, ScriptedAdapter::End{}});
+    f.events.clear();
+    const auto reply = f.send(session, "go");
+    f.settle();
+    const auto resolved = f.all<p::PermissionResolvedEvent>();
+    if (resolved.empty()) {  // nobody decided: the attached client answers, so the turn ends
+      REQUIRE_FALSE(f.respond_permission(p::PermissionRespondParams{f.open_permission_id(), p::PermissionDecision::Deny, std::nullopt, std::nullopt}, "tui"));
+      f.settle();
+      REQUIRE(reply->has_value());
+      return std::string("asked");
+    }
+    REQUIRE(reply->has_value());
+    REQUIRE(resolved.size() == 1);
+    if (resolved[0].resolved_by != p::PermissionResolvedEventResolvedBy::Rule) return std::string("not by rule");
+    return std::string(resolved[0].outcome == p::PermissionResolvedEventOutcome::Allowed ? "allowed" : "denied");
+  };
+  REQUIRE(std::holds_alternative<p::RememberedRule>(f.engine->add_session_rule(s1, p::PermissionRule{"Bash", std::string("git *")}, true)));
+  REQUIRE(std::holds_alternative<p::RememberedRule>(f.engine->add_session_rule(s1, p::PermissionRule{"Bash", std::string("git push*")}, false)));
+  REQUIRE(std::holds_alternative<p::RememberedRule>(f.engine->add_session_rule(s1, p::PermissionRule{"Read", std::nullopt}, true)));
+  CHECK(ask(s1, "Bash", "git status") == "allowed");
+  CHECK(ask(s1, "Bash", "git push origin") == "denied");
+  CHECK(ask(s1, "Bash", "rm -rf x") == "asked");
+  CHECK(ask(s1, "Read", "/etc/hosts") == "allowed");
+  CHECK(ask(s2, "Bash", "git status") == "asked");
+  const auto rules = f.engine->list_rules(s1, std::nullopt);
+  CHECK(rules.size() == 3);
+  for (const auto& rule : rules) CHECK(rule.scope == p::RuleScope::Session);
+  const auto unknown = f.engine->add_session_rule("s-nope", p::PermissionRule{"Bash", std::nullopt}, true);
+  REQUIRE(std::holds_alternative<engine::EngineError>(unknown));
+  CHECK(std::get<engine::EngineError>(unknown).code == p::ErrorCode::UnknownSession);
+}
+
 TEST_CASE("engine: attach replays open requests and the queue to a reconnecting client", "[engine]") {
   EngineFixture f;
   const auto session = f.create();

@@ -76,6 +76,9 @@ std::string normalized(const std::string& method, std::string text) {
   text = std::regex_replace(text, clocks, R"("$1":"<clock>")");
   text = std::regex_replace(text, client, R"("clientId":"<client>")");
   if (method == "session.create") text = std::regex_replace(text, session, R"("sessionId":"<new session>")");
+  // Each call adds a rule of its own.
+  static const std::regex rule(R"re("ruleId":"rule-[0-9a-f]+")re");
+  if (method == "rules.add") text = std::regex_replace(text, rule, R"("ruleId":"<new rule>")");
   text = std::regex_replace(text, turn, R"("turnId":"<turn>")");
   return text;
 }
@@ -156,6 +159,7 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
       {"ping", [] { return json::object(); }},
       {"question.respond", [] { return json{{"requestId", "r-nosuchrequest"}, {"reject", true}}; }},
       {"rpc.discover", [] { return json::object(); }},
+      {"rules.add", [&] { return json{{"sessionId", main_session}, {"rule", {{"tool", "Bash"}, {"pattern", "git *"}}}, {"decision", "allow"}}; }},
       {"rules.list", [] { return json::object(); }},
       {"rules.remove", [] { return json{{"ruleId", "rule-nosuchrule"}}; }},
       {"session.archive", [&] { return json{{"sessionId", archived_session}, {"archived", true}}; }},

@@ -859,6 +859,213 @@ void encode(json::JsonWriter& writer, const HistoryEvent& value) {
   writer.end_object();
 }
 
+std::string_view to_string(RunStatus value) {
+  switch (value) {
+    case RunStatus::Completed: return "completed";
+    case RunStatus::Failed: return "failed";
+    case RunStatus::Blocked: return "blocked";
+    case RunStatus::Timeout: return "timeout";
+    case RunStatus::Interrupted: return "interrupted";
+    case RunStatus::Unavailable: return "unavailable";
+    case RunStatus::Invalid: return "invalid";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, RunStatus& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"completed\", \"failed\", \"blocked\", \"timeout\", \"interrupted\", \"unavailable\", \"invalid\"", json);
+  if (*text == "completed") { out = RunStatus::Completed; return true; }
+  if (*text == "failed") { out = RunStatus::Failed; return true; }
+  if (*text == "blocked") { out = RunStatus::Blocked; return true; }
+  if (*text == "timeout") { out = RunStatus::Timeout; return true; }
+  if (*text == "interrupted") { out = RunStatus::Interrupted; return true; }
+  if (*text == "unavailable") { out = RunStatus::Unavailable; return true; }
+  if (*text == "invalid") { out = RunStatus::Invalid; return true; }
+  return context.fail("one of \"completed\", \"failed\", \"blocked\", \"timeout\", \"interrupted\", \"unavailable\", \"invalid\"", json);
+}
+
+void encode(json::JsonWriter& writer, RunStatus value) {
+  switch (value) {
+    case RunStatus::Completed: writer.quoted_raw("\"completed\""); return;
+    case RunStatus::Failed: writer.quoted_raw("\"failed\""); return;
+    case RunStatus::Blocked: writer.quoted_raw("\"blocked\""); return;
+    case RunStatus::Timeout: writer.quoted_raw("\"timeout\""); return;
+    case RunStatus::Interrupted: writer.quoted_raw("\"interrupted\""); return;
+    case RunStatus::Unavailable: writer.quoted_raw("\"unavailable\""); return;
+    case RunStatus::Invalid: writer.quoted_raw("\"invalid\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, RunToolCall& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"toolCallId", "tool", "isError"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
+  if (!json::decode_required(json, "tool", out.tool, context)) return false;
+  if (!json::decode_optional(json, "isError", out.is_error, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RunToolCall& value) {
+  writer.begin_object();
+  writer.member_string("\"toolCallId\":", value.tool_call_id);
+  writer.member_string(",\"tool\":", value.tool);
+  if (value.is_error) {
+    writer.member_raw(",\"isError\":");
+    encode(writer, *value.is_error);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(RunPermissionOutcome value) {
+  switch (value) {
+    case RunPermissionOutcome::Allowed: return "allowed";
+    case RunPermissionOutcome::Denied: return "denied";
+    case RunPermissionOutcome::Cancelled: return "cancelled";
+    case RunPermissionOutcome::Open: return "open";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, RunPermissionOutcome& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"allowed\", \"denied\", \"cancelled\", \"open\"", json);
+  if (*text == "allowed") { out = RunPermissionOutcome::Allowed; return true; }
+  if (*text == "denied") { out = RunPermissionOutcome::Denied; return true; }
+  if (*text == "cancelled") { out = RunPermissionOutcome::Cancelled; return true; }
+  if (*text == "open") { out = RunPermissionOutcome::Open; return true; }
+  return context.fail("one of \"allowed\", \"denied\", \"cancelled\", \"open\"", json);
+}
+
+void encode(json::JsonWriter& writer, RunPermissionOutcome value) {
+  switch (value) {
+    case RunPermissionOutcome::Allowed: writer.quoted_raw("\"allowed\""); return;
+    case RunPermissionOutcome::Denied: writer.quoted_raw("\"denied\""); return;
+    case RunPermissionOutcome::Cancelled: writer.quoted_raw("\"cancelled\""); return;
+    case RunPermissionOutcome::Open: writer.quoted_raw("\"open\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, RunPermission& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"requestId", "tool", "outcome", "resolvedBy"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
+  if (!json::decode_required(json, "tool", out.tool, context)) return false;
+  if (!json::decode_required(json, "outcome", out.outcome, context)) return false;
+  if (!json::decode_optional(json, "resolvedBy", out.resolved_by, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RunPermission& value) {
+  writer.begin_object();
+  writer.member_string("\"requestId\":", value.request_id);
+  writer.member_string(",\"tool\":", value.tool);
+  writer.member_raw(",\"outcome\":");
+  encode(writer, value.outcome);
+  if (value.resolved_by) {
+    writer.member_string(",\"resolvedBy\":", *value.resolved_by);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"status", "exitCode", "sessionId", "turnId", "agent", "attached", "stopReason", "text", "usage", "durationMs", "tools", "permissions", "errors"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "status", out.status, context)) return false;
+  if (!json::decode_required(json, "exitCode", out.exit_code, context)) return false;
+  if (!json::decode_optional(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_optional(json, "agent", out.agent, context)) return false;
+  if (!json::decode_required(json, "attached", out.attached, context)) return false;
+  if (!json::decode_optional(json, "stopReason", out.stop_reason, context)) return false;
+  if (!json::decode_required(json, "text", out.text, context)) return false;
+  if (!json::decode_optional(json, "usage", out.usage, context)) return false;
+  if (!json::decode_required(json, "durationMs", out.duration_ms, context)) return false;
+  if (!json::decode_required(json, "tools", out.tools, context)) return false;
+  if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
+  if (!json::decode_required(json, "errors", out.errors, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RunResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"status\":");
+  encode(writer, value.status);
+  writer.member_integer(",\"exitCode\":", value.exit_code);
+  if (value.session_id) {
+    writer.member_string(",\"sessionId\":", *value.session_id);
+  }
+  if (value.turn_id) {
+    writer.member_string(",\"turnId\":", *value.turn_id);
+  }
+  if (value.agent) {
+    writer.member_string(",\"agent\":", *value.agent);
+  }
+  writer.member_raw(",\"attached\":");
+  encode(writer, value.attached);
+  if (value.stop_reason) {
+    writer.member_raw(",\"stopReason\":");
+    encode(writer, *value.stop_reason);
+  }
+  writer.member_string(",\"text\":", value.text);
+  if (value.usage) {
+    writer.member_raw(",\"usage\":");
+    encode(writer, *value.usage);
+  }
+  writer.member_integer(",\"durationMs\":", value.duration_ms);
+  writer.member_raw(",\"tools\":");
+  encode(writer, value.tools);
+  writer.member_raw(",\"permissions\":");
+  encode(writer, value.permissions);
+  writer.member_raw(",\"errors\":");
+  encode(writer, value.errors);
+  writer.end_object();
+}
+
+std::string_view to_string(RunResultLineType value) {
+  switch (value) {
+    case RunResultLineType::RunResult: return "run.result";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, RunResultLineType& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"run.result\"", json);
+  if (*text == "run.result") { out = RunResultLineType::RunResult; return true; }
+  return context.fail("one of \"run.result\"", json);
+}
+
+void encode(json::JsonWriter& writer, RunResultLineType value) {
+  switch (value) {
+    case RunResultLineType::RunResult: writer.quoted_raw("\"run.result\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, RunResultLine& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"type", "data"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "type", out.type, context)) return false;
+  if (!json::decode_required(json, "data", out.data, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RunResultLine& value) {
+  writer.begin_object();
+  writer.member_raw("\"type\":");
+  encode(writer, value.type);
+  writer.member_raw(",\"data\":");
+  encode(writer, value.data);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   (void)out;  // no fields to fill
@@ -1131,6 +1338,66 @@ bool decode(const nlohmann::json& json, RpcDiscoverParams& out, json::DecodeCont
 void encode(json::JsonWriter& writer, const RpcDiscoverParams& value) {
   (void)value;  // no fields to write
   writer.begin_object();
+  writer.end_object();
+}
+
+std::string_view to_string(RulesAddParamsDecision value) {
+  switch (value) {
+    case RulesAddParamsDecision::Allow: return "allow";
+    case RulesAddParamsDecision::Deny: return "deny";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, RulesAddParamsDecision& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"allow\", \"deny\"", json);
+  if (*text == "allow") { out = RulesAddParamsDecision::Allow; return true; }
+  if (*text == "deny") { out = RulesAddParamsDecision::Deny; return true; }
+  return context.fail("one of \"allow\", \"deny\"", json);
+}
+
+void encode(json::JsonWriter& writer, RulesAddParamsDecision value) {
+  switch (value) {
+    case RulesAddParamsDecision::Allow: writer.quoted_raw("\"allow\""); return;
+    case RulesAddParamsDecision::Deny: writer.quoted_raw("\"deny\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, RulesAddParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "rule", "decision"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "rule", out.rule, context)) return false;
+  if (!json::decode_required(json, "decision", out.decision, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RulesAddParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_raw(",\"rule\":");
+  encode(writer, value.rule);
+  writer.member_raw(",\"decision\":");
+  encode(writer, value.decision);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, RulesAddResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"rule"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "rule", out.rule, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const RulesAddResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"rule\":");
+  encode(writer, value.rule);
   writer.end_object();
 }
 

@@ -83,6 +83,15 @@ struct RpcDiscoverMethod {
   using Result = nlohmann::json;
 };
 
+// Put a permission rule in force for one session (what `switchboard run --allow/--deny` uses). It matches like a remembered rule (deny beats allow) and is forgotten with the session; remove it earlier with rules.remove.
+struct RulesAddMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "rules.add";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = RulesAddParams;
+  using Result = RulesAddResult;
+};
+
 // Remembered permission rules (session, project and always).
 struct RulesListMethod {
   static constexpr bool kFromSchema = true;
@@ -227,7 +236,7 @@ struct SessionSetModelMethod {
   using Result = SessionSetModelResult;
 };
 
-inline constexpr std::array<std::string_view, 24> kMethodNames = {{
+inline constexpr std::array<std::string_view, 25> kMethodNames = {{
     "agents.list",
     "history.list",
     "history.read",
@@ -236,6 +245,7 @@ inline constexpr std::array<std::string_view, 24> kMethodNames = {{
     "ping",
     "question.respond",
     "rpc.discover",
+    "rules.add",
     "rules.list",
     "rules.remove",
     "session.archive",

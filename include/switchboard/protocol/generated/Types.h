@@ -276,6 +276,67 @@ struct HistoryEvent {
 bool decode(const nlohmann::json& json, HistoryEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const HistoryEvent& value);
 
+enum class RunStatus : std::uint8_t { Completed, Failed, Blocked, Timeout, Interrupted, Unavailable, Invalid };
+std::string_view to_string(RunStatus value);
+bool decode(const nlohmann::json& json, RunStatus& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, RunStatus value);
+
+// A tool call of the run's turn.
+struct RunToolCall {
+  std::string tool_call_id;
+  std::string tool;
+  std::optional<bool> is_error{};  // Absent while the tool had not completed when the turn ended.
+};
+bool decode(const nlohmann::json& json, RunToolCall& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RunToolCall& value);
+
+enum class RunPermissionOutcome : std::uint8_t { Allowed, Denied, Cancelled, Open };
+std::string_view to_string(RunPermissionOutcome value);
+bool decode(const nlohmann::json& json, RunPermissionOutcome& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, RunPermissionOutcome value);
+
+// A permission request of the run's turn and how it was decided.
+struct RunPermission {
+  std::string request_id;
+  std::string tool;
+  RunPermissionOutcome outcome{};  // open: still unanswered when the run ended.
+  std::optional<std::string> resolved_by{};  // As in permission.resolved (client, rule, timeout, headless, cancel); `run` when this run's --on-ask policy answered.
+};
+bool decode(const nlohmann::json& json, RunPermission& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RunPermission& value);
+
+// What `switchboard run` reports: the object of `--output json`, and the data of the last `--output ndjson` line.
+struct RunResult {
+  RunStatus status{};
+  std::int64_t exit_code{};  // The process's exit code (0, 1, 2, 3, 4, 124, 130 or 143).
+  std::optional<std::string> session_id{};  // Absent when no session was made (or `--ephemeral`'s session is gone with the run).
+  std::optional<std::string> turn_id{};
+  std::optional<std::string> agent{};
+  bool attached{};  // The run was a client of the user's running daemon (else of a daemon in its own process).
+  std::optional<StopReason> stop_reason{};
+  std::string text;  // The final assistant text (empty when there is none).
+  std::optional<Usage> usage{};
+  std::int64_t duration_ms{};  // Wall time of the run, from start to result.
+  std::vector<RunToolCall> tools;
+  std::vector<RunPermission> permissions;
+  std::vector<std::string> errors;  // What went wrong, in order (agent errors, refused calls, the limit that stopped the run).
+};
+bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RunResult& value);
+
+enum class RunResultLineType : std::uint8_t { RunResult };
+std::string_view to_string(RunResultLineType value);
+bool decode(const nlohmann::json& json, RunResultLineType& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, RunResultLineType value);
+
+// The last line of `switchboard run --output ndjson`; every line before it is an event exactly as stdio and SSE carry it (EventEnvelope).
+struct RunResultLine {
+  RunResultLineType type{};
+  RunResult data;
+};
+bool decode(const nlohmann::json& json, RunResultLine& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RunResultLine& value);
+
 struct AgentsListParams {
 };
 bool decode(const nlohmann::json& json, AgentsListParams& out, json::DecodeContext& context);
@@ -378,6 +439,25 @@ struct RpcDiscoverParams {
 };
 bool decode(const nlohmann::json& json, RpcDiscoverParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const RpcDiscoverParams& value);
+
+enum class RulesAddParamsDecision : std::uint8_t { Allow, Deny };
+std::string_view to_string(RulesAddParamsDecision value);
+bool decode(const nlohmann::json& json, RulesAddParamsDecision& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, RulesAddParamsDecision value);
+
+struct RulesAddParams {
+  std::string session_id;
+  PermissionRule rule;
+  RulesAddParamsDecision decision{};
+};
+bool decode(const nlohmann::json& json, RulesAddParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RulesAddParams& value);
+
+struct RulesAddResult {
+  RememberedRule rule;
+};
+bool decode(const nlohmann::json& json, RulesAddResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const RulesAddResult& value);
 
 struct RulesListParams {
   std::optional<std::string> session_id{};

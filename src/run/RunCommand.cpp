@@ -1,0 +1,152 @@
+#include "run/RunCommand.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <cstdlib>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include "daemon/AttachRelay.h"
+#include "process/ProcessGroupRegistry.h"
+#include "run/HeadlessRun.h"
+
+namespace switchboard::run {
+namespace {
+
+// Once the result is out, how long the process waits for the daemon to close the connection (an in-process
+// daemon stops its agents first) before it stops waiting.
+constexpr auto kCloseLimit = std::chrono::seconds(20);
+// A repeat of the first signal within this is taken for the same one (see RunSignals).
+constexpr auto kSignalEcho = std::chrono::milliseconds(500);
+
+OutputStreams output_streams(boost::asio::io_context& io) {
+  OutputStreams streams;
+  streams.out = std::make_shared<transport::FdWriter>(io, STDOUT_FILENO);
+  streams.err = std::make_shared<transport::FdWriter>(io, STDERR_FILENO);
+  streams.err_is_terminal = ::isatty(STDERR_FILENO) == 1;
+  const char* no_colour = std::getenv("NO_COLOR");
+  streams.colour = streams.err_is_terminal && (no_colour == nullptr || *no_colour == '\0');
+  return streams;
+}
+
+// The signals of the run's process: the first cancels the turn, a second exits at once.
+class RunSignals {
+ public:
+  RunSignals(boost::asio::io_context& io, HeadlessRun& run) : m_signals(io, SIGINT, SIGTERM), m_run(run) { wait(); }
+  void stop() {
+    boost::system::error_code ignored;
+    m_signals.cancel(ignored);
+  }
+
+ private:
+  void wait() {
+    m_signals.async_wait([this](const boost::system::error_code& error, int signal) {
+      if (error) return;
+      const auto now = std::chrono::steady_clock::now();
+      // timeout(1) and some CI runners signal the process and then its group: the same signal again at once
+      // is that one signal, not a user insisting.
+      const bool echo = m_seen > 0 && signal == m_first_signal && now - m_first_at < kSignalEcho;
+      if (echo) return wait();
+      if (m_seen++ > 0 || m_run.finished()) {
+        spdlog::warn("second signal {}: exiting at once", signal);
+        process::ProcessGroupRegistry::the().kill_all_and_descendants();
+        ::_exit(signal == SIGTERM ? kRunTerminated : kRunInterrupted);
+      }
+      m_first_signal = signal;
+      m_first_at = now;
+      wait();
+      m_run.interrupt(signal);
+    });
+  }
+
+  boost::asio::signal_set m_signals;
+  HeadlessRun& m_run;
+  int m_seen = 0;
+  int m_first_signal = 0;
+  std::chrono::steady_clock::time_point m_first_at;
+};
+
+// Runs the io_context until the run is over and the connection closed, bounded once the result is out.
+void run_until_closed(boost::asio::io_context& io, const HeadlessRun& run) {
+  while (!run.finished()) {
+    if (io.run_one() == 0) return;
+  }
+  io.run_for(kCloseLimit);
+}
+
+}  // namespace
+
+int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
+  // A reader that goes away (`| head`) must surface as EPIPE, not end the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto data_dir = daemon_options.data_dir.value_or(daemon::DataDirectory::default_path());
+  std::optional<int> attached_socket;
+  if (!options.standalone) attached_socket = daemon::connect_to_running_daemon(data_dir);
+
+  if (attached_socket) {
+    boost::asio::io_context io{1};
+    int exit_code = kRunFailed;
+    std::unique_ptr<RunSignals> signals;
+    const auto format = options.output;
+    HeadlessRun run(io, std::move(options), /*attached=*/true, *attached_socket, make_output(io, format, output_streams(io)),
+                    [&](int code) {
+                      exit_code = code;
+                      signals->stop();
+                    });
+    signals = std::make_unique<RunSignals>(io, run);
+    run.start();
+    run_until_closed(io, run);
+    return exit_code;
+  }
+
+  // No daemon runs (or this run wants its own): host one here, and talk to it over a socketpair exactly as
+  // over daemon.sock. Its stdio transport is this pair's one end; the end of the run closes the other, which
+  // the daemon takes as its stdin closing: it stops the agent and shuts down.
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    spdlog::error("run: socketpair: {}", std::strerror(errno));
+    return kRunFailed;
+  }
+  daemon_options.stdin_fd = pair[0];
+  daemon_options.stdout_fd = pair[0];
+  daemon_options.ephemeral = options.ephemeral;
+  daemon_options.handle_signals = false;  // the run's own handler cancels the turn first
+  daemon::Daemon host(std::move(daemon_options));
+  auto& io = host.io();
+  int exit_code = kRunFailed;
+  std::unique_ptr<RunSignals> signals;
+  const auto format = options.output;
+  HeadlessRun run(io, std::move(options), /*attached=*/false, pair[1], make_output(io, format, output_streams(io)),
+                  [&](int code) {
+                    exit_code = code;
+                    signals->stop();
+                  });
+  signals = std::make_unique<RunSignals>(io, run);
+  // Once the daemon answered, its transport holds duplicates of its end: closing ours lets the run see the
+  // connection end when the daemon closes it. (Not earlier: the daemon may run handlers while it opens its
+  // store, before its transport exists, and a closed end would reset the connection.)
+  bool end_closed = false;
+  run.on_initialized([&end_closed, fd = pair[0]] {
+    ::close(fd);
+    end_closed = true;
+  });
+  run.start();
+  const int daemon_code = host.run_stdio();
+  if (!run.finished()) {
+    // The daemon could not start (its data directory is another daemon's, or unusable; it said why): that
+    // is a configuration matter for the run.
+    if (!end_closed) ::close(pair[0]);
+    run.abandon(kRunInvalid, "no daemon could run for the data directory " + data_dir.string() + " (exit " +
+                                 std::to_string(daemon_code) + ")");
+    io.restart();
+    io.run_for(std::chrono::seconds(2));
+  }
+  return exit_code;
+}
+
+}  // namespace switchboard::run
