@@ -186,7 +186,8 @@ void PiAdapter::request(json command, Answer answer) {
 
 void PiAdapter::on_line(std::string_view line) {
   const json message = native::parse_line(line);
-  if (native::string_or_empty(message, "type") != "response") return m_translator->feed(line);
+  if (message.is_discarded()) return m_translator->feed_line(line);  // counted there as not JSON
+  if (native::string_or_empty(message, "type") != "response") return m_translator->feed(message);
   const auto id = native::string_at(message, "id");
   auto pending = id ? m_pending.extract(*id) : decltype(m_pending)::node_type();
   if (pending.empty()) {

@@ -72,7 +72,7 @@ std::string result_text(const json& result) {
 
 PiTranslator::PiTranslator(AdapterListener& events, Reply reply) : m_events(events), m_reply(std::move(reply)) {}
 
-void PiTranslator::feed(std::string_view line) {
+void PiTranslator::feed_line(std::string_view line) {
   const json message = native::parse_line(line);
   if (message.is_discarded()) return m_lines.not_json(line);
   feed(message);

@@ -38,7 +38,8 @@ class PiTranslator {
   PiTranslator(AdapterListener& events, Reply reply);
 
   // One line of Pi's stdout that is not a response.
-  void feed(std::string_view line);
+  void feed_line(std::string_view line);
+  // The same line, parsed already.
   void feed(const nlohmann::json& message);
 
   // A prompt of ours was sent: the events until agent_settled are its turn.

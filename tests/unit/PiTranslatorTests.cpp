@@ -63,7 +63,7 @@ struct Fed {
 TEST_CASE("pi translator: a recorded allowed command becomes our events, in order, and ends at agent_settled", "[pi]") {
   Fed fed;
   fed.translator.turn_started();
-  for (const auto& line : recorded("allowed-command.ndjson")) fed.translator.feed(line);
+  for (const auto& line : recorded("allowed-command.ndjson")) fed.translator.feed_line(line);
   const auto heard = without_deltas(fed.sink);
   INFO(json(fed.sink.lines).dump(1));
   REQUIRE(heard.lines.size() == 7);
@@ -95,7 +95,7 @@ TEST_CASE("pi translator: a recorded allowed command becomes our events, in orde
 TEST_CASE("pi translator: a denied command's block reason is its error result and the turn goes on to the answer", "[pi]") {
   Fed fed;
   fed.translator.turn_started();
-  for (const auto& line : recorded("denied-command.ndjson")) fed.translator.feed(line);
+  for (const auto& line : recorded("denied-command.ndjson")) fed.translator.feed_line(line);
   const auto heard = without_deltas(fed.sink);
   INFO(json(fed.sink.lines).dump(1));
   REQUIRE(heard.lines.size() == 6);
@@ -106,7 +106,7 @@ TEST_CASE("pi translator: a denied command's block reason is its error result an
 TEST_CASE("pi translator: an aborted command ends the turn cancelled with the output it had", "[pi]") {
   Fed fed;
   fed.translator.turn_started();
-  for (const auto& line : recorded("aborted-command.ndjson")) fed.translator.feed(line);
+  for (const auto& line : recorded("aborted-command.ndjson")) fed.translator.feed_line(line);
   const auto heard = without_deltas(fed.sink);
   INFO(json(fed.sink.lines).dump(1));
   REQUIRE(fed.sink.turns.size() == 1);
@@ -120,7 +120,7 @@ TEST_CASE("pi translator: an aborted command ends the turn cancelled with the ou
 TEST_CASE("pi translator: a provider failure is a retry status, then the turn's error, from the events alone", "[pi]") {
   Fed fed;
   fed.translator.turn_started();
-  for (const auto& line : recorded("provider-down.ndjson")) fed.translator.feed(line);
+  for (const auto& line : recorded("provider-down.ndjson")) fed.translator.feed_line(line);
   INFO(json(fed.sink.lines).dump(1));
   // The first agent_end (willRetry) ends nothing; agent_settled does.
   REQUIRE(fed.sink.turns.size() == 1);
@@ -197,8 +197,8 @@ TEST_CASE("pi translator: another extension's dialog is dismissed at once and it
 
 TEST_CASE("pi translator: bad lines are counted and skipped, and a settle that is not ours ends nothing", "[pi]") {
   Fed fed;
-  fed.translator.feed(std::string_view("not json"));
-  fed.translator.feed(std::string_view("[1,2]"));
+  fed.translator.feed_line("not json");
+  fed.translator.feed_line("[1,2]");
   fed.translator.feed(json{{"type", "tool_execution_start"}});
   fed.translator.feed(json{{"type", "extension_ui_request"}, {"id", "p1"}, {"method", "input"}, {"title", pi::kPermissionDialogTitle}, {"placeholder", "{nope"}});
   fed.translator.feed(json{{"type", "something_new"}});
