@@ -103,8 +103,8 @@ protocol::AgentCapabilities PiAdapter::static_capabilities() {
   capabilities.permissions = true;
   capabilities.questions = false;
   capabilities.resume = true;
-  capabilities.history_list = false;
-  capabilities.history_read = false;
+  capabilities.history_list = true;
+  capabilities.history_read = true;
   capabilities.model_switch = true;
   capabilities.modes = true;
   capabilities.images = false;

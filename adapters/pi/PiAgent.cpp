@@ -3,8 +3,26 @@
 #include <array>
 #include <memory>
 
+#include "common/EnvironmentVariable.h"
+#include "pi/PiHistory.h"
+
 namespace switchboard::adapters::pi {
 namespace {
+
+namespace fs = std::filesystem;
+
+AdapterError unknown_history_session(const std::string& cwd, const std::string& id) {
+  return AdapterError{protocol::ErrorCode::UnknownHistorySession, "Pi has no session " + id.substr(0, 200) + " for " + cwd.substr(0, 500)};
+}
+
+HistoryOutcome<HistoryReadStats> read_session(const std::optional<fs::path>& root, const std::string& cwd, const std::string& id,
+                                              HistorySink& sink) {
+  const auto file = root ? find_session_file(*root, cwd, id) : std::nullopt;
+  if (!file) return unknown_history_session(cwd, id);
+  const auto stats = read_history(*file, sink);
+  if (!stats.opened) return AdapterError{protocol::ErrorCode::UnknownHistorySession, "cannot read Pi's session file " + file->string()};
+  return HistoryReadStats{stats.lines, stats.malformed};
+}
 
 // clang-format off
 const std::array kSettings{
@@ -39,7 +57,17 @@ PiConfig pi_config(const config::AgentSettings& settings, const std::filesystem:
 AgentDescriptor pi_agent(boost::asio::io_context& io, PiConfig config) {
   auto runtime = std::make_shared<PiRuntime>(io, std::move(config));
   runtime->begin();
-  return describe_runtime("pi", std::move(runtime));
+  auto descriptor = describe_runtime("pi", std::move(runtime));
+  // Pi runs with the daemon's environment, so it keeps its sessions where this environment says.
+  const auto root = sessions_root(environment_variable("PI_CODING_AGENT_DIR"), environment_variable("HOME"));
+  descriptor.list_history = [root](const std::string& cwd) -> HistoryOutcome<HistoryList> {
+    if (!root) return HistoryList{};
+    return list_history(*root, cwd);
+  };
+  descriptor.read_history = [root](const std::string& cwd, const std::string& id, HistorySink& sink) {
+    return read_session(root, cwd, id, sink);
+  };
+  return descriptor;
 }
 
 }  // namespace switchboard::adapters::pi

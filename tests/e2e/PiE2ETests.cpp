@@ -124,6 +124,10 @@ TEST_CASE("pi e2e: a CLI killed mid-turn gives error then stopped and the daemon
   e2e::scenario_killed_cli(pi());
 }
 
+TEST_CASE("pi e2e: a session from Pi's own history is listed and imported and resumed", "[e2e][pi]") {
+  e2e::scenario_history_import(pi());
+}
+
 TEST_CASE("pi: a missing CLI is reported by agents.list and refused by session.create", "[e2e][pi]") {
   e2e::scenario_missing_cli(pi());
 }

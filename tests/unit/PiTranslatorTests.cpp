@@ -1,17 +1,21 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "pi/PiAdapter.h"
+#include "pi/PiHistory.h"
 #include "pi/PiPermissions.h"
 #include "pi/PiRuntime.h"
 #include "pi/PiTranslator.h"
 #include "support/CodexRecording.h"
+#include "support/TempDir.h"
 
 // The Pi translator fed recorded `pi --mode rpc` streams (tests/fixtures/pi/: Pi 1.6.0 against the project's Chat
 // Completions mock, with our permission extension loaded, recorded with a small driver; the scratch directory is
@@ -273,6 +277,56 @@ TEST_CASE("pi: Node 22.19 and newer run Pi, older ones and non-versions do not",
   CHECK(pi::node_runs_pi({22, 23, 5}));
   CHECK_FALSE(pi::node_runs_pi({22, 18, 9}));
   CHECK_FALSE(pi::node_runs_pi({20, 20, 2}));
+}
+
+std::string fixture_text(const std::string& name) {
+  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/pi/" + name);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_CASE("pi history: a session file replays its current branch as a turn, its bad line skipped and counted", "[pi]") {
+  CodexRecordingSink sink;
+  const auto stats = pi::read_history(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/pi/session.jsonl", sink);
+  CHECK(stats.opened);
+  CHECK(stats.malformed == 1);
+  INFO(json(sink.lines).dump(1));
+  // The abandoned prompt (a branch the leaf does not descend from) is not replayed.
+  CHECK(sink.lines == std::vector<std::string>{
+                          "provider_session 01234567-89ab-4def-8123-456789abcdef",
+                          R"(prompt 9a4640eb "run it" at 2026-12-01T18:39:36.797Z)",
+                          R"(message 81eebde1 text "Running it.")",
+                          R"(tool_started call_mock_0001 bash {"command":"echo hi from pi"})",
+                          R"(tool_completed call_mock_0001 ok "hi from pi\n")",
+                          R"(message 4cd0825f text "Done: hi")",
+                          R"(turn_end end_turn "Done: hi")",
+                      });
+}
+
+TEST_CASE("pi history: the sessions of a directory are listed from Pi's own folder for it, others not", "[pi]") {
+  switchboard::testing::TempDir tmp{"pi-history"};
+  const auto root = tmp.path() / "sessions";
+  const std::string cwd = (tmp.path() / "work").string();
+  auto text = fixture_text("session.jsonl");
+  const auto at = text.find("<scratch>/work");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, std::string("<scratch>/work").size(), cwd);
+  std::filesystem::create_directories(pi::sessions_dir(root, cwd));
+  std::ofstream(pi::sessions_dir(root, cwd) / "2026-12-01T18-39-36-261Z_01234567-89ab-4def-8123-456789abcdef.jsonl") << text;
+  std::ofstream(pi::sessions_dir(root, cwd) / "empty.jsonl") << "not a header\n";
+  CHECK(pi::sessions_dir(root, "/a/b:c").filename() == "--a-b-c--");
+
+  const auto listed = pi::list_history(root, cwd + "/");
+  REQUIRE(listed.sessions.size() == 1);
+  CHECK(listed.sessions[0].provider_session_id == "01234567-89ab-4def-8123-456789abcdef");
+  CHECK(listed.sessions[0].title == "run it");
+  CHECK(listed.sessions[0].prompts == 2);  // both prompts of the file, the abandoned one too
+  CHECK(listed.skipped_files == 1);
+  CHECK(listed.skipped_lines == 1);
+  CHECK(pi::find_session_file(root, cwd, "01234567-89ab-4def-8123-456789abcdef"));
+  CHECK_FALSE(pi::find_session_file(root, cwd, "nope"));
+  CHECK(pi::list_history(root, (tmp.path() / "elsewhere").string()).sessions.empty());
+  CHECK(pi::sessions_root(std::nullopt, "/home/u") == std::filesystem::path("/home/u/.pi/agent/sessions"));
+  CHECK(pi::sessions_root("/cfg", "/home/u") == std::filesystem::path("/cfg/sessions"));
 }
 
 }  // namespace pi_translator_tests
