@@ -159,6 +159,32 @@ TEST_CASE("pi e2e: a provider that keeps failing ends the turn with an error aft
   CHECK(state["data"]["state"] == "idle");
 }
 
+TEST_CASE("pi e2e: a live session switches model and thinking level, refuses an unknown model, and full-access asks nothing", "[e2e][pi]") {
+  e2e::AgentWorld world(pi(), Json::array({pi().text("hello there", 1, 0), pi().run_command("touch made_without_asking.txt"),
+                                           pi().after_tool_output("Done.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hi"}})["result"]["text"] == "hello there");
+
+  const auto unknown = world.client->call("session.setModel", {{"sessionId", id}, {"model", "mock/no-such-model"}});
+  INFO(unknown.dump());
+  REQUIRE(unknown.contains("error"));
+  CHECK(unknown["error"]["message"].get<std::string>().find("no-such-model") != std::string::npos);
+  const auto known = world.client->call("session.setModel", {{"sessionId", id}, {"model", "mock/mock-model:off"}});
+  INFO(known.dump());
+  CHECK(known.contains("result"));
+
+  REQUIRE(world.client->call("session.setMode", {{"sessionId", id}, {"mode", "full-access"}}).contains("result"));
+  const auto ran = world.client->call("session.send", {{"sessionId", id}, {"text", "make the file"}});
+  INFO(world.transcript());
+  CHECK(ran["result"]["text"] == "Done.");
+  CHECK(fs::exists(world.work / "made_without_asking.txt"));
+  for (const auto& event : world.client->events()) CHECK(event.value("type", "") != "permission.requested");
+  const auto unknown_mode = world.client->call("session.setMode", {{"sessionId", id}, {"mode", "yolo"}});
+  CHECK(unknown_mode.contains("error"));
+}
+
 TEST_CASE("pi e2e: agents.list reports Pi's version, the Node that runs it and its modes", "[e2e][pi]") {
   e2e::AgentWorld world(pi(), Json::array());
   if (!world.ready()) return;
