@@ -159,7 +159,8 @@ void PiRuntime::probe(std::vector<std::string> argv, std::function<void(bool, co
 }
 
 void PiRuntime::finish(std::optional<PiLauncher> launcher, std::string problem) {
-  if (!problem.empty()) spdlog::warn("pi: {}", problem);
+  // A Pi that is not installed is not news (agents.list says so); one that is there and cannot run is.
+  if (!problem.empty() && m_info.path) spdlog::warn("pi: {}", problem);
   m_done = true;
   m_launcher = std::move(launcher);
   m_problem = std::move(problem);
