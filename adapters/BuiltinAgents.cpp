@@ -5,9 +5,14 @@
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "codex/CodexAdapter.h"
 #include "opencode/OpenCodeAgent.h"
+#include "pi/PiAgent.h"
 
 namespace switchboard::adapters {
 namespace {
+
+AgentDescriptor make_pi(const AgentContext& context) {
+  return pi::pi_agent(context.io, pi::pi_config(context.settings, context.exec_shim));
+}
 
 AgentDescriptor make_claude(const AgentContext& context) {
   return claude::claude_code_agent(context.io, claude::claude_code_config(context.settings, context.exec_shim));
@@ -25,6 +30,7 @@ const std::array kBuiltinAgents{
     AgentRegistration{"claude", &claude::claude_code_settings, &make_claude},
     AgentRegistration{"codex", &codex::codex_settings, &make_codex},
     AgentRegistration{"opencode", &opencode::opencode_settings, &make_opencode},
+    AgentRegistration{"pi", &pi::pi_settings, &make_pi},
 };
 
 }  // namespace

@@ -702,9 +702,31 @@ void encode(json::JsonWriter& writer, const AgentCapabilities& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, AgentRuntimeInfo& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"name", "version", "path"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "name", out.name, context)) return false;
+  if (!json::decode_optional(json, "version", out.version, context)) return false;
+  if (!json::decode_optional(json, "path", out.path, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentRuntimeInfo& value) {
+  writer.begin_object();
+  writer.member_string("\"name\":", value.name);
+  if (value.version) {
+    writer.member_string(",\"version\":", *value.version);
+  }
+  if (value.path) {
+    writer.member_string(",\"path\":", *value.path);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"agent", "installed", "path", "version", "problem", "capabilities"};
+  static constexpr std::string_view kKnown[] = {"agent", "installed", "path", "version", "problem", "capabilities", "modes", "runtime"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "agent", out.agent, context)) return false;
   if (!json::decode_required(json, "installed", out.installed, context)) return false;
@@ -712,6 +734,8 @@ bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& con
   if (!json::decode_optional(json, "version", out.version, context)) return false;
   if (!json::decode_optional(json, "problem", out.problem, context)) return false;
   if (!json::decode_required(json, "capabilities", out.capabilities, context)) return false;
+  if (!json::decode_optional(json, "modes", out.modes, context)) return false;
+  if (!json::decode_optional(json, "runtime", out.runtime, context)) return false;
   return true;
 }
 
@@ -731,6 +755,14 @@ void encode(json::JsonWriter& writer, const AgentInfo& value) {
   }
   writer.member_raw(",\"capabilities\":");
   encode(writer, value.capabilities);
+  if (value.modes) {
+    writer.member_raw(",\"modes\":");
+    encode(writer, *value.modes);
+  }
+  if (value.runtime) {
+    writer.member_raw(",\"runtime\":");
+    encode(writer, *value.runtime);
+  }
   writer.end_object();
 }
 

@@ -226,6 +226,15 @@ struct AgentCapabilities {
 bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentCapabilities& value);
 
+// What runs an agent CLI that is a script (Pi's Node), as discovery found it.
+struct AgentRuntimeInfo {
+  std::string name;
+  std::optional<std::string> version{};
+  std::optional<std::string> path{};
+};
+bool decode(const nlohmann::json& json, AgentRuntimeInfo& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentRuntimeInfo& value);
+
 struct AgentInfo {
   std::string agent;
   bool installed{};
@@ -233,6 +242,8 @@ struct AgentInfo {
   std::optional<std::string> version{};
   std::optional<std::string> problem{};  // Why it cannot be used, if it cannot.
   AgentCapabilities capabilities;
+  std::optional<std::vector<std::string>> modes{};  // The modes session.create and session.setMode take for this agent, the default first (absent: the agent lists none).
+  std::optional<AgentRuntimeInfo> runtime{};
 };
 bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentInfo& value);
