@@ -3,6 +3,7 @@
 #include <array>
 
 #include "common/EnvironmentVariable.h"
+#include "grok/GrokHistory.h"
 
 namespace switchboard::adapters::grok {
 namespace {
@@ -74,8 +75,37 @@ acp::AcpConfig acp_config_for(GrokConfig config) {
   return acp;
 }
 
+namespace {
+
+std::optional<std::filesystem::path> history_home(const GrokConfig& config) {
+  // Where the Grok processes this daemon starts keep their sessions: the private home with a provider, else the
+  // GROK_HOME they inherit, else $HOME/.grok.
+  if (config.provider) return config.provider->grok_home;
+  if (auto home = environment_variable("GROK_HOME")) return std::filesystem::path(*home);
+  if (auto home = environment_variable("HOME")) return std::filesystem::path(*home) / ".grok";
+  return std::nullopt;
+}
+
+}  // namespace
+
 AgentDescriptor grok_agent(boost::asio::io_context& io, GrokConfig config) {
-  return acp::acp_agent(io, acp_config_for(std::move(config)));
+  const auto home = history_home(config);
+  auto descriptor = acp::acp_agent(io, acp_config_for(std::move(config)));
+  descriptor.discover = [discover = std::move(descriptor.discover)] {
+    auto info = discover();
+    info.capabilities.history_list = true;
+    info.capabilities.history_read = true;
+    return info;
+  };
+  descriptor.list_history = [home](const std::string& cwd) -> HistoryOutcome<HistoryList> {
+    if (!home) return HistoryList{};  // no HOME and no GROK_HOME: Grok could not have written any
+    return list_history(*home, cwd);
+  };
+  descriptor.read_history = [home](const std::string& cwd, const std::string& id, HistorySink& sink) -> HistoryOutcome<HistoryReadStats> {
+    if (!home) return AdapterError{protocol::ErrorCode::UnknownHistorySession, "Grok Build has no history here (no HOME)"};
+    return read_history(*home, cwd, id, sink);
+  };
+  return descriptor;
 }
 
 }  // namespace switchboard::adapters::grok

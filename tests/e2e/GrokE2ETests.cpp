@@ -116,6 +116,10 @@ TEST_CASE("grok e2e: the ACP process killed mid-turn gives error then stopped an
   e2e::scenario_killed_cli(grok());
 }
 
+TEST_CASE("grok e2e: a session from Grok's own history is listed and imported and resumed", "[e2e][grok]") {
+  e2e::scenario_history_import(grok());
+}
+
 TEST_CASE("grok: a missing CLI is reported by agents.list and refused by session.create", "[e2e][grok]") {
   e2e::scenario_missing_cli(grok());
 }

@@ -98,6 +98,11 @@ const e2e::AgentProfile& opencode_over_acp() {
     p.cli_marker = "opencode acp";
     p.shell_tool = "execute";  // the ACP kind of OpenCode's bash tool
     p.deny_ends_turn = true;   // OpenCode's reject ends its turn
+    // Over ACP nobody gives the session a title, so OpenCode asks the model for one first: a rule answers it.
+    p.script = [](Json turns) {
+      const Json title{{"match", {{"developer_contains", "You are a title generator"}}}, {"reply", {{"text", "Mock title"}}}};
+      return Json{{"rules", Json::array({title})}, {"turns", std::move(turns)}};
+    };
     p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
       auto config = Json::parse(provider_config(mock_url));
       config["permission"] = {{"bash", "ask"}, {"edit", "ask"}};
