@@ -3,6 +3,9 @@
 #include <array>
 #include <memory>
 
+#include "common/EnvironmentVariable.h"
+#include "opencode/OpenCodeHistory.h"
+
 namespace switchboard::adapters::opencode {
 namespace {
 
@@ -25,7 +28,19 @@ OpenCodeConfig opencode_config(const config::AgentSettings& settings, const std:
 }
 
 AgentDescriptor opencode_agent(boost::asio::io_context& io, OpenCodeConfig config) {
-  return describe_runtime("opencode", std::make_shared<OpenCodeRuntime>(io, std::move(config)));
+  auto descriptor = describe_runtime("opencode", std::make_shared<OpenCodeRuntime>(io, std::move(config)));
+  // The server we start inherits our environment, so it keeps its database where this one looks.
+  const auto database = opencode_database(environment_variable("XDG_DATA_HOME"), environment_variable("HOME"));
+  descriptor.list_history = [database](const std::string& cwd) -> HistoryOutcome<HistoryList> {
+    if (!database) return HistoryList{};
+    return list_history(*database, cwd);
+  };
+  descriptor.read_history = [database](const std::string& cwd, const std::string& id,
+                                       HistorySink& sink) -> HistoryOutcome<HistoryReadStats> {
+    if (!database) return AdapterError{protocol::ErrorCode::UnknownHistorySession, "OpenCode keeps no history here (no HOME)"};
+    return read_history(*database, cwd, id, sink);
+  };
+  return descriptor;
 }
 
 }  // namespace switchboard::adapters::opencode

@@ -1,5 +1,7 @@
 #include "switchboard/support/Clock.h"
 
+#include <cstdio>
+
 namespace switchboard {
 namespace {
 
@@ -73,6 +75,20 @@ std::optional<std::int64_t> parse_iso8601_millis(std::string_view text) {
   const auto instant = chrono::sys_days(date) + chrono::hours(*hour) + chrono::minutes(*minute) +
                        chrono::seconds(*second) + chrono::milliseconds(millis) - chrono::minutes(offset_minutes);
   return chrono::duration_cast<chrono::milliseconds>(instant.time_since_epoch()).count();
+}
+
+std::string format_iso8601_millis(std::int64_t millis) {
+  namespace chrono = std::chrono;
+  const chrono::sys_time<chrono::milliseconds> instant{chrono::milliseconds(millis)};
+  const auto day = chrono::floor<chrono::days>(instant);
+  const chrono::year_month_day date{day};
+  const chrono::hh_mm_ss time{instant - day};
+  char text[40];
+  std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()), static_cast<int>(time.hours().count()),
+                static_cast<int>(time.minutes().count()), static_cast<int>(time.seconds().count()),
+                static_cast<int>(time.subseconds().count()));
+  return text;
 }
 
 }  // namespace switchboard

@@ -200,6 +200,15 @@ TEST_CASE("iso 8601 timestamps parse to Unix milliseconds and nonsense does not"
   CHECK_FALSE(parse_iso8601_millis("yesterday"));
 }
 
+TEST_CASE("unix milliseconds format as the iso 8601 timestamps that parse back to them", "[history]") {
+  CHECK(format_iso8601_millis(0) == "1970-01-01T00:00:00.000Z");
+  CHECK(format_iso8601_millis(1795990964284) == "2026-11-29T22:22:44.284Z");
+  CHECK(format_iso8601_millis(1796143713738) == "2026-12-01T16:48:33.738Z");
+  for (const std::int64_t millis : {std::int64_t{1}, std::int64_t{951782400000}, std::int64_t{4102444799999}}) {
+    CHECK(parse_iso8601_millis(format_iso8601_millis(millis)) == std::optional<std::int64_t>(millis));
+  }
+}
+
 TEST_CASE("history.list shows the agent's sessions for a directory newest first and counts what it skipped", "[history]") {
   ClaudeHome home;
   TempDir data{"agent-history"};

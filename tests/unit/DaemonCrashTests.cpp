@@ -211,7 +211,19 @@ TEST_CASE("crash: kill -9 at random moments never reuses a seq and replays each 
       in.close_write();
       read_until_eof(out.read_end(), seen);
       CHECK(daemon.wait() == 0);
+    } else if (run % 2 == 0) {
+      // Right after the k-th answer, as a client that quits on an answer would see it: the answer's event was
+      // just delivered, and its commit is at most one window (5 ms) away, so this kill almost always lands in
+      // the window (a sleep alone missed it on a slow, sanitized build).
+      const std::size_t answers_before_kill =
+          1 + std::uniform_int_distribution<std::size_t>(1, kRenamesPerRun - 1)(random);
+      while (seen.responses.size() < answers_before_kill && take_line(out.read_end(), seen)) {
+      }
+      ::kill(daemon.pid(), SIGKILL);
+      CHECK(daemon.wait() == 128 + SIGKILL);
+      read_until_eof(out.read_end(), seen);
     } else {
+      // At a random moment, answered or not: kills before, inside and after commit windows.
       std::thread reader([&] { read_until_eof(out.read_end(), seen); });
       std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 80000)(random)));
       ::kill(daemon.pid(), SIGKILL);
