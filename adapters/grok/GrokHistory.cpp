@@ -1,7 +1,6 @@
 #include "grok/GrokHistory.h"
 
-#include <ctime>
-#include <iomanip>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -9,6 +8,7 @@
 #include "acp/AcpTranslator.h"
 #include "common/HistoryFile.h"
 #include "common/NativeJson.h"
+#include "switchboard/support/Clock.h"
 
 namespace switchboard::adapters::grok {
 
@@ -31,25 +31,6 @@ bool is_session_id(const std::string& id) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
   }
   return true;
-}
-
-// "2026-12-01T18:55:24.466390916Z" (UTC) as Unix milliseconds.
-std::optional<std::int64_t> unix_millis(const std::string& iso) {
-  std::tm tm{};
-  std::istringstream in(iso);
-  in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
-  if (in.fail()) return std::nullopt;
-  std::int64_t millis = 0;
-  if (in.peek() == '.') {
-    in.get();
-    int digits = 0;
-    while (std::isdigit(in.peek())) {
-      const int digit = in.get() - '0';
-      if (digits++ < 3) millis = millis * 10 + digit;
-    }
-    for (; digits < 3; ++digits) millis *= 10;
-  }
-  return static_cast<std::int64_t>(timegm(&tm)) * 1000 + millis;
 }
 
 json read_json_file(const fs::path& file) {
@@ -95,8 +76,8 @@ HistoryOutcome<HistoryList> list_history(const fs::path& grok_home, const std::s
     entry.cwd = info != nullptr ? native::string_or_empty(*info, "cwd") : cwd;
     entry.title = native::string_or_empty(summary, "session_summary");
     if (entry.title.empty()) entry.title = native::string_or_empty(summary, "generated_title");
-    entry.created_at = unix_millis(native::string_or_empty(summary, "created_at"));
-    entry.updated_at = unix_millis(native::string_or_empty(summary, "updated_at")).value_or(modified_at_ms(updates));
+    entry.created_at = parse_iso8601_millis(native::string_or_empty(summary, "created_at"));
+    entry.updated_at = parse_iso8601_millis(native::string_or_empty(summary, "updated_at")).value_or(modified_at_ms(updates));
     entry.path = updates.string();
     list.sessions.push_back(std::move(entry));
   }
@@ -114,7 +95,9 @@ HistoryOutcome<HistoryReadStats> read_history(const fs::path& grok_home, const s
   const json kEnd{{"stopReason", "end_turn"}};
   JsonlCounts counts;
   const bool opened = for_each_json_object(file, counts, [&](const json& line) {
-    if (native::string_or_empty(line, "method") != "session/update") return true;
+    // The ACP stream, and Grok's own turn ends (`_x.ai/session/update` `turn_completed`) in the same file.
+    const std::string method = native::string_or_empty(line, "method");
+    if (method != "session/update" && method != "_x.ai/session/update") return true;
     const auto* params = native::object_at(line, "params");
     if (params == nullptr) return true;
     const auto* update = native::object_at(*params, "update");
@@ -122,23 +105,21 @@ HistoryOutcome<HistoryReadStats> read_history(const fs::path& grok_home, const s
       if (translator.turn_running()) translator.on_prompt_answer(kEnd);
       const auto* content = native::object_at(*update, "content");
       const std::string prompt_id = session_id + "-prompt-" + std::to_string(++prompts);
+      // Grok stamps each line in Unix seconds.
       std::string timestamp;
-      if (const auto seconds = native::integer_at(line, "timestamp")) {
-        const std::time_t at = *seconds;
-        char text[32];
-        std::tm tm{};
-        if (gmtime_r(&at, &tm) != nullptr && std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S.000Z", &tm) > 0) timestamp = text;
+      if (const auto seconds = native::integer_at(line, "timestamp"); seconds && *seconds > 0 && *seconds < 100'000'000'000) {
+        timestamp = format_iso8601_millis(*seconds * 1000);
       }
       sink.on_user_prompt(HistorySink::UserPrompt{prompt_id, content != nullptr ? native::string_or_empty(*content, "text") : "", timestamp});
       translator.turn_started(prompt_id);
       return true;
     }
     if (update != nullptr && native::string_or_empty(*update, "sessionUpdate") == "turn_completed") {
-      // Grok logs its vendor turn end in the same stream: the turn's stop reason.
+      // The turn's stop reason.
       if (translator.turn_running()) translator.on_prompt_answer(json{{"stopReason", native::string_or_empty(*update, "stop_reason")}});
       return true;
     }
-    translator.on_update(*params);
+    if (method == "session/update") translator.on_update(*params);
     return true;
   });
   if (!opened) return unknown_session(cwd, session_id);

@@ -67,7 +67,7 @@ TEST_CASE("grok history: a session is read as prompts, each with its turn's acti
   CHECK(std::get<switchboard::adapters::HistoryReadStats>(read).lines == 13);
   std::vector<std::string> lines;
   for (const auto& line : sink.lines) {
-    if (line.rfind("delta ", 0) != 0) lines.push_back(line.substr(0, 90));
+    if (line.rfind("delta ", 0) != 0) lines.push_back(line.substr(0, 200));
   }
   INFO(json(sink.lines).dump(1));
   REQUIRE(lines.size() == 12);
