@@ -1,14 +1,22 @@
 #include <catch2/catch.hpp>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <boost/beast/core/detail/base64.hpp>
 #include <nlohmann/json.hpp>
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "support/RawHttpClient.h"
 
 // End to end with the real OpenCode (`opencode serve`, one server for every session): the shared scenarios
 // (Conformance.h) with OpenCode's profile, against the project's OpenAI mock speaking Chat Completions, the API
@@ -163,6 +171,10 @@ TEST_CASE("opencode e2e: a server killed mid-turn gives error then stopped and t
   e2e::scenario_killed_cli(opencode());
 }
 
+TEST_CASE("opencode e2e: a session from OpenCode's own database is listed and read and imported and resumed", "[e2e][opencode]") {
+  e2e::scenario_history_import(opencode());
+}
+
 TEST_CASE("opencode: a missing CLI is reported by agents.list and refused by session.create", "[e2e][opencode]") {
   e2e::scenario_missing_cli(opencode());
 }
@@ -181,6 +193,182 @@ TEST_CASE("opencode over acp e2e: a declined command does not run and a second c
 
 TEST_CASE("opencode over acp e2e: a cancel while a permission is open resolves it cancelled for every client", "[e2e][opencode][acp]") {
   e2e::scenario_cancel_while_permission_open(opencode_over_acp());
+}
+
+// ---- What only OpenCode's shape (one server for every session) needs proving ------------------------------
+
+std::string file_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// NUL-separated /proc records (environ, cmdline) as entries.
+std::vector<std::string> proc_entries(const fs::path& file) {
+  std::vector<std::string> entries;
+  std::string text = file_text(file);
+  for (std::size_t start = 0; start < text.size();) {
+    const auto end = text.find('\0', start);
+    entries.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return entries;
+}
+
+// The `opencode serve` processes of this test's daemon: the server marker on the command line, and this test's HOME
+// in the environment (other tests may run servers at the same time).
+std::vector<pid_t> servers_of(const e2e::AgentWorld& world) {
+  const std::string home = "HOME=" + (world.tmp.path() / "home").string();
+  std::vector<pid_t> servers;
+  for (const pid_t pid : e2e::processes_matching(world.profile.cli_marker)) {
+    const auto environment = proc_entries("/proc/" + std::to_string(pid) + "/environ");
+    if (std::find(environment.begin(), environment.end(), home) != environment.end()) servers.push_back(pid);
+  }
+  return servers;
+}
+
+std::string environment_value(pid_t pid, const std::string& name) {
+  for (const auto& entry : proc_entries("/proc/" + std::to_string(pid) + "/environ")) {
+    if (entry.rfind(name + "=", 0) == 0) return entry.substr(name.size() + 1);
+  }
+  return {};
+}
+
+// The TCP ports `pid` listens on: its socket inodes, looked up in /proc/net/tcp's LISTEN (0A) rows.
+std::vector<std::uint16_t> listening_ports(pid_t pid) {
+  std::set<std::string> sockets;
+  const fs::path fds = "/proc/" + std::to_string(pid) + "/fd";
+  std::error_code error;
+  for (const auto& fd : fs::directory_iterator(fds, error)) {
+    const auto target = fs::read_symlink(fd.path(), error).string();
+    if (target.rfind("socket:[", 0) == 0) sockets.insert(target.substr(8, target.size() - 9));
+  }
+  std::vector<std::uint16_t> ports;
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the header
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+    if (state == "0A" && sockets.count(inode) != 0) {
+      ports.push_back(static_cast<std::uint16_t>(std::stoul(local.substr(local.find(':') + 1), nullptr, 16)));
+    }
+  }
+  return ports;
+}
+
+std::string basic_authorization(const std::string& user, const std::string& password) {
+  const std::string plain = user + ":" + password;
+  std::string encoded(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
+  encoded.resize(boost::beast::detail::base64::encode(encoded.data(), plain.data(), plain.size()));
+  return "Authorization: Basic " + encoded;
+}
+
+TEST_CASE("opencode: two sessions in two directories stream at once on one server and each keeps its own events", "[e2e][opencode]") {
+  e2e::AgentProfile profile = opencode();
+  // Both answers are picked by what was asked (rules), not by the order the two requests reach the mock.
+  profile.script = [](Json rules) { return Json{{"rules", std::move(rules)}}; };
+  const auto slow = [](const std::string& text) { return Json{{"text", text}, {"chunks", 12}, {"delay_ms", 250}}; };
+  const std::string alpha = "alpha one two three four five six seven";
+  const std::string beta = "beta eight nine ten eleven twelve thirteen fourteen";
+  e2e::AgentWorld world(profile, Json::array({Json{{"match", {{"last_user_text_contains", "alpha"}}}, {"reply", slow(alpha)}},
+                                              Json{{"match", {{"last_user_text_contains", "beta"}}}, {"reply", slow(beta)}}}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const fs::path dir_a = world.work / "a";
+  const fs::path dir_b = world.work / "b";
+  fs::create_directories(dir_a);
+  fs::create_directories(dir_b);
+  const auto create = [&](const fs::path& dir) {
+    const auto created = world.client->call("session.create", {{"agent", "opencode"}, {"cwd", dir.string()}});
+    INFO(created.dump());
+    REQUIRE(created.contains("result"));
+    return created["result"]["session"]["sessionId"].get<std::string>();
+  };
+  const std::string a = create(dir_a);
+  const std::string b = create(dir_b);
+  const auto send_a = world.client->send("session.send", {{"sessionId", a}, {"text", "say alpha"}});
+  const auto send_b = world.client->send("session.send", {{"sessionId", b}, {"text", "say beta"}});
+  const auto done_a = world.client->response(send_a);
+  const auto done_b = world.client->response(send_b);
+  INFO(done_a.dump() << "\n" << done_b.dump() << "\n" << world.transcript());
+  REQUIRE(done_a.contains("result"));
+  REQUIRE(done_b.contains("result"));
+  CHECK(done_a["result"]["text"] == alpha);
+  CHECK(done_b["result"]["text"] == beta);
+  CHECK(servers_of(world).size() == 1);
+
+  // Each session's deltas, in the order the client saw them, spell its own answer and nothing of the other's;
+  // and the two streams overlapped (each had a delta before the other's last).
+  std::map<std::string, std::string> streamed;
+  std::map<std::string, std::vector<std::size_t>> positions;
+  const auto events = world.client->events();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& event = events[i];
+    if (event.value("type", "") != "message.delta" || event["data"].value("kind", "text") != "text") continue;
+    const std::string session = event.value("sessionId", "");
+    streamed[session] += event["data"]["text"].get<std::string>();
+    positions[session].push_back(i);
+  }
+  CHECK(streamed[a] == alpha);
+  CHECK(streamed[b] == beta);
+  REQUIRE(positions[a].size() >= 2);
+  REQUIRE(positions[b].size() >= 2);
+  CHECK(positions[a].front() < positions[b].back());
+  CHECK(positions[b].front() < positions[a].back());
+}
+
+TEST_CASE("opencode: the server's secret is on no command line and in no log line, and a request without it is refused", "[e2e][opencode]") {
+  const auto& profile = opencode();
+  e2e::AgentWorld world(profile, Json::array({profile.text("Hi.", 1, 0)}));
+  if (!world.ready()) return;
+  // The daemon logs everything it can (debug) to a file of its own, for the search below.
+  const fs::path log = world.tmp.path() / "daemon.log";
+  auto environment = profile.environment(world.tmp.path() / "home", world.mock->base_url(), world.binary);
+  environment.push_back("SWITCHBOARD_LOG_FILE=" + log.string());
+  world.client = std::make_unique<switchboard::testing::DaemonClient>(
+      std::vector<std::string>{"--log-level", "debug", "stdio", "--data-dir", (world.tmp.path() / "data").string()}, environment);
+  REQUIRE(world.client->call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "e2e"}}}}).contains("result"));
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hello"}})["result"]["text"] == "Hi.");
+
+  const auto servers = servers_of(world);
+  REQUIRE(servers.size() == 1);
+  const std::string secret = environment_value(servers[0], "OPENCODE_SERVER_PASSWORD");
+  REQUIRE(secret.size() >= 16);
+  const std::string authorization = basic_authorization("opencode", secret);
+
+  // No process's command line shows it (what `ps` prints).
+  std::vector<std::string> showing;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/proc", error)) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    for (const auto& argument : proc_entries(entry.path() / "cmdline")) {
+      if (argument.find(secret) != std::string::npos) showing.push_back(name);
+    }
+  }
+  CHECK(showing.empty());
+
+  // The server answers only with the secret: the check above names the right server and port.
+  const auto ports = listening_ports(servers[0]);
+  REQUIRE(ports.size() == 1);
+  switchboard::testing::RawHttpClient without(ports[0]);
+  CHECK(without.request("GET", "/session", {}).status == 401);
+  switchboard::testing::RawHttpClient wrong(ports[0]);
+  CHECK(wrong.request("GET", "/session", {basic_authorization("opencode", secret + "x")}).status == 401);
+  switchboard::testing::RawHttpClient with(ports[0]);
+  CHECK(with.request("GET", "/session", {authorization}).status == 200);
+
+  world.client->close_stdin();
+  REQUIRE(world.client->daemon().wait(std::chrono::seconds(30)) == 0);
+  const std::string logged = file_text(log);
+  CHECK(logged.find("opencode") != std::string::npos);  // the log is there and speaks of the server
+  CHECK(logged.find(secret) == std::string::npos);
+  CHECK(logged.find(authorization.substr(authorization.rfind(' ') + 1)) == std::string::npos);
 }
 
 }  // namespace opencode_e2e_tests
