@@ -2,8 +2,10 @@
 
 #include <array>
 
+#include "acp/ConfiguredAcpAgent.h"
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "codex/CodexAdapter.h"
+#include "grok/GrokAgent.h"
 #include "opencode/OpenCodeAgent.h"
 #include "pi/PiAgent.h"
 
@@ -26,11 +28,21 @@ AgentDescriptor make_opencode(const AgentContext& context) {
   return opencode::opencode_agent(context.io, opencode::opencode_config(context.settings, context.exec_shim));
 }
 
+AgentDescriptor make_grok(const AgentContext& context) {
+  return grok::grok_agent(context.io, grok::grok_config(context.settings, context.exec_shim));
+}
+
+AgentDescriptor make_acp(const AgentContext& context) {
+  return acp::configured_acp_agent(context.io, acp::configured_acp_config(context.settings, context.exec_shim));
+}
+
 const std::array kBuiltinAgents{
     AgentRegistration{"claude", &claude::claude_code_settings, &make_claude},
     AgentRegistration{"codex", &codex::codex_settings, &make_codex},
     AgentRegistration{"opencode", &opencode::opencode_settings, &make_opencode},
     AgentRegistration{"pi", &pi::pi_settings, &make_pi},
+    AgentRegistration{"grok", &grok::grok_settings, &make_grok},
+    AgentRegistration{"acp", &acp::configured_acp_settings, &make_acp},
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/ChildEnvironment.h"
+#include "common/TomlString.h"
 
 namespace switchboard::adapters::codex {
 
@@ -53,7 +54,6 @@ using adapters::EnvironmentChanges;  // common/ChildEnvironment.h
 // stderr, which the daemon forwards, rate-limited.
 EnvironmentChanges environment_for(const std::optional<ProviderEndpoint>& endpoint);
 
-// TOML basic-string quoting: "…" with \\, \" and control characters escaped.
-std::string toml_string(std::string_view text);
+using adapters::toml_string;  // common/TomlString.h
 
 }  // namespace switchboard::adapters::codex

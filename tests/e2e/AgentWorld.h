@@ -41,6 +41,9 @@ struct AgentProfile {
   std::string asking_mode;
   // The tool name a shell command's permission request and tool events carry.
   std::string shell_tool;
+  // A deny ends the agent's turn at once, without asking the model again (Grok Build, and OpenCode over ACP):
+  // the denied-command scenario then expects the turn to end there instead of the model's reaction to the refusal.
+  bool deny_ends_turn = false;
 
   // The daemon's environment (beyond the test's own) for this agent: the CLI's path, the mock's address, a HOME.
   std::function<std::vector<std::string>(const fs::path& home, const std::string& mock_base_url, const std::string& cli)>

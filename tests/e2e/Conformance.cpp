@@ -190,6 +190,7 @@ void scenario_permission_denied_and_late_answer(const AgentProfile& profile) {
   INFO(world.transcript());
   REQUIRE_FALSE(asked.is_null());
   const std::string request_id = asked["data"]["request"]["requestId"];
+  const auto requests_at_ask = world.mock->message_requests().size();
   const auto answer = world.client->call("permission.respond", {{"requestId", request_id}, {"decision", "deny"}, {"message", "not now"}});
   CHECK(answer.contains("result"));
 
@@ -207,8 +208,71 @@ void scenario_permission_denied_and_late_answer(const AgentProfile& profile) {
   CHECK(resolved["data"]["outcome"] == "denied");
   const auto done = world.client->response(send);
   REQUIRE(done.contains("result"));
-  CHECK(done["result"]["text"] == "Understood, not running it.");
+  if (profile.deny_ends_turn) {
+    // The agent stops at the deny: the turn ends there, and the model is not asked again.
+    CHECK(done["result"]["stopReason"] != "error");
+    CHECK(world.mock->message_requests().size() == requests_at_ask);
+  } else {
+    CHECK(done["result"]["text"] == "Understood, not running it.");
+  }
   CHECK_FALSE(fs::exists(world.work / "must_not_exist.txt"));
+  check_lifecycle(world);
+}
+
+void scenario_cancel_while_permission_open(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.run_command("touch never_made.txt"),
+                                         profile.when_last_prompt_contains("after the cancel", "Still here.")}),
+                   /*with_http=*/true);
+  if (!world.ready()) return;
+  world.start_daemon();
+  const conformance_detail::HttpSide http(world);
+  RawHttpClient sse(http.port);
+  REQUIRE(sse.send_request("GET", "/events", {http.authorization()}));
+  RawHttpClient::Response head;
+  REQUIRE(sse.read_head(head));
+  REQUIRE(sse.read_frame());  // the retry hint
+
+  const auto id = world.create_session(profile.asking_mode);
+  world.client->send("session.send", {{"sessionId", id}, {"text", "try it"}, {"wait", false}});
+  std::size_t at = 0;
+  const auto asked = world.client->wait_event("permission.requested", at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(asked.is_null());
+  const std::string request_id = asked["data"]["request"]["requestId"];
+  const auto cancelled = world.client->call("session.cancel", {{"sessionId", id}});
+  CHECK(cancelled["result"]["cancelled"] == true);
+  const auto resolved = world.client->wait_event("permission.resolved", at);
+  REQUIRE_FALSE(resolved.is_null());
+  CHECK(resolved["data"]["requestId"] == request_id);
+  CHECK(resolved["data"]["outcome"] == "cancelled");
+  const auto stopped = world.client->wait_event("turn.stopped", at);
+  REQUIRE_FALSE(stopped.is_null());
+  CHECK(stopped["data"]["stopReason"] == "cancelled");
+
+  // The SSE client was told the same, and its answer now comes too late.
+  bool sse_saw_cancelled = false;
+  for (;;) {
+    const auto frame = sse.read_frame();
+    REQUIRE(frame);
+    const auto event = Json::parse(frame->substr(frame->find("data: ") + 6));
+    if (event.value("type", "") != "permission.resolved") continue;
+    sse_saw_cancelled = event["data"]["requestId"] == request_id && event["data"]["outcome"] == "cancelled";
+    break;
+  }
+  CHECK(sse_saw_cancelled);
+  RawHttpClient browser(http.port);
+  const auto late = browser.request("POST", "/rpc", {http.authorization(), "Content-Type: application/json"},
+                                    Json{{"jsonrpc", "2.0"}, {"id", 9}, {"method", "permission.respond"},
+                                         {"params", {{"requestId", request_id}, {"decision", "allow_once"}}}}
+                                        .dump());
+  CHECK(Json::parse(late.body)["error"]["code"] == -32002);
+  CHECK_FALSE(fs::exists(world.work / "never_made.txt"));
+
+  // The agent stays usable.
+  const auto again = world.client->call("session.send", {{"sessionId", id}, {"text", "are you there after the cancel?"}});
+  INFO(again.dump());
+  REQUIRE(again.contains("result"));
+  CHECK(again["result"]["text"] == "Still here.");
   check_lifecycle(world);
 }
 

@@ -29,6 +29,9 @@ void scenario_streamed_turn(const AgentProfile& profile);
 void scenario_permission_allowed(const AgentProfile& profile);
 // The client denies; the command does not run; a second client's late answer over HTTP gets -32002.
 void scenario_permission_denied_and_late_answer(const AgentProfile& profile);
+// A cancel while a permission request is open resolves it as cancelled for every client (stdio and SSE; a late
+// answer gets -32002), ends the turn `cancelled`, runs nothing, and the session takes the next prompt.
+void scenario_cancel_while_permission_open(const AgentProfile& profile);
 // A cancel while a shell command runs ends the turn `cancelled`, the command's process is gone, and the session
 // takes the next prompt.
 void scenario_interrupt_mid_command(const AgentProfile& profile);

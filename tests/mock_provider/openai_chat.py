@@ -46,6 +46,15 @@ def system_text(body):
     return "\n".join(message_text(m) for m in messages(body) if m.get("role") in ("system", "developer"))
 
 
+def forced_tool(body):
+    """The function the request forces the model to call (`tool_choice: {"type": "function", "function": {"name":
+    ...}}`), or None. Grok Build forces `session_title` in the side request that names a new session."""
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        return (choice.get("function") or {}).get("name")
+    return None
+
+
 def mismatch(match, body):
     """Why a chat request `body` does not satisfy `match`, or None if it does. The predicate names are the
     Responses side's (README.md), read from `messages`."""
@@ -62,6 +71,7 @@ def mismatch(match, body):
         "stream": lambda v: bool(body.get("stream")) == v,
         "model": lambda v: body.get("model") == v,
         "min_input_items": lambda v: len(messages(body)) >= v,
+        "forced_tool": lambda v: forced_tool(body) == v,
     }
     return mock_common.check_predicates(checks, match)
 

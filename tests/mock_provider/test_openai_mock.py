@@ -247,6 +247,37 @@ class ChatCompletionsTest(MockServerCase):
         deltas = [c["choices"][0]["delta"] for c in self.chunks(body) if c["choices"]]
         self.assertEqual(deltas[1], {"reasoning_content": "let me think"})
 
+    def test_a_forced_tool_request_is_answered_by_its_rule_and_leaves_the_turns(self):
+        # Grok Build's title side request: tool_choice forces `session_title`; a rule answers it with that call.
+        title = {"name": "session_title", "arguments": {"session_title": "Mock session title"}}
+        self.start({"rules": [{"match": {"forced_tool": "session_title"}, "reply": {"function_call": title}}],
+                    "turns": [{"text": "the real answer"}]})
+        forced = {"model": "mock-model", "stream": True, "messages": [{"role": "user", "content": "name this"}],
+                  "tool_choice": {"type": "function", "function": {"name": "session_title"}},
+                  "tools": [{"type": "function", "function": {"name": "session_title", "parameters": {}}}]}
+        for _ in range(2):  # a rule is not used up
+            _, _, body = self.request("POST", "/v1/chat/completions", forced)
+            calls = [c["choices"][0]["delta"]["tool_calls"][0] for c in self.chunks(body)
+                     if c["choices"] and "tool_calls" in c["choices"][0]["delta"]]
+            self.assertEqual(calls[0]["function"]["name"], "session_title")
+            self.assertEqual(json.loads("".join(c["function"]["arguments"] for c in calls[1:])),
+                             {"session_title": "Mock session title"})
+        # A request that forces nothing ("auto", or no tool_choice) takes the scripted turn.
+        _, _, body = self.chat([{"role": "user", "content": "hi"}])
+        self.assertEqual("".join(c["choices"][0]["delta"].get("content", "") for c in self.chunks(body) if c["choices"]),
+                         "the real answer")
+        self.assertEqual([r["reply"] for r in self.records() if r["type"] == "request"], ["rule 0", "rule 0", "turn 0"])
+
+    def test_forced_tool_holds_only_for_the_named_function(self):
+        self.start({"turns": [{"match": {"forced_tool": "session_title"}, "text": "x"}]})
+        body = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "hi"}], "tool_choice": "auto"}
+        status, _, text = self.request("POST", "/v1/chat/completions", body)
+        self.assertEqual(status, 400)
+        self.assertIn("forced_tool", json.loads(text)["error"]["message"])
+        body["tool_choice"] = {"type": "function", "function": {"name": "other"}}
+        status, _, _ = self.request("POST", "/v1/chat/completions", body)
+        self.assertEqual(status, 400)
+
     def test_a_responses_only_reply_is_refused_loudly(self):
         self.start({"turns": [{"exec": "echo hi"}]})
         status, _, body = self.chat([{"role": "user", "content": "hi"}])

@@ -1,0 +1,343 @@
+#include "acp/AcpAdapter.h"
+
+#include <cctype>
+
+#include <spdlog/spdlog.h>
+
+#include "acp/AcpContent.h"
+#include "common/CliRuntime.h"
+#include "common/NativeJson.h"
+
+namespace switchboard::adapters::acp {
+
+using nlohmann::json;
+using protocol::ErrorCode;
+
+namespace {
+
+constexpr std::int64_t kProtocolVersion = 1;
+
+AdapterError no_such_mode(std::string_view mode) {
+  return AdapterError{ErrorCode::Unsupported, "no mode '" + std::string(mode) + "' (ask, accept-edits, full-access)"};
+}
+
+// Kinds whose tools change files: what accept-edits lets through.
+bool is_edit(std::string_view tool) { return tool == "edit" || tool == "delete" || tool == "move"; }
+
+std::string error_text(const JsonRpcEndpoint::Error& error) {
+  std::string text = error.message;
+  if (error.data.is_string()) text += ": " + error.data.get<std::string>();
+  if (error.data.is_object()) {
+    if (auto message = native::string_at(error.data, "message")) text += ": " + *message;
+  }
+  return text;
+}
+
+json prompt_blocks(const TurnInput& input) {
+  json blocks = json::array({json{{"type", "text"}, {"text", input.text}}});
+  // Files as resource links, which every ACP agent takes (images and embedded resources need capabilities).
+  for (const auto& attachment : input.attachments) {
+    const auto slash = attachment.path.rfind('/');
+    json link{{"type", "resource_link"},
+              {"uri", "file://" + attachment.path},
+              {"name", slash == std::string::npos ? attachment.path : attachment.path.substr(slash + 1)}};
+    if (attachment.mime_type) link["mimeType"] = *attachment.mime_type;
+    blocks.push_back(std::move(link));
+  }
+  return blocks;
+}
+
+}  // namespace
+
+bool is_mode(std::string_view mode) { return mode == kAskMode || mode == kAcceptEditsMode || mode == kFullAccessMode; }
+
+class AcpAdapter::ModeFilter final : public ForwardingListener {
+ public:
+  ModeFilter(AcpAdapter& adapter, AdapterListener& engine) : ForwardingListener(engine), m_adapter(adapter) {}
+
+  void on_permission_request(PermissionAsk ask) override {
+    const bool let_through = m_adapter.m_mode == kFullAccessMode || (m_adapter.m_mode == kAcceptEditsMode && is_edit(ask.tool));
+    if (!let_through) return ForwardingListener::on_permission_request(std::move(ask));
+    m_adapter.m_translator.answer_permission(ask.native_id, true);
+  }
+
+  void on_turn_end(TurnResult result) override {
+    m_adapter.turn_ended();
+    ForwardingListener::on_turn_end(std::move(result));
+  }
+
+ private:
+  AcpAdapter& m_adapter;
+};
+
+AcpAdapter::AcpAdapter(boost::asio::io_context& io, AdapterListener& listener, AcpConfig config)
+    : m_io(io),
+      m_listener(listener),
+      m_config(std::move(config)),
+      m_filter(std::make_unique<ModeFilter>(*this, listener)),
+      m_translator(*m_filter, m_config.agent),
+      m_rpc([this](std::string line) { return m_cli.write_encoded(std::move(line)); }, rpc_handlers(),
+            JsonRpcEndpoint::Options{m_config.agent, true}),
+      m_cli(io, CliIdentity{m_config.display_name, m_config.agent}, m_config.timeouts,
+            {[this](std::string_view line) { m_rpc.feed_line(line); },
+             [this](AgentErrorReport error) { m_listener.on_error(std::move(error)); },
+             [this](const std::string& reason, const std::string&) { on_process_exit(reason); }}),
+      m_self(std::make_shared<AcpAdapter*>(this)) {}
+
+// The CliProcess kills the process group if it still runs: an adapter never leaves an agent behind.
+AcpAdapter::~AcpAdapter() = default;
+
+protocol::AgentCapabilities AcpAdapter::static_capabilities() {
+  protocol::AgentCapabilities capabilities;
+  capabilities.streaming = true;
+  capabilities.permissions = true;
+  capabilities.questions = false;
+  capabilities.resume = true;
+  capabilities.model_switch = true;
+  capabilities.modes = true;
+  capabilities.images = false;
+  return capabilities;
+}
+
+JsonRpcEndpoint::Handlers AcpAdapter::rpc_handlers() {
+  JsonRpcEndpoint::Handlers handlers;
+  handlers.on_notification = [this](const std::string& method, const json& params) {
+    if (method == "session/update") return m_translator.on_update(params);
+    m_translator.on_extension(method, params);
+  };
+  handlers.on_request = [this](const json& id, const std::string& method, const json& params, JsonRpcEndpoint::Reply reply) {
+    if (method == "session/request_permission") return m_translator.on_permission_request(id, params, std::move(reply));
+    // We advertise no file system or terminal capability, so an agent has no reason to ask for them.
+    reply(JsonRpcEndpoint::method_not_found(method));
+  };
+  return handlers;
+}
+
+void AcpAdapter::start(const StartOptions& options, Completion done) {
+  const std::string mode = options.mode.value_or(std::string(kAskMode));
+  if (!is_mode(mode)) return done(no_such_mode(mode));
+  m_mode = mode;
+  m_cwd = options.cwd;
+  m_model = options.model;
+  m_resume_session_id = options.resume_provider_session_id;
+  EnvironmentChanges changes = m_config.environment;
+  if (m_config.prepare) {
+    auto prepared = m_config.prepare();
+    if (auto* refused = std::get_if<std::string>(&prepared)) {
+      return done(AdapterError{ErrorCode::AgentUnavailable, m_config.display_name + " could not be configured: " + *refused});
+    }
+    auto& own = std::get<EnvironmentChanges>(prepared);
+    changes.set.insert(changes.set.end(), own.set.begin(), own.set.end());
+    changes.unset.insert(changes.unset.end(), own.unset.begin(), own.unset.end());
+  }
+  std::vector<std::string> argv{m_config.executable};
+  argv.insert(argv.end(), m_config.arguments.begin(), m_config.arguments.end());
+  if (auto failed = m_cli.spawn(CliLaunch{std::move(argv), options.cwd, environment_with(changes), m_config.exec_shim,
+                                          m_config.agent + "[" + options.session_id + "]"})) {
+    return done(*failed);
+  }
+  // Usable once the session is open: initialize → session/new or session/load (→ session/set_model).
+  m_cli.begin_start(std::move(done));
+  const json params{{"protocolVersion", kProtocolVersion},
+                    {"clientCapabilities", {{"fs", {{"readTextFile", false}, {"writeTextFile", false}}}, {"terminal", false}}},
+                    {"clientInfo", {{"name", "switchboard"}, {"version", m_config.client_version}}}};
+  m_rpc.request("initialize", params, [this](JsonRpcEndpoint::Outcome outcome) { on_initialized(outcome); });
+}
+
+void AcpAdapter::on_initialized(const JsonRpcEndpoint::Outcome& outcome) {
+  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) {
+    return fail_start(m_config.display_name + " refused to initialize: " + error_text(*error));
+  }
+  const auto& result = std::get<json>(outcome);
+  const auto version = native::integer_at(result, "protocolVersion");
+  if (version != kProtocolVersion) {
+    return fail_start(m_config.display_name + " speaks ACP version " + (version ? std::to_string(*version) : "?") +
+                      ", not " + std::to_string(kProtocolVersion));
+  }
+  if (const auto* capabilities = native::object_at(result, "agentCapabilities")) {
+    m_can_load = native::bool_or(*capabilities, "loadSession", false);
+  }
+  json params{{"cwd", m_cwd}, {"mcpServers", json::array()}};
+  if (!m_config.session_meta.is_null()) params["_meta"] = m_config.session_meta;
+  if (m_resume_session_id) {
+    if (!m_can_load) return fail_start(m_config.display_name + " cannot load a session (no loadSession capability)", ErrorCode::ConversationLost);
+    params["sessionId"] = *m_resume_session_id;
+    // The replay of the conversation that comes before the answer is not news to the engine.
+    m_translator.set_session(*m_resume_session_id);
+    m_translator.set_replaying(true);
+    m_rpc.request("session/load", std::move(params), [this](JsonRpcEndpoint::Outcome answer) { on_session_opened(answer, true); });
+    return;
+  }
+  m_rpc.request("session/new", std::move(params), [this](JsonRpcEndpoint::Outcome answer) { on_session_opened(answer, false); });
+}
+
+void AcpAdapter::on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool loaded) {
+  m_translator.set_replaying(false);
+  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) {
+    // A load the agent refuses while it runs: the conversation is not there (deleted, or never saved). The engine
+    // then continues in a new session seeded with its own transcript.
+    const bool lost = loaded && !m_rpc.closed();
+    return fail_start(m_config.display_name + " could not " + (loaded ? "load the session: " : "open a session: ") + error_text(*error),
+                      lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
+  }
+  if (!loaded) {
+    const auto id = native::string_at(std::get<json>(outcome), "sessionId");
+    if (!id || id->empty()) return fail_start(m_config.display_name + " opened a session without a sessionId");
+    m_translator.set_session(*id);
+  }
+  m_listener.on_provider_session(ProviderSession{m_translator.session()});
+  if (!m_model) return finish_start();
+  json params{{"sessionId", m_translator.session()}, {"modelId", *m_model}};
+  m_rpc.request("session/set_model", std::move(params), [this](JsonRpcEndpoint::Outcome answer) {
+    if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&answer)) {
+      return fail_start(m_config.display_name + " refused the model '" + m_model.value_or("") + "': " + error_text(*error),
+                        ErrorCode::InvalidParams);
+    }
+    finish_start();
+  });
+}
+
+void AcpAdapter::finish_start() {
+  if (m_cli.starting()) m_cli.finish_start(std::nullopt);
+}
+
+void AcpAdapter::fail_start(const std::string& why, ErrorCode code) {
+  // Not running: the process is gone, and on_process_exit() reports why.
+  if (!m_cli.running()) return;
+  m_cli.finish_start(AdapterError{code, why});
+  m_cli.kill();
+}
+
+void AcpAdapter::send(TurnInput input) {
+  m_translator.turn_started(input.turn_id);
+  if (m_translator.session().empty() || !m_cli.running()) {
+    // start() succeeded, so a session is open; a caller that sends before that is a bug, answered as an error.
+    return m_translator.turn_failed(m_config.display_name + " has no open session");
+  }
+  if (input.model && input.model != m_model) {
+    const std::string model = *input.model;
+    json params{{"sessionId", m_translator.session()}, {"modelId", model}};
+    m_rpc.request("session/set_model", std::move(params),
+                  [weak = std::weak_ptr<AcpAdapter*>(m_self), input = std::move(input)](JsonRpcEndpoint::Outcome answer) mutable {
+                    auto self = weak.lock();
+                    if (!self) return;
+                    if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&answer)) {
+                      return (*self)->m_translator.turn_failed((*self)->m_config.display_name + " refused the model '" +
+                                                               input.model.value_or("") + "': " + error_text(*error));
+                    }
+                    (*self)->m_model = input.model;
+                    (*self)->send_prompt(std::move(input));
+                  });
+    return;
+  }
+  send_prompt(std::move(input));
+}
+
+void AcpAdapter::send_prompt(TurnInput input) {
+  if (!m_translator.turn_running()) return;  // cancelled while the model was being set
+  json params{{"sessionId", m_translator.session()}, {"prompt", prompt_blocks(input)}};
+  m_rpc.request("session/prompt", std::move(params), [this](JsonRpcEndpoint::Outcome outcome) { m_translator.on_prompt_answer(outcome); });
+}
+
+void AcpAdapter::cancel() {
+  if (!m_translator.turn_running()) return;
+  // ACP's cancel: the notification, and every permission request still open answered `cancelled`.
+  m_translator.cancel_open_requests();
+  m_rpc.notify("session/cancel", json{{"sessionId", m_translator.session()}});
+  // The agent answers the prompt `cancelled` within milliseconds; one that does not is stuck and is replaced:
+  // killing it ends the turn, and the next send starts a fresh process that loads the session.
+  m_cli.arm_cancel_deadline([this] { return m_translator.turn_running(); }, "session/prompt answer", "agent");
+}
+
+void AcpAdapter::turn_ended() { m_cli.disarm_cancel_deadline(); }
+
+void AcpAdapter::answer_permission(const std::string& native_id, PermissionAnswer answer, Completion done) {
+  // Every allow is a one-time allow and every deny a one-time reject: the engine's rule book keeps the session,
+  // project and always rules itself (docs/agents/acp.md, "Permissions"). ACP has no place for a deny message.
+  if (!answer.allow && answer.message && !answer.message->empty()) {
+    spdlog::debug("{}: a deny message cannot be passed on over ACP: {}", m_config.agent, *answer.message);
+  }
+  m_translator.answer_permission(native_id, answer.allow);
+  done(std::nullopt);
+}
+
+void AcpAdapter::answer_question(const std::string& native_id, QuestionAnswer, Completion done) {
+  done(AdapterError{ErrorCode::Unsupported, m_config.display_name + " asks no questions over ACP (no question " + native_id + ")"});
+}
+
+void AcpAdapter::set_model(const std::string& model, Completion done) {
+  if (!m_cli.running() || m_translator.session().empty()) {
+    return done(AdapterError{ErrorCode::AgentUnavailable, m_config.display_name + " is not running"});
+  }
+  json params{{"sessionId", m_translator.session()}, {"modelId", model}};
+  m_rpc.request("session/set_model", std::move(params),
+                [weak = std::weak_ptr<AcpAdapter*>(m_self), model, done = std::move(done)](JsonRpcEndpoint::Outcome answer) {
+                  auto self = weak.lock();
+                  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&answer)) {
+                    const auto code = error->code == JsonRpcEndpoint::kAgentGone ? ErrorCode::AgentUnavailable : ErrorCode::InvalidParams;
+                    return done(AdapterError{code, "the model '" + model + "' was refused: " + error_text(*error)});
+                  }
+                  if (self) (*self)->m_model = model;
+                  done(std::nullopt);
+                });
+}
+
+void AcpAdapter::set_mode(const std::string& mode, Completion done) {
+  if (!is_mode(mode)) return done(no_such_mode(mode));
+  m_mode = mode;
+  done(std::nullopt);
+}
+
+void AcpAdapter::stop() {
+  if (!m_cli.running() || m_cli.stop_requested()) return;
+  // EOF on stdin ends an ACP agent; then TERM, then KILL, each after the configured grace.
+  m_cli.stop();
+}
+
+void AcpAdapter::on_process_exit(const std::string& reason) {
+  // What is still unanswered fails (a running prompt ends the turn as an error); then the start or the session.
+  m_rpc.close(reason);
+  if (m_translator.turn_running()) m_translator.turn_failed(reason);
+  if (m_cli.starting()) return m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
+  if (std::exchange(m_stopped_reported, true)) return;
+  m_listener.on_unavailable(Unavailable{reason});
+}
+
+std::optional<std::string> first_version_in(std::string_view output) {
+  for (std::size_t i = 0; i < output.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(output[i])) || (i > 0 && std::isalnum(static_cast<unsigned char>(output[i - 1])))) continue;
+    std::size_t end = i;
+    int dots = 0;
+    while (end < output.size() && (std::isdigit(static_cast<unsigned char>(output[end])) || output[end] == '.')) {
+      if (output[end] == '.') ++dots;
+      ++end;
+    }
+    while (end > i && output[end - 1] == '.') {
+      --end;
+      --dots;
+    }
+    if (dots >= 1) return std::string(output.substr(i, end - i));
+    i = end;
+  }
+  return std::nullopt;
+}
+
+AgentDescriptor acp_agent(boost::asio::io_context& io, AcpConfig config) {
+  VersionProbeSpec probe;
+  probe.agent = config.agent;
+  probe.executable = config.executable;
+  probe.exec_shim = config.exec_shim;
+  probe.install_hint = install_hint(config.agent);
+  probe.parse_version = [](std::string_view output) { return first_version_in(output); };
+  probe.capabilities = AcpAdapter::static_capabilities();
+  std::string name = config.agent;
+  auto runtime = std::make_shared<CliRuntime>(io, std::move(probe),
+                                              [&io, config = std::move(config)](AdapterListener& listener, const std::string& executable) {
+                                                auto own = config;
+                                                own.executable = executable;
+                                                return std::make_unique<AcpAdapter>(io, listener, std::move(own));
+                                              });
+  return describe_runtime(std::move(name), std::move(runtime));
+}
+
+}  // namespace switchboard::adapters::acp

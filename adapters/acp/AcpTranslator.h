@@ -1,0 +1,102 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/JsonRpcEndpoint.h"
+#include "common/LineStats.h"
+#include "switchboard/adapters/AgentAdapter.h"
+
+namespace switchboard::adapters::acp {
+
+// One ACP session's stream in, AdapterListener events out: `session/update` notifications, the agent's
+// `session/request_permission` requests, vendor extension notifications (`_x.ai/*` from Grok Build) and the
+// answer to our `session/prompt`. Pure: no I/O, no clock. The adapter feeds it what the JSON-RPC endpoint
+// delivers and says when a prompt went out; updates naming another ACP session are dropped here, so one
+// translator only ever reports its own session. The mapping, and what is dropped on purpose, is in
+// docs/agents/acp.md.
+//
+// A turn is one `session/prompt`: its text messages are opened and closed around tool calls (ACP has no message
+// ids, so they are numbered per turn), and the prompt's answer (or its failure) ends it with one on_turn_end.
+class AcpTranslator {
+ public:
+  AcpTranslator(AdapterListener& events, std::string log_prefix);
+
+  // The ACP session this translator reports (from session/new or session/load).
+  void set_session(std::string acp_session_id) { m_session = std::move(acp_session_id); }
+  const std::string& session() const { return m_session; }
+
+  // While a session/load is answered the agent replays the conversation as updates: the engine has its own
+  // transcript, so the replay is dropped (counted).
+  void set_replaying(bool replaying) { m_replaying = replaying; }
+
+  void on_update(const nlohmann::json& params);
+  // A notification whose method is not session/update (vendor extensions).
+  void on_extension(const std::string& method, const nlohmann::json& params);
+  // session/request_permission: reported as a PermissionAsk whose native id is the JSON-RPC id; `reply` is kept
+  // until answer_permission() or cancel_open_requests().
+  void on_permission_request(const nlohmann::json& id, const nlohmann::json& params, JsonRpcEndpoint::Reply reply);
+
+  // Our answer to an open permission request: false when none is open under that id (already answered,
+  // or withdrawn by a cancel).
+  bool answer_permission(const std::string& native_id, bool allow);
+  // A cancel: every open permission request is answered `cancelled` (what ACP asks of a client that cancels)
+  // and withdrawn from the engine.
+  void cancel_open_requests();
+
+  void turn_started(std::string turn_id);
+  bool turn_running() const { return m_turn_running; }
+  // The answer to the turn's session/prompt: its stopReason (and usage), or the error it failed with.
+  void on_prompt_answer(const JsonRpcEndpoint::Outcome& outcome);
+  // The turn could not be sent or the agent went away: it ends now, as an error.
+  void turn_failed(const std::string& why);
+
+  const LineStats& stats() const { return m_lines.stats(); }
+  const std::optional<std::string>& current_mode() const { return m_mode; }
+
+ private:
+  struct ToolCall {
+    bool started = false;
+    bool done = false;
+    std::string tool;
+    std::size_t output_sent = 0;  // bytes of the running output already reported
+  };
+  struct OpenPermission {
+    nlohmann::json options;
+    JsonRpcEndpoint::Reply reply;
+  };
+
+  bool is_ours(const nlohmann::json& params);
+  void on_text_chunk(const nlohmann::json& update, protocol::DeltaKind kind);
+  void on_tool_call(const nlohmann::json& update);
+  void on_plan(const nlohmann::json& update);
+  void on_usage_update(const nlohmann::json& update);
+  void on_vendor_update(const nlohmann::json& update);
+  void close_message();
+  void end_turn(protocol::StopReason reason, std::optional<std::string> error);
+
+  AdapterListener& m_events;
+  LineLog m_lines;
+  std::string m_session;
+  bool m_replaying = false;
+  bool m_turn_running = false;
+  std::string m_turn_id;
+  // The message being streamed: its id, kind and text so far (reported whole when it closes).
+  std::optional<std::string> m_message_id;
+  protocol::DeltaKind m_message_kind = protocol::DeltaKind::Text;
+  std::string m_message_text;
+  std::uint64_t m_messages = 0;  // of this turn, for ids
+  std::uint64_t m_plans = 0;
+  std::string m_last_text;  // the turn's last text message: its answer
+  std::map<std::string, ToolCall> m_tools;  // by toolCallId
+  std::map<std::string, OpenPermission> m_permissions;  // by native id (the JSON-RPC id, dumped)
+  std::optional<std::string> m_turn_error;  // a vendor notification said why the turn failed
+  std::optional<double> m_cost_usd;
+  std::optional<std::string> m_mode;
+};
+
+}  // namespace switchboard::adapters::acp

@@ -1,0 +1,99 @@
+#include "grok/GrokLaunch.h"
+
+#include <fstream>
+#include <system_error>
+
+#include "common/TomlString.h"
+
+namespace switchboard::adapters::grok {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Retries of one model request: Grok adds a fixed recovery of its own on top (4 attempts over ~44 s in all).
+constexpr int kMaxRetries = 1;
+
+bool same_place(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  if (fs::equivalent(a, b, error)) return true;
+  return fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error);
+}
+
+}  // namespace
+
+std::vector<std::string> arguments() { return {"agent", "--no-leader", "stdio"}; }
+
+std::string config_toml(const GrokProvider& provider) {
+  std::string out;
+  out += "# Written by switchboard at every start of Grok Build in this GROK_HOME; edits are overwritten.\n";
+  out += "[models]\n";
+  out += "default = \"switchboard\"\n";
+  out += "session_summary = \"switchboard\"\n";  // else the title request names grok-4.6 to our provider
+  out += "max_retries = " + std::to_string(kMaxRetries) + "\n\n";
+  out += "[model.switchboard]\n";
+  out += "model = " + toml_string(provider.model) + "\n";
+  out += "name = \"switchboard provider\"\n";
+  out += "base_url = " + toml_string(provider.base_url) + "\n";
+  out += "env_key = " + toml_string(kApiKeyVariable) + "\n";
+  out += "api_backend = " + toml_string(provider.api) + "\n\n";
+  out += "[features]\ntelemetry = false\nturn_summary = false\n\n";
+  out += "[cli]\nauto_update = false\n\n";
+  out += "[permission]\nask = [\"Bash\", \"Edit\", \"Write\"]\n";
+  return out;
+}
+
+std::optional<std::string> write_private_home(const GrokProvider& provider, const std::optional<std::string>& home,
+                                              const std::optional<std::string>& inherited_grok_home) {
+  const fs::path& dir = provider.grok_home;
+  if (dir.empty()) return "no private GROK_HOME configured";
+  if (home && !home->empty() && same_place(dir, fs::path(*home) / ".grok")) {
+    return "refusing to use the user's own Grok home " + dir.string();
+  }
+  if (inherited_grok_home && !inherited_grok_home->empty() && same_place(dir, *inherited_grok_home)) {
+    return "refusing to use the daemon's GROK_HOME " + dir.string();
+  }
+  std::error_code error;
+  const auto marker = dir / kHomeMarker;
+  if (!fs::exists(marker, error)) {
+    // A new home is made ours; an existing one with files in it is somebody else's.
+    if (fs::exists(dir, error) && !fs::is_empty(dir, error)) {
+      return "refusing to use " + dir.string() + ", which holds files switchboard did not write";
+    }
+    fs::create_directories(dir, error);
+    if (error) return "cannot create " + dir.string() + ": " + error.message();
+    std::ofstream mark(marker, std::ios::trunc);
+    mark << "This GROK_HOME belongs to switchboard: it rewrites config.toml at every start of Grok Build.\n";
+    if (!mark.flush()) return "cannot write " + marker.string();
+  }
+  const auto path = dir / "config.toml";
+  const auto temporary = dir / "config.toml.switchboard-tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << config_toml(provider);
+    if (!out.flush()) return "cannot write " + temporary.string();
+  }
+  fs::rename(temporary, path, error);
+  if (error) return "cannot write " + path.string() + ": " + error.message();
+  return std::nullopt;
+}
+
+EnvironmentChanges environment_for(const std::optional<GrokProvider>& provider) {
+  EnvironmentChanges changes;
+  changes.set.emplace_back("GROK_DISABLE_AUTOUPDATER", "1");
+  if (!provider) {
+    // The overlay takes only soft settings (models, features): enough to bound retries and skip the extra
+    // summary request after every turn, without writing the user's config.toml.
+    changes.set.emplace_back("GROK_CONFIG", "{\"models\":{\"max_retries\":" + std::to_string(kMaxRetries) +
+                                                "},\"features\":{\"turn_summary\":false}}");
+    return changes;
+  }
+  changes.set.emplace_back("GROK_HOME", provider->grok_home.string());
+  changes.unset.emplace_back("GROK_CONFIG");
+  changes.unset.emplace_back("GROK_CONFIG_PATH");
+  // Grok wants a key before it sends anything; a local provider that needs none gets a placeholder.
+  changes.set.emplace_back(std::string(kApiKeyVariable), provider->api_key.value_or("switchboard-no-key"));
+  return changes;
+}
+
+}  // namespace switchboard::adapters::grok

@@ -1,0 +1,317 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "acp/AcpAdapter.h"
+#include "acp/AcpContent.h"
+#include "acp/AcpTranslator.h"
+#include "support/CodexRecording.h"
+
+// The ACP translator fed recorded `grok agent stdio` conversations (tests/fixtures/grok/, Grok Build 1.0.41
+// against the project's Chat Completions mock; paths written as <scratch>): each line the agent wrote goes where
+// the adapter's JSON-RPC endpoint would send it, and the lines we wrote say when a prompt went out and which
+// requests of the agent we answered. The recording sink is the generic one the Codex tests also use.
+
+namespace acp_translator_tests {
+
+using nlohmann::json;
+using switchboard::adapters::JsonRpcEndpoint;
+using switchboard::adapters::acp::AcpTranslator;
+using switchboard::testing::CodexRecordingSink;
+namespace acp = switchboard::adapters::acp;
+
+struct Recording {
+  std::vector<json> lines;  // {"dir": "in" | "out", "line": ...}
+};
+
+Recording recorded(const std::string& name) {
+  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/grok/" + name);
+  REQUIRE(in.good());
+  Recording recording;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) recording.lines.push_back(json::parse(line));
+  }
+  return recording;
+}
+
+// Plays a recording into `translator`: the session of the first session/new answer or session/load, our prompts
+// (each a turn), the agent's notifications and permission requests, and the answers to our prompts. What the
+// translator replied to a permission request is kept by the request's id.
+struct Player {
+  AcpTranslator& translator;
+  std::map<std::string, json> replies;  // the agent's request id (dumped) → our answer
+  std::map<std::int64_t, std::string> prompts;  // our request id → "prompt" | "load" | "new"
+
+  void play(const Recording& recording) {
+    int turns = 0;
+    for (const auto& entry : recording.lines) {
+      const json message = json::parse(entry.at("line").get<std::string>());
+      if (entry.at("dir") == "in") {
+        const std::string method = message.value("method", "");
+        if (method == "session/prompt") {
+          prompts[message.at("id").get<std::int64_t>()] = "prompt";
+          translator.turn_started("turn" + std::to_string(++turns));
+        } else if (method == "session/load") {
+          prompts[message.at("id").get<std::int64_t>()] = "load";
+          translator.set_session(message.at("params").at("sessionId").get<std::string>());
+          translator.set_replaying(true);
+        } else if (method == "session/new") {
+          prompts[message.at("id").get<std::int64_t>()] = "new";
+        }
+        continue;
+      }
+      if (message.contains("method") && message.contains("id")) {
+        const std::string id = message.at("id").dump();
+        translator.on_permission_request(message.at("id"), message.at("params"),
+                                         [this, id](JsonRpcEndpoint::Outcome outcome) { replies[id] = std::get<json>(outcome); });
+      } else if (message.contains("method")) {
+        const std::string method = message.at("method").get<std::string>();
+        if (method == "session/update") {
+          translator.on_update(message.at("params"));
+        } else {
+          translator.on_extension(method, message.at("params"));
+        }
+      } else if (message.contains("id") && message.at("id").is_number_integer()) {
+        const auto it = prompts.find(message.at("id").get<std::int64_t>());
+        if (it == prompts.end()) continue;
+        if (it->second == "new") translator.set_session(message.at("result").at("sessionId").get<std::string>());
+        if (it->second == "load") translator.set_replaying(false);
+        if (it->second == "prompt") {
+          if (message.contains("error")) {
+            translator.on_prompt_answer(JsonRpcEndpoint::Error{message["error"].value("code", 0), message["error"].value("message", ""), nullptr});
+          } else {
+            translator.on_prompt_answer(message.at("result"));
+          }
+        }
+      }
+    }
+  }
+};
+
+std::vector<std::string> without_deltas(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  for (const auto& line : lines) {
+    if (line.rfind("delta ", 0) != 0) out.push_back(line);
+  }
+  return out;
+}
+
+TEST_CASE("acp translator: Grok's recorded text turn, allowed shell command and mid-stream cancel become our events", "[acp]") {
+  // The recording answered allow-once: the sink does not answer, so the test answers as the engine would.
+  struct Allowing : CodexRecordingSink {
+    AcpTranslator* translator = nullptr;
+    void on_permission_request(switchboard::adapters::PermissionAsk ask) override {
+      const auto id = ask.native_id;
+      CodexRecordingSink::on_permission_request(std::move(ask));
+      translator->answer_permission(id, true);
+    }
+  } allowing;
+  AcpTranslator answered(allowing, "grok");
+  allowing.translator = &answered;
+  Player answering{answered, {}, {}};
+  answering.play(recorded("permission-allowed-and-cancel.ndjson"));
+
+  const auto events = without_deltas(allowing.lines);
+  INFO(json(allowing.lines).dump(1));
+  REQUIRE(events.size() == 11);
+  CHECK(events[0] == R"(message turn1-1 text "Hello from the mock.")");
+  CHECK(events[1].rfind(R"(turn_end end_turn "Hello from the mock.")", 0) == 0);
+  CHECK(events[2] == R"(message turn2-1 text "Running it.")");
+  CHECK(events[3] == R"(tool_started call_mock_0002 execute {"command":"echo grok-made","description":"test command"})");
+  CHECK(events[4] == R"(permission 0 execute "echo grok-made")");
+  // The running output, decoded from Grok's array of byte values, then the whole of it once more at the end.
+  CHECK(events[5] == R"(tool_output call_mock_0002 "grok-made\n")");
+  CHECK(events[6] == R"(tool_completed call_mock_0002 ok "grok-made\n")");
+  CHECK(events[7] == R"(message turn2-2 text "It printed grok-made.")");
+  CHECK(events[8].rfind(R"(turn_end end_turn "It printed grok-made.")", 0) == 0);
+  // The slow stream cancelled mid-way: what came is a message of its own, and the turn ends cancelled.
+  CHECK(events[9].rfind(R"(message turn3-1 text "tick tick )", 0) == 0);
+  CHECK(events[10].rfind("turn_end cancelled", 0) == 0);
+  REQUIRE(answering.replies.size() == 1);
+  CHECK(answering.replies["0"] == json{{"outcome", {{"outcome", "selected"}, {"optionId", "allow-once"}}}});
+  REQUIRE(allowing.turns.size() == 3);
+  REQUIRE(allowing.turns[0].usage);
+  CHECK(allowing.turns[0].usage->input_tokens == 14410);
+  CHECK(allowing.turns[0].usage->output_tokens == 3);
+  CHECK(answered.stats().malformed == 0);
+  CHECK(answered.stats().unknown == 0);
+  CHECK_FALSE(answered.turn_running());
+}
+
+TEST_CASE("acp translator: a denied command fails its tool and ends the turn cancelled, and a cancel answers the open request cancelled", "[acp]") {
+  struct Deciding : CodexRecordingSink {
+    AcpTranslator* translator = nullptr;
+    int asks = 0;
+    void on_permission_request(switchboard::adapters::PermissionAsk ask) override {
+      const auto id = ask.native_id;
+      CodexRecordingSink::on_permission_request(std::move(ask));
+      // The first is denied; the second stays open until the recording's cancel.
+      if (++asks == 1) translator->answer_permission(id, false);
+    }
+  } sink;
+  AcpTranslator translator(sink, "grok");
+  sink.translator = &translator;
+  Player player{translator, {}, {}};
+  // The recorded cancel: the adapter's cancel() calls cancel_open_requests() before the notification goes out.
+  Recording recording = recorded("permission-denied-and-cancelled.ndjson");
+  Recording before_cancel;
+  Recording after_cancel;
+  bool cancelled = false;
+  for (const auto& line : recording.lines) {
+    if (line.at("dir") == "in" && line.at("line").get<std::string>().find("session/cancel") != std::string::npos) cancelled = true;
+    (cancelled ? after_cancel : before_cancel).lines.push_back(line);
+  }
+  REQUIRE(cancelled);
+  player.play(before_cancel);
+  translator.cancel_open_requests();
+  player.play(after_cancel);
+
+  const auto events = without_deltas(sink.lines);
+  INFO(json(sink.lines).dump(1));
+  REQUIRE(events.size() == 10);
+  CHECK(events[0] == R"(message turn1-1 text "Removing it.")");
+  CHECK(events[1] == R"(tool_started call_mock_0002 execute {"command":"rm -f nothing.txt","description":"test command"})");
+  CHECK(events[2] == R"(permission 0 execute "rm -f nothing.txt")");
+  CHECK(events[3].rfind(R"(tool_completed call_mock_0002 error "User rejected)", 0) == 0);
+  CHECK(events[4].rfind("turn_end cancelled", 0) == 0);
+  CHECK(events[5] == R"(message turn2-1 text "Removing again.")");
+  CHECK(events[6].rfind("tool_started call_mock_0003 execute", 0) == 0);
+  CHECK(events[7] == R"(permission 1 execute "rm -f nothing2.txt")");
+  CHECK(events[8] == "withdrawn 1");
+  CHECK(events[9].rfind("turn_end cancelled", 0) == 0);
+  CHECK(player.replies["0"] == json{{"outcome", {{"outcome", "selected"}, {"optionId", "reject-once"}}}});
+  CHECK(player.replies["1"] == json{{"outcome", {{"outcome", "cancelled"}}}});
+  CHECK(translator.stats().unknown == 0);
+}
+
+TEST_CASE("acp translator: the replay of session/load is not reported, and the next turn is", "[acp]") {
+  CodexRecordingSink sink;
+  AcpTranslator translator(sink, "grok");
+  Player player{translator, {}, {}};
+  player.play(recorded("load-replay.ndjson"));
+  const auto events = without_deltas(sink.lines);
+  INFO(json(sink.lines).dump(1));
+  REQUIRE(events.size() == 2);
+  CHECK(events[0] == R"(message turn1-1 text "I remember.")");
+  CHECK(events[1].rfind(R"(turn_end end_turn "I remember.")", 0) == 0);
+  CHECK(translator.stats().unknown == 0);
+  CHECK(translator.stats().dropped > 0);
+}
+
+TEST_CASE("acp translator: updates and requests naming another ACP session are not this session's", "[acp]") {
+  CodexRecordingSink sink;
+  AcpTranslator translator(sink, "acp");
+  translator.set_session("mine");
+  translator.turn_started("t");
+  const json chunk{{"sessionUpdate", "agent_message_chunk"}, {"content", {{"type", "text"}, {"text", "hi"}}}};
+  translator.on_update(json{{"sessionId", "other"}, {"update", chunk}});
+  json reply;
+  translator.on_permission_request(0, json{{"sessionId", "other"}, {"toolCall", {{"toolCallId", "c"}}}, {"options", json::array()}},
+                                   [&reply](JsonRpcEndpoint::Outcome outcome) { reply = std::get<json>(outcome); });
+  CHECK(sink.lines.empty());
+  CHECK(reply == json{{"outcome", {{"outcome", "cancelled"}}}});
+  translator.on_update(json{{"sessionId", "mine"}, {"update", chunk}});
+  CHECK(sink.lines == std::vector<std::string>{R"(delta t-1 text "hi")"});
+}
+
+TEST_CASE("acp translator: thoughts, plans and a usage cost become our events", "[acp]") {
+  CodexRecordingSink sink;
+  AcpTranslator translator(sink, "acp");
+  translator.set_session("s");
+  translator.turn_started("t");
+  auto update = [&](json body) { translator.on_update(json{{"sessionId", "s"}, {"update", std::move(body)}}); };
+  update({{"sessionUpdate", "agent_thought_chunk"}, {"content", {{"type", "text"}, {"text", "hmm"}}}});
+  update({{"sessionUpdate", "plan"},
+          {"entries", json::array({json{{"content", "read"}, {"status", "completed"}, {"priority", "high"}},
+                                   json{{"content", "write"}, {"status", "pending"}, {"priority", "low"}}})}});
+  update({{"sessionUpdate", "agent_message_chunk"}, {"content", {{"type", "text"}, {"text", "done"}}}});
+  update({{"sessionUpdate", "usage_update"}, {"used", 10}, {"size", 100}, {"cost", {{"amount", 0.25}, {"currency", "USD"}}}});
+  for (const auto* dropped : {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "user_message_chunk"}) {
+    update({{"sessionUpdate", dropped}});
+  }
+  translator.on_prompt_answer(json{{"stopReason", "end_turn"}, {"usage", {{"inputTokens", 5}, {"outputTokens", 2}}}});
+  INFO(json(sink.lines).dump(1));
+  REQUIRE(sink.lines.size() == 7);
+  CHECK(sink.lines[0] == R"(delta t-1 thinking "hmm")");
+  CHECK(sink.lines[1] == R"(message t-1 thinking "hmm")");
+  CHECK(sink.lines[2] == R"(tool_started t-plan-1 plan {"entries":[{"content":"read","priority":"high","status":"completed"},{"content":"write","priority":"low","status":"pending"}]})");
+  CHECK(sink.lines[3] == R"(tool_completed t-plan-1 ok "[x] read\n[ ] write\n")");
+  CHECK(sink.lines[4] == R"(delta t-2 text "done")");
+  CHECK(sink.lines[5] == R"(message t-2 text "done")");
+  CHECK(sink.lines[6].rfind(R"(turn_end end_turn "done")", 0) == 0);
+  REQUIRE(sink.turns.size() == 1);
+  REQUIRE(sink.turns[0].usage);
+  CHECK(sink.turns[0].usage->input_tokens == 5);
+  CHECK(sink.turns[0].usage->cost_usd == 0.25);
+  CHECK(translator.stats().unknown == 0);
+}
+
+TEST_CASE("acp translator: a failed prompt ends the turn as an error saying why, and a retry is a status", "[acp]") {
+  CodexRecordingSink sink;
+  AcpTranslator translator(sink, "grok");
+  translator.set_session("s");
+  translator.turn_started("t");
+  translator.on_extension("_x.ai/session_notification",
+                          json{{"sessionId", "s"},
+                               {"update", {{"sessionUpdate", "retry_state"}, {"type", "retrying"}, {"attempt", 1}, {"max_retries", 3}, {"reason", "Server error; retrying request"}}}});
+  JsonRpcEndpoint::Error error{-32603, "Internal error", json{{"message", "API error (status 500)"}, {"http_status", 500}}};
+  translator.on_prompt_answer(error);
+  REQUIRE(sink.statuses.size() == 1);
+  CHECK(sink.statuses[0].attempt == 1);
+  CHECK(sink.statuses[0].max_attempts == 3);
+  REQUIRE(sink.turns.size() == 1);
+  CHECK(sink.turns[0].stop_reason == switchboard::protocol::StopReason::Error);
+  CHECK(sink.turns[0].error == "API error (status 500)");
+}
+
+TEST_CASE("acp content: the options picked for our decisions are the one-time ones, else the always ones", "[acp]") {
+  const json grok = json::parse(R"([{"optionId":"always-allow","kind":"allow_always"},{"optionId":"allow-once","kind":"allow_once"},
+                                    {"optionId":"reject-once","kind":"reject_once"},{"optionId":"reject-always","kind":"reject_always"}])");
+  CHECK(acp::option_for(grok, true) == "allow-once");
+  CHECK(acp::option_for(grok, false) == "reject-once");
+  const json always_only = json::parse(R"([{"optionId":"a","kind":"allow_always"},{"optionId":"r","kind":"reject_always"}])");
+  CHECK(acp::option_for(always_only, true) == "a");
+  CHECK(acp::option_for(always_only, false) == "r");
+  const json opencode = json::parse(R"([{"optionId":"once","kind":"allow_once"},{"optionId":"always","kind":"allow_always"}])");
+  CHECK(acp::option_for(opencode, false) == std::nullopt);
+  CHECK(acp::permission_outcome(std::nullopt) == json{{"outcome", {{"outcome", "cancelled"}}}});
+}
+
+TEST_CASE("acp content: raw output as byte values is decoded, and anything else is never mistaken for it", "[acp]") {
+  CHECK(acp::raw_output_text(json::parse(R"({"type":"Bash","output":[104,105,10],"output_for_prompt":"exit: 0\nhi\n"})")) == "hi\n");
+  CHECK(acp::raw_output_text(json::parse(R"({"output":[104,300]})")).find("output_for_prompt") == std::string::npos);
+  CHECK(acp::raw_output_text(json::parse(R"({"output":[104,300],"output_for_prompt":"x"})")) == "x");
+  CHECK(acp::raw_output_text(json("plain")) == "plain");
+  CHECK(acp::raw_output_text(json(nullptr)).empty());
+  CHECK(acp::bytes_of(json::parse("[0,255]")) == std::string("\0\xff", 2));
+  CHECK_FALSE(acp::bytes_of(json::parse("[-1]")));
+  CHECK_FALSE(acp::bytes_of(json::parse(R"(["a"])")));
+}
+
+TEST_CASE("acp content: the tool name is the ACP kind, the subject the command line or path", "[acp]") {
+  CHECK(acp::tool_name(json::parse(R"({"kind":"execute","title":"Execute `ls`"})")) == "execute");
+  CHECK(acp::tool_name(json::parse(R"({"title":"run_terminal_command","_meta":{"x.ai/tool":{"kind":"execute"}}})")) == "execute");
+  CHECK(acp::tool_name(json::parse(R"({"kind":"other","title":"websearch"})")) == "websearch");
+  CHECK(acp::tool_name(json::parse(R"({"title":"x"})")) == "x");
+  CHECK(acp::tool_subject(json::parse(R"({"kind":"execute","rawInput":{"command":["git","status"]}})")) == "git status");
+  CHECK(acp::tool_subject(json::parse(R"({"kind":"edit","locations":[{"path":"/w/a.txt"}]})")) == "/w/a.txt");
+  CHECK(acp::tool_subject(json::parse(R"({"kind":"edit","rawInput":{"file_path":"/w/b.txt"}})")) == "/w/b.txt");
+  const auto ask = acp::permission_ask("7", json::parse(R"({"toolCall":{"kind":"execute","title":"Execute `ls *`","rawInput":{"command":"ls *"}}})"));
+  CHECK(ask.subject == "ls *");
+  CHECK_FALSE(ask.suggested_rule);  // a glob character would widen the rule
+}
+
+TEST_CASE("acp: the version is the first version number of the output", "[acp]") {
+  CHECK(acp::first_version_in("grok 1.0.41 (4220f3b224a6)\n") == "1.0.41");
+  CHECK(acp::first_version_in("1.18.33\n") == "1.18.33");
+  CHECK(acp::first_version_in("tool v2.3.") == std::nullopt);  // "v2.3" is part of a word
+  CHECK(acp::first_version_in("agent 2 build 3.1") == "3.1");
+  CHECK(acp::first_version_in("no version") == std::nullopt);
+}
+
+}  // namespace acp_translator_tests
