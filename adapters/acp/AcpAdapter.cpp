@@ -330,6 +330,7 @@ AgentDescriptor acp_agent(boost::asio::io_context& io, AcpConfig config) {
   probe.install_hint = install_hint(config.agent);
   probe.parse_version = [](std::string_view output) { return first_version_in(output); };
   probe.capabilities = AcpAdapter::static_capabilities();
+  probe.modes = {std::string(kAskMode), std::string(kAcceptEditsMode), std::string(kFullAccessMode)};
   std::string name = config.agent;
   auto runtime = std::make_shared<CliRuntime>(io, std::move(probe),
                                               [&io, config = std::move(config)](AdapterListener& listener, const std::string& executable) {

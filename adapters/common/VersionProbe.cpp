@@ -29,6 +29,7 @@ VersionProbe::VersionProbe(boost::asio::io_context& io, VersionProbeSpec spec)
     : m_io(io), m_spec(std::move(spec)), m_executable(m_spec.executable), m_deadline(io) {
   m_info.agent = m_spec.agent;
   m_info.capabilities = m_spec.capabilities;
+  if (!m_spec.modes.empty()) m_info.modes = m_spec.modes;
 }
 
 // The ChildProcess kills a probe still running.

@@ -32,6 +32,8 @@ struct VersionProbeSpec {
   // The version in the probe's stdout; none when the output is not a version.
   std::function<std::optional<std::string>(std::string_view output)> parse_version;
   protocol::AgentCapabilities capabilities;
+  // The session modes clients may offer (agents.list); empty: not listed.
+  std::vector<std::string> modes;
   std::chrono::milliseconds timeout{20000};  // a probe that hangs is killed; its exit reports the problem
 };
 

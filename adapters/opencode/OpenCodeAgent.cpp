@@ -9,9 +9,22 @@
 namespace switchboard::adapters::opencode {
 namespace {
 
+constexpr std::int64_t kDay = 24 * 3600 * 1000;
+
+config::AgentSettingSpec idle_stop_setting() {
+  config::AgentSettingSpec spec{"agents.opencode.idle_stop", "--opencode-idle-stop", "SWITCHBOARD_OPENCODE_IDLE_STOP",
+                                config::Kind::Duration,
+                                "how long the OpenCode server runs with no turn in progress before it is stopped to free "
+                                "its memory (its sessions stop, and resume on a new server at their next prompt); 0: never",
+                                "10m"};
+  spec.max = kDay;
+  return spec;
+}
+
 const std::array kSettings{
     config::AgentSettingSpec{"agents.opencode.bin", "--opencode-bin", "SWITCHBOARD_OPENCODE_BIN", config::Kind::Text,
                              "OpenCode's executable: a path, or a name looked up on PATH", "opencode"},
+    idle_stop_setting(),
 };
 
 }  // namespace
@@ -22,6 +35,9 @@ OpenCodeConfig opencode_config(const config::AgentSettings& settings, const std:
   OpenCodeConfig config;
   if (auto bin = settings.text("agents.opencode.bin")) config.executable = *bin;
   config.exec_shim = exec_shim;
+  if (const auto* idle = settings.find("agents.opencode.idle_stop"); idle != nullptr && std::holds_alternative<std::int64_t>(*idle)) {
+    config.idle_stop = std::chrono::milliseconds(std::get<std::int64_t>(*idle));
+  }
   // `opencode serve` does not end at EOF on stdin: the graceful step of its stop is SIGTERM, after a short wait.
   config.timeouts.stop_grace = std::chrono::milliseconds(1000);
   return config;

@@ -1,5 +1,7 @@
 #include "opencode/OpenCodeRuntime.h"
 
+#include <algorithm>
+
 #include <boost/beast/core/detail/base64.hpp>
 #include <spdlog/spdlog.h>
 
@@ -28,6 +30,7 @@ VersionProbeSpec probe_spec(const OpenCodeConfig& config) {
   spec.install_hint = install_hint("opencode");
   spec.parse_version = &parse_version_output;
   spec.capabilities = OpenCodeSession::static_capabilities();
+  spec.modes = {std::string(kAskMode), std::string(kAcceptEditsMode), std::string(kFullAccessMode)};
   return spec;
 }
 
@@ -46,7 +49,8 @@ OpenCodeRuntime::OpenCodeRuntime(boost::asio::io_context& io, OpenCodeConfig con
     : m_io(io),
       m_config(std::move(config)),
       m_probe(VersionProbe::start(io, probe_spec(m_config))),
-      m_server(io, {[this](SseEvent event) { on_event(event); }, [this](const std::string& reason) { server_gone(reason); }}) {}
+      m_server(io, {[this](SseEvent event) { on_event(event); }, [this](const std::string& reason) { server_gone(reason); }}),
+      m_idle_timer(io) {}
 
 OpenCodeRuntime::~OpenCodeRuntime() = default;
 
@@ -80,7 +84,16 @@ SharedServer::Spec OpenCodeRuntime::server_spec(const std::string& cwd) {
 }
 
 void OpenCodeRuntime::when_running(const std::string& cwd, Completion ready) {
-  m_server.when_running([&] { return server_spec(cwd); }, std::move(ready));
+  if (m_idle_stopping) {
+    m_after_idle_stop.emplace_back(cwd, std::move(ready));
+    return;
+  }
+  // A session starting is activity: until it has attached, the idle stop must not take the server from under it.
+  note_activity();
+  m_server.when_running([&] { return server_spec(cwd); }, [this, ready = std::move(ready)](std::optional<AdapterError> error) {
+    note_activity();
+    ready(std::move(error));
+  });
 }
 
 void OpenCodeRuntime::on_event(const SseEvent& event) {
@@ -102,9 +115,45 @@ void OpenCodeRuntime::on_event(const SseEvent& event) {
 
 void OpenCodeRuntime::attach(const std::string& opencode_session_id, OpenCodeSession& session) {
   m_sessions[opencode_session_id] = &session;
+  note_activity();
 }
 
-void OpenCodeRuntime::detach(const std::string& opencode_session_id) { m_sessions.erase(opencode_session_id); }
+void OpenCodeRuntime::detach(const std::string& opencode_session_id) {
+  m_sessions.erase(opencode_session_id);
+  note_activity();
+}
+
+void OpenCodeRuntime::note_activity() {
+  m_last_activity = std::chrono::steady_clock::now();
+  if (m_config.idle_stop.count() > 0 && m_server.running()) arm_idle_timer(m_config.idle_stop);
+}
+
+void OpenCodeRuntime::arm_idle_timer(std::chrono::milliseconds after) {
+  m_idle_timer.expires_after(after);  // cancels a wait already armed
+  m_idle_timer.async_wait([this](boost::system::error_code error) {
+    if (!error) on_idle_timer();
+  });
+}
+
+void OpenCodeRuntime::on_idle_timer() {
+  if (!m_server.running()) return;
+  const auto idle = std::chrono::steady_clock::now() - m_last_activity;
+  const bool working = std::any_of(m_sessions.begin(), m_sessions.end(), [](const auto& entry) { return entry.second->turn_running(); });
+  if (working || idle < m_config.idle_stop) {
+    // A turn waiting for a permission answer sends nothing for a long time: it is not idle.
+    return arm_idle_timer(working ? m_config.idle_stop : std::chrono::duration_cast<std::chrono::milliseconds>(m_config.idle_stop - idle));
+  }
+  spdlog::info("opencode: no turn for {} s: the server stops to free its memory; its sessions resume on a new one",
+               std::chrono::duration_cast<std::chrono::seconds>(idle).count());
+  // The sessions stop first, quietly (stopped, not lost): their next prompt resumes them on a new server.
+  auto sessions = std::exchange(m_sessions, {});
+  for (auto& [id, session] : sessions) session->server_lost("the OpenCode server was stopped after it was idle");
+  m_idle_stopping = true;
+  m_server.stop([this] {
+    m_idle_stopping = false;
+    for (auto& [cwd, ready] : std::exchange(m_after_idle_stop, {})) when_running(cwd, std::move(ready));
+  });
+}
 
 void OpenCodeRuntime::server_gone(const std::string& reason) {
   auto sessions = std::exchange(m_sessions, {});
@@ -112,6 +161,10 @@ void OpenCodeRuntime::server_gone(const std::string& reason) {
 }
 
 void OpenCodeRuntime::stop(std::function<void()> done) {
+  m_idle_timer.cancel();
+  for (auto& [cwd, ready] : std::exchange(m_after_idle_stop, {})) {
+    ready(AdapterError{protocol::ErrorCode::AgentUnavailable, "the daemon is stopping"});
+  }
   m_probe->stop();
   m_server.stop(std::move(done));
 }

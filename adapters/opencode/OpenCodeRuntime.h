@@ -1,13 +1,17 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
 #include "common/SharedServer.h"
@@ -23,6 +27,8 @@ struct OpenCodeConfig {
   std::string executable = "opencode";  // a path, or a name looked up on PATH
   std::filesystem::path exec_shim;
   CliTimeouts timeouts;
+  // With no turn in progress for this long the server is stopped (0: never).
+  std::chrono::milliseconds idle_stop{std::chrono::minutes(10)};
 };
 
 // What OpenCode's sessions share: one `opencode serve` for all of them (it hosts any number of sessions in any
@@ -45,17 +51,27 @@ class OpenCodeRuntime final : public AgentRuntime {
   SharedServer& server() { return m_server; }
   void attach(const std::string& opencode_session_id, OpenCodeSession& session);
   void detach(const std::string& opencode_session_id);
+  // A session did something (a prompt, an answer, an event of its own): the idle clock starts again.
+  void note_activity();
 
  private:
   SharedServer::Spec server_spec(const std::string& cwd);
   void on_event(const SseEvent& event);
   void server_gone(const std::string& reason);
+  void arm_idle_timer(std::chrono::milliseconds after);
+  void on_idle_timer();
 
   boost::asio::io_context& m_io;
   OpenCodeConfig m_config;
   std::shared_ptr<VersionProbe> m_probe;
   SharedServer m_server;
   std::map<std::string, OpenCodeSession*> m_sessions;  // by OpenCode's session id
+  // The idle stop: an OpenCode server holds hundreds of MB whether or not anyone uses it.
+  boost::asio::steady_timer m_idle_timer;
+  std::chrono::steady_clock::time_point m_last_activity = std::chrono::steady_clock::now();
+  // While an idle server is stopping, sessions asking for one wait for its exit, then get a new one.
+  bool m_idle_stopping = false;
+  std::vector<std::pair<std::string, Completion>> m_after_idle_stop;  // cwd, ready
 };
 
 // OpenCode's version from `opencode --version` ("1.18.33").

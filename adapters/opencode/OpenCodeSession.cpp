@@ -158,6 +158,7 @@ void OpenCodeSession::start(const StartOptions& options, Completion done) {
 }
 
 void OpenCodeSession::send(TurnInput input) {
+  m_runtime.note_activity();
   m_translator.turn_started();
   if (input.model) m_model = input.model;
   json parts = json::array({json{{"type", "text"}, {"text", input.text}}});
@@ -232,6 +233,9 @@ void OpenCodeSession::become_unavailable(const std::string& reason) {
   m_listener.on_unavailable(Unavailable{reason});  // the session ends a running turn as an error when it hears this
 }
 
-void OpenCodeSession::on_server_event(const json& payload) { m_translator.feed(payload); }
+void OpenCodeSession::on_server_event(const json& payload) {
+  m_runtime.note_activity();
+  m_translator.feed(payload);
+}
 
 }  // namespace switchboard::adapters::opencode

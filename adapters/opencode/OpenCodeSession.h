@@ -44,6 +44,7 @@ class OpenCodeSession final : public AgentAdapter {
   // From the runtime.
   void on_server_event(const nlohmann::json& payload);
   void server_lost(const std::string& reason);
+  bool turn_running() const { return m_translator.turn_running(); }
 
  private:
   // Between the translator and the engine: asks the mode lets through are answered here.

@@ -129,7 +129,7 @@ SettingTable::SettingTable() : m_specs(kSpecs.begin(), kSpecs.end()) {}
 
 SettingTable::SettingTable(std::span<const AgentSettingSpec> agent_settings) : SettingTable() {
   for (const auto& agent : agent_settings) {
-    SettingSpec spec{agent.key, agent.flag, agent.env, agent.kind, std::monostate{}, agent.help};
+    SettingSpec spec{agent.key, agent.flag, agent.env, agent.kind, std::monostate{}, agent.help, agent.min, agent.max};
     spec.secret = agent.secret;
     spec.fallback = agent.fallback;
     spec.fallback_in_data_dir = agent.fallback_in_data_dir;

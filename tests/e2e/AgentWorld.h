@@ -41,6 +41,8 @@ struct AgentProfile {
   std::string asking_mode;
   // The tool name a shell command's permission request and tool events carry.
   std::string shell_tool;
+  // The modes agents.list offers for the agent (checked when not empty).
+  std::vector<std::string> modes;
   // A deny ends the agent's turn at once, without asking the model again (Grok Build, and OpenCode over ACP):
   // the denied-command scenario then expects the turn to end there instead of the model's reaction to the refusal.
   bool deny_ends_turn = false;

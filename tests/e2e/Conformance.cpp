@@ -608,6 +608,8 @@ void scenario_missing_cli(const AgentProfile& profile) {
   REQUIRE(entry.is_object());
   CHECK(entry["installed"] == false);
   CHECK(entry["problem"].get<std::string>().find("not found") != std::string::npos);
+  // What a client offers in its mode picker does not depend on the CLI being there.
+  if (!profile.modes.empty()) CHECK(entry["modes"] == Json(profile.modes));
   const auto created = client.call("session.create", {{"agent", profile.agent}, {"cwd", tmp.path().string()}});
   INFO(created.dump());
   CHECK(created["error"]["code"] == -32013);

@@ -32,6 +32,7 @@ const e2e::AgentProfile& grok() {
     p.cli_variable = "SWITCHBOARD_GROK_BIN";
     p.cli_marker = "agent --no-leader stdio";
     p.asking_mode = "ask";
+    p.modes = {"ask", "accept-edits", "full-access"};
     p.shell_tool = "execute";
     p.deny_ends_turn = true;
     p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {

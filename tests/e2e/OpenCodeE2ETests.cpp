@@ -55,6 +55,7 @@ const e2e::AgentProfile& opencode() {
     p.cli_variable = "SWITCHBOARD_OPENCODE_BIN";
     p.cli_marker = "serve --hostname 127.0.0.1";
     p.asking_mode = "ask";
+    p.modes = {"ask", "accept-edits", "full-access"};
     p.shell_tool = "bash";
     p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
       std::vector<std::string> env{"HOME=" + home.string(), "SWITCHBOARD_OPENCODE_BIN=" + cli,
@@ -369,6 +370,41 @@ TEST_CASE("opencode: the server's secret is on no command line and in no log lin
   CHECK(logged.find("opencode") != std::string::npos);  // the log is there and speaks of the server
   CHECK(logged.find(secret) == std::string::npos);
   CHECK(logged.find(authorization.substr(authorization.rfind(' ') + 1)) == std::string::npos);
+}
+
+TEST_CASE("opencode: an idle server is stopped to free its memory and the session resumes on a new one", "[e2e][opencode]") {
+  e2e::AgentProfile profile = opencode();
+  const auto environment = profile.environment;
+  profile.environment = [environment](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+    auto variables = environment(home, mock_url, cli);
+    variables.push_back("SWITCHBOARD_OPENCODE_IDLE_STOP=2s");
+    return variables;
+  };
+  e2e::AgentWorld world(profile, Json::array({profile.text("Noted: the colour is teal.", 1, 0),
+                                              profile.when_any_prompt_contains("the colour is teal", "It was teal.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "remember: the colour is teal"}})["result"]["text"] ==
+          "Noted: the colour is teal.");
+  REQUIRE(servers_of(world).size() == 1);
+  // Two seconds without a turn: the server is gone (its memory with it), the session reports stopped, no error.
+  CHECK(switchboard::testing::eventually([&] { return servers_of(world).empty(); }, std::chrono::seconds(20), e2e::kProcessScanInterval));
+  std::size_t at = 0;
+  const auto stopped = world.client->wait_event(
+      [&](const Json& e) {
+        return e.value("type", "") == "session.state" && e.value("sessionId", "") == id && e["data"].value("state", "") == "stopped";
+      },
+      at, std::chrono::seconds(10));
+  CHECK_FALSE(stopped.is_null());
+  for (const auto& event : world.client->events()) CHECK(event.value("type", "") != "agent.error");
+
+  // The next prompt brings up a new server, and the conversation goes on there.
+  auto resumed = world.client->call("session.send", {{"sessionId", id}, {"text", "which colour?"}});
+  INFO(resumed.dump() << "\n" << world.transcript());
+  REQUIRE(resumed.contains("result"));
+  CHECK(resumed["result"]["text"] == "It was teal.");
+  CHECK(servers_of(world).size() == 1);
 }
 
 }  // namespace opencode_e2e_tests

@@ -41,6 +41,9 @@ struct AgentSettingSpec {
   // layer moves it too); empty: no such default.
   std::string_view fallback_in_data_dir{};
   bool secret = false;  // never printed
+  // Integer and Duration keys: the range a value must lie in (a Duration's in milliseconds).
+  std::int64_t min = 0;
+  std::int64_t max = 0;
 };
 
 // The merged values of the agents' keys, by key. A key is absent when no layer set it and it has no default.
