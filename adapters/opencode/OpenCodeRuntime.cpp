@@ -125,7 +125,10 @@ void OpenCodeRuntime::detach(const std::string& opencode_session_id) {
 
 void OpenCodeRuntime::note_activity() {
   m_last_activity = std::chrono::steady_clock::now();
-  if (m_config.idle_stop.count() > 0 && m_server.running()) arm_idle_timer(m_config.idle_stop);
+  // Once the daemon stops, nothing may arm the timer again: sessions detach while they stop, and a wait armed then
+  // would keep the io_context, and so the daemon, running for the whole idle period.
+  if (m_stopping || m_config.idle_stop.count() == 0 || !m_server.running()) return;
+  arm_idle_timer(m_config.idle_stop);
 }
 
 void OpenCodeRuntime::arm_idle_timer(std::chrono::milliseconds after) {
@@ -156,11 +159,13 @@ void OpenCodeRuntime::on_idle_timer() {
 }
 
 void OpenCodeRuntime::server_gone(const std::string& reason) {
+  m_idle_timer.cancel();  // the next server arms it again
   auto sessions = std::exchange(m_sessions, {});
   for (auto& [id, session] : sessions) session->server_lost(reason);
 }
 
 void OpenCodeRuntime::stop(std::function<void()> done) {
+  m_stopping = true;
   m_idle_timer.cancel();
   for (auto& [cwd, ready] : std::exchange(m_after_idle_stop, {})) {
     ready(AdapterError{protocol::ErrorCode::AgentUnavailable, "the daemon is stopping"});

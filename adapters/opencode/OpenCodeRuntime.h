@@ -71,6 +71,7 @@ class OpenCodeRuntime final : public AgentRuntime {
   std::chrono::steady_clock::time_point m_last_activity = std::chrono::steady_clock::now();
   // While an idle server is stopping, sessions asking for one wait for its exit, then get a new one.
   bool m_idle_stopping = false;
+  bool m_stopping = false;  // the daemon is stopping: the idle timer stays disarmed
   std::vector<std::pair<std::string, Completion>> m_after_idle_stop;  // cwd, ready
 };
 
