@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   bench::g_program = "bench_attach_ping";
   const std::string binary = argc > 1 ? argv[1] : SWITCHBOARD_BINARY;
   std::signal(SIGPIPE, SIG_IGN);
-  char pattern[] = "/tmp/switchboard-bench-attach-XXXXXX";
+  std::string pattern_text = (std::filesystem::temp_directory_path() / "switchboard-bench-attach-XXXXXX").string();
+  char* pattern = pattern_text.data();
   if (::mkdtemp(pattern) == nullptr) die("mkdtemp");
   const std::filesystem::path data_dir = std::filesystem::path(pattern) / "data";
   const std::vector<std::string> args{binary, "stdio", "--log-level", "off", "--data-dir", data_dir.string()};

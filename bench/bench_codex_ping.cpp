@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
   const std::string codex = argc > 1 ? argv[1] : agent_path("codex");
   const std::string switchboard = argc > 2 ? argv[2] : SWITCHBOARD_BINARY;
 
-  char scratch_template[] = "/tmp/bench-codex-XXXXXX";
+  std::string scratch_template_text = (std::filesystem::temp_directory_path() / "bench-codex-XXXXXX").string();
+  char* scratch_template = scratch_template_text.data();
   if (::mkdtemp(scratch_template) == nullptr) die("mkdtemp");
   const fs::path scratch = scratch_template;
   const fs::path codex_home = make_codex_home(scratch);

@@ -540,7 +540,8 @@ std::string load_average() {
 int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   std::signal(SIGPIPE, SIG_IGN);
-  char scratch_name[] = "/tmp/bench-relay-XXXXXX";
+  std::string scratch_name_text = (std::filesystem::temp_directory_path() / "bench-relay-XXXXXX").string();
+  char* scratch_name = scratch_name_text.data();
   if (::mkdtemp(scratch_name) == nullptr) die("mkdtemp");
   const fs::path scratch = scratch_name;
   std::printf("bench_relay: CLI write() -> daemon -> stdio client read(), message.delta latency (%u CPUs online)\n",

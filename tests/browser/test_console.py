@@ -26,8 +26,10 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 MOCK = os.path.join(REPO, "tests", "mock_provider", "anthropic_mock.py")
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+# Debian's chromium and chromium-driver packages (scripts/setup --test), found on PATH; CHROMIUM / CHROMEDRIVER
+# name others.
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "chromium"
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver") or "chromedriver"
 SKIP = 77
 WAIT = 45  # seconds for any one expected state; a healthy turn against the mock takes a couple of seconds
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "MockReplies.h"
 #include "support/DaemonClient.h"
 #include "support/Eventually.h"
 #include "support/MockProvider.h"
@@ -53,13 +54,15 @@ struct AgentProfile {
   // The mock's whole script around the test's turns (rules for side requests the CLI makes, say).
   std::function<Json(Json turns)> script;
 
-  // Replies, one model request each.
-  std::function<Json(const std::string& text, int chunks, int delay_ms)> text;
+  // Replies, one model request each. Those every mock says the same way default to MockReplies.h.
+  std::function<Json(const std::string& text, int chunks, int delay_ms)> text = &mock_reply::text;
   std::function<Json(const std::string& command)> run_command;          // a reply that runs `command` in a shell
   std::function<Json(const std::string& text)> after_tool_output;       // answers the request carrying tool output
   std::function<Json(const std::string& text)> after_refused_tool;      // answers the request after a denied tool
-  std::function<Json(const std::string& needle, const std::string& text)> when_last_prompt_contains;
-  std::function<Json(const std::string& needle, const std::string& text)> when_any_prompt_contains;
+  std::function<Json(const std::string& needle, const std::string& text)> when_last_prompt_contains =
+      &mock_reply::when_last_prompt_contains;
+  std::function<Json(const std::string& needle, const std::string& text)> when_any_prompt_contains =
+      &mock_reply::when_any_prompt_contains;
   // The daemon that hosts the agent: the real switchboard unless the agent exists only in the tests' own daemon.
   std::string daemon_binary = SWITCHBOARD_BINARY;
   // Where the agent's executable is; by default scripts/agent-path's answer for cli_name (installed_cli).

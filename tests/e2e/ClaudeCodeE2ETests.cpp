@@ -19,10 +19,7 @@ namespace claude_code_e2e_tests {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-Json reply_when(const char* predicate, const Json& value, const std::string& text) {
-  return Json{{"match", {{predicate, value}}}, {"text", text}};
-}
+namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
 const e2e::AgentProfile& claude() {
   static const e2e::AgentProfile profile = [] {
@@ -47,23 +44,12 @@ const e2e::AgentProfile& claude() {
                                              {"reply", {{"text", R"({"title": "Test"})"}}}}})},
                   {"turns", std::move(turns)}};
     };
-    p.text = [](const std::string& text, int chunks, int delay_ms) {
-      Json reply{{"text", text}, {"chunks", chunks}};
-      if (delay_ms > 0) reply["delay_ms"] = delay_ms;
-      return reply;
-    };
     p.run_command = [](const std::string& command) {
       return Json{{"text", "Running it."},
                   {"tool_use", {{"name", "Bash"}, {"input", {{"command", command}, {"description", "test command"}}}}}};
     };
-    p.after_tool_output = [](const std::string& text) { return reply_when("last_user_has_tool_result", true, text); };
-    p.after_refused_tool = [](const std::string& text) { return reply_when("tool_result_is_error", true, text); };
-    p.when_last_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when("last_user_text_contains", needle, text);
-    };
-    p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when("any_user_text_contains", needle, text);
-    };
+    p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_user_has_tool_result", true}}, text); };
+    p.after_refused_tool = [](const std::string& text) { return mock_reply::when({{"tool_result_is_error", true}}, text); };
     // The CLI's conversations: <CLAUDE_CONFIG_DIR>/projects/<project>/<session id>.jsonl.
     p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / ".claude" / "projects"); };
     return p;

@@ -20,8 +20,7 @@ namespace codex_e2e_tests {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-Json reply_when(Json match, const std::string& text) { return Json{{"match", std::move(match)}, {"text", text}}; }
+namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
 const e2e::AgentProfile& codex() {
   static const e2e::AgentProfile profile = [] {
@@ -40,26 +39,15 @@ const e2e::AgentProfile& codex() {
                                       "SWITCHBOARD_CODEX_API_KEY=sk-mock", "SWITCHBOARD_CODEX_MODEL=mock-model"};
     };
     p.script = [](Json turns) { return Json{{"turns", std::move(turns)}}; };
-    p.text = [](const std::string& text, int chunks, int delay_ms) {
-      Json reply{{"text", text}, {"chunks", chunks}};
-      if (delay_ms > 0) reply["delay_ms"] = delay_ms;
-      return reply;
-    };
     // Codex's exec_command returns to the model after yield_time_ms even if the command still runs; a long
     // yield keeps a slow command inside its tool call, as a Bash tool call is for Claude.
     p.run_command = [](const std::string& command) {
       return Json{{"text", "Running it."}, {"exec", command}, {"yield_time_ms", 60000}};
     };
-    p.after_tool_output = [](const std::string& text) { return reply_when({{"last_input_is_tool_output", true}}, text); };
+    p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_input_is_tool_output", true}}, text); };
     // A declined command comes back to the model as its output, saying the user rejected it.
     p.after_refused_tool = [](const std::string& text) {
-      return reply_when({{"last_input_is_tool_output", true}, {"tool_output_contains", "rejected"}}, text);
-    };
-    p.when_last_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"last_user_text_contains", needle}}, text);
-    };
-    p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"any_user_text_contains", needle}}, text);
+      return mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "rejected"}}, text);
     };
     // Codex keeps its threads (rollout files) under the daemon's private CODEX_HOME, in the data directory.
     p.forget_conversations = [](const fs::path&, const fs::path& data_dir) { fs::remove_all(data_dir / "codex-home" / "sessions"); };

@@ -18,10 +18,7 @@ namespace fake_server_e2e_tests {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-Json reply_when(const char* predicate, const Json& value, const std::string& text) {
-  return Json{{"match", {{predicate, value}}}, {"text", text}};
-}
+namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
 const e2e::AgentProfile& fake_server() {
   static const e2e::AgentProfile profile = [] {
@@ -40,23 +37,12 @@ const e2e::AgentProfile& fake_server() {
                                       "FAKE_SERVER_AGENT_BASE_URL=" + mock_url, "FAKE_SERVER_AGENT_HOME="};
     };
     p.script = [](Json turns) { return Json{{"turns", std::move(turns)}}; };
-    p.text = [](const std::string& text, int chunks, int delay_ms) {
-      Json reply{{"text", text}, {"chunks", chunks}};
-      if (delay_ms > 0) reply["delay_ms"] = delay_ms;
-      return reply;
-    };
     p.run_command = [](const std::string& command) {
       return Json{{"text", "Running it."}, {"tool_use", {{"name", "shell"}, {"input", {{"command", command}}}}}};
     };
-    p.after_tool_output = [](const std::string& text) { return reply_when("last_user_has_tool_result", true, text); };
+    p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_user_has_tool_result", true}}, text); };
     // A denied command comes back to the model as an error result saying the user rejected it.
-    p.after_refused_tool = [](const std::string& text) { return reply_when("tool_result_contains", "rejected", text); };
-    p.when_last_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when("last_user_text_contains", needle, text);
-    };
-    p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when("any_user_text_contains", needle, text);
-    };
+    p.after_refused_tool = [](const std::string& text) { return mock_reply::when({{"tool_result_contains", "rejected"}}, text); };
     p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / ".fake-server-agent" / "sessions"); };
     return p;
   }();

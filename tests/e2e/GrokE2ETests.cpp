@@ -20,8 +20,7 @@ namespace grok_e2e_tests {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-Json reply_when(Json match, const std::string& text) { return Json{{"match", std::move(match)}, {"text", text}}; }
+namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
 const e2e::AgentProfile& grok() {
   static const e2e::AgentProfile profile = [] {
@@ -47,25 +46,14 @@ const e2e::AgentProfile& grok() {
                        {"reply", {{"function_call", {{"name", "session_title"}, {"arguments", {{"session_title", "Mock session title"}}}}}}}};
       return Json{{"rules", Json::array({title})}, {"turns", std::move(turns)}};
     };
-    p.text = [](const std::string& text, int chunks, int delay_ms) {
-      Json reply{{"text", text}, {"chunks", chunks}};
-      if (delay_ms > 0) reply["delay_ms"] = delay_ms;
-      return reply;
-    };
     // Grok's shell tool wants a description besides the command.
     p.run_command = [](const std::string& command) {
       return Json{{"text", "Running it."},
                   {"function_call", {{"name", "run_terminal_command"}, {"arguments", {{"command", command}, {"description", "test command"}}}}}};
     };
-    p.after_tool_output = [](const std::string& text) { return reply_when({{"last_input_is_tool_output", true}}, text); };
+    p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_input_is_tool_output", true}}, text); };
     // Never asked: a deny ends Grok's turn (deny_ends_turn).
-    p.after_refused_tool = [](const std::string& text) { return reply_when({{"last_input_is_tool_output", true}}, text); };
-    p.when_last_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"last_user_text_contains", needle}}, text);
-    };
-    p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"any_user_text_contains", needle}}, text);
-    };
+    p.after_refused_tool = [](const std::string& text) { return mock_reply::when({{"last_input_is_tool_output", true}}, text); };
     // Grok keeps its sessions under the daemon's private GROK_HOME, in the data directory.
     p.forget_conversations = [](const fs::path&, const fs::path& data_dir) { fs::remove_all(data_dir / "grok-home" / "sessions"); };
     return p;

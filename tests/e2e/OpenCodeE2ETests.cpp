@@ -28,8 +28,7 @@ namespace opencode_e2e_tests {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-Json reply_when(Json match, const std::string& text) { return Json{{"match", std::move(match)}, {"text", text}}; }
+namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
 // What a user's opencode.json would say to use the mock: one openai-compatible provider, its one model.
 std::string provider_config(const std::string& mock_url) {
@@ -69,24 +68,13 @@ const e2e::AgentProfile& opencode() {
       return env;
     };
     p.script = [](Json turns) { return Json{{"turns", std::move(turns)}}; };
-    p.text = [](const std::string& text, int chunks, int delay_ms) {
-      Json reply{{"text", text}, {"chunks", chunks}};
-      if (delay_ms > 0) reply["delay_ms"] = delay_ms;
-      return reply;
-    };
     p.run_command = [](const std::string& command) {
       return Json{{"text", "Running it."},
                   {"function_call", {{"name", "bash"}, {"arguments", {{"command", command}, {"description", "test command"}}}}}};
     };
-    p.after_tool_output = [](const std::string& text) { return reply_when({{"last_input_is_tool_output", true}}, text); };
+    p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_input_is_tool_output", true}}, text); };
     p.after_refused_tool = [](const std::string& text) {
-      return reply_when({{"last_input_is_tool_output", true}, {"tool_output_contains", "rejected"}}, text);
-    };
-    p.when_last_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"last_user_text_contains", needle}}, text);
-    };
-    p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"any_user_text_contains", needle}}, text);
+      return mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "rejected"}}, text);
     };
     // OpenCode keeps its sessions in $XDG_DATA_HOME/opencode/opencode.db (SQLite).
     p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / ".local" / "share" / "opencode"); };

@@ -21,8 +21,7 @@ namespace pi_e2e_tests {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
-
-Json reply_when(Json match, const std::string& text) { return Json{{"match", std::move(match)}, {"text", text}}; }
+namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
 // The test's Pi configuration directory: one openai-completions provider (the mock) and its one model, the
 // default; retries quick, so a provider failure ends a turn in well under a second.
@@ -58,24 +57,13 @@ const e2e::AgentProfile& pi() {
       return std::vector<std::string>{"HOME=" + home.string(), "SWITCHBOARD_PI_BIN=" + cli, "PI_CODING_AGENT_DIR=" + config.string()};
     };
     p.script = [](Json turns) { return Json{{"turns", std::move(turns)}}; };
-    p.text = [](const std::string& text, int chunks, int delay_ms) {
-      Json reply{{"text", text}, {"chunks", chunks}};
-      if (delay_ms > 0) reply["delay_ms"] = delay_ms;
-      return reply;
-    };
     p.run_command = [](const std::string& command) {
       return Json{{"text", "Running it."}, {"function_call", {{"name", "bash"}, {"arguments", {{"command", command}}}}}};
     };
-    p.after_tool_output = [](const std::string& text) { return reply_when({{"last_input_is_tool_output", true}}, text); };
+    p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_input_is_tool_output", true}}, text); };
     // Our extension blocks a denied call; Pi gives the model the block's reason as the tool's (error) result.
     p.after_refused_tool = [](const std::string& text) {
-      return reply_when({{"last_input_is_tool_output", true}, {"tool_output_contains", "Denied by the user"}}, text);
-    };
-    p.when_last_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"last_user_text_contains", needle}}, text);
-    };
-    p.when_any_prompt_contains = [](const std::string& needle, const std::string& text) {
-      return reply_when({{"any_user_text_contains", needle}}, text);
+      return mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "Denied by the user"}}, text);
     };
     // Pi keeps its sessions as JSON-lines files under its configuration directory.
     p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / "pi-agent" / "sessions"); };
