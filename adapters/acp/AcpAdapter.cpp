@@ -241,9 +241,10 @@ void AcpAdapter::send_prompt(TurnInput input) {
 
 void AcpAdapter::cancel() {
   if (!m_translator.turn_running()) return;
-  // ACP's cancel: the notification, and every permission request still open answered `cancelled`.
-  m_translator.cancel_open_requests();
+  // ACP's cancel: the notification first, so that the agent knows why its permission requests, answered
+  // `cancelled` next, were refused (else it may take them for a user's reject and end the turn as done).
   m_rpc.notify("session/cancel", json{{"sessionId", m_translator.session()}});
+  m_translator.cancel_turn();
   // The agent answers the prompt `cancelled` within milliseconds; one that does not is stuck and is replaced:
   // killing it ends the turn, and the next send starts a fresh process that loads the session.
   m_cli.arm_cancel_deadline([this] { return m_translator.turn_running(); }, "session/prompt answer", "agent");

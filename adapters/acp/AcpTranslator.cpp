@@ -198,7 +198,8 @@ bool AcpTranslator::answer_permission(const std::string& native_id, bool allow) 
   return true;
 }
 
-void AcpTranslator::cancel_open_requests() {
+void AcpTranslator::cancel_turn() {
+  m_cancel_sent = true;
   auto open = std::exchange(m_permissions, {});
   for (auto& [native_id, request] : open) {
     request.reply(permission_outcome(std::nullopt));
@@ -208,6 +209,7 @@ void AcpTranslator::cancel_open_requests() {
 
 void AcpTranslator::turn_started(std::string turn_id) {
   m_turn_running = true;
+  m_cancel_sent = false;
   m_turn_id = std::move(turn_id);
   m_messages = 0;
   m_plans = 0;
@@ -231,7 +233,9 @@ void AcpTranslator::on_prompt_answer(const JsonRpcEndpoint::Outcome& outcome) {
     return end_turn(protocol::StopReason::Error, why);
   }
   const auto& result = std::get<json>(outcome);
-  const auto reason = stop_reason_of(string_or_empty(result, "stopReason"));
+  // ACP wants `cancelled` after a session/cancel; OpenCode's ACP answers `end_turn` when the cancelled
+  // permission reached it first (its reject ends the turn). The turn was cancelled either way.
+  const auto reason = m_cancel_sent ? protocol::StopReason::Cancelled : stop_reason_of(string_or_empty(result, "stopReason"));
   std::optional<protocol::Usage> usage = prompt_usage(result);
   if (m_cost_usd) {
     if (!usage) usage = protocol::Usage{};

@@ -38,15 +38,16 @@ class AcpTranslator {
   // A notification whose method is not session/update (vendor extensions).
   void on_extension(const std::string& method, const nlohmann::json& params);
   // session/request_permission: reported as a PermissionAsk whose native id is the JSON-RPC id; `reply` is kept
-  // until answer_permission() or cancel_open_requests().
+  // until answer_permission() or cancel_turn().
   void on_permission_request(const nlohmann::json& id, const nlohmann::json& params, JsonRpcEndpoint::Reply reply);
 
   // Our answer to an open permission request: false when none is open under that id (already answered,
   // or withdrawn by a cancel).
   bool answer_permission(const std::string& native_id, bool allow);
-  // A cancel: every open permission request is answered `cancelled` (what ACP asks of a client that cancels)
-  // and withdrawn from the engine.
-  void cancel_open_requests();
+  // A cancel (after session/cancel went out): every open permission request is answered `cancelled` (what ACP
+  // asks of a client that cancels) and withdrawn from the engine, and the turn's answer, whatever stopReason it
+  // names, ends it cancelled.
+  void cancel_turn();
 
   void turn_started(std::string turn_id);
   bool turn_running() const { return m_turn_running; }
@@ -84,6 +85,7 @@ class AcpTranslator {
   std::string m_session;
   bool m_replaying = false;
   bool m_turn_running = false;
+  bool m_cancel_sent = false;  // this turn was cancelled: its answer ends it cancelled
   std::string m_turn_id;
   // The message being streamed: its id, kind and text so far (reported whole when it closes).
   std::optional<std::string> m_message_id;

@@ -157,7 +157,7 @@ TEST_CASE("acp translator: a denied command fails its tool and ends the turn can
   AcpTranslator translator(sink, "grok");
   sink.translator = &translator;
   Player player{translator, {}, {}};
-  // The recorded cancel: the adapter's cancel() calls cancel_open_requests() before the notification goes out.
+  // The recorded cancel: the adapter's cancel() sends the notification, then calls cancel_turn().
   Recording recording = recorded("permission-denied-and-cancelled.ndjson");
   Recording before_cancel;
   Recording after_cancel;
@@ -168,7 +168,7 @@ TEST_CASE("acp translator: a denied command fails its tool and ends the turn can
   }
   REQUIRE(cancelled);
   player.play(before_cancel);
-  translator.cancel_open_requests();
+  translator.cancel_turn();
   player.play(after_cancel);
 
   const auto events = without_deltas(sink.lines);
@@ -187,6 +187,23 @@ TEST_CASE("acp translator: a denied command fails its tool and ends the turn can
   CHECK(player.replies["0"] == json{{"outcome", {{"outcome", "selected"}, {"optionId", "reject-once"}}}});
   CHECK(player.replies["1"] == json{{"outcome", {{"outcome", "cancelled"}}}});
   CHECK(translator.stats().unknown == 0);
+}
+
+TEST_CASE("acp translator: after a cancel the turn ends cancelled whatever stopReason the agent answers", "[acp]") {
+  // OpenCode's ACP answers end_turn when it took the cancelled permission for a reject before it saw the cancel.
+  CodexRecordingSink sink;
+  AcpTranslator translator(sink, "opencode");
+  translator.turn_started("turn1");
+  translator.cancel_turn();
+  translator.on_prompt_answer(JsonRpcEndpoint::Outcome{json{{"stopReason", "end_turn"}}});
+  // The next turn's end_turn is its own.
+  translator.turn_started("turn2");
+  translator.on_prompt_answer(JsonRpcEndpoint::Outcome{json{{"stopReason", "end_turn"}}});
+  const auto events = without_deltas(sink.lines);
+  INFO(json(sink.lines).dump(1));
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].rfind("turn_end cancelled", 0) == 0);
+  CHECK(events[1].rfind("turn_end end_turn", 0) == 0);
 }
 
 TEST_CASE("acp translator: the replay of session/load is not reported, and the next turn is", "[acp]") {
