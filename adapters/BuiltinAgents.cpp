@@ -8,6 +8,7 @@
 #include "grok/GrokAgent.h"
 #include "opencode/OpenCodeAgent.h"
 #include "pi/PiAgent.h"
+#include "replay/ReplayAgent.h"
 
 namespace switchboard::adapters {
 namespace {
@@ -36,6 +37,10 @@ AgentDescriptor make_acp(const AgentContext& context) {
   return acp::configured_acp_agent(context.io, acp::configured_acp_config(context.settings, context.exec_shim));
 }
 
+AgentDescriptor make_replay(const AgentContext& context) {
+  return replay::replay_agent(context.io, context.settings, context.exec_shim);
+}
+
 const std::array kBuiltinAgents{
     AgentRegistration{"claude", &claude::claude_code_settings, &make_claude},
     AgentRegistration{"codex", &codex::codex_settings, &make_codex},
@@ -43,6 +48,7 @@ const std::array kBuiltinAgents{
     AgentRegistration{"pi", &pi::pi_settings, &make_pi},
     AgentRegistration{"grok", &grok::grok_settings, &make_grok},
     AgentRegistration{"acp", &acp::configured_acp_settings, &make_acp},
+    AgentRegistration{"replay", &replay::replay_settings, &make_replay, &replay::replay_enabled},
 };
 
 }  // namespace
@@ -63,7 +69,9 @@ std::vector<AgentDescriptor> descriptors_of(std::span<const AgentRegistration> a
   const AgentContext context{io, exec_shim, settings};
   std::vector<AgentDescriptor> descriptors;
   descriptors.reserve(agents.size());
-  for (const auto& agent : agents) descriptors.push_back(agent.make(context));
+  for (const auto& agent : agents) {
+    if (agent.enabled == nullptr || agent.enabled(settings)) descriptors.push_back(agent.make(context));
+  }
   return descriptors;
 }
 

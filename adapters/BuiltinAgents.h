@@ -28,6 +28,8 @@ struct AgentRegistration {
   std::string_view name;  // as agents.list and session.create name it
   std::span<const config::AgentSettingSpec> (*settings)();
   AgentDescriptor (*make)(const AgentContext& context);
+  // Whether the agent is hosted with these settings (an agent that exists only when configured); none: always.
+  bool (*enabled)(const config::AgentSettings& settings) = nullptr;
 };
 
 // Claude Code, Codex, ...: what `switchboard` ships.

@@ -24,6 +24,7 @@
 #include "daemon/DataDirectory.h"
 #include "daemon/Logging.h"
 #include "process/ExecShim.h"
+#include "replay/ClaudeReplay.h"
 #include "process/FatalSignalCleanup.h"
 #include "run/RunCommand.h"
 #include "run/RunCommandLine.h"
@@ -93,6 +94,10 @@ int main(int argc, char** argv) {
   // `switchboard __exec-shim ...` is how the daemon starts agents (see process/ExecShim.h): it must exec at
   // once, before any option parsing or logging set-up.
   if (switchboard::process::is_exec_shim_call(argc, argv)) return switchboard::process::run_exec_shim(argc, argv);
+  // `switchboard __replay-claude ...`: the replay agent's stand-in for the Claude Code CLI (adapters/replay/).
+  if (switchboard::adapters::replay::is_replay_claude_call(argc, argv)) {
+    return switchboard::adapters::replay::run_replay_claude(argc, argv);
+  }
   // A crash or exit() of the daemon SIGKILLs the agent process groups it started (process/FatalSignalCleanup.h).
   switchboard::process::install_fatal_signal_cleanup();
 

@@ -108,6 +108,7 @@ void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
 
   LaunchOptions launch;
   launch.executable = m_config.executable;
+  launch.leading_arguments = m_config.leading_arguments;
   launch.model = options.model;
   launch.permission_mode = mode;
   launch.resume_session_id = options.resume_provider_session_id;

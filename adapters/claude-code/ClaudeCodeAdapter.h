@@ -25,6 +25,9 @@ namespace switchboard::adapters::claude {
 // How the daemon runs Claude Code. Shared by every session's adapter.
 struct ClaudeCodeConfig {
   std::string executable = "claude";  // a path, or a name looked up on PATH
+  // A stand-in for the CLI (the replay agent, adapters/replay/): its agent name and its own leading arguments.
+  std::string agent_name = "claude";
+  std::vector<std::string> leading_arguments;
   ProviderEndpoint endpoint;          // unset fields: the user's own configuration decides
   std::filesystem::path exec_shim;    // the daemon's own binary: children die with it (see process/ExecShim.h)
   CliTimeouts timeouts;               // start: spawn → initialize answered

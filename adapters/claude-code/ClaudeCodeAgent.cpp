@@ -85,7 +85,8 @@ ClaudeCodeConfig claude_code_config(const config::AgentSettings& settings, const
 
 AgentDescriptor claude_code_agent(boost::asio::io_context& io, ClaudeCodeConfig config) {
   const auto history = history_config_dir(config);
-  auto descriptor = describe_cli_agent<ClaudeCodeAdapter>(io, "claude", std::move(config), &parse_version_output);
+  auto name = config.agent_name;
+  auto descriptor = describe_cli_agent<ClaudeCodeAdapter>(io, std::move(name), std::move(config), &parse_version_output);
   descriptor.list_history = [config_dir = history](const std::string& cwd) { return list_sessions(config_dir, cwd); };
   descriptor.read_history = [config_dir = history](const std::string& cwd, const std::string& id, HistorySink& sink) {
     return read_session(config_dir, cwd, id, sink);

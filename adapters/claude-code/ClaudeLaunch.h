@@ -15,6 +15,7 @@ namespace switchboard::adapters::claude {
 
 struct LaunchOptions {
   std::string executable = "claude";
+  std::vector<std::string> leading_arguments;  // before Claude Code's own: a stand-in's (the replay agent's)
   std::optional<std::string> model;
   std::optional<std::string> permission_mode;
   std::optional<std::string> resume_session_id;  // the CLI's own session id (system/init session_id)

@@ -9,7 +9,12 @@
 
 namespace switchboard::adapters {
 
-std::vector<std::string> version_command(const std::string& executable) { return {executable, "--version"}; }
+std::vector<std::string> version_command(const std::string& executable, const std::vector<std::string>& leading_arguments) {
+  std::vector<std::string> argv{executable};
+  argv.insert(argv.end(), leading_arguments.begin(), leading_arguments.end());
+  argv.push_back("--version");
+  return argv;
+}
 
 std::string install_hint(std::string_view agent) {
   const std::string name(agent);
@@ -47,7 +52,7 @@ void VersionProbe::run() {
   m_info.installed = true;
   m_info.path = m_executable;
   process::SpawnSpec spec;
-  const auto argv = version_command(m_executable);
+  const auto argv = version_command(m_executable, m_spec.leading_arguments);
   spec.program = argv.front();
   spec.args.assign(argv.begin() + 1, argv.end());
   spec.exec_shim = m_spec.exec_shim;

@@ -26,6 +26,7 @@ namespace switchboard::adapters {
 struct VersionProbeSpec {
   std::string agent;       // "claude": the AgentInfo's name and the log lines' prefix
   std::string executable;  // a path, or a name looked up on PATH
+  std::vector<std::string> leading_arguments;  // before `--version`: a stand-in's own (the replay agent's)
   std::filesystem::path exec_shim;
   // What to tell a user whose executable is missing, after "'<executable>' not found ".
   std::string install_hint;
@@ -67,7 +68,7 @@ class VersionProbe : public std::enable_shared_from_this<VersionProbe> {
 // (agents.<agent>.bin, its flag --<agent>-bin and its variable SWITCHBOARD_<AGENT>_BIN, by the registry's naming).
 std::string install_hint(std::string_view agent);
 
-// `<executable> --version`.
-std::vector<std::string> version_command(const std::string& executable);
+// `<executable> [leading arguments] --version`.
+std::vector<std::string> version_command(const std::string& executable, const std::vector<std::string>& leading_arguments = {});
 
 }  // namespace switchboard::adapters

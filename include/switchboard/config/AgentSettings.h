@@ -54,6 +54,11 @@ class AgentSettings {
     if (it == m_values.end() || !std::holds_alternative<std::string>(it->second)) return std::nullopt;
     return std::get<std::string>(it->second);
   }
+  std::optional<std::int64_t> integer(std::string_view key) const {
+    const auto it = m_values.find(key);
+    if (it == m_values.end() || !std::holds_alternative<std::int64_t>(it->second)) return std::nullopt;
+    return std::get<std::int64_t>(it->second);
+  }
   const Value* find(std::string_view key) const {
     const auto it = m_values.find(key);
     return it == m_values.end() ? nullptr : &it->second;
