@@ -208,7 +208,8 @@ export class TranscriptView {
       const details = el("details", {}, el("summary", { text: "input" }), n.input);
       const diff = editDiff(item.input);
       const diffNode = diff && el("pre", { class: "diff" }, ...diff.map(([kind, line]) => el("span", { class: kind, text: line + "\n" })));
-      n.root.append(n.head, diffNode, details, n.output, n.body);
+      // append() writes a null as the text "null": only a real diff goes in.
+      n.root.append(n.head, ...(diffNode ? [diffNode] : []), details, n.output, n.body);
     }
     this.nodes.set(item, n);
     this.updateItem(item);

@@ -179,7 +179,11 @@ def daemon_env(scratch, mock_port, claude):
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock_port}", "ANTHROPIC_API_KEY": "sk-mock",
             "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_MAX_RETRIES": "2",
-            "SWITCHBOARD_CLAUDE_BIN": claude}
+            "SWITCHBOARD_CLAUDE_BIN": claude,
+            # The replay agent (docs/agents/replay.md), for the scenario that needs neither the CLI nor the mock.
+            "SWITCHBOARD_REPLAY_RECORDING": os.path.join(REPO, "tests", "fixtures", "claude-code",
+                                                         "recorded-exchange-stdio-permission.ndjson"),
+            "SWITCHBOARD_REPLAY_SLOWDOWN": "5"}
 
 
 def new_browser():
@@ -577,6 +581,29 @@ class ConsoleTest(unittest.TestCase):
         box.clear()
         box.send_keys(" ")  # an input event with an empty filter again
         self.wait("the unfiltered first page", lambda: rows() == 100)
+
+    def test_15_replay_agent_plays_its_recording(self):
+        # A recorded Claude Code exchange through the real adapter: a streamed answer, a permission card that
+        # holds the turn until it is answered, the recorded tool output, then the recording's second turn.
+        work = os.path.join(self.scratch, "replay-work")  # not the real CLI's: its scenarios create files there
+        os.makedirs(work, exist_ok=True)
+        session = self.daemon.call("session.create", {"agent": "replay", "cwd": work, "title": "Replay"})["session"]["sessionId"]
+        self.open_console(session)
+        self.type_prompt("anything: the recording decides")
+        request = self.card()
+        self.assertEqual(self.state_badge(), "awaiting_input")
+        self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
+        self.wait_text("Mock model: the tool returned: made")
+        self.wait_idle()
+        self.assertFalse(os.path.exists(os.path.join(work, "created_by_tool.txt")), "a replay must run nothing")
+        # A tool card holds elements only: no stray text (a null once rendered as the word "null").
+        self.assertFalse(self.js("return [...document.querySelectorAll('#transcript .tool')].some("
+                                 "t => [...t.childNodes].some(c => c.nodeType === Node.TEXT_NODE))"), "stray text in a tool card")
+        self.type_prompt("and the next one")
+        self.wait_text("second turn ok")
+        self.wait_idle()
+        self.assert_transcript_matches_log(session)
+        self.shot("15-replay")
 
     def all_session_ids(self):
         ids, cursor = [], None
