@@ -605,6 +605,65 @@ class ConsoleTest(unittest.TestCase):
         self.assert_transcript_matches_log(session)
         self.shot("15-replay")
 
+    # Installed before the page's own scripts (DevTools, so the page's CSP does not apply): the event stream's
+    # chunks are held while window.__holdEvents is true, so a test can make this tab answer a request that
+    # another client has answered already, before the tab has heard of it.
+    HOLD_EVENTS = """
+      (() => {
+        const realFetch = window.fetch.bind(window);
+        window.__holdEvents = false;
+        window.fetch = async (input, init) => {
+          const response = await realFetch(input, init);
+          if (!String(input).endsWith("/events") || !response.body) return response;
+          const reader = response.body.getReader();
+          const held = [];
+          let reading = null;  // one read at a time: a second read() would take the chunk the first awaits
+          const body = new ReadableStream({
+            async pull(controller) {
+              for (;;) {
+                if (!window.__holdEvents && held.length) return controller.enqueue(held.shift());
+                reading = reading || reader.read();
+                const next = await Promise.race([reading, new Promise((r) => setTimeout(() => r(null), 50))]);
+                if (next === null) continue;
+                reading = null;
+                if (next.done) return controller.close();
+                if (window.__holdEvents || held.length) held.push(next.value); else return controller.enqueue(next.value);
+              }
+            },
+            cancel(reason) { return reader.cancel(reason); },
+          });
+          return new Response(body, { status: response.status, headers: response.headers });
+        };
+      })();
+    """
+
+    def test_16_own_answer_after_another_client_won_is_answered_elsewhere(self):
+        work = os.path.join(self.scratch, "replay-race")
+        os.makedirs(work, exist_ok=True)
+        session = self.daemon.call("session.create", {"agent": "replay", "cwd": work, "title": "Race"})["session"]["sessionId"]
+        script = self.browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": self.HOLD_EVENTS})
+        try:
+            self.open_console(session)
+            self.type_prompt("a request two clients answer")
+            request = self.card()
+            self.js("window.__holdEvents = true;")
+            # Another client answers first; this tab has not heard of it and answers too.
+            self.daemon.call("permission.respond", {"requestId": request, "decision": "deny"})
+            self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
+            outcome = f"document.querySelector(\".request-card[data-request-id='{request}'] .outcome\").textContent"
+            self.wait("the refused answer shown as answered elsewhere",
+                      lambda: self.js(f"return {outcome}") == "Answered elsewhere")
+            self.assertTrue(self.js("return document.getElementById('notice').hidden"),
+                            "the -32002 of a lost race is state, not an error: " + self.js("return document.getElementById('notice').textContent"))
+            self.js("window.__holdEvents = false;")
+            self.wait("the winner's answer", lambda: "denied" in self.js(f"return {outcome}"))
+            self.assertIn("Answered elsewhere", self.js(f"return {outcome}"))
+            self.assertTrue(self.js(f"return document.querySelector(\".request-card[data-request-id='{request}'] .allow-once\").disabled"))
+            self.wait_idle()
+            self.shot("16-lost-race")
+        finally:
+            self.browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script["identifier"]})
+
     def all_session_ids(self):
         ids, cursor = [], None
         while True:
