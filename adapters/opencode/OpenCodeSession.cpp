@@ -105,6 +105,7 @@ protocol::AgentCapabilities OpenCodeSession::static_capabilities() {
   protocol::AgentCapabilities capabilities;
   capabilities.streaming = true;
   capabilities.permissions = true;
+  capabilities.questions = true;
   capabilities.resume = true;
   capabilities.model_switch = true;
   capabilities.modes = true;
@@ -200,8 +201,20 @@ void OpenCodeSession::answer_permission(const std::string& native_id, Permission
   reply_to_permission(native_id, answer.allow ? "once" : "reject", answer.message, std::move(done));
 }
 
-void OpenCodeSession::answer_question(const std::string& native_id, QuestionAnswer, Completion done) {
-  done(AdapterError{ErrorCode::Unsupported, "the OpenCode adapter does not take question answers yet (no question " + native_id + ")"});
+void OpenCodeSession::answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) {
+  // OpenCode takes, per question, the labels chosen; ours is one answer per question, sent as its one label (a
+  // free answer is taken as it is too: OpenCode's questions accept custom answers by default).
+  json body = json::object();
+  if (!answer.rejected) {
+    json answers = json::array();
+    for (auto& text : answer.answers) answers.push_back(json::array({std::move(text)}));
+    body["answers"] = std::move(answers);
+  }
+  const std::string path = "/question/" + native_id + (answer.rejected ? "/reject" : "/reply");
+  request(http::verb::post, path, body, [done = std::move(done)](Answer reply) {
+    if (reply.ok() || reply.status == 404) return done(std::nullopt);  // 404: no longer waited for
+    done(AdapterError{ErrorCode::AgentUnavailable, "OpenCode did not take the answer: " + reply.error()});
+  });
 }
 
 void OpenCodeSession::set_model(const std::string& model, Completion done) {

@@ -16,7 +16,7 @@ using namespace std::string_view_literals;
 // Known, and turned into nothing on purpose (docs/agents/opencode.md says why each).
 constexpr std::array kDroppedEvents = {
     "server.connected"sv, "server.heartbeat"sv, "session.created"sv, "session.updated"sv, "session.diff"sv,
-    "permission.replied"sv, "sync"sv, "plugin.added"sv, "catalog.updated"sv, "reference.updated"sv, "integration.updated"sv,
+    "permission.replied"sv, "question.replied"sv, "question.rejected"sv, "sync"sv, "plugin.added"sv, "catalog.updated"sv, "reference.updated"sv, "integration.updated"sv,
     "project.updated"sv, "file.edited"sv, "file.watcher.updated"sv, "lsp.updated"sv, "lsp.client.diagnostics"sv,
     "installation.updated"sv, "todo.updated"sv, "session.compacted"sv, "message.removed"sv, "message.part.removed"sv,
     "command.executed"sv, "vcs.branch.updated"sv};
@@ -66,6 +66,7 @@ void OpenCodeTranslator::feed(const json& payload) {
     return m_lines.dropped();
   }
   if (type == "permission.asked") return on_permission(*properties);
+  if (type == "question.asked") return on_question(*properties);
   if (type == "session.status") {
     const auto* status = native::object_at(*properties, "status");
     if (status == nullptr) return m_lines.malformed("session.status without a status", payload);
@@ -174,6 +175,35 @@ void OpenCodeTranslator::on_permission(const json& properties) {
   }
   if (ask.native_id.empty()) return m_lines.malformed("permission.asked without an id", properties);
   m_events.on_permission_request(std::move(ask));
+}
+
+void OpenCodeTranslator::on_question(const json& properties) {
+  // {"id": "que…", "sessionID", "questions": [{"question", "header", "options": [{"label", "description"}],
+  //  "multiple", "custom"}], "tool": {"messageID", "callID"}}: OpenCode's `question` tool, under serve.
+  QuestionAsk ask;
+  ask.native_id = string_or_empty(properties, "id");
+  if (const auto* questions = native::array_at(properties, "questions")) {
+    for (const auto& native_question : *questions) {
+      if (!native_question.is_object()) continue;
+      protocol::Question question;
+      question.question = string_or_empty(native_question, "question");
+      if (question.question.empty()) continue;
+      if (auto header = native::string_at(native_question, "header")) question.header = *header;
+      std::vector<std::string> labels;
+      if (const auto* options = native::array_at(native_question, "options")) {
+        for (const auto& option : *options) {
+          if (auto label = native::string_at(option, "label")) labels.push_back(*label);
+        }
+      }
+      if (!labels.empty()) question.options = std::move(labels);
+      if (const auto* multiple = native::member(native_question, "multiple"); multiple != nullptr && multiple->is_boolean()) {
+        question.multi_select = multiple->get<bool>();
+      }
+      ask.questions.push_back(std::move(question));
+    }
+  }
+  if (ask.native_id.empty() || ask.questions.empty()) return m_lines.malformed("question.asked without an id or a question", properties);
+  m_events.on_question(std::move(ask));
 }
 
 void OpenCodeTranslator::on_status(const json& status) {

@@ -42,6 +42,7 @@ class OpenCodeTranslator {
   void on_part(const nlohmann::json& part);
   void on_tool_part(const nlohmann::json& part);
   void on_permission(const nlohmann::json& properties);
+  void on_question(const nlohmann::json& properties);
   void on_status(const nlohmann::json& status);
   void end_turn();
 

@@ -395,4 +395,35 @@ TEST_CASE("opencode: an idle server is stopped to free its memory and the sessio
   CHECK(servers_of(world).size() == 1);
 }
 
+TEST_CASE("opencode: a question of OpenCode's question tool is ours to answer and the model hears the answer", "[e2e][opencode]") {
+  const e2e::AgentProfile& profile = opencode();
+  const Json options = Json::array({Json{{"label", "Red"}, {"description", "warm"}}, Json{{"label", "Blue"}, {"description", "cool"}}});
+  const Json ask{{"text", "Let me ask."},
+                 {"function_call",
+                  {{"name", "question"},
+                   {"arguments", {{"questions", Json::array({Json{{"question", "Which colour?"}, {"header", "Colour"}, {"options", options}}})}}}}}};
+  e2e::AgentWorld world(profile, Json::array({ask, mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "Blue"}},
+                                                                     "You picked blue.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session(profile.asking_mode);
+  world.client->send("session.send", {{"sessionId", id}, {"text", "ask me a colour"}, {"wait", false}});
+  std::size_t at = 0;
+  const auto asked = world.client->wait_event("question.requested", at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(asked.is_null());
+  const auto& request = asked["data"]["request"];
+  REQUIRE(request["questions"].size() == 1);
+  CHECK(request["questions"][0]["question"] == "Which colour?");
+  CHECK(request["questions"][0]["header"] == "Colour");
+  CHECK(request["questions"][0]["options"] == Json::array({"Red", "Blue"}));
+  const auto answered = world.client->call("question.respond", {{"requestId", request["requestId"]}, {"answers", Json::array({"Blue"})}});
+  INFO(answered.dump());
+  CHECK(answered.contains("result"));
+  const auto stopped = world.client->wait_event("turn.stopped", at);
+  REQUIRE_FALSE(stopped.is_null());
+  CHECK(stopped["data"]["stopReason"] == "end_turn");
+  CHECK(stopped["data"]["text"] == "You picked blue.");
+}
+
 }  // namespace opencode_e2e_tests

@@ -147,4 +147,41 @@ TEST_CASE("opencode translator: events it does not know are counted, malformed o
   CHECK(translator.stats().malformed == 4);
 }
 
+TEST_CASE("opencode translator: a question becomes our question with its header, labels and multiple choice, and bad ones are counted", "[opencode]") {
+  struct QuestionSink : CodexRecordingSink {
+    std::vector<switchboard::adapters::QuestionAsk> asks;
+    void on_question(switchboard::adapters::QuestionAsk ask) override {
+      CodexRecordingSink::on_question(ask);
+      asks.push_back(std::move(ask));
+    }
+  } sink;
+  OpenCodeTranslator translator(sink);
+  const json red{{"label", "Red"}, {"description", "warm"}};
+  const json blue{{"label", "Blue"}, {"description", "cool"}};
+  translator.feed(event("question.asked",
+                        {{"id", "que_1"},
+                         {"sessionID", "ses_1"},
+                         {"questions", json::array({json{{"question", "Which colour?"}, {"header", "Colour"}, {"options", {red, blue}}},
+                                                    json{{"question", "Which sizes?"}, {"header", "Sizes"}, {"options", {red}}, {"multiple", true}}})},
+                         {"tool", {{"messageID", "msg_1"}, {"callID", "call_1"}}}}));
+  REQUIRE(sink.asks.size() == 1);
+  const auto& ask = sink.asks[0];
+  CHECK(ask.native_id == "que_1");
+  REQUIRE(ask.questions.size() == 2);
+  CHECK(ask.questions[0].question == "Which colour?");
+  CHECK(ask.questions[0].header == std::optional<std::string>("Colour"));
+  CHECK(ask.questions[0].options == std::optional<std::vector<std::string>>({"Red", "Blue"}));
+  CHECK_FALSE(ask.questions[0].multi_select.value_or(false));
+  CHECK(ask.questions[1].multi_select == std::optional<bool>(true));
+  // Its answer coming back (ours or OpenCode's own UI's) is nothing to report.
+  translator.feed(event("question.replied", {{"sessionID", "ses_1"}, {"requestID", "que_1"}, {"answers", json::array()}}));
+  translator.feed(event("question.rejected", {{"sessionID", "ses_1"}, {"requestID", "que_1"}}));
+  CHECK(sink.lines.size() == 1);
+  // No id, or no question: counted, never asked.
+  translator.feed(event("question.asked", {{"sessionID", "ses_1"}, {"questions", json::array({json{{"question", "Q?"}}})}}));
+  translator.feed(event("question.asked", {{"id", "que_2"}, {"questions", json::array({json{{"header", "no question"}}})}}));
+  CHECK(sink.asks.size() == 1);
+  CHECK(translator.stats().malformed == 2);
+}
+
 }  // namespace opencode_translator_tests
