@@ -125,27 +125,27 @@ TEST_CASE("codex e2e: switchboard run attached to serve: an SSE client sees its 
   e2e::scenario_run_attached_to_serve_delegates_its_permission(codex());
 }
 
-TEST_CASE("codex e2e: switchboard acp streams a prompt's answer as chunks and ends with end_turn", "[e2e][codex][acp]") {
+TEST_CASE("codex e2e: switchboard acp streams a prompt's answer as chunks and ends with end_turn", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_streamed_prompt(codex());
 }
 
-TEST_CASE("codex e2e: switchboard acp asks the editor for a permission and the allowed tool runs", "[e2e][codex][acp]") {
+TEST_CASE("codex e2e: switchboard acp asks the editor for a permission and the allowed tool runs", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_permission_allowed(codex());
 }
 
-TEST_CASE("codex e2e: switchboard acp asks the editor for a permission and the rejected tool does not run", "[e2e][codex][acp]") {
+TEST_CASE("codex e2e: switchboard acp asks the editor for a permission and the rejected tool does not run", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_permission_rejected(codex());
 }
 
-TEST_CASE("codex e2e: switchboard acp session/cancel mid-turn ends the prompt with cancelled", "[e2e][codex][acp]") {
+TEST_CASE("codex e2e: switchboard acp session/cancel mid-turn ends the prompt with cancelled", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_cancel_mid_turn(codex());
 }
 
-TEST_CASE("codex e2e: switchboard acp lists and loads a session after the daemon restarted and continues it", "[e2e][codex][acp]") {
+TEST_CASE("codex e2e: switchboard acp lists and loads a session after the daemon restarted and continues it", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_load_after_restart(codex());
 }
 
-TEST_CASE("codex e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][codex][acp]") {
+TEST_CASE("codex e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_attached_permission_answered_elsewhere(codex());
 }
 
