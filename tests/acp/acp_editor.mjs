@@ -57,12 +57,28 @@ const toAgent = tapLines((line) => {
 
 const input = new ReadableStream({
   start(controller) {
+    // The SDK may cancel its reader first (the connection closed): later bytes are still recorded.
+    let open = true;
     child.stdout.on("data", (chunk) => {
       fromAgent(chunk);
-      controller.enqueue(new Uint8Array(chunk));
+      if (open) {
+        try {
+          controller.enqueue(new Uint8Array(chunk));
+        } catch {
+          open = false;
+        }
+      }
     });
-    child.stdout.on("end", () => controller.close());
+    child.stdout.on("end", () => {
+      if (open) {
+        open = false;
+        try {
+          controller.close();
+        } catch {}
+      }
+    });
   },
+  cancel() {},
 });
 const stdinWeb = Writable.toWeb(child.stdin);
 const writer = stdinWeb.getWriter();
@@ -103,7 +119,7 @@ const app = acp
     if (onChunk && params.update.sessionUpdate === "agent_message_chunk") onChunk(params);
   });
 
-const connection = app.connect({ readable: input, writable: output });
+const connection = app.connect(acp.ndJsonStream(output, input));
 const agent = connection.agent;
 let sessionId = null;
 
@@ -162,6 +178,7 @@ try {
   for (const step of plan.steps) {
     try {
       report.steps.push({ do: step.do, ok: true, value: await runStep(step) });
+      process.stderr.write(`acp_editor: ${step.do} done\n`);
     } catch (error) {
       report.steps.push({ do: step.do, ok: false, error: { message: String(error?.message ?? error), code: error?.code ?? null, data: error?.data ?? null } });
       if (!step.mayFail) break;
