@@ -2,13 +2,13 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "support/AcpSchemaValidator.h"
+#include "support/AcpSdk.h"
 #include "support/RawHttpClient.h"
 #include "support/RunProcess.h"
 #include "support/RuntimeFile.h"
@@ -19,25 +19,7 @@ namespace acp_scenarios_detail {
 // A whole editor session with a real CLI, on a shared machine: generous.
 constexpr auto kEditorPatience = std::chrono::seconds(150);
 
-// The SDK's node_modules from scripts/install-acp-sdk (idempotent; offline once installed), or "".
-std::string sdk_modules() {
-  static const std::string modules = [] {
-    const std::string command = std::string(SWITCHBOARD_SOURCE_DIR) + "/scripts/install-acp-sdk 2>/dev/null";
-    std::FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return std::string();
-    char buffer[4096];
-    std::string out;
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-    ::pclose(pipe);
-    const std::string prefix = "SWITCHBOARD_ACP_SDK_DIR=";
-    const auto at = out.find(prefix);
-    if (at == std::string::npos) return std::string();
-    auto path = out.substr(at + prefix.size());
-    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-    return path;
-  }();
-  return modules;
-}
+std::string sdk_modules() { return acp_sdk_modules(); }
 
 // False when the test must stop: the SDK or node is missing (a failure under CI, a visible skip elsewhere).
 bool editor_ready() {
@@ -121,7 +103,7 @@ class Editor {
 
 // Every message `switchboard acp` sent is valid ACP.
 void check_sent_messages(const Json& report) {
-  static const AcpSchemaValidator validator(fs::path(sdk_modules()) / "@agentclientprotocol" / "sdk" / "schema" / "v1" / "schema.json");
+  static const AcpSchemaValidator validator(acp_schema_file());
   REQUIRE(validator.loaded());
   REQUIRE_FALSE(report["sent"].empty());
   for (const auto& entry : report["sent"]) {
