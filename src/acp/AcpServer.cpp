@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <ctime>
 #include <utility>
 
 #include <boost/asio/post.hpp>
@@ -28,18 +27,6 @@ constexpr std::size_t kMaxEditorLineBytes = 64 * 1024 * 1024;
 // session.events pages of the replay.
 constexpr int kReplayPage = 1000;
 constexpr std::size_t kStoppedTurnsKept = 64;
-
-// Unix epoch milliseconds as ISO 8601 UTC, what ACP's SessionInfo.updatedAt is.
-std::string iso_time(std::int64_t epoch_ms) {
-  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &utc);
-  char with_ms[40];
-  std::snprintf(with_ms, sizeof with_ms, "%s.%03dZ", buffer, static_cast<int>(epoch_ms % 1000));
-  return with_ms;
-}
 
 // ACP's stopReason for ours; nullopt for `error`, which ACP has not (the prompt fails instead).
 std::optional<std::string> acp_stop_reason(const std::string& ours) {
@@ -121,6 +108,8 @@ void AcpServer::on_request(const Json& id, const std::string& method, const Json
   if (method == "session/new") return new_session(id, params);
   if (method == "session/load") return load_session(id, params);
   if (method == "session/list") return list_sessions(id, params);
+  if (method == "session/resume") return resume_session(id, params);
+  if (method == "session/close") return close_session(id, params);
   if (method == "session/prompt") return prompt(id, params);
   if (method == "session/set_mode") return set_mode(id, params);
   // clang-format on
@@ -173,7 +162,7 @@ void AcpServer::initialize(const Json& id, const Json& params) {
                {{"loadSession", true},
                 {"promptCapabilities", {{"image", true}, {"audio", false}, {"embeddedContext", true}}},
                 {"mcpCapabilities", {{"http", false}, {"sse", false}}},
-                {"sessionCapabilities", {{"list", Json::object()}}}}},
+                {"sessionCapabilities", {{"list", Json::object()}, {"resume", Json::object()}, {"close", Json::object()}}}}},
               {"authMethods", Json::array()},
               {"agentInfo", {{"name", "switchboard"}, {"title", "Switchboard: " + m_options.agent}, {"version", std::string(kVersion)}}},
               // fs/* and terminal/* of the client are never called: the hosted agents read, write and run with
@@ -302,6 +291,45 @@ void AcpServer::list_sessions(const Json& id, const Json& params) {
     if (!next.empty()) result["nextCursor"] = next;
     reply(id, std::move(result));
   });
+}
+
+void AcpServer::resume_session(const Json& id, const Json& params) {
+  const auto session_id = string_member(params, "sessionId");
+  if (session_id.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/resume needs a sessionId"));
+  m_daemon.call("session.get", Json{{"sessionId", session_id}}, [this, id, session_id](const Json& response) {
+    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/resume"));
+    // Like session/load without the replay: its events are followed from now on.
+    m_open_sessions.insert(session_id);
+    const auto session = object_member(response["result"], "session");
+    with_agent_modes([this, id, session] {
+      Json result = Json::object();
+      if (auto modes = mode_state(session); !modes.is_null()) result["modes"] = std::move(modes);
+      reply(id, std::move(result));
+    });
+  });
+}
+
+void AcpServer::close_session(const Json& id, const Json& params) {
+  const auto session_id = string_member(params, "sessionId");
+  if (!m_open_sessions.count(session_id)) return reply_error(id, acp_error(AcpErrorCode::ResourceNotFound, "session/close: the session is not open here"));
+  // ACP: closing cancels the session's work. The session itself stays stored (the console and session/load
+  // still have it); this editor stops following it, so its prompts answer `cancelled` now and its open
+  // permission requests are withdrawn.
+  m_open_sessions.erase(session_id);
+  m_replays.erase(session_id);
+  m_running_tools.erase(session_id);
+  std::erase_if(m_prompts, [&](const PendingPrompt& pending) {
+    if (pending.session_id != session_id) return false;
+    reply(pending.acp_id, Json{{"stopReason", "cancelled"}});
+    return true;
+  });
+  std::vector<std::string> asked;
+  for (const auto& [request_id, editor_id] : m_asked_by_request) {
+    const auto it = m_asked.find(editor_id);
+    if (it != m_asked.end() && string_member(it->second.request, "sessionId") == session_id) asked.push_back(request_id);
+  }
+  for (const auto& request_id : asked) withdraw_permission(request_id);
+  m_daemon.call("session.cancel", Json{{"sessionId", session_id}}, [this, id](const Json&) { reply(id, Json::object()); });
 }
 
 void AcpServer::prompt(const Json& id, const Json& params) {

@@ -93,6 +93,8 @@ class AcpServer {
   void replay_page(std::shared_ptr<Replay> replay);
   void finish_replay(const std::shared_ptr<Replay>& replay);
   void list_sessions(const Json& id, const Json& params);
+  void resume_session(const Json& id, const Json& params);
+  void close_session(const Json& id, const Json& params);
   void prompt(const Json& id, const Json& params);
   void set_mode(const Json& id, const Json& params);
   void cancel(const Json& params);

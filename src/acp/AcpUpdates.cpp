@@ -2,6 +2,8 @@
 #include "acp/JsonMembers.h"
 
 #include <array>
+#include <cstdio>
+#include <ctime>
 #include <string_view>
 #include <utility>
 
@@ -80,10 +82,29 @@ std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading)
   } else if (type == "tool.completed") {
     updates.push_back(tool_completed(data));
   } else if (type == "session.updated" && reading == UpdateReading::Live) {
-    const auto mode = string_member(data.value("session", Json::object()), "mode");
+    // Which field changed is not said: the mode and the title are sent as they are now.
+    const auto& session = object_member(data, "session");
+    const auto mode = string_member(session, "mode");
     if (!mode.empty()) updates.push_back(Json{{"sessionUpdate", "current_mode_update"}, {"currentModeId", mode}});
+    const auto title = string_member(session, "title");
+    if (!title.empty()) {
+      Json info{{"sessionUpdate", "session_info_update"}, {"title", title}};
+      if (session.contains("updatedAt") && session["updatedAt"].is_number_integer()) info["updatedAt"] = iso_time(session["updatedAt"].get<std::int64_t>());
+      updates.push_back(std::move(info));
+    }
   }
   return updates;
+}
+
+std::string iso_time(std::int64_t epoch_ms) {
+  const auto seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
+  char with_ms[48];
+  std::snprintf(with_ms, sizeof with_ms, "%s.%03dZ", date, static_cast<int>(epoch_ms % 1000));
+  return with_ms;
 }
 
 std::string tool_kind_of(const std::string& tool) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ enum class UpdateReading { Live, Replay };
 // The updates one event envelope stands for: none for events an editor has no use for (session.state,
 // permission.*, which are requests of their own, turn.stopped, which answers session/prompt).
 std::vector<nlohmann::json> updates_for_event(const nlohmann::json& envelope, UpdateReading reading);
+
+// Unix epoch milliseconds as ISO 8601 UTC with milliseconds (ACP's timestamps: SessionInfo.updatedAt, ...).
+std::string iso_time(std::int64_t epoch_ms);
 
 // The ACP tool kind (read, edit, execute, search, fetch, think, other, ...) for one of our tool names.
 std::string tool_kind_of(const std::string& tool);

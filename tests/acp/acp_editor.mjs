@@ -8,6 +8,7 @@
 // PLAN: {"command": [binary, args...], "env": {...}, "steps": [...], "permission": "allow"|"always"|"reject"|"wait"}
 // Steps: {"do":"initialize"} {"do":"new","cwd":...} {"do":"set_mode","mode":...} {"do":"list","cwd"?:...}
 //        {"do":"load","sessionId":...|"last"} {"do":"prompt","text":...,"cancelOnChunk"?:bool,"blocks"?:[...]}
+//        {"do":"resume","sessionId":...} {"do":"prompts","texts":[...]} (sent at once) {"do":"close_session"}
 //        {"do":"close"} (ends our side: stdin closed, then the child's exit is awaited)
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -146,6 +147,21 @@ async function runStep(step) {
       const result = await agent.request(acp.methods.agent.session.load, { sessionId: id, cwd: step.cwd, mcpServers: [] });
       sessionId = id;
       return { result, replayed: report.updates.slice(before) };
+    }
+    case "resume": {
+      const before = report.updates.length;
+      const result = await agent.request(acp.methods.agent.session.resume, { sessionId: step.sessionId, cwd: step.cwd });
+      sessionId = step.sessionId;
+      return { result, replayed: report.updates.slice(before) };
+    }
+    case "close_session":
+      return agent.request(acp.methods.agent.session.close, { sessionId });
+    case "prompts": {
+      // Sent at once, without waiting: the later ones queue behind the first.
+      const results = await Promise.all(
+        step.texts.map((text) => agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })),
+      );
+      return { results };
     }
     case "prompt": {
       const blocks = step.blocks ?? [{ type: "text", text: step.text }];

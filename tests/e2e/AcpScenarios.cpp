@@ -295,6 +295,39 @@ void scenario_acp_load_after_restart(const AgentProfile& profile) {
   check_sent_messages(second);
 }
 
+void scenario_acp_queued_prompts_close_and_resume(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("First answer.", 3, 300), profile.when_last_prompt_contains("second prompt", "Second answer."),
+                                         profile.when_last_prompt_contains("after resume", "Third answer.")}));
+  if (!world.ready() || !editor_ready()) return;
+  Editor editor(world);
+  const auto first = editor.run(editor.plan(Json::array({Json{{"do", "initialize"}}, Json{{"do", "new"}, {"cwd", world.work.string()}},
+                                                         Json{{"do", "prompts"}, {"texts", {"first prompt", "second prompt"}}},
+                                                         Json{{"do", "close_session"}}, Json{{"do", "close"}}})));
+  INFO("first: " << first.dump().substr(0, 4000));
+  const auto& both = step(first, "prompts");
+  REQUIRE(both["ok"] == true);
+  CHECK(both["value"]["results"][0]["stopReason"] == "end_turn");
+  CHECK(both["value"]["results"][1]["stopReason"] == "end_turn");
+  // One after the other: the second answer only once the first was complete.
+  CHECK(chunk_text(first["updates"]) == "First answer.Second answer.");
+  CHECK(step(first, "close_session")["ok"] == true);
+  CHECK(first["exit"] == 0);
+  check_sent_messages(first);
+
+  const auto second = editor.run(editor.plan(Json::array({Json{{"do", "initialize"}},
+                                                          Json{{"do", "resume"}, {"sessionId", first["sessionId"]}, {"cwd", world.work.string()}},
+                                                          prompt_step("after resume"), Json{{"do", "close"}}})));
+  INFO("second: " << second.dump().substr(0, 4000));
+  const auto& resumed = step(second, "resume");
+  REQUIRE(resumed["ok"] == true);
+  CHECK(resumed["value"]["replayed"].empty());  // resume is load without the history
+  const auto& prompt = step(second, "prompt");
+  REQUIRE(prompt["ok"] == true);
+  CHECK(prompt["value"]["result"]["stopReason"] == "end_turn");
+  CHECK(chunk_text(prompt["value"]["updates"]) == "Third answer.");
+  check_sent_messages(second);
+}
+
 void scenario_acp_attached_permission_answered_elsewhere(const AgentProfile& profile) {
   AgentWorld world(profile, Json::array({profile.run_command("touch answered_elsewhere.txt && echo made"), profile.after_tool_output("Made it.")}));
   if (!world.ready() || !editor_ready()) return;

@@ -25,6 +25,10 @@ void scenario_acp_cancel_mid_turn(const AgentProfile& profile);
 // history is replayed as updates) and its next prompt continues the conversation.
 void scenario_acp_load_after_restart(const AgentProfile& profile);
 
+// Two prompts sent at once: the second queues behind the first and each resolves at its own turn's end;
+// session/close answers; a second process resumes the session (no replay) and prompts it again.
+void scenario_acp_queued_prompts_close_and_resume(const AgentProfile& profile);
+
 // Attached to a running `serve`: an SSE client sees the editor's session live, answers its permission first,
 // and the request is withdrawn from the editor ($/cancel_request).
 void scenario_acp_attached_permission_answered_elsewhere(const AgentProfile& profile);

@@ -18,7 +18,8 @@ const std::map<std::string, std::string>& response_types() {
       {"initialize", "InitializeResponse"},     {"authenticate", "AuthenticateResponse"},
       {"session/new", "NewSessionResponse"},    {"session/load", "LoadSessionResponse"},
       {"session/list", "ListSessionsResponse"}, {"session/prompt", "PromptResponse"},
-      {"session/set_mode", "SetSessionModeResponse"},
+      {"session/set_mode", "SetSessionModeResponse"}, {"session/resume", "ResumeSessionResponse"},
+      {"session/close", "CloseSessionResponse"},
   };
   return kTypes;
 }
