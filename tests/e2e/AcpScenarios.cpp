@@ -295,6 +295,34 @@ void scenario_acp_load_after_restart(const AgentProfile& profile) {
   check_sent_messages(second);
 }
 
+void scenario_acp_prompt_with_resources(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("I have looked at them.", 1, 0)}));
+  if (!world.ready() || !editor_ready()) return;
+  std::ofstream(world.work / "linked notes.txt") << "notes of the test\n";
+  // A 1x1 PNG.
+  const std::string png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+  const Json blocks = Json::array({Json{{"type", "text"}, {"text", "look at these"}},
+                                   Json{{"type", "resource_link"}, {"uri", "file://" + (world.work / "linked%20notes.txt").string()}, {"name", "linked notes.txt"}},
+                                   Json{{"type", "resource"}, {"resource", {{"uri", "file:///elsewhere/snippet.py"}, {"text", "print('embedded-marker')"}}}},
+                                   Json{{"type", "image"}, {"mimeType", "image/png"}, {"data", png}}});
+  Editor editor(world);
+  const auto report = editor.run(editor.plan(Json::array({Json{{"do", "initialize"}}, Json{{"do", "new"}, {"cwd", world.work.string()}},
+                                                          Json{{"do", "prompt"}, {"blocks", blocks}}, Json{{"do", "close"}}})));
+  INFO(report.dump().substr(0, 4000));
+  const auto& prompt = step(report, "prompt");
+  REQUIRE(prompt["ok"] == true);
+  CHECK(prompt["value"]["result"]["stopReason"] == "end_turn");
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  const auto body = requests.back()["body"].dump();
+  INFO(body.substr(0, 4000));
+  CHECK(body.find("look at these") != std::string::npos);
+  CHECK(body.find("linked notes.txt") != std::string::npos);
+  CHECK(body.find("embedded-marker") != std::string::npos);
+  CHECK(body.find(png.substr(0, 60)) != std::string::npos);
+  check_sent_messages(report);
+}
+
 void scenario_acp_queued_prompts_close_and_resume(const AgentProfile& profile) {
   AgentWorld world(profile, Json::array({profile.text("First answer.", 3, 300), profile.when_last_prompt_contains("second prompt", "Second answer."),
                                          profile.when_last_prompt_contains("after resume", "Third answer.")}));

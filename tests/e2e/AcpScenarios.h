@@ -25,6 +25,10 @@ void scenario_acp_cancel_mid_turn(const AgentProfile& profile);
 // history is replayed as updates) and its next prompt continues the conversation.
 void scenario_acp_load_after_restart(const AgentProfile& profile);
 
+// A prompt with a file link, an embedded text resource and an image: the agent's model request has all three
+// (the link's path, the resource's text, the image's bytes).
+void scenario_acp_prompt_with_resources(const AgentProfile& profile);
+
 // Two prompts sent at once: the second queues behind the first and each resolves at its own turn's end;
 // session/close answers; a second process resumes the session (no replay) and prompts it again.
 void scenario_acp_queued_prompts_close_and_resume(const AgentProfile& profile);

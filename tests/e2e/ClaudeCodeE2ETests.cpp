@@ -148,6 +148,10 @@ TEST_CASE("claude e2e: switchboard acp lists and loads a session after the daemo
   e2e::scenario_acp_load_after_restart(claude());
 }
 
+TEST_CASE("claude e2e: switchboard acp gives the agent a prompt's file link and embedded text and image", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_prompt_with_resources(claude());
+}
+
 TEST_CASE("claude e2e: switchboard acp queues a prompt sent while busy and closes and resumes a session", "[e2e][claude][acp-server]") {
   e2e::scenario_acp_queued_prompts_close_and_resume(claude());
 }

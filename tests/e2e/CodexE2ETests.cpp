@@ -145,6 +145,10 @@ TEST_CASE("codex e2e: switchboard acp lists and loads a session after the daemon
   e2e::scenario_acp_load_after_restart(codex());
 }
 
+TEST_CASE("codex e2e: switchboard acp gives the agent a prompt's file link and embedded text and image", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_prompt_with_resources(codex());
+}
+
 TEST_CASE("codex e2e: switchboard acp queues a prompt sent while busy and closes and resumes a session", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_queued_prompts_close_and_resume(codex());
 }
