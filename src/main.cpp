@@ -132,6 +132,8 @@ int main(int argc, char** argv) {
   switchboard::acp::AcpOptions acp_options;
   acp_command->add_option("--agent", acp_options.agent, "the hosted agent (claude, codex, opencode, pi, grok, ...)")->required();
   acp_command->add_option("--cwd", acp_options.cwd, "working directory for a session the editor opens without one");
+  acp_command->footer("Settings (data dir, logging, permissions, agents): `switchboard --help` lists their flags; "
+                      "`switchboard config` shows the effective values; docs/configuration.md.");
   acp_command->add_flag("--standalone", acp_options.standalone,
                 "never attach: host a daemon in this process even if one already runs (then use a data dir of its own)");
   auto* version = app.add_subcommand("version", "print the version and protocol version");
