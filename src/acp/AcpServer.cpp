@@ -340,10 +340,14 @@ void AcpServer::prompt(const Json& id, const Json& params) {
   auto& prompt = std::get<PromptForSend>(read);
   Json send{{"sessionId", session_id}, {"text", prompt.text}, {"wait", false}};
   if (!prompt.attachments.empty()) send["attachments"] = prompt.attachments;
-  // A session the editor names without session/load (it remembered the id) is followed from now on.
-  m_open_sessions.insert(session_id);
-  m_daemon.call("session.send", std::move(send), [this, id, session_id](const Json& response) {
-    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/prompt"));
+  // A session the editor names without session/load (it remembered the id) is followed from now on: from
+  // before the send, since the turn's first events may come before its reply.
+  const bool was_open = !m_open_sessions.insert(session_id).second;
+  m_daemon.call("session.send", std::move(send), [this, id, session_id, was_open](const Json& response) {
+    if (!response.contains("result")) {
+      if (!was_open) m_open_sessions.erase(session_id);
+      return reply_error(id, acp_error_of(response, "session/prompt"));
+    }
     const auto& result = response["result"];
     PendingPrompt pending{id, session_id, std::nullopt, std::nullopt, false};
     if (result.value("queued", false)) {
