@@ -267,6 +267,7 @@ void AcpServer::finish_replay(const std::shared_ptr<Replay>& replay) {
     for (const auto& envelope : replay->held) {
       if (envelope.value("seq", std::int64_t{0}) > replay->last_seq) forward_live(replay->session_id, envelope);
     }
+    ask_open_permissions(replay->session_id);
   });
 }
 
@@ -305,7 +306,18 @@ void AcpServer::resume_session(const Json& id, const Json& params) {
       Json result = Json::object();
       if (auto modes = mode_state(session); !modes.is_null()) result["modes"] = std::move(modes);
       reply(id, std::move(result));
+      ask_open_permissions(string_member(session, "sessionId"));
     });
+  });
+}
+
+void AcpServer::ask_open_permissions(const std::string& session_id) {
+  // A request that was open before the editor came (another client's turn waits on it) is the editor's to
+  // answer too: the session's snapshot has them.
+  m_daemon.call("session.attach", Json{{"sessionId", session_id}}, [this](const Json& response) {
+    for (const auto& request : object_member(response, "result").value("permissions", Json::array())) {
+      if (string_member(request, "state") == "open") ask_permission(request);  // not one being answered
+    }
   });
 }
 

@@ -108,6 +108,7 @@ class AcpServer {
   void forward_live(const std::string& session_id, const Json& envelope);
   void track_turns(const Json& envelope);
   void ask_permission(const Json& request);
+  void ask_open_permissions(const std::string& session_id);
   void withdraw_permission(const std::string& request_id);
   void answer_prompt(PendingPrompt prompt, const Json& stopped);
   void on_daemon_closed();
