@@ -8,6 +8,7 @@
 // PLAN: {"command": [binary, args...], "env": {...}, "steps": [...], "permission": "allow"|"always"|"reject"|"wait"}
 // Steps: {"do":"initialize"} {"do":"new","cwd":...} {"do":"set_mode","mode":...} {"do":"list","cwd"?:...}
 //        {"do":"load","sessionId":...|"last"} {"do":"prompt","text":...,"cancelOnChunk"?:bool,"blocks"?:[...]}
+//        {"do":"until_chunk","text":...} (waits for another client's turn to say it)
 //        {"do":"resume","sessionId":...} {"do":"prompts","texts":[...]} (sent at once) {"do":"close_session"}
 //        {"do":"close"} (ends our side: stdin closed, then the child's exit is awaited)
 import { spawn } from "node:child_process";
@@ -153,6 +154,15 @@ async function runStep(step) {
       const result = await agent.request(acp.methods.agent.session.resume, { sessionId: step.sessionId, cwd: step.cwd });
       sessionId = step.sessionId;
       return { result, replayed: report.updates.slice(before) };
+    }
+    case "until_chunk": {
+      // Waits for the agent to say `text` (in a turn this editor did not start), at most timeoutMs.
+      const deadline = Date.now() + (step.timeoutMs ?? 60000);
+      while (!report.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk" && u.update.content?.text?.includes(step.text))) {
+        if (Date.now() > deadline) throw new Error(`no chunk with ${step.text}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return {};
     }
     case "close_session":
       return agent.request(acp.methods.agent.session.close, { sessionId });

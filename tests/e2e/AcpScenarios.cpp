@@ -414,4 +414,48 @@ void scenario_acp_attached_permission_answered_elsewhere(const AgentProfile& pro
   check_sent_messages(report);
 }
 
+void scenario_acp_load_asks_an_open_permission(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.run_command("touch from_the_editor.txt && echo made"), profile.after_tool_output("Made it here.")}));
+  if (!world.ready() || !editor_ready()) return;
+  const auto serve = world.spawn_serve();
+  const auto runtime = wait_for_runtime_file(world.tmp.path() / "data");
+  REQUIRE(runtime.contains("port"));
+  const auto port = runtime.at("port").get<std::uint16_t>();
+  const std::string authorization = "Authorization: Bearer " + runtime.at("token").get<std::string>();
+  int next_id = 0;
+  const auto rpc = [&](const std::string& method, const Json& params) {
+    RawHttpClient browser(port);
+    const auto answer = browser.request("POST", "/rpc", {authorization, "Content-Type: application/json"},
+                                        Json{{"jsonrpc", "2.0"}, {"id", ++next_id}, {"method", method}, {"params", params}}.dump());
+    REQUIRE(answer.complete);
+    return Json::parse(answer.body, nullptr, false);
+  };
+  // A browser is watching (so the daemon leaves the ask open for a client instead of its headless policy).
+  RawHttpClient sse(port, 60000);
+  REQUIRE(sse.send_request("GET", "/events", {authorization}));
+  RawHttpClient::Response head;
+  REQUIRE(sse.read_head(head));
+  const auto created = rpc("session.create", {{"agent", profile.agent}, {"cwd", world.work.string()}, {"mode", profile.asking_mode}});
+  INFO(created.dump());
+  const std::string session_id = created["result"]["session"]["sessionId"];
+  REQUIRE(rpc("session.send", {{"sessionId", session_id}, {"text", "make the file"}, {"wait", false}}).contains("result"));
+  // The browser's turn waits on its permission.
+  REQUIRE(eventually([&] { return !rpc("session.attach", {{"sessionId", session_id}})["result"]["permissions"].empty(); }, std::chrono::seconds(30),
+                     std::chrono::milliseconds(200)));
+
+  Editor editor(world);
+  const auto report = editor.run(editor.plan(Json::array({Json{{"do", "initialize"}},
+                                                          Json{{"do", "load"}, {"sessionId", session_id}, {"cwd", world.work.string()}},
+                                                          Json{{"do", "until_chunk"}, {"text", "Made it here."}}, Json{{"do", "close"}}}),
+                                             "allow"));
+  INFO(report.dump().substr(0, 6000));
+  REQUIRE(step(report, "load")["ok"] == true);
+  CHECK(step(report, "until_chunk")["ok"] == true);
+  REQUIRE(report["permissions"].size() == 1);
+  CHECK(report["permissions"][0]["outcome"] == "allow_once");
+  CHECK(report["permissions"][0]["params"]["sessionId"] == session_id);
+  CHECK(fs::exists(world.work / "from_the_editor.txt"));
+  check_sent_messages(report);
+}
+
 }  // namespace switchboard::testing::e2e

@@ -37,4 +37,8 @@ void scenario_acp_queued_prompts_close_and_resume(const AgentProfile& profile);
 // and the request is withdrawn from the editor ($/cancel_request).
 void scenario_acp_attached_permission_answered_elsewhere(const AgentProfile& profile);
 
+// A turn sent over HTTP waits on a permission; an editor that loads the session then is asked it too, answers,
+// and the tool runs.
+void scenario_acp_load_asks_an_open_permission(const AgentProfile& profile);
+
 }  // namespace switchboard::testing::e2e

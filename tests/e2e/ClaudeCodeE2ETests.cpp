@@ -156,6 +156,10 @@ TEST_CASE("claude e2e: switchboard acp queues a prompt sent while busy and close
   e2e::scenario_acp_queued_prompts_close_and_resume(claude());
 }
 
+TEST_CASE("claude e2e: switchboard acp attached to serve: a session loaded while its turn waits on a permission asks the editor", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_load_asks_an_open_permission(claude());
+}
+
 TEST_CASE("claude e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][claude][acp-server]") {
   e2e::scenario_acp_attached_permission_answered_elsewhere(claude());
 }

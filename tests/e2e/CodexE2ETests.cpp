@@ -153,6 +153,10 @@ TEST_CASE("codex e2e: switchboard acp queues a prompt sent while busy and closes
   e2e::scenario_acp_queued_prompts_close_and_resume(codex());
 }
 
+TEST_CASE("codex e2e: switchboard acp attached to serve: a session loaded while its turn waits on a permission asks the editor", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_load_asks_an_open_permission(codex());
+}
+
 TEST_CASE("codex e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_attached_permission_answered_elsewhere(codex());
 }
