@@ -123,6 +123,10 @@ int run_acp(AcpOptions options, daemon::DaemonOptions daemon_options) {
   while (!server.finished() && std::chrono::steady_clock::now() < deadline) {
     if (io.run_one_for(std::chrono::milliseconds(100)) == 0 && !end_closed) break;
   }
+  // The hosted daemon and its agents are gone: nobody reads the prompts' files any more. (An attached run
+  // leaves them: the user's daemon may still be running a turn that reads them.)
+  std::error_code ignored;
+  std::filesystem::remove_all(spill_dir(), ignored);
   if (!server.finished()) {
     spdlog::error("acp: no daemon could run for the data directory {} (exit {})", data_dir.string(), daemon_code);
     return daemon_code == 0 ? 1 : daemon_code;
