@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "BuiltinAgents.h"
+#include "acp/AcpCommand.h"
 #include "config/Configuration.h"
 #include "config/DaemonWiring.h"
 #include "config/SettingTable.h"
@@ -132,6 +133,14 @@ int main(int argc, char** argv) {
     command->footer("Settings (data dir, HTTP, logging, permissions, agents): `switchboard --help` lists their flags; "
                     "`switchboard config` shows the effective values; docs/configuration.md.");
   }
+  auto* acp_command = app.add_subcommand("acp", "serve one agent to an editor over the Agent Client Protocol on stdin/stdout (docs/acp.md)");
+  switchboard::acp::AcpOptions acp_options;
+  acp_command->add_option("--agent", acp_options.agent, "the hosted agent (claude, codex, opencode, pi, grok, ...)")->required();
+  acp_command->add_option("--cwd", acp_options.cwd, "working directory for a session the editor opens without one");
+  acp_command->footer("Settings (data dir, logging, permissions, agents): `switchboard --help` lists their flags; "
+                      "`switchboard config` shows the effective values; docs/configuration.md.");
+  acp_command->add_flag("--standalone", acp_options.standalone,
+                "never attach: host a daemon in this process even if one already runs (then use a data dir of its own)");
   auto* version = app.add_subcommand("version", "print the version and protocol version");
   auto* show_config = app.add_subcommand("config", "print the effective configuration and where each value comes from");
 
@@ -175,7 +184,7 @@ int main(int argc, char** argv) {
   }
   const auto& settings = configuration.settings;
   // A run's stderr is its progress: the daemon it may host says only what is wrong unless asked for more.
-  const bool quiet_run = *run && configuration.origins.at("log.level").layer == config::Origin::Layer::Default;
+  const bool quiet_run = (*run || *acp_command) && configuration.origins.at("log.level").layer == config::Origin::Layer::Default;
   if (auto error = switchboard::daemon::configure_logging(quiet_run ? "warn" : settings.log_level, settings.log_file.value_or(""))) {
     std::cerr << "switchboard: " << *error << "\n";
     return switchboard::daemon::kExitUsage;
@@ -197,6 +206,7 @@ int main(int argc, char** argv) {
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_stdio();
   }
+  if (*acp_command) return switchboard::acp::run_acp(std::move(acp_options), std::move(options));
   if (*run) return switchboard::run::run_headless(std::move(*run_options), std::move(options));
   if (*serve) {
     options.http = config::http_options(settings);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/AcpScenarios.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
@@ -111,6 +112,42 @@ TEST_CASE("claude e2e: switchboard run calls a tool and prints the final text", 
 
 TEST_CASE("claude e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][claude][run]") {
   e2e::scenario_run_attached_to_serve_delegates_its_permission(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp streams a prompt's answer as chunks and ends with end_turn", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_streamed_prompt(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp asks the editor for a permission and the allowed tool runs", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_permission_allowed(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp asks the editor for a permission and the rejected tool does not run", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_permission_rejected(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp session/cancel mid-turn ends the prompt with cancelled", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_cancel_mid_turn(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp lists and loads a session after the daemon restarted and continues it", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_load_after_restart(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp gives the agent a prompt's file link and embedded text and image", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_prompt_with_resources(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp queues a prompt sent while busy and closes and resumes a session", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_queued_prompts_close_and_resume(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp attached to serve: a session loaded while its turn waits on a permission asks the editor", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_load_asks_an_open_permission(claude());
+}
+
+TEST_CASE("claude e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_attached_permission_answered_elsewhere(claude());
 }
 
 }  // namespace claude_code_e2e_tests

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/AcpScenarios.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
@@ -110,6 +111,42 @@ TEST_CASE("codex e2e: switchboard run calls a tool and prints the final text", "
 
 TEST_CASE("codex e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][codex][run]") {
   e2e::scenario_run_attached_to_serve_delegates_its_permission(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp streams a prompt's answer as chunks and ends with end_turn", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_streamed_prompt(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp asks the editor for a permission and the allowed tool runs", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_permission_allowed(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp asks the editor for a permission and the rejected tool does not run", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_permission_rejected(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp session/cancel mid-turn ends the prompt with cancelled", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_cancel_mid_turn(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp lists and loads a session after the daemon restarted and continues it", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_load_after_restart(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp gives the agent a prompt's file link and embedded text and image", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_prompt_with_resources(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp queues a prompt sent while busy and closes and resumes a session", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_queued_prompts_close_and_resume(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp attached to serve: a session loaded while its turn waits on a permission asks the editor", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_load_asks_an_open_permission(codex());
+}
+
+TEST_CASE("codex e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_attached_permission_answered_elsewhere(codex());
 }
 
 }  // namespace codex_e2e_tests

@@ -26,12 +26,12 @@ class RunProcess {
   };
 
   RunProcess(const std::filesystem::path& dir, std::vector<std::string> args, const std::vector<std::string>& env,
-             int stdin_fd = -1, int stdout_fd = -1)
+             int stdin_fd = -1, int stdout_fd = -1, const std::string& binary = SWITCHBOARD_BINARY)
       : m_out(dir / ("run-" + std::to_string(++counter()) + ".out")), m_err(m_out.string() + ".err") {
     const int in = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     const int out = stdout_fd >= 0 ? stdout_fd : ::open(m_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const int err = ::open(m_err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    m_process = std::make_unique<SpawnedDaemon>(std::move(args), in, out, err, env);
+    m_process = std::make_unique<SpawnedDaemon>(std::move(args), in, out, err, env, binary);
     if (stdin_fd < 0) ::close(in);
     if (stdout_fd < 0) ::close(out);
     ::close(err);

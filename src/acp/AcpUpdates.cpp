@@ -1,0 +1,158 @@
+#include "acp/AcpUpdates.h"
+#include "acp/JsonMembers.h"
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <string_view>
+#include <utility>
+
+namespace switchboard::acp {
+namespace acp_updates_detail {
+
+
+// The longest title we build: a tool's whole input belongs in rawInput, not in a one-line label.
+constexpr std::size_t kTitleLimit = 200;
+
+Json text_block(std::string text) { return Json{{"type", "text"}, {"text", std::move(text)}}; }
+
+Json chunk(const char* kind, std::string text) { return Json{{"sessionUpdate", kind}, {"content", text_block(std::move(text))}}; }
+
+// ACP's plan entry status from a to-do's: the agents say pending / in_progress / completed already, and
+// anything else is taken for pending.
+std::string entry_status(const std::string& status) {
+  if (status == "in_progress" || status == "completed") return status;
+  return "pending";
+}
+
+Json tool_call(const Json& data) {
+  const auto tool = string_member(data, "tool");
+  const auto& input = data.contains("input") && data["input"].is_object() ? data["input"] : Json::object();
+  return Json{{"sessionUpdate", "tool_call"},
+              {"toolCallId", string_member(data, "toolCallId")},
+              {"title", tool_title_of(tool, input)},
+              {"kind", tool_kind_of(tool)},
+              {"status", "in_progress"},
+              {"rawInput", input}};
+}
+
+Json tool_completed(const Json& data) {
+  const bool failed = data.value("isError", false);
+  Json update{{"sessionUpdate", "tool_call_update"},
+              {"toolCallId", string_member(data, "toolCallId")},
+              {"status", failed ? "failed" : "completed"}};
+  const auto output = string_member(data, "output");
+  if (!output.empty()) update["content"] = Json::array({Json{{"type", "content"}, {"content", text_block(output)}}});
+  update["rawOutput"] = Json{{"output", output}, {"isError", failed}};
+  return update;
+}
+
+}  // namespace acp_updates_detail
+
+using namespace acp_updates_detail;
+
+std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading) {
+  const auto type = string_member(envelope, "type");
+  const auto& data = envelope.contains("data") && envelope["data"].is_object() ? envelope["data"] : Json::object();
+  std::vector<Json> updates;
+  if (type == "message.delta" && reading == UpdateReading::Live) {
+    const auto text = string_member(data, "text");
+    if (!text.empty()) updates.push_back(chunk(string_member(data, "kind") == "thinking" ? "agent_thought_chunk" : "agent_message_chunk", text));
+  } else if (type == "message.completed" && reading == UpdateReading::Replay) {
+    const auto text = string_member(data, "text");
+    if (text.empty()) return updates;
+    if (string_member(data, "role") == "user") {
+      updates.push_back(chunk("user_message_chunk", text));
+    } else {
+      updates.push_back(chunk(string_member(data, "kind") == "thinking" ? "agent_thought_chunk" : "agent_message_chunk", text));
+    }
+  } else if (type == "turn.started" && reading == UpdateReading::Replay) {
+    // Live, the editor sent the prompt itself (or another client did, and ACP has no way to say who).
+    const auto text = string_member(data, "text");
+    if (!text.empty()) updates.push_back(chunk("user_message_chunk", text));
+  } else if (type == "tool.started") {
+    const auto tool = string_member(data, "tool");
+    const auto& input = data.contains("input") && data["input"].is_object() ? data["input"] : Json::object();
+    updates.push_back(tool_call(data));
+    if (auto plan = plan_for_tool(tool, input)) updates.push_back(std::move(*plan));
+  } else if (type == "tool.output" && reading == UpdateReading::Live) {
+    // The running output so far is not kept here; the completed tool carries all of it, so a live piece is
+    // only a sign of life.
+    updates.push_back(Json{{"sessionUpdate", "tool_call_update"}, {"toolCallId", string_member(data, "toolCallId")}, {"status", "in_progress"}});
+  } else if (type == "tool.completed") {
+    updates.push_back(tool_completed(data));
+  } else if (type == "session.updated" && reading == UpdateReading::Live) {
+    // Which field changed is not said: the mode and the title are sent as they are now.
+    const auto& session = object_member(data, "session");
+    const auto mode = string_member(session, "mode");
+    if (!mode.empty()) updates.push_back(Json{{"sessionUpdate", "current_mode_update"}, {"currentModeId", mode}});
+    const auto title = string_member(session, "title");
+    if (!title.empty()) {
+      Json info{{"sessionUpdate", "session_info_update"}, {"title", title}};
+      if (session.contains("updatedAt") && session["updatedAt"].is_number_integer()) info["updatedAt"] = iso_time(session["updatedAt"].get<std::int64_t>());
+      updates.push_back(std::move(info));
+    }
+  }
+  return updates;
+}
+
+std::string iso_time(std::int64_t epoch_ms) {
+  const auto seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
+  char with_ms[48];
+  std::snprintf(with_ms, sizeof with_ms, "%s.%03dZ", date, static_cast<int>(epoch_ms % 1000));
+  return with_ms;
+}
+
+std::string tool_kind_of(const std::string& tool) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 24> kKinds{{
+      {"Bash", "execute"}, {"shell", "execute"}, {"exec_command", "execute"}, {"local_shell", "execute"},
+      {"execute", "execute"}, {"BashOutput", "execute"}, {"Read", "read"}, {"read", "read"},
+      {"NotebookRead", "read"}, {"Edit", "edit"}, {"MultiEdit", "edit"}, {"Write", "edit"},
+      {"NotebookEdit", "edit"}, {"apply_patch", "edit"}, {"edit", "edit"}, {"write", "edit"},
+      {"Grep", "search"}, {"Glob", "search"}, {"LS", "search"}, {"search", "search"},
+      {"WebFetch", "fetch"}, {"WebSearch", "fetch"}, {"fetch", "fetch"}, {"TodoWrite", "think"},
+  }};
+  for (const auto& [name, kind] : kKinds) {
+    if (tool == name) return std::string(kind);
+  }
+  return "other";
+}
+
+std::string tool_title_of(const std::string& tool, const Json& input) {
+  std::string subject;
+  for (const char* key : {"command", "file_path", "path", "pattern", "url", "description"}) {
+    if (input.is_object() && input.contains(key)) {
+      const auto& value = input[key];
+      if (value.is_string()) subject = value.get<std::string>();
+      else if (value.is_array()) {
+        for (const auto& part : value) {
+          if (part.is_string()) subject += (subject.empty() ? "" : " ") + part.get<std::string>();
+        }
+      }
+      if (!subject.empty()) break;
+    }
+  }
+  std::string title = subject.empty() ? tool : tool + ": " + subject;
+  if (title.size() > kTitleLimit) title = title.substr(0, kTitleLimit) + "…";
+  return title;
+}
+
+std::optional<Json> plan_for_tool(const std::string& tool, const Json& input) {
+  const char* list_key = tool == "TodoWrite" ? "todos" : tool == "update_plan" ? "plan" : nullptr;
+  if (list_key == nullptr || !input.is_object() || !input.contains(list_key) || !input[list_key].is_array()) return std::nullopt;
+  Json entries = Json::array();
+  for (const auto& item : input[list_key]) {
+    auto content = string_member(item, "content");
+    if (content.empty()) content = string_member(item, "step");
+    if (content.empty()) continue;
+    entries.push_back(Json{{"content", content}, {"priority", "medium"}, {"status", entry_status(string_member(item, "status"))}});
+  }
+  if (entries.empty()) return std::nullopt;
+  return Json{{"sessionUpdate", "plan"}, {"entries", std::move(entries)}};
+}
+
+}  // namespace switchboard::acp

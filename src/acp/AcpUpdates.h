@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace switchboard::acp {
+
+// Our events as ACP `session/update` payloads (the `update` object of a SessionNotification), for
+// `switchboard acp`. Pure: the server decides which sessions and which moment; this only says what an event
+// looks like to an editor. The mapping is documented in docs/acp.md.
+//
+// Two readings of the same event log: live (deltas stream as chunks, the completed message is not repeated)
+// and replay (session/load: deltas may have been compacted away, so the completed messages are the text, and
+// each turn's prompt is the user's chunk).
+enum class UpdateReading { Live, Replay };
+
+// The updates one event envelope stands for: none for events an editor has no use for (session.state,
+// permission.*, which are requests of their own, turn.stopped, which answers session/prompt).
+std::vector<nlohmann::json> updates_for_event(const nlohmann::json& envelope, UpdateReading reading);
+
+// Unix epoch milliseconds as ISO 8601 UTC with milliseconds (ACP's timestamps: SessionInfo.updatedAt, ...).
+std::string iso_time(std::int64_t epoch_ms);
+
+// The ACP tool kind (read, edit, execute, search, fetch, think, other, ...) for one of our tool names.
+std::string tool_kind_of(const std::string& tool);
+
+// A one-line title for a tool call: the tool and what it acts on (a command, a path, a pattern).
+std::string tool_title_of(const std::string& tool, const nlohmann::json& input);
+
+// ACP's `plan` update for a to-do tool's input (Claude's TodoWrite, Codex's update_plan): nullopt when the
+// tool is not one, or its input names no entries.
+std::optional<nlohmann::json> plan_for_tool(const std::string& tool, const nlohmann::json& input);
+
+}  // namespace switchboard::acp
