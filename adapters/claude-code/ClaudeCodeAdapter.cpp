@@ -84,6 +84,8 @@ ClaudeCodeAdapter::ClaudeCodeAdapter(boost::asio::io_context& io, AdapterListene
 // The CliProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
 ClaudeCodeAdapter::~ClaudeCodeAdapter() = default;
 
+std::vector<std::string> ClaudeCodeAdapter::static_modes() { return permission_modes(); }
+
 protocol::AgentCapabilities ClaudeCodeAdapter::static_capabilities() {
   protocol::AgentCapabilities capabilities;
   capabilities.streaming = true;

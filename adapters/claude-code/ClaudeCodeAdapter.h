@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -45,6 +46,7 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   ~ClaudeCodeAdapter() override;
 
   static protocol::AgentCapabilities static_capabilities();
+  static std::vector<std::string> static_modes();  // Claude Code's permission modes
 
   protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
   void start(const StartOptions& options, Completion done) override;

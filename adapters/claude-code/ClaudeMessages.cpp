@@ -97,10 +97,15 @@ nlohmann::json set_model_request(std::string_view request_id, std::string_view m
   return control_request(request_id, {{"subtype", "set_model"}, {"model", model}});
 }
 
+namespace {
+constexpr std::array kPermissionModes{std::string_view("default"), std::string_view("acceptEdits"), std::string_view("plan"),
+                                      std::string_view("bypassPermissions"), std::string_view("dontAsk")};
+}  // namespace
+
+std::vector<std::string> permission_modes() { return {kPermissionModes.begin(), kPermissionModes.end()}; }
+
 bool is_permission_mode(std::string_view mode) {
-  static constexpr std::array kModes{std::string_view("default"), std::string_view("acceptEdits"), std::string_view("plan"),
-                                     std::string_view("bypassPermissions"), std::string_view("dontAsk")};
-  for (auto known : kModes) {
+  for (auto known : kPermissionModes) {
     if (known == mode) return true;
   }
   return false;

@@ -41,6 +41,8 @@ nlohmann::json set_model_request(std::string_view request_id, std::string_view m
 
 // Claude Code's permission modes. Our sessions use the same names (session.setMode passes them through).
 bool is_permission_mode(std::string_view mode);
+// Claude Code's permission modes, our session modes for it (agents.list offers them).
+std::vector<std::string> permission_modes();
 
 // One NDJSON line: compact JSON and a newline. Never throws (invalid UTF-8 becomes U+FFFD).
 std::string to_line(const nlohmann::json& message);

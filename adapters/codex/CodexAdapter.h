@@ -40,6 +40,7 @@ class CodexAdapter final : public AgentAdapter {
   ~CodexAdapter() override;
 
   static protocol::AgentCapabilities static_capabilities();
+  static std::vector<std::string> static_modes() { return codex_modes(); }
 
   protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
   void start(const StartOptions& options, Completion done) override;

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct ThreadPolicy {
 //   untrusted    untrusted + workspace-write: asks before every command that is not known to be safe
 //   full-access  never + danger-full-access: no sandbox, never asks
 std::optional<ThreadPolicy> policy_for_mode(std::string_view mode);
+inline std::vector<std::string> codex_modes() { return {"read-only", "auto", "untrusted", "full-access"}; }
 inline constexpr std::string_view kDefaultMode = "auto";
 
 struct ThreadOptions {

@@ -49,6 +49,7 @@ AgentDescriptor describe_cli_agent(boost::asio::io_context& io, std::string agen
   probe.install_hint = install_hint(agent);
   probe.parse_version = parse_version;
   probe.capabilities = Adapter::static_capabilities();
+  if constexpr (requires { Adapter::static_modes(); }) probe.modes = Adapter::static_modes();
   auto runtime = std::make_shared<CliRuntime>(
       io, std::move(probe), [&io, config = std::move(config)](AdapterListener& listener, const std::string& executable) {
         auto own = config;

@@ -31,6 +31,7 @@ const e2e::AgentProfile& claude() {
     p.cli_variable = "SWITCHBOARD_CLAUDE_BIN";
     p.cli_marker = "--permission-prompt-tool stdio";
     p.asking_mode = "default";
+    p.modes = {"default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"};
     p.shell_tool = "Bash";
     p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
       return std::vector<std::string>{"HOME=" + home.string(), "CLAUDE_CONFIG_DIR=" + (home / ".claude").string(),
