@@ -32,7 +32,8 @@ struct ThreadPolicy {
 //   untrusted    untrusted + workspace-write: asks before every command that is not known to be safe
 //   full-access  never + danger-full-access: no sandbox, never asks
 std::optional<ThreadPolicy> policy_for_mode(std::string_view mode);
-inline std::vector<std::string> codex_modes() { return {"read-only", "auto", "untrusted", "full-access"}; }
+// The default first: clients and `switchboard acp` take the first as the mode of a session that names none.
+inline std::vector<std::string> codex_modes() { return {"auto", "read-only", "untrusted", "full-access"}; }
 inline constexpr std::string_view kDefaultMode = "auto";
 
 struct ThreadOptions {

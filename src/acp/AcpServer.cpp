@@ -466,7 +466,15 @@ void AcpServer::track_turns(const Json& envelope) {
 void AcpServer::answer_prompt(PendingPrompt pending, const Json& stopped) {
   const auto ours = string_member(stopped, "stopReason");
   if (pending.cancel_requested) return reply(pending.acp_id, Json{{"stopReason", "cancelled"}});
-  if (auto reason = acp_stop_reason(ours)) return reply(pending.acp_id, Json{{"stopReason", *reason}});
+  if (auto reason = acp_stop_reason(ours)) {
+    Json result{{"stopReason", *reason}};
+    // ACP v1 has no per-turn token usage (usage_update wants the context window's size, which agents do not
+    // report): ours travels in the answer's _meta, as {inputTokens, outputTokens, cacheReadTokens, costUsd}.
+    if (const auto usage = stopped.find("usage"); usage != stopped.end() && usage->is_object()) {
+      result["_meta"] = Json{{"switchboard", {{"usage", *usage}}}};
+    }
+    return reply(pending.acp_id, std::move(result));
+  }
   auto why = string_member(stopped, "error");
   reply_error(pending.acp_id, acp_error(AcpErrorCode::InternalError, "the turn failed" + (why.empty() ? std::string() : ": " + why)));
 }

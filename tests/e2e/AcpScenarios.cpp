@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <string>
+#include <vector>
 #include <sstream>
 
 #include "support/AcpSchemaValidator.h"
@@ -192,6 +194,14 @@ void scenario_acp_streamed_prompt(const AgentProfile& profile) {
   const auto& prompt = step(report, "prompt");
   REQUIRE(prompt["ok"] == true);
   CHECK(prompt["value"]["result"]["stopReason"] == "end_turn");
+  // The turn's usage, in the answer's _meta (ACP v1 has no field for it).
+  CHECK(prompt["value"]["result"]["_meta"]["switchboard"]["usage"].value("outputTokens", 0) > 0);
+  // The agent's modes, offered to the editor's mode picker.
+  if (!profile.modes.empty()) {
+    std::vector<std::string> offered;
+    for (const auto& mode : created["value"]["modes"]["availableModes"]) offered.push_back(mode.value("id", ""));
+    CHECK(offered == profile.modes);
+  }
   // Streamed: in more than one chunk, and together the whole answer.
   CHECK(count_updates(prompt["value"]["updates"], "agent_message_chunk") >= 2);
   CHECK(chunk_text(prompt["value"]["updates"]) == "Hello from the agent over ACP.");

@@ -33,7 +33,7 @@ const e2e::AgentProfile& codex() {
     p.cli_marker = "app-server";
     // Codex's `untrusted` policy asks before any command that is not known to be read-only.
     p.asking_mode = "untrusted";
-    p.modes = {"read-only", "auto", "untrusted", "full-access"};
+    p.modes = {"auto", "read-only", "untrusted", "full-access"};
     p.shell_tool = "shell";
     p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
       return std::vector<std::string>{"HOME=" + home.string(), "SWITCHBOARD_CODEX_BIN=" + cli,
