@@ -7,13 +7,13 @@
 #include <cstring>
 #include <filesystem>
 
-#include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
 #include "acp/AcpServer.h"
 #include "daemon/AttachRelay.h"
 #include "daemon/DataDirectory.h"
 #include "process/ProcessGroupRegistry.h"
+#include "process/TwoStageSignals.h"
 
 namespace switchboard::acp {
 namespace acp_command_detail {
@@ -33,32 +33,9 @@ std::filesystem::path spill_dir() {
 
 // An editor stops its agent with SIGTERM (or the user with ^C): the first ends the daemon connection in order,
 // a second exits at once.
-class AcpSignals {
- public:
-  AcpSignals(boost::asio::io_context& io, AcpServer& server) : m_signals(io, SIGINT, SIGTERM), m_server(server) { wait(); }
-  void stop() {
-    boost::system::error_code ignored;
-    m_signals.cancel(ignored);
-  }
-
- private:
-  void wait() {
-    m_signals.async_wait([this](const boost::system::error_code& error, int signal) {
-      if (error) return;
-      if (m_seen++ > 0) {
-        spdlog::warn("acp: second signal {}: exiting at once", signal);
-        process::ProcessGroupRegistry::the().kill_all_and_descendants();
-        ::_exit(128 + signal);
-      }
-      wait();
-      m_server.stop();
-    });
-  }
-
-  boost::asio::signal_set m_signals;
-  AcpServer& m_server;
-  int m_seen = 0;
-};
+process::TwoStageSignals::Handlers acp_signals(AcpServer& server) {
+  return {[&server](int) { server.stop(); }, nullptr, [](int signal) { return 128 + signal; }, "acp"};
+}
 
 AcpServer::Options server_options(const AcpOptions& options, bool attached) {
   return AcpServer::Options{options.agent, options.cwd, spill_dir(), attached};
@@ -78,12 +55,12 @@ int run_acp(AcpOptions options, daemon::DaemonOptions daemon_options) {
   if (attached_socket) {
     spdlog::debug("acp: attaching to the daemon running on {}", data_dir.string());
     boost::asio::io_context io{1};
-    std::unique_ptr<AcpSignals> signals;
+    std::unique_ptr<process::TwoStageSignals> signals;
     AcpServer server(io, server_options(options, true), *attached_socket, STDIN_FILENO, STDOUT_FILENO, [&](int code) {
       exit_code = code;
       signals->stop();
     });
-    signals = std::make_unique<AcpSignals>(io, server);
+    signals = std::make_unique<process::TwoStageSignals>(io, acp_signals(server));
     server.start();
     while (!server.finished()) {
       if (io.run_one() == 0) break;
@@ -103,12 +80,12 @@ int run_acp(AcpOptions options, daemon::DaemonOptions daemon_options) {
   daemon_options.handle_signals = false;  // ours end the connection in order
   daemon::Daemon host(std::move(daemon_options));
   auto& io = host.io();
-  std::unique_ptr<AcpSignals> signals;
+  std::unique_ptr<process::TwoStageSignals> signals;
   AcpServer server(io, server_options(options, false), pair[1], STDIN_FILENO, STDOUT_FILENO, [&](int code) {
     exit_code = code;
     signals->stop();
   });
-  signals = std::make_unique<AcpSignals>(io, server);
+  signals = std::make_unique<process::TwoStageSignals>(io, acp_signals(server));
   bool end_closed = false;
   server.on_daemon_initialized([&end_closed, fd = pair[0]] {
     ::close(fd);

@@ -8,11 +8,11 @@
 #include <cstdlib>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
 #include "daemon/AttachRelay.h"
 #include "process/ProcessGroupRegistry.h"
+#include "process/TwoStageSignals.h"
 #include "run/HeadlessRun.h"
 
 namespace switchboard::run {
@@ -21,8 +21,6 @@ namespace {
 // Once the result is out, how long the process waits for the daemon to close the connection (an in-process
 // daemon stops its agents first) before it stops waiting.
 constexpr auto kCloseLimit = std::chrono::seconds(20);
-// A repeat of the first signal within this is taken for the same one (see RunSignals).
-constexpr auto kSignalEcho = std::chrono::milliseconds(500);
 
 OutputStreams output_streams(boost::asio::io_context& io) {
   OutputStreams streams;
@@ -34,42 +32,11 @@ OutputStreams output_streams(boost::asio::io_context& io) {
   return streams;
 }
 
-// The signals of the run's process: the first cancels the turn, a second exits at once.
-class RunSignals {
- public:
-  RunSignals(boost::asio::io_context& io, HeadlessRun& run) : m_signals(io, SIGINT, SIGTERM), m_run(run) { wait(); }
-  void stop() {
-    boost::system::error_code ignored;
-    m_signals.cancel(ignored);
-  }
-
- private:
-  void wait() {
-    m_signals.async_wait([this](const boost::system::error_code& error, int signal) {
-      if (error) return;
-      const auto now = std::chrono::steady_clock::now();
-      // timeout(1) and some CI runners signal the process and then its group: the same signal again at once
-      // is that one signal, not a user insisting.
-      const bool echo = m_seen > 0 && signal == m_first_signal && now - m_first_at < kSignalEcho;
-      if (echo) return wait();
-      if (m_seen++ > 0 || m_run.finished()) {
-        spdlog::warn("second signal {}: exiting at once", signal);
-        process::ProcessGroupRegistry::the().kill_all_and_descendants();
-        ::_exit(signal == SIGTERM ? kRunTerminated : kRunInterrupted);
-      }
-      m_first_signal = signal;
-      m_first_at = now;
-      wait();
-      m_run.interrupt(signal);
-    });
-  }
-
-  boost::asio::signal_set m_signals;
-  HeadlessRun& m_run;
-  int m_seen = 0;
-  int m_first_signal = 0;
-  std::chrono::steady_clock::time_point m_first_at;
-};
+// The signals of the run's process: the first cancels the turn, a second (or one after the result) exits at once.
+process::TwoStageSignals::Handlers run_signals(HeadlessRun& run) {
+  return {[&run](int signal) { run.interrupt(signal); }, [&run] { return run.finished(); },
+          [](int signal) { return signal == SIGTERM ? kRunTerminated : kRunInterrupted; }, "run"};
+}
 
 // Runs the io_context until the run is over and the connection closed, bounded once the result is out.
 void run_until_closed(boost::asio::io_context& io, const HeadlessRun& run) {
@@ -91,14 +58,14 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   if (attached_socket) {
     boost::asio::io_context io{1};
     int exit_code = kRunFailed;
-    std::unique_ptr<RunSignals> signals;
+    std::unique_ptr<process::TwoStageSignals> signals;
     const auto format = options.output;
     HeadlessRun run(io, std::move(options), /*attached=*/true, *attached_socket, make_output(io, format, output_streams(io)),
                     [&](int code) {
                       exit_code = code;
                       signals->stop();
                     });
-    signals = std::make_unique<RunSignals>(io, run);
+    signals = std::make_unique<process::TwoStageSignals>(io, run_signals(run));
     run.start();
     run_until_closed(io, run);
     return exit_code;
@@ -119,14 +86,14 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   daemon::Daemon host(std::move(daemon_options));
   auto& io = host.io();
   int exit_code = kRunFailed;
-  std::unique_ptr<RunSignals> signals;
+  std::unique_ptr<process::TwoStageSignals> signals;
   const auto format = options.output;
   HeadlessRun run(io, std::move(options), /*attached=*/false, pair[1], make_output(io, format, output_streams(io)),
                   [&](int code) {
                     exit_code = code;
                     signals->stop();
                   });
-  signals = std::make_unique<RunSignals>(io, run);
+  signals = std::make_unique<process::TwoStageSignals>(io, run_signals(run));
   // Once the daemon answered, its transport holds duplicates of its end: closing ours lets the run see the
   // connection end when the daemon closes it. (Not earlier: the daemon may run handlers while it opens its
   // store, before its transport exists, and a closed end would reset the connection.)
