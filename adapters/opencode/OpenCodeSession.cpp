@@ -85,6 +85,13 @@ class OpenCodeSession::ModeFilter final : public ForwardingListener {
     });
   }
 
+  void on_question(QuestionAsk ask) override {
+    // Which questions take several labels: their answer comes back as one string, the labels joined by ", ".
+    auto& multiple = m_session.m_multiple_choice[ask.native_id];
+    for (const auto& question : ask.questions) multiple.push_back(question.multi_select.value_or(false));
+    ForwardingListener::on_question(std::move(ask));
+  }
+
  private:
   OpenCodeSession& m_session;
 };
@@ -202,14 +209,12 @@ void OpenCodeSession::answer_permission(const std::string& native_id, Permission
 }
 
 void OpenCodeSession::answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) {
-  // OpenCode takes, per question, the labels chosen; ours is one answer per question, sent as its one label (a
-  // free answer is taken as it is too: OpenCode's questions accept custom answers by default).
-  json body = json::object();
-  if (!answer.rejected) {
-    json answers = json::array();
-    for (auto& text : answer.answers) answers.push_back(json::array({std::move(text)}));
-    body["answers"] = std::move(answers);
+  std::vector<bool> multiple;
+  if (const auto it = m_multiple_choice.find(native_id); it != m_multiple_choice.end()) {
+    multiple = std::move(it->second);
+    m_multiple_choice.erase(it);
   }
+  const json body = answer.rejected ? json::object() : question_reply(answer.answers, multiple);
   const std::string path = "/question/" + native_id + (answer.rejected ? "/reject" : "/reply");
   request(http::verb::post, path, body, [done = std::move(done)](Answer reply) {
     if (reply.ok() || reply.status == 404) return done(std::nullopt);  // 404: no longer waited for

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
@@ -67,6 +69,7 @@ class OpenCodeSession final : public AgentAdapter {
   std::string m_id;   // OpenCode's session id, once started
   std::string m_cwd;  // every request names the session's directory
   std::string m_mode{kAskMode};
+  std::map<std::string, std::vector<bool>> m_multiple_choice;  // by question id: which of its questions take several labels
   std::optional<std::string> m_model;  // "provider/model"
   bool m_unavailable = false;
   std::shared_ptr<OpenCodeSession*> m_self;  // requests in flight hold a weak_ptr to it

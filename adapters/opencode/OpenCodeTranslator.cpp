@@ -1,5 +1,7 @@
 #include "opencode/OpenCodeTranslator.h"
 
+#include <algorithm>
+
 #include <array>
 
 #include "common/NativeJson.h"
@@ -239,6 +241,25 @@ void OpenCodeTranslator::end_turn() {
   if (m_has_usage || m_usage.cost_usd) result.usage = m_usage;
   m_tools.clear();
   m_events.on_turn_end(std::move(result));
+}
+
+json question_reply(const std::vector<std::string>& answers, const std::vector<bool>& multiple) {
+  json replies = json::array();
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    json labels = json::array();
+    if (i < multiple.size() && multiple[i]) {
+      const std::string& joined = answers[i];
+      for (std::size_t start = 0; start <= joined.size();) {
+        const auto end = std::min(joined.find(", ", start), joined.size());
+        if (end > start) labels.push_back(joined.substr(start, end - start));
+        start = end + 2;
+      }
+    } else {
+      labels.push_back(answers[i]);
+    }
+    replies.push_back(std::move(labels));
+  }
+  return json{{"answers", std::move(replies)}};
 }
 
 }  // namespace switchboard::adapters::opencode

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -63,5 +64,10 @@ class OpenCodeTranslator {
   protocol::Usage m_usage;
   bool m_has_usage = false;
 };
+
+// The body of OpenCode's POST /question/<id>/reply: per question the labels chosen. Ours is one answer per
+// question: its one label, or for a multiple-choice one (`multiple[i]`) the labels joined by ", ", as the console
+// sends them. A free answer goes as it is (OpenCode's questions take custom answers by default).
+nlohmann::json question_reply(const std::vector<std::string>& answers, const std::vector<bool>& multiple);
 
 }  // namespace switchboard::adapters::opencode

@@ -426,4 +426,39 @@ TEST_CASE("opencode: a question of OpenCode's question tool is ours to answer an
   CHECK(stopped["data"]["text"] == "You picked blue.");
 }
 
+TEST_CASE("opencode: a multiple-choice question's answer reaches OpenCode as its labels", "[e2e][opencode]") {
+  const e2e::AgentProfile& profile = opencode();
+  const Json options = Json::array({Json{{"label", "Red"}, {"description", "warm"}}, Json{{"label", "Blue"}, {"description", "cool"}},
+                                    Json{{"label", "Green"}, {"description", "calm"}}});
+  const Json ask{{"text", "Let me ask."},
+                 {"function_call",
+                  {{"name", "question"},
+                   {"arguments", {{"questions", Json::array({Json{{"question", "Which colours?"}, {"header", "Colours"},
+                                                                   {"options", options}, {"multiple", true}}})}}}}}};
+  e2e::AgentWorld world(profile, Json::array({ask, profile.after_tool_output("Noted.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session(profile.asking_mode);
+  world.client->send("session.send", {{"sessionId", id}, {"text", "ask me colours"}, {"wait", false}});
+  std::size_t at = 0;
+  const auto asked = world.client->wait_event("question.requested", at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(asked.is_null());
+  CHECK(asked["data"]["request"]["questions"][0]["multiSelect"] == true);
+  // As the console sends a multiple choice: the labels joined by ", ".
+  const auto answered = world.client->call("question.respond", {{"requestId", asked["data"]["request"]["requestId"]}, {"answers", Json::array({"Red, Green"})}});
+  CHECK(answered.contains("result"));
+  const auto stopped = world.client->wait_event("turn.stopped", at);
+  REQUIRE_FALSE(stopped.is_null());
+  CHECK(stopped["data"]["stopReason"] == "end_turn");
+  // What the model was told: OpenCode's rendering of the labels (it joins them with ", " itself, so the split is
+  // proven by the unit test of question_reply, not here).
+  std::string told;
+  for (const auto& request : world.mock->message_requests()) told += request.dump();
+  INFO(told.substr(told.size() > 3000 ? told.size() - 3000 : 0));
+  CHECK(told.find("Red") != std::string::npos);
+  CHECK(told.find("Green") != std::string::npos);
+  CHECK(told.find("\\\"Which colours?\\\"=\\\"Red, Green\\\"") != std::string::npos);
+}
+
 }  // namespace opencode_e2e_tests

@@ -184,4 +184,13 @@ TEST_CASE("opencode translator: a question becomes our question with its header,
   CHECK(translator.stats().malformed == 2);
 }
 
+TEST_CASE("opencode question reply: one label per question, a multiple choice's labels split at \", \"", "[opencode]") {
+  using switchboard::adapters::opencode::question_reply;
+  CHECK(question_reply({"Blue"}, {}) == json{{"answers", json::array({json::array({"Blue"})})}});
+  CHECK(question_reply({"Red, Green", "Blue, and more"}, {true, false}) ==
+        json{{"answers", json::array({json::array({"Red", "Green"}), json::array({"Blue, and more"})})}});
+  CHECK(question_reply({"", "Red"}, {true, true}) == json{{"answers", json::array({json::array(), json::array({"Red"})})}});
+  CHECK(question_reply({}, {true}) == json{{"answers", json::array()}});
+}
+
 }  // namespace opencode_translator_tests
