@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -26,8 +27,9 @@ constexpr auto kCloseLimit = std::chrono::seconds(20);
 // process (the agents read them while the turn runs, so they outlive nothing but this process's files).
 std::filesystem::path spill_dir() {
   std::error_code error;
+  // $TMPDIR, else the C library's default; when that fails, the C library's P_tmpdir.
   auto base = std::filesystem::temp_directory_path(error);
-  if (error) base = "/tmp";
+  if (error) base = P_tmpdir;
   return base / ("switchboard-acp-" + std::to_string(::getuid())) / std::to_string(::getpid());
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "support/AcpSchemaValidator.h"
+#include "switchboard/process/ExecutableLookup.h"
 #include "support/AcpSdk.h"
 #include "support/RawHttpClient.h"
 #include "support/RunProcess.h"
@@ -68,8 +69,12 @@ class Editor {
   void start(const Json& plan) {
     const auto file = m_dir / ("plan-" + std::to_string(++m_runs) + ".json");
     std::ofstream(file) << plan.dump();
-    m_process = std::make_unique<RunProcess>(m_dir, std::vector<std::string>{"node", (m_dir / "acp_editor.mjs").string(), file.string()},
-                                             std::vector<std::string>{}, -1, -1, "/usr/bin/env");
+    // Node as the test's PATH finds it (scripts/setup installs it).
+    const char* path = std::getenv("PATH");
+    const auto node = switchboard::process::find_executable("node", path != nullptr ? path : "", {});
+    REQUIRE(node);
+    m_process = std::make_unique<RunProcess>(m_dir, std::vector<std::string>{(m_dir / "acp_editor.mjs").string(), file.string()},
+                                             std::vector<std::string>{}, -1, -1, node->string());
     REQUIRE(m_process->started());
   }
 
