@@ -83,10 +83,10 @@ TEST_CASE("replay recording: lines that are not records and a file with no compl
 // A daemon over stdio with the replay agent enabled (or not), on a scratch data directory.
 class ReplayDaemon {
  public:
-  explicit ReplayDaemon(bool enabled) {
+  explicit ReplayDaemon(bool enabled, const std::string& recording = recording_path()) {
     fs::create_directories(work());
     std::vector<std::string> environment;
-    if (enabled) environment.push_back("SWITCHBOARD_REPLAY_RECORDING=" + recording_path());
+    if (enabled) environment.push_back("SWITCHBOARD_REPLAY_RECORDING=" + recording);
     m_client = std::make_unique<DaemonClient>(
         std::vector<std::string>{"--log-level", "off", "stdio", "--data-dir", (m_tmp.path() / "data").string()},
         environment);
@@ -139,7 +139,7 @@ TEST_CASE("replay agent: without a recording it is not listed, with one it is, w
       if (agent.value("agent", "") == "replay" && agent.contains("version")) replay = agent;
     }
     return !replay.is_null();
-  }));
+  }, std::chrono::seconds(30)));  // the probe starts this binary anew: slow on a loaded machine
   INFO(listed.dump());
   REQUIRE(replay.is_object());
   CHECK(replay.value("installed", false));
@@ -197,6 +197,27 @@ TEST_CASE("replay agent: a cancel while the recorded permission waits ends the t
   const auto next = client.call("session.send", {{"sessionId", id}, {"text", "next"}});
   INFO(next.dump());
   CHECK(next.contains("result"));
+}
+
+TEST_CASE("replay agent: a recording that cannot be read makes it unavailable, and a session is refused, saying so", "[replay]") {
+  ReplayDaemon daemon(true, (fs::temp_directory_path() / "no-such-replay-recording.ndjson").string());
+  json replay;
+  json listed;
+  CHECK(eventually([&] {
+    listed = daemon.client().call("agents.list");
+    for (const auto& agent : listed["result"]["agents"]) {
+      if (agent.value("agent", "") == "replay" && agent.contains("problem")) replay = agent;
+    }
+    return !replay.is_null();
+  }, std::chrono::seconds(30)));  // the probe starts this binary anew: slow on a loaded machine
+  INFO(listed.dump());
+  REQUIRE(replay.is_object());
+  CHECK_FALSE(replay.value("installed", true));
+  CHECK(replay.value("problem", "").find("--version") != std::string::npos);
+  const auto created = daemon.client().call("session.create", {{"agent", "replay"}, {"cwd", daemon.work().string()}});
+  INFO(created.dump());
+  REQUIRE(created.contains("error"));
+  CHECK(created["error"]["code"] == -32013);
 }
 
 }  // namespace replay_agent_tests
