@@ -1,5 +1,10 @@
 // bench_relay: relay overhead of the Claude Code path, from the CLI writing a stdout line to a stdio client
-// reading the translated event, at a sustained rate.
+// reading the translated event, at a sustained rate; with --agent opencode, of the OpenCode path, from an
+// `opencode serve` stand-in (bench/fake_opencode, on 127.0.0.1) writing an event on its SSE stream to the stdio
+// client reading the translated event:
+//
+//   fake send() -> TCP -> SseClient (HTTP chunked body, SseParser) -> OpenCodeRuntime (JSON parse, routing by
+//   session) -> OpenCodeTranslator -> Session -> EventBus -> ... as below
 //
 // Spawns the real `switchboard stdio` (a temporary --data-dir, so the event log is on as in normal use; or
 // --ephemeral) with SWITCHBOARD_CLAUDE_BIN pointing to fake_claude, which streams content_block_delta lines at
@@ -19,15 +24,21 @@
 // Not a test: it prints figures and the target. It exits non-zero only if something misbehaves (a lost or
 // duplicated delta, an error response, a daemon that does not exit with status 0), never for a missed target.
 //
-// Usage: bench_relay [--switchboard PATH] [--fake PATH] [--ephemeral] [--warmup N] [--no-floor]
+// The OpenCode floor is fake_opencode's event stream read directly by the bench over TCP (no daemon).
+//
+// Usage: bench_relay [--agent claude|opencode] [--switchboard PATH] [--fake PATH] [--ephemeral] [--warmup N] [--no-floor]
 //                    [--dump FILE] [--run RATE:COUNT]...   (default runs: 1000:6000 10000:101000 50000:101000)
 //
 // --dump writes one line per delta of the daemon runs: "<rate> <index> <written ns> <read ns> <end offset>" (times
 // in CLOCK_MONOTONIC ns; the offset is where the event's line ends in the daemon's stdout).
 // bench/relay_stages.py joins it with a `perf record` of the same run to split each delta's latency into stages.
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +71,9 @@
 #endif
 #ifndef FAKE_CLAUDE_BINARY
 #define FAKE_CLAUDE_BINARY "fake_claude"
+#endif
+#ifndef FAKE_OPENCODE_BINARY
+#define FAKE_OPENCODE_BINARY "fake_opencode"
 #endif
 
 extern char** environ;
@@ -287,8 +301,9 @@ struct Run {
 };
 
 struct Options {
+  std::string agent = "claude";  // or "opencode"
   std::string switchboard = SWITCHBOARD_BINARY;
-  std::string fake = FAKE_CLAUDE_BINARY;
+  std::string fake;  // default: fake_claude or fake_opencode, by agent
   bool ephemeral = false;
   bool floor = true;
   long long warmup = 1'000;  // leading deltas of each run that are not counted
@@ -332,7 +347,7 @@ class DaemonSession {
     } else {
       args.insert(args.end(), {"--data-dir", (scratch / "data").string()});
     }
-    m_child = spawn(args, {"SWITCHBOARD_CLAUDE_BIN=" + options.fake}, {});
+    m_child = spawn(args, {(options.agent == "opencode" ? "SWITCHBOARD_OPENCODE_BIN=" : "SWITCHBOARD_CLAUDE_BIN=") + options.fake}, {});
     m_reader.emplace(m_child.from_child, [this](std::string_view line, std::int64_t read_ns, std::uint64_t offset) {
       on_line(line, read_ns, offset);
     });
@@ -420,7 +435,7 @@ std::vector<Stats> bench_daemon(const Options& options, const fs::path& scratch)
   daemon.call("initialize",
               {{"protocolVersion", 1}, {"clientInfo", {{"name", "bench_relay"}}}, {"capabilities", {{"answersPermissions", false}}}},
               std::chrono::seconds(30));
-  const Json created = daemon.call("session.create", {{"agent", "claude"}, {"cwd", (scratch / "work").string()}},
+  const Json created = daemon.call("session.create", {{"agent", options.agent}, {"cwd", (scratch / "work").string()}},
                                    std::chrono::seconds(30));
   const std::string session = created["session"]["sessionId"];
 
@@ -428,8 +443,10 @@ std::vector<Stats> bench_daemon(const Options& options, const fs::path& scratch)
   daemon.begin_run();
   daemon.call("session.send", {{"sessionId", session}, {"text", prompt_for(kWarmupTurnDeltas, 10'000)}}, std::chrono::seconds(90));
 
-  std::printf("through the daemon (%s stdio %s; fake_claude as SWITCHBOARD_CLAUDE_BIN), first %lld deltas of each run not counted:\n",
-              options.switchboard.c_str(), options.ephemeral ? "--ephemeral" : "--data-dir <tmp> (event log on)", options.warmup);
+  std::printf("through the daemon (%s stdio %s; %s), first %lld deltas of each run not counted:\n",
+              options.switchboard.c_str(), options.ephemeral ? "--ephemeral" : "--data-dir <tmp> (event log on)",
+              options.agent == "opencode" ? "fake_opencode as SWITCHBOARD_OPENCODE_BIN" : "fake_claude as SWITCHBOARD_CLAUDE_BIN",
+              options.warmup);
   std::printf("  daemon pid %d\n", static_cast<int>(daemon.pid()));
   std::FILE* dump = options.dump.empty() ? nullptr : std::fopen(options.dump.c_str(), "w");
   if (!options.dump.empty() && dump == nullptr) die("cannot write " + options.dump);
@@ -488,6 +505,74 @@ void bench_floor(const Options& options, const fs::path& scratch) {
   std::printf("\n");
 }
 
+// The OpenCode floor: fake_opencode's event stream read by this process over TCP on 127.0.0.1 (one TCP hop, no
+// daemon), each run's prompt posted to it as the adapter posts it.
+int connect_local(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) die("connect");
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+void bench_opencode_floor(const Options& options, const fs::path& scratch) {
+  std::printf("floor: fake_opencode's event stream read directly by this process over TCP (no daemon):\n");
+  for (const Run& run : options.runs) {
+    Child fake = spawn({options.fake, "serve", "--hostname", "127.0.0.1", "--port", "0"}, {}, scratch);
+    std::string banner;
+    for (char c = 0; c != '\n';) {
+      if (::read(fake.from_child, &c, 1) != 1) fail("fake_opencode printed no port");
+      banner += c;
+    }
+    const auto port = static_cast<std::uint16_t>(std::stoi(banner.substr(banner.rfind(':') + 1)));
+    const int stream = connect_local(port);
+    write_all(stream, "GET /global/event HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n");
+    Samples samples;
+    std::mutex mutex;
+    std::condition_variable idle;
+    bool ended = false;
+    bool connected = false;
+    {
+      StampedReader reader(stream, [&](std::string_view line, std::int64_t read_ns, std::uint64_t offset) {
+        if (line.find(R"("type":"message.part.delta")") != std::string_view::npos) {
+          if (const auto stamp = stamp_in(line)) samples.add(*stamp, read_ns, offset);
+        } else if (line.find(R"("type":"server.connected")") != std::string_view::npos ||
+                   line.find(R"("type":"session.idle")") != std::string_view::npos) {
+          std::lock_guard lock(mutex);
+          (line.find("server.connected") != std::string_view::npos ? connected : ended) = true;
+          idle.notify_all();
+        }
+      });
+      {
+        std::unique_lock lock(mutex);
+        if (!idle.wait_for(lock, std::chrono::seconds(30), [&] { return connected; })) fail("fake_opencode's stream did not open");
+      }
+      const int post = connect_local(port);
+      const std::string body = R"({"parts":[{"type":"text","text":")" + prompt_for(run.count, run.rate) + "\"}]}";
+      write_all(post, "POST /session/ses_floor/prompt_async HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n" + body);
+      {
+        std::unique_lock lock(mutex);
+        if (!idle.wait_for(lock, turn_timeout(run), [&] { return ended; })) fail("fake_opencode's turn did not end");
+      }
+      ::close(post);
+      ::shutdown(stream, SHUT_RDWR);  // the reader's read() returns 0: it ends
+    }
+    ::close(stream);
+    ::kill(fake.pid, SIGTERM);
+    ::close(fake.to_child);
+    ::close(fake.from_child);
+    wait_exit(fake.pid);
+    report(run, samples, options.warmup);
+  }
+  std::printf("\n");
+}
+
 Options parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -496,7 +581,10 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) fail(std::string(arg) + " needs a value");
       return argv[++i];
     };
-    if (arg == "--switchboard") {
+    if (arg == "--agent") {
+      options.agent = value();
+      if (options.agent != "claude" && options.agent != "opencode") fail("--agent is claude or opencode");
+    } else if (arg == "--switchboard") {
       options.switchboard = value();
     } else if (arg == "--fake") {
       options.fake = value();
@@ -515,13 +603,14 @@ Options parse(int argc, char** argv) {
       options.runs.push_back(Run{std::stoll(spec.substr(0, colon)), std::stoll(spec.substr(colon + 1))});
     } else {
       fail("unknown argument " + std::string(arg) +
-           " (usage: bench_relay [--switchboard PATH] [--fake PATH] [--ephemeral] [--warmup N] [--no-floor] [--dump FILE] [--run RATE:COUNT]...)");
+           " (usage: bench_relay [--agent claude|opencode] [--switchboard PATH] [--fake PATH] [--ephemeral] [--warmup N] [--no-floor] [--dump FILE] [--run RATE:COUNT]...)");
     }
   }
   if (options.runs.empty()) options.runs = {{1'000, 6'000}, {10'000, 101'000}, {50'000, 101'000}};
   for (const Run& run : options.runs) {
     if (run.count <= options.warmup + 1 || run.rate < 0) fail("each run needs more deltas than --warmup, and a rate >= 0");
   }
+  if (options.fake.empty()) options.fake = options.agent == "opencode" ? FAKE_OPENCODE_BINARY : FAKE_CLAUDE_BINARY;
   options.switchboard = fs::absolute(options.switchboard).string();
   options.fake = fs::absolute(options.fake).string();
   return options;
@@ -544,12 +633,13 @@ int main(int argc, char** argv) {
   char* scratch_name = scratch_name_text.data();
   if (::mkdtemp(scratch_name) == nullptr) die("mkdtemp");
   const fs::path scratch = scratch_name;
-  std::printf("bench_relay: CLI write() -> daemon -> stdio client read(), message.delta latency (%u CPUs online)\n",
-              std::thread::hardware_concurrency());
+  std::printf("bench_relay: %s -> daemon -> stdio client read(), message.delta latency (%u CPUs online)\n",
+              options.agent == "opencode" ? "OpenCode server SSE event send()" : "CLI write()", std::thread::hardware_concurrency());
   std::printf("load average at the start: %s\n\n", load_average().c_str());
 
   const auto results = bench_daemon(options, scratch);
-  if (options.floor) bench_floor(options, scratch);
+  if (options.floor && options.agent == "opencode") bench_opencode_floor(options, scratch);
+  if (options.floor && options.agent == "claude") bench_floor(options, scratch);
 
   for (std::size_t i = 0; i < options.runs.size(); ++i) {
     if (options.runs[i].rate != static_cast<long long>(kTargetRate)) continue;

@@ -71,8 +71,8 @@ export class Transcript {
       case "tool.started": {
         let item = this.items.get(d.toolCallId);
         if (!item) {
-          item = { kind: "tool", id: d.toolCallId, tool: d.tool, input: d.input, output: "", state: "running",
-                   children: [] };
+          item = { kind: "tool", id: d.toolCallId, tool: d.tool, input: d.input, diffs: d.diffs ?? [], output: "",
+                   state: "running", children: [] };
           this.items.set(d.toolCallId, item);
           const parent = this.parentOf(d.turnId, d.parentToolCallId);
           parent.children.push(item);

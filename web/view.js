@@ -58,29 +58,34 @@ function inputSummary(tool, input) {
   return typeof line === "string" ? line : "";
 }
 
-// A file edit's change as unified-diff lines ("-" old, "+" new), when the tool input describes one: Claude Code's
-// Edit / MultiEdit (old_string, new_string), Write (content), or a patch text (Codex's apply_patch).
-export function editDiff(input) {
-  if (!input || typeof input !== "object") return null;
-  const lines = [];
-  const pair = (before, after) => {
-    for (const line of String(before).split("\n")) lines.push(["del", "-" + line]);
-    for (const line of String(after).split("\n")) lines.push(["add", "+" + line]);
+// A tool call's file changes (tool.started's `diffs`, the same shape for every agent) as unified-diff lines: per
+// change its file, then the lines the old and new text share at the start and at the end as context, the rest
+// as removed and added lines.
+export function diffLines(diffs) {
+  if (!Array.isArray(diffs) || diffs.length === 0) return null;
+  const split = (text) => {
+    const lines = String(text).split("\n");
+    if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+    return lines;
   };
-  const patch = [input.patch, input.input].find((v) => typeof v === "string" && v.includes("*** Begin Patch"));
-  if (patch) {
-    for (const line of patch.split("\n")) lines.push([line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx", line]);
-  } else if (typeof input.old_string === "string" && typeof input.new_string === "string") {
-    pair(input.old_string, input.new_string);
-  } else if (Array.isArray(input.edits)) {
-    for (const edit of input.edits) if (edit && typeof edit.old_string === "string") pair(edit.old_string, edit.new_string ?? "");
-  } else if (typeof input.content === "string" && typeof input.file_path === "string") {
-    for (const line of input.content.split("\n")) lines.push(["add", "+" + line]);
-  } else {
-    return null;
+  const lines = [];
+  let lastPath = null;
+  for (const diff of diffs) {
+    const before = typeof diff.oldText === "string" && diff.oldText !== "" ? split(diff.oldText) : [];
+    const after = typeof diff.newText === "string" && diff.newText !== "" ? split(diff.newText) : [];
+    let head = 0;
+    while (head < before.length && head < after.length && before[head] === after[head]) head++;
+    let tail = 0;
+    while (tail < before.length - head && tail < after.length - head &&
+           before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
+    if (diff.path !== lastPath) lines.push(["ctx", `--- ${diff.path}`], ["ctx", `+++ ${diff.path}`]);
+    lastPath = diff.path;
+    for (const line of before.slice(0, head)) lines.push(["ctx", " " + line]);
+    for (const line of before.slice(head, before.length - tail)) lines.push(["del", "-" + line]);
+    for (const line of after.slice(head, after.length - tail)) lines.push(["add", "+" + line]);
+    for (const line of after.slice(after.length - tail)) lines.push(["ctx", " " + line]);
   }
-  const header = typeof input.file_path === "string" ? [["ctx", `--- ${input.file_path}`], ["ctx", `+++ ${input.file_path}`]] : [];
-  return [...header, ...lines];
+  return lines;
 }
 
 function formatUsage(usage) {
@@ -206,7 +211,7 @@ export class TranscriptView {
             input: el("pre", { class: "tool-input" }), output: el("pre", { class: "tool-output" }),
             body: el("div", { class: "nested" }), drawn: 0 };
       const details = el("details", {}, el("summary", { text: "input" }), n.input);
-      const diff = editDiff(item.input);
+      const diff = diffLines(item.diffs);
       const diffNode = diff && el("pre", { class: "diff" }, ...diff.map(([kind, line]) => el("span", { class: kind, text: line + "\n" })));
       // append() writes a null as the text "null": only a real diff goes in.
       n.root.append(n.head, ...(diffNode ? [diffNode] : []), details, n.output, n.body);

@@ -1,8 +1,31 @@
 #include "claude-code/ClaudeContent.h"
 
+#include "common/FileDiffs.h"
 #include "common/NativeJson.h"
 
 namespace switchboard::adapters::claude {
+
+std::vector<protocol::FileDiff> edit_diffs(std::string_view tool, const nlohmann::json& input) {
+  std::vector<protocol::FileDiff> diffs;
+  const auto path = native::string_at(input, "file_path");
+  if (!path || path->empty()) return diffs;
+  if (tool == "Edit") {
+    const auto old_text = native::string_at(input, "old_string");
+    const auto new_text = native::string_at(input, "new_string");
+    if (old_text && new_text) diffs.push_back(replacement(*path, *old_text, *new_text));
+  } else if (tool == "MultiEdit") {
+    if (const auto* edits = native::array_at(input, "edits")) {
+      for (const auto& edit : *edits) {
+        const auto old_text = native::string_at(edit, "old_string");
+        const auto new_text = native::string_at(edit, "new_string");
+        if (old_text && new_text) diffs.push_back(replacement(*path, *old_text, *new_text));
+      }
+    }
+  } else if (tool == "Write") {
+    if (const auto content = native::string_at(input, "content")) diffs.push_back(whole_file(*path, *content));
+  }
+  return diffs;
+}
 
 std::string block_message_id(std::string_view native_message_id, std::size_t block_index) {
   std::string id(native_message_id);
@@ -65,8 +88,10 @@ void report_assistant_content(const nlohmann::json& message, const std::optional
           MessageCompleted{block_message_id(native_id, index), protocol::DeltaKind::Thinking, std::move(thinking), parent_tool_use_id});
     } else if (type == "tool_use" || type == "server_tool_use" || type == "mcp_tool_use") {
       const auto* input = native::object_at(block, "input");
-      listener.on_tool_started(ToolStarted{native::string_or_empty(block, "id"), native::string_or_empty(block, "name"),
-                                           input != nullptr ? *input : nlohmann::json::object(), parent_tool_use_id});
+      std::string name = native::string_or_empty(block, "name");
+      auto diffs = input != nullptr ? edit_diffs(name, *input) : std::vector<protocol::FileDiff>{};
+      listener.on_tool_started(ToolStarted{native::string_or_empty(block, "id"), std::move(name),
+                                           input != nullptr ? *input : nlohmann::json::object(), parent_tool_use_id, std::move(diffs)});
     } else if (type.size() > 12 && type.ends_with("_tool_result")) {
       // Results of tools the API ran itself (web_search_tool_result, …) come inside the assistant message.
       const auto* result = native::member(block, "content");

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,10 @@ std::string flatten_tool_output(const nlohmann::json& content);
 // Whether the CLI wrote this assistant message itself (model "<synthetic>": API errors, "No response requested.")
 // instead of the model.
 bool is_synthetic(const nlohmann::json& message);
+
+// The file changes of a call of Claude Code's file tools (Edit: old_string → new_string; MultiEdit: one per edit;
+// Write: the whole file's content), empty for any other tool or an input without a file_path.
+std::vector<protocol::FileDiff> edit_diffs(std::string_view tool, const nlohmann::json& input);
 
 // Reports the content blocks of one native assistant message: text and thinking as completed messages, tool calls
 // as started (under the sub-agent's parent tool call, if any), server-side tool results as completed. Empty text

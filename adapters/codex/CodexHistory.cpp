@@ -575,7 +575,8 @@ class RolloutReplay {
     begin_activity();
     auto [tool, input] = describe_call(item, kind);
     m_turn.calls[call_id] = OpenCall{tool, json()};
-    m_sink.on_tool_started(ToolStarted{call_id, std::move(tool), std::move(input), std::nullopt});
+    auto diffs = tool == kPatchTool ? file_change_diffs(input) : std::vector<protocol::FileDiff>{};
+    m_sink.on_tool_started(ToolStarted{call_id, std::move(tool), std::move(input), std::nullopt, std::move(diffs)});
     return Seen::Used;
   }
 

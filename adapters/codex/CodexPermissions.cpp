@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/FileDiffs.h"
 #include "common/NativeJson.h"
 
 namespace switchboard::adapters::codex {
@@ -84,6 +85,26 @@ nlohmann::json file_change_input(const nlohmann::json& changes) {
     }
   }
   return {{"changes", std::move(out)}};
+}
+
+std::vector<protocol::FileDiff> file_change_diffs(const nlohmann::json& input) {
+  std::vector<protocol::FileDiff> diffs;
+  const auto* changes = native::array_at(input, "changes");
+  if (changes == nullptr) return diffs;
+  for (const auto& change : *changes) {
+    const std::string path = native::string_or_empty(change, "path");
+    if (path.empty()) continue;
+    const std::string kind = native::string_or_empty(change, "kind");
+    const std::string diff = native::string_or_empty(change, "diff");
+    if (kind == "add") {
+      diffs.push_back(whole_file(path, diff));
+    } else if (kind == "delete") {
+      diffs.push_back(replacement(path, diff, {}));
+    } else {
+      for (auto& hunk : hunks(path, diff)) diffs.push_back(std::move(hunk));
+    }
+  }
+  return diffs;
 }
 
 PermissionAsk command_approval_ask(const nlohmann::json& params) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,9 @@ std::string unwrap_shell_command(std::string_view command);
 nlohmann::json command_input(const nlohmann::json& item);
 // The input for a fileChange item: {changes: [{path, kind, diff}]} with kind add/delete/update (and movePath).
 nlohmann::json file_change_input(const nlohmann::json& changes);
+// The FileDiffs of such an input (live or from history): an added file's content whole, a deleted file's old
+// content replaced by nothing, an update's diff one FileDiff per hunk.
+std::vector<protocol::FileDiff> file_change_diffs(const nlohmann::json& input);
 
 // The permission ask for item/commandExecution/requestApproval.
 PermissionAsk command_approval_ask(const nlohmann::json& params);

@@ -322,7 +322,8 @@ void CodexTranslator::clear_status() {
 void CodexTranslator::start_tool(const std::string& id, std::string tool, nlohmann::json input) {
   clear_status();
   m_open_tools.insert(id);
-  m_events.on_tool_started(ToolStarted{id, std::move(tool), std::move(input), std::nullopt});
+  auto diffs = tool == kPatchTool ? file_change_diffs(input) : std::vector<protocol::FileDiff>{};
+  m_events.on_tool_started(ToolStarted{id, std::move(tool), std::move(input), std::nullopt, std::move(diffs)});
 }
 
 void CodexTranslator::complete_tool(const nlohmann::json& item, const std::string& id, std::string output, bool is_error) {

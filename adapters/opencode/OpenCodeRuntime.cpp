@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/ChildEnvironment.h"
+#include "common/EnvironmentVariable.h"
 #include "common/NativeJson.h"
 #include "opencode/OpenCodeSession.h"
 #include "switchboard/support/RandomId.h"
@@ -36,6 +37,17 @@ VersionProbeSpec probe_spec(const OpenCodeConfig& config) {
 
 }  // namespace
 
+std::string server_permissions(const std::optional<std::string>& user_permissions) {
+  // The user's own OPENCODE_PERMISSION, if it is a JSON object, with bash and edit made to ask. Each session of
+  // ours also carries these rules, but a sub-agent's child session is created by OpenCode with rules of its own
+  // (only `task: deny`), so without this its commands would run unasked.
+  auto permissions = user_permissions ? native::parse_line(*user_permissions) : nlohmann::json();
+  if (!permissions.is_object()) permissions = nlohmann::json::object();
+  permissions["bash"] = "ask";
+  permissions["edit"] = "ask";
+  return native::dump(permissions);
+}
+
 std::optional<std::string> parse_version_output(std::string_view output) {
   while (!output.empty() && (output.back() == '\n' || output.back() == '\r' || output.back() == ' ')) output.remove_suffix(1);
   if (output.empty() || output.size() > 40 || output.find_first_not_of("0123456789.-abcdefghijklmnopqrstuvwxyz") != std::string_view::npos ||
@@ -62,6 +74,7 @@ SharedServer::Spec OpenCodeRuntime::server_spec(const std::string& cwd) {
   const std::string secret = random_id("", 24);
   EnvironmentChanges changes;
   changes.set = {{"OPENCODE_SERVER_PASSWORD", secret},
+                 {"OPENCODE_PERMISSION", server_permissions(environment_variable("OPENCODE_PERMISSION"))},
                  // No catalogue download at every boot, no self-update: the daemon runs what was installed.
                  {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
                  {"OPENCODE_DISABLE_AUTOUPDATE", "1"}};
@@ -108,7 +121,21 @@ void OpenCodeRuntime::on_event(const SseEvent& event) {
     // message.part.updated names its session inside the part.
     if (const auto* part = native::object_at(*properties, "part")) session = native::string_or_empty(*part, "sessionID");
   }
-  const auto target = m_sessions.find(session);
+  if (native::string_or_empty(*payload, "type") == "session.created") {
+    // A sub-agent's session: its events go to the session of ours its parent (or its parent's parent) belongs to.
+    const auto* info = native::object_at(*properties, "info");
+    const std::string parent = info != nullptr ? native::string_or_empty(*info, "parentID") : std::string();
+    if (!parent.empty() && !session.empty()) {
+      const auto grand = m_children.find(parent);
+      const std::string& owner = grand != m_children.end() ? grand->second : parent;
+      if (m_sessions.count(owner) != 0) m_children[session] = owner;
+    }
+  }
+  auto target = m_sessions.find(session);
+  if (target == m_sessions.end()) {
+    const auto child = m_children.find(session);
+    if (child != m_children.end()) target = m_sessions.find(child->second);
+  }
   if (target == m_sessions.end()) return;  // the server's own events, or a session nobody here drives
   target->second->on_server_event(*payload);
 }
@@ -120,6 +147,7 @@ void OpenCodeRuntime::attach(const std::string& opencode_session_id, OpenCodeSes
 
 void OpenCodeRuntime::detach(const std::string& opencode_session_id) {
   m_sessions.erase(opencode_session_id);
+  std::erase_if(m_children, [&](const auto& entry) { return entry.second == opencode_session_id; });
   note_activity();
 }
 
@@ -149,6 +177,7 @@ void OpenCodeRuntime::on_idle_timer() {
   spdlog::info("opencode: no turn for {} s: the server stops to free its memory; its sessions resume on a new one",
                std::chrono::duration_cast<std::chrono::seconds>(idle).count());
   // The sessions stop first, quietly (stopped, not lost): their next prompt resumes them on a new server.
+  m_children.clear();
   auto sessions = std::exchange(m_sessions, {});
   for (auto& [id, session] : sessions) session->server_lost("the OpenCode server was stopped after it was idle");
   m_idle_stopping = true;
@@ -160,6 +189,7 @@ void OpenCodeRuntime::on_idle_timer() {
 
 void OpenCodeRuntime::server_gone(const std::string& reason) {
   m_idle_timer.cancel();  // the next server arms it again
+  m_children.clear();
   auto sessions = std::exchange(m_sessions, {});
   for (auto& [id, session] : sessions) session->server_lost(reason);
 }

@@ -66,6 +66,9 @@ class OpenCodeRuntime final : public AgentRuntime {
   std::shared_ptr<VersionProbe> m_probe;
   SharedServer m_server;
   std::map<std::string, OpenCodeSession*> m_sessions;  // by OpenCode's session id
+  // Sub-agent sessions (OpenCode's `task` tool runs one as a child session, whose events come under its own id):
+  // child id -> the id in m_sessions whose session hears them, learnt from session.created's parentID.
+  std::map<std::string, std::string> m_children;
   // The idle stop: an OpenCode server holds hundreds of MB whether or not anyone uses it.
   boost::asio::steady_timer m_idle_timer;
   std::chrono::steady_clock::time_point m_last_activity = std::chrono::steady_clock::now();
@@ -74,6 +77,10 @@ class OpenCodeRuntime final : public AgentRuntime {
   bool m_stopping = false;  // the daemon is stopping: the idle timer stays disarmed
   std::vector<std::pair<std::string, Completion>> m_after_idle_stop;  // cwd, ready
 };
+
+// The OPENCODE_PERMISSION of the server we start: the user's (`user_permissions`, when it is a JSON object) with
+// `bash` and `edit` set to ask, so that sub-agents' sessions ask too (docs/agents/opencode.md).
+std::string server_permissions(const std::optional<std::string>& user_permissions);
 
 // OpenCode's version from `opencode --version` ("1.18.33").
 std::optional<std::string> parse_version_output(std::string_view output);

@@ -155,6 +155,7 @@ void OpenCodeSession::start(const StartOptions& options, Completion done) {
         return done(AdapterError{ErrorCode::AgentUnavailable, "OpenCode did not open the session: " + answer.error()});
       }
       m_id = native::string_or_empty(answer.body, "id");
+      m_translator.set_session_id(m_id);
       m_runtime.attach(m_id, *this);
       if (!resume) m_listener.on_provider_session(ProviderSession{m_id});
       done(std::nullopt);

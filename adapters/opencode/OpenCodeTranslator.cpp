@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "common/FileDiffs.h"
 #include "common/NativeJson.h"
 
 namespace switchboard::adapters::opencode {
@@ -30,6 +31,42 @@ bool has_end(const json& part) {
   return time != nullptr && time->contains("end");
 }
 
+// The session an event belongs to: properties.sessionID, or the part's own for message.part.updated.
+std::string session_of(const json& payload) {
+  const auto* properties = native::object_at(payload, "properties");
+  if (properties == nullptr) return {};
+  std::string session = string_or_empty(*properties, "sessionID");
+  if (session.empty()) {
+    if (const auto* part = native::object_at(*properties, "part")) session = string_or_empty(*part, "sessionID");
+  }
+  return session;
+}
+
+bool is_retry(const json& status_properties) {
+  const auto* status = native::object_at(status_properties, "status");
+  return status != nullptr && string_or_empty(*status, "type") == "retry";
+}
+
+// A child's events held until its task part names the call: more than this and the rest are dropped (a child we
+// will never place must not grow without bound).
+constexpr std::size_t kUnplacedLimit = 512;
+
+// The file changes of a call of OpenCode's file tools: `edit` (oldString → newString in filePath) and `write`
+// (the whole content of filePath).
+std::vector<protocol::FileDiff> edit_diffs(const std::string& tool, const json& input) {
+  std::vector<protocol::FileDiff> diffs;
+  const auto path = native::string_at(input, "filePath");
+  if (!path || path->empty()) return diffs;
+  if (tool == "edit") {
+    const auto old_text = native::string_at(input, "oldString");
+    const auto new_text = native::string_at(input, "newString");
+    if (old_text && new_text) diffs.push_back(replacement(*path, *old_text, *new_text));
+  } else if (tool == "write") {
+    if (const auto content = native::string_at(input, "content")) diffs.push_back(whole_file(*path, *content));
+  }
+  return diffs;
+}
+
 }  // namespace
 
 void OpenCodeTranslator::turn_started() {
@@ -44,6 +81,16 @@ void OpenCodeTranslator::turn_started() {
 
 void OpenCodeTranslator::feed(const json& payload) {
   m_lines.line();
+  const std::string session = m_session_id.empty() ? std::string() : session_of(payload);
+  if (session.empty() || session == m_session_id) return feed_event(payload, std::nullopt);
+  const auto call = m_child_calls.find(session);
+  if (call != m_child_calls.end()) return feed_event(payload, call->second);
+  auto& waiting = m_unplaced[session];
+  if (waiting.size() >= kUnplacedLimit) return m_lines.dropped();
+  waiting.push_back(payload);
+}
+
+void OpenCodeTranslator::feed_event(const json& payload, const std::optional<std::string>& parent) {
   const std::string type = string_or_empty(payload, "type");
   if (one_of(kDroppedEvents, type)) return m_lines.dropped();  // `sync` records have no properties
   const auto* properties = native::object_at(payload, "properties");
@@ -55,12 +102,12 @@ void OpenCodeTranslator::feed(const json& payload) {
     if (m_user_messages.count(string_or_empty(*properties, "messageID")) != 0) return m_lines.dropped();
     const auto kind = m_part_kinds.find(part);
     return m_events.on_delta(TextDelta{part, kind == m_part_kinds.end() ? protocol::DeltaKind::Text : kind->second,
-                                       string_or_empty(*properties, "delta"), std::nullopt});
+                                       string_or_empty(*properties, "delta"), parent});
   }
   if (type == "message.part.updated") {
     const auto* part = native::object_at(*properties, "part");
     if (part == nullptr) return m_lines.malformed("message.part.updated without a part", payload);
-    return on_part(*part);
+    return on_part(*part, parent);
   }
   if (type == "message.updated") {
     const auto* info = native::object_at(*properties, "info");
@@ -69,6 +116,11 @@ void OpenCodeTranslator::feed(const json& payload) {
   }
   if (type == "permission.asked") return on_permission(*properties);
   if (type == "question.asked") return on_question(*properties);
+  if (parent && (type == "session.idle" || type == "session.error" || (type == "session.status" && !is_retry(*properties)))) {
+    // A sub-agent going busy, idle or failing is its task call's business (whose completion says how it went):
+    // it does not end our turn. Its retries are shown like ours.
+    return m_lines.dropped();
+  }
   if (type == "session.status") {
     const auto* status = native::object_at(*properties, "status");
     if (status == nullptr) return m_lines.malformed("session.status without a status", payload);
@@ -92,7 +144,7 @@ void OpenCodeTranslator::feed(const json& payload) {
   m_lines.unknown(type);
 }
 
-void OpenCodeTranslator::on_part(const json& part) {
+void OpenCodeTranslator::on_part(const json& part, const std::optional<std::string>& parent) {
   if (m_user_messages.count(string_or_empty(part, "messageID")) != 0) return m_lines.dropped();
   const std::string type = string_or_empty(part, "type");
   const std::string id = string_or_empty(part, "id");
@@ -102,11 +154,11 @@ void OpenCodeTranslator::on_part(const json& part) {
     // A part is reported whole once it has ended (its `time.end`); the updates before carry what the deltas do.
     if (!has_end(part) || !m_completed_parts.insert(id).second) return m_lines.dropped();
     const std::string text = string_or_empty(part, "text");
-    if (kind == protocol::DeltaKind::Text) m_last_text = text;
+    if (kind == protocol::DeltaKind::Text && !parent) m_last_text = text;  // a sub-agent's text is not the answer
     if (text.empty()) return m_lines.dropped();
-    return m_events.on_message(MessageCompleted{id, kind, text, std::nullopt});
+    return m_events.on_message(MessageCompleted{id, kind, text, parent});
   }
-  if (type == "tool") return on_tool_part(part);
+  if (type == "tool") return on_tool_part(part, parent);
   if (type == "step-finish") {
     // Each model request of the turn is a step: the turn's usage is their sum.
     if (const auto* tokens = native::object_at(part, "tokens")) {
@@ -124,7 +176,7 @@ void OpenCodeTranslator::on_part(const json& part) {
   m_lines.unknown("part " + type);
 }
 
-void OpenCodeTranslator::on_tool_part(const json& part) {
+void OpenCodeTranslator::on_tool_part(const json& part, const std::optional<std::string>& parent) {
   const std::string call = string_or_empty(part, "callID");
   const auto* state = native::object_at(part, "state");
   if (call.empty() || state == nullptr) return m_lines.malformed("a tool part without callID or state", part);
@@ -132,10 +184,25 @@ void OpenCodeTranslator::on_tool_part(const json& part) {
   if (tool.done) return m_lines.dropped();
   const std::string status = string_or_empty(*state, "status");
   if (status == "pending") return m_lines.dropped();  // its input is not known yet
+  const std::string name = string_or_empty(part, "tool");
   if (!tool.started) {
     tool.started = true;
     const auto* input = native::object_at(*state, "input");
-    m_events.on_tool_started(ToolStarted{call, string_or_empty(part, "tool"), input ? *input : json::object(), std::nullopt});
+    m_events.on_tool_started(ToolStarted{call, name, input ? *input : json::object(), parent,
+                                         input ? edit_diffs(name, *input) : std::vector<protocol::FileDiff>{}});
+  }
+  if (name == "task") {
+    // The task call names the child session its sub-agent runs in: that session's events nest inside this call.
+    const auto* metadata = native::object_at(*state, "metadata");
+    const std::string child = metadata != nullptr ? string_or_empty(*metadata, "sessionId") : std::string();
+    if (!child.empty() && m_child_calls.emplace(child, call).second) {
+      const auto waiting = m_unplaced.find(child);
+      if (waiting != m_unplaced.end()) {
+        auto events = std::move(waiting->second);
+        m_unplaced.erase(waiting);
+        for (const auto& event : events) feed_event(event, call);
+      }
+    }
   }
   if (status == "running") {
     // The output so far, whole, in each update: what is new is reported.
@@ -240,6 +307,8 @@ void OpenCodeTranslator::end_turn() {
   if (m_error && !m_aborted) result.error = m_error;
   if (m_has_usage || m_usage.cost_usd) result.usage = m_usage;
   m_tools.clear();
+  m_child_calls.clear();
+  m_unplaced.clear();
   m_events.on_turn_end(std::move(result));
 }
 

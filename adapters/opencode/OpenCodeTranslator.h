@@ -29,6 +29,11 @@ class OpenCodeTranslator {
   // The prompt was refused before OpenCode started on it: the turn ends now, as an error.
   void turn_refused(const std::string& why);
 
+  // Which OpenCode session is this one's own. Events of any other session the runtime routes here are those of
+  // sub-agents (OpenCode's `task` tool runs each in a child session): they are reported nested inside the task
+  // call that runs them, and their idles and errors do not end our turn. Unset (history), every event is ours.
+  void set_session_id(std::string id) { m_session_id = std::move(id); }
+
   void feed(const nlohmann::json& payload);
 
   const LineStats& stats() const { return m_lines.stats(); }
@@ -40,8 +45,10 @@ class OpenCodeTranslator {
     bool done = false;
   };
 
-  void on_part(const nlohmann::json& part);
-  void on_tool_part(const nlohmann::json& part);
+  // `parent`: the tool call whose sub-agent wrote the event; unset for the session's own events.
+  void feed_event(const nlohmann::json& payload, const std::optional<std::string>& parent);
+  void on_part(const nlohmann::json& part, const std::optional<std::string>& parent);
+  void on_tool_part(const nlohmann::json& part, const std::optional<std::string>& parent);
   void on_permission(const nlohmann::json& properties);
   void on_question(const nlohmann::json& properties);
   void on_status(const nlohmann::json& status);
@@ -61,6 +68,11 @@ class OpenCodeTranslator {
   std::set<std::string> m_completed_parts;
   std::map<std::string, ToolCall> m_tools;  // by call id
   std::string m_last_text;                  // the turn's last text part: its answer
+  std::string m_session_id;
+  // Sub-agent sessions of the running turn: child session id -> the task tool call that runs it (from the task
+  // part's metadata.sessionId). A child's events that come before its task part names it wait here.
+  std::map<std::string, std::string> m_child_calls;
+  std::map<std::string, std::vector<nlohmann::json>> m_unplaced;
   protocol::Usage m_usage;
   bool m_has_usage = false;
 };

@@ -18,6 +18,22 @@ Json text_block(std::string text) { return Json{{"type", "text"}, {"text", std::
 
 Json chunk(const char* kind, std::string text) { return Json{{"sessionUpdate", kind}, {"content", text_block(std::move(text))}}; }
 
+// ACP `diff` content blocks ({type: "diff", path, oldText, newText}) for a tool.started's diffs.
+Json diff_contents(const Json& data) {
+  Json contents = Json::array();
+  if (!data.contains("diffs") || !data["diffs"].is_array()) return contents;
+  for (const auto& diff : data["diffs"]) {
+    const auto path = string_member(diff, "path");
+    if (path.empty()) continue;
+    // ACP's oldText is null for a new file; ours is absent then (or when the old text is not known).
+    contents.push_back(Json{{"type", "diff"},
+                            {"path", path},
+                            {"oldText", diff.contains("oldText") && diff["oldText"].is_string() ? diff["oldText"] : Json()},
+                            {"newText", string_member(diff, "newText")}});
+  }
+  return contents;
+}
+
 // ACP's plan entry status from a to-do's: the agents say pending / in_progress / completed already, and
 // anything else is taken for pending.
 std::string entry_status(const std::string& status) {
@@ -28,12 +44,19 @@ std::string entry_status(const std::string& status) {
 Json tool_call(const Json& data) {
   const auto tool = string_member(data, "tool");
   const auto& input = data.contains("input") && data["input"].is_object() ? data["input"] : Json::object();
-  return Json{{"sessionUpdate", "tool_call"},
-              {"toolCallId", string_member(data, "toolCallId")},
-              {"title", tool_title_of(tool, input)},
-              {"kind", tool_kind_of(tool)},
-              {"status", "in_progress"},
-              {"rawInput", input}};
+  Json call{{"sessionUpdate", "tool_call"},
+            {"toolCallId", string_member(data, "toolCallId")},
+            {"title", tool_title_of(tool, input)},
+            {"kind", tool_kind_of(tool)},
+            {"status", "in_progress"},
+            {"rawInput", input}};
+  Json content = diff_contents(data);
+  if (!content.empty()) {
+    // A call that edits files is an edit to an editor, whatever the agent calls its tool.
+    call["kind"] = "edit";
+    call["content"] = std::move(content);
+  }
+  return call;
 }
 
 Json tool_completed(const Json& data) {

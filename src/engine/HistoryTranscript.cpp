@@ -65,6 +65,7 @@ void HistoryTranscript::on_tool_started(adapters::ToolStarted event) {
   // The schema says input is an object; a history that recorded anything else keeps it under "input".
   started.input = event.input.is_object() ? std::move(event.input) : nlohmann::json{{"input", std::move(event.input)}};
   started.parent_tool_call_id = std::move(event.parent_tool_call_id);
+  if (!event.diffs.empty()) started.diffs = std::move(event.diffs);
   add(protocol::HistoryEventType::ToolStarted, started);
 }
 

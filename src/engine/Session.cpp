@@ -446,8 +446,10 @@ void Session::on_status(adapters::AgentStatus status) {
 }
 
 void Session::on_tool_started(adapters::ToolStarted event) {
+  std::optional<std::vector<protocol::FileDiff>> diffs;
+  if (!event.diffs.empty()) diffs = std::move(event.diffs);
   publish(protocol::ToolStartedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.tool_call_id), std::move(event.tool),
-                                     std::move(event.input), std::move(event.parent_tool_call_id)});
+                                     std::move(event.input), std::move(event.parent_tool_call_id), std::move(diffs)});
 }
 
 void Session::on_tool_output(adapters::ToolOutput event) {

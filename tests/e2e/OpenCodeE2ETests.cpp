@@ -461,4 +461,97 @@ TEST_CASE("opencode: a multiple-choice question's answer reaches OpenCode as its
   CHECK(told.find("\\\"Which colours?\\\"=\\\"Red, Green\\\"") != std::string::npos);
 }
 
+// The first event of `type` whose data has `key` == `value`, or null.
+Json event_where(const std::vector<Json>& events, const std::string& type, const std::string& key, const Json& value) {
+  for (const auto& event : events) {
+    if (event.value("type", "") == type && event["data"].contains(key) && event["data"][key] == value) return event;
+  }
+  return nullptr;
+}
+
+TEST_CASE("opencode: an edit's change reaches the client as a diff on its tool.started, and the file is edited", "[e2e][opencode]") {
+  const e2e::AgentProfile& profile = opencode();
+  // OpenCode edits only a file it has read in the session. Relative paths: OpenCode takes them from the
+  // session's directory (the test's working directory is not known when the script is written).
+  const Json read{{"text", "Reading it."}, {"function_call", {{"name", "read"}, {"arguments", {{"filePath", "notes.txt"}}}}}};
+  const Json edit{{"text", "Editing it."},
+                  {"function_call", {{"name", "edit"}, {"arguments", {{"filePath", "notes.txt"}, {"oldString", "beta"}, {"newString", "BETA"}}}}}};
+  Json edit_after_read = edit;
+  edit_after_read["match"] = {{"last_input_is_tool_output", true}};
+  e2e::AgentWorld world(profile, Json::array({read, edit_after_read,
+                                              mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "applied"}}, "Edited.")}));
+  if (!world.ready()) return;
+  fs::create_directories(world.work);
+  std::ofstream(world.work / "notes.txt") << "alpha\nbeta\ngamma\n";
+  world.start_daemon();
+  // accept-edits: the adapter answers the edit's permission itself, so the turn runs through.
+  const auto id = world.create_session("accept-edits");
+  const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", "edit the notes"}});
+  INFO(sent.dump() << "\n" << world.transcript());
+  REQUIRE(sent.contains("result"));
+  CHECK(sent["result"]["text"] == "Edited.");
+  CHECK(file_text(world.work / "notes.txt") == "alpha\nBETA\ngamma\n");
+  const auto events = world.client->events();
+  const auto started = event_where(events, "tool.started", "tool", "edit");
+  REQUIRE_FALSE(started.is_null());
+  REQUIRE(started["data"].contains("diffs"));
+  CHECK(started["data"]["diffs"] == Json::array({Json{{"path", "notes.txt"}, {"oldText", "beta"}, {"newText", "BETA"}}}));
+  // The read before it changes nothing: no diffs.
+  const auto read_started = event_where(events, "tool.started", "tool", "read");
+  REQUIRE_FALSE(read_started.is_null());
+  CHECK_FALSE(read_started["data"].contains("diffs"));
+}
+
+TEST_CASE("opencode: a task's sub-agent asks before its command and its activity nests inside the task call", "[e2e][opencode]") {
+  const e2e::AgentProfile& profile = opencode();
+  const Json task{{"text", "Delegating."},
+                  {"function_call", {{"name", "task"}, {"arguments", {{"description", "say sub hello"}, {"prompt", "Run echo sub and report."},
+                                                                      {"subagent_type", "general"}}}}}};
+  const Json child_command{{"text", "Child running."},
+                           {"function_call", {{"name", "bash"}, {"arguments", {{"command", "echo sub"}, {"description", "child command"}}}}}};
+  Json child_request = child_command;
+  child_request["match"] = {{"last_user_text_contains", "Run echo sub"}};
+  e2e::AgentWorld world(profile, Json::array({task, child_request,
+                                              mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "sub"}}, "sub done"),
+                                              mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "sub done"}}, "Parent done.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session(profile.asking_mode);
+  world.client->send("session.send", {{"sessionId", id}, {"text", "delegate please"}, {"wait", false}});
+  std::size_t at = 0;
+  // OpenCode gives a sub-agent's session rules of its own: the server's OPENCODE_PERMISSION makes it ask too.
+  const auto asked = world.client->wait_event("permission.requested", at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(asked.is_null());
+  CHECK(asked["data"]["request"]["tool"] == "bash");
+  CHECK(world.client->call("permission.respond", {{"requestId", asked["data"]["request"]["requestId"]}, {"decision", "allow_once"}}).contains("result"));
+  const auto stopped = world.client->wait_event("turn.stopped", at);
+  REQUIRE_FALSE(stopped.is_null());
+  CHECK(stopped["data"]["stopReason"] == "end_turn");
+  CHECK(stopped["data"]["text"] == "Parent done.");
+
+  const auto events = world.client->events();
+  const auto task_started = event_where(events, "tool.started", "tool", "task");
+  REQUIRE_FALSE(task_started.is_null());
+  CHECK_FALSE(task_started["data"].contains("parentToolCallId"));
+  const Json task_call = task_started["data"]["toolCallId"];
+  const auto child_started = event_where(events, "tool.started", "tool", "bash");
+  REQUIRE_FALSE(child_started.is_null());
+  CHECK(child_started["data"]["parentToolCallId"] == task_call);
+  CHECK(child_started["data"]["input"]["command"] == "echo sub");
+  const auto child_done = event_where(events, "tool.completed", "toolCallId", child_started["data"]["toolCallId"]);
+  REQUIRE_FALSE(child_done.is_null());
+  CHECK(child_done["data"]["output"] == "sub\n");
+  const auto child_text = event_where(events, "message.completed", "text", "sub done");
+  REQUIRE_FALSE(child_text.is_null());
+  CHECK(child_text["data"]["parentToolCallId"] == task_call);
+  const auto parent_text = event_where(events, "message.completed", "text", "Parent done.");
+  REQUIRE_FALSE(parent_text.is_null());
+  CHECK_FALSE(parent_text["data"].contains("parentToolCallId"));
+  // One turn: the sub-agent's idle did not end it.
+  std::size_t turns_stopped = 0;
+  for (const auto& event : events) turns_stopped += event.value("type", "") == "turn.stopped" ? 1 : 0;
+  CHECK(turns_stopped == 1);
+}
+
 }  // namespace opencode_e2e_tests

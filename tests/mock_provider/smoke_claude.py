@@ -585,13 +585,41 @@ def scenario_root(exe, scratch):
         mock.stop()
 
 
+def scenario_file_edits(exe, scratch):
+    """Write a new file, then Edit it, each asked and allowed: the tool inputs a diff is read from."""
+    notes = os.path.join(scratch, "work", "notes.txt")
+    write = {"file_path": notes, "content": "alpha\nbeta\ngamma\n"}
+    edit = {"file_path": notes, "old_string": "beta", "new_string": "BETA"}
+    mock = Mock(scratch, {"turns": [
+        {"text": "Writing it.", "tool_use": {"name": "Write", "input": write}},
+        {"match": {"last_user_has_tool_result": True}, "text": "Editing it.", "tool_use": {"name": "Edit", "input": edit}},
+        {"match": {"last_user_has_tool_result": True}, "text": "Edited."},
+    ]})
+    claude = Claude(exe, scratch, mock)
+    try:
+        claude.say("write and edit the notes")
+        for tool in ("Write", "Edit"):
+            ask = claude.wait_for(f"can_use_tool {tool}", lambda o: o.get("type") == "control_request" and
+                                  o["request"].get("tool_name") == tool)
+            answer(claude, ask, {"behavior": "allow", "updatedInput": ask["request"]["input"]})
+        result = claude.wait_result()
+        check(result["subtype"] == "success" and result["result"] == "Edited.", f"result {result}")
+        with open(notes) as f:
+            check(f.read() == "alpha\nBETA\ngamma\n", "the file was not edited")
+        check(claude.finish() == 0, "exit code")
+        return [claude], {}
+    finally:
+        claude.kill()
+        mock.stop()
+
+
 SCENARIOS = {
     "text": scenario_text, "permission_allow": scenario_allow, "permission_deny": scenario_deny,
     "permission_deny_interrupt": scenario_deny_interrupt, "permission_allow_quirks": scenario_allow_quirks,
     "interrupt": scenario_interrupt, "overloaded_retry": scenario_overloaded,
     "api_error": scenario_api_error, "two_turns": scenario_two_turns,
     "long_stream": scenario_long_stream, "side_requests": scenario_side_requests,
-    "resume": scenario_resume, "root_bypass": scenario_root,
+    "resume": scenario_resume, "root_bypass": scenario_root, "file_edits": scenario_file_edits,
 }
 
 

@@ -19,6 +19,7 @@ class ClaudeRecordingSink : public adapters::HistorySink {
   std::vector<adapters::QuestionAsk> questions;
   std::vector<adapters::TurnResult> turns;
   std::vector<adapters::AgentStatus> statuses;
+  std::vector<adapters::ToolStarted> tools;  // whole, with their diffs
 
   void on_provider_session(adapters::ProviderSession event) override { lines.push_back("provider_session " + event.provider_session_id); }
   void on_delta(adapters::TextDelta e) override {
@@ -30,6 +31,7 @@ class ClaudeRecordingSink : public adapters::HistorySink {
   }
   void on_tool_started(adapters::ToolStarted e) override {
     lines.push_back("tool_started " + e.tool_call_id + " " + e.tool + " " + e.input.dump() + parent_of(e.parent_tool_call_id));
+    tools.push_back(std::move(e));
   }
   // Claude Code streams no tool output: a call would be a translator bug, recorded so a test sees it.
   void on_tool_output(adapters::ToolOutput e) override { lines.push_back("tool_output " + e.tool_call_id + " " + quoted(e.text)); }

@@ -20,15 +20,20 @@ class CodexRecordingSink : public adapters::HistorySink {
   std::vector<std::pair<std::string, adapters::PermissionAsk>> permissions;  // native id, ask
   std::vector<adapters::TurnResult> turns;
   std::vector<adapters::AgentStatus> statuses;
+  std::vector<adapters::ToolStarted> tools;  // whole, with their diffs
 
   void on_provider_session(adapters::ProviderSession e) override { lines.push_back("provider_session " + e.provider_session_id); }
   void on_delta(adapters::TextDelta e) override {
-    lines.push_back("delta " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text));
+    lines.push_back("delta " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text) + parent_of(e.parent_tool_call_id));
   }
   void on_message(adapters::MessageCompleted e) override {
-    lines.push_back("message " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text));
+    lines.push_back("message " + e.message_id + " " + std::string(protocol::to_string(e.kind)) + " " + quoted(e.text) +
+                    parent_of(e.parent_tool_call_id));
   }
-  void on_tool_started(adapters::ToolStarted e) override { lines.push_back("tool_started " + e.tool_call_id + " " + e.tool + " " + e.input.dump()); }
+  void on_tool_started(adapters::ToolStarted e) override {
+    lines.push_back("tool_started " + e.tool_call_id + " " + e.tool + " " + e.input.dump() + parent_of(e.parent_tool_call_id));
+    tools.push_back(std::move(e));
+  }
   void on_tool_output(adapters::ToolOutput e) override { lines.push_back("tool_output " + e.tool_call_id + " " + quoted(e.text)); }
   void on_tool_completed(adapters::ToolCompleted e) override {
     lines.push_back("tool_completed " + e.tool_call_id + (e.is_error ? " error " : " ok ") + quoted(e.output));
@@ -64,6 +69,7 @@ class CodexRecordingSink : public adapters::HistorySink {
   void on_user_prompt(UserPrompt e) override { lines.push_back("prompt " + e.prompt_id + " " + quoted(e.text) + " at " + e.timestamp); }
 
   static std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+  static std::string parent_of(const std::optional<std::string>& parent) { return parent ? " parent=" + *parent : std::string(); }
 };
 
 // Recorded `codex app-server` lines under tests/fixtures/codex/ (see its README).

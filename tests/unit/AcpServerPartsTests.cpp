@@ -74,6 +74,18 @@ TEST_CASE("acp updates: tools are tool_call and tool_call_update and a to-do lis
   CHECK(planned[1]["entries"][0] == json{{"content", "write it"}, {"priority", "medium"}, {"status", "in_progress"}});
   CHECK(planned[1]["entries"][1]["status"] == "pending");
 
+  CHECK_FALSE(started[0].contains("content"));  // no diffs: no content
+
+  // A tool call's diffs are ACP diff content, a new file's oldText null; such a call is an edit whatever its name.
+  const json diffs = json::array({json{{"path", "/w/a.txt"}, {"oldText", "beta"}, {"newText", "BETA"}}, json{{"path", "/w/new.txt"}, {"newText", "fresh\n"}}});
+  const auto edited = updates_for_event(
+      event("tool.started", {{"turnId", "t"}, {"toolCallId", "c3"}, {"tool", "some_editor"}, {"input", json::object()}, {"diffs", diffs}}),
+      UpdateReading::Replay);
+  REQUIRE(edited.size() == 1);
+  CHECK(edited[0]["kind"] == "edit");
+  CHECK(edited[0]["content"] == json::array({json{{"type", "diff"}, {"path", "/w/a.txt"}, {"oldText", "beta"}, {"newText", "BETA"}},
+                                             json{{"type", "diff"}, {"path", "/w/new.txt"}, {"oldText", nullptr}, {"newText", "fresh\n"}}}));
+
   CHECK(tool_kind_of("Read") == "read");
   CHECK(tool_kind_of("apply_patch") == "edit");
   CHECK(tool_kind_of("Grep") == "search");

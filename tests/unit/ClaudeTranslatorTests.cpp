@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "claude-code/ClaudeContent.h"
 #include "claude-code/ClaudeMessages.h"
 #include "claude-code/ClaudeTranslator.h"
 #include "support/ClaudeFixtures.h"
@@ -240,6 +241,41 @@ TEST_CASE("claude translator: control acknowledgements and a refused request rea
       R"(turn_end end_turn "ctl ok" in=32121 out=9 cached=0)",
   };
   CHECK(h.sink.lines == expected);
+}
+
+TEST_CASE("claude translator: recorded Write and Edit calls carry their file changes as diffs", "[claude][translator]") {
+  Harness h;
+  replay_stdout(h, "file_edits.ndjson");
+  INFO(nlohmann::json(h.sink.lines).dump(1));
+  REQUIRE(h.sink.tools.size() == 2);
+  const auto& write = h.sink.tools[0];
+  CHECK(write.tool == "Write");
+  REQUIRE(write.diffs.size() == 1);
+  CHECK(write.diffs[0].path == "<scratch>/work/notes.txt");
+  CHECK_FALSE(write.diffs[0].old_text);  // a whole file written: what was there is not known
+  CHECK(write.diffs[0].new_text == "alpha\nbeta\ngamma\n");
+  const auto& edit = h.sink.tools[1];
+  CHECK(edit.tool == "Edit");
+  REQUIRE(edit.diffs.size() == 1);
+  CHECK(edit.diffs[0].path == "<scratch>/work/notes.txt");
+  CHECK(edit.diffs[0].old_text == std::optional<std::string>("beta"));
+  CHECK(edit.diffs[0].new_text == "BETA");
+  REQUIRE(h.sink.turns.size() == 1);
+  CHECK(h.sink.turns[0].text == "Edited.");
+  check_clean(h);
+}
+
+TEST_CASE("claude translator: a MultiEdit gives one diff per edit and other tools none", "[claude][translator]") {
+  const auto multi = edit_diffs("MultiEdit", {{"file_path", "/p/a.txt"},
+                                              {"edits", nlohmann::json::array({{{"old_string", "a"}, {"new_string", "b"}},
+                                                                               {{"old_string", "c"}, {"new_string", ""}}})}});
+  REQUIRE(multi.size() == 2);
+  CHECK(multi[0].old_text == std::optional<std::string>("a"));
+  CHECK(multi[0].new_text == "b");
+  CHECK(multi[1].old_text == std::optional<std::string>("c"));
+  CHECK(multi[1].new_text.empty());
+  CHECK(edit_diffs("Bash", {{"command", "ls"}}).empty());
+  CHECK(edit_diffs("Edit", {{"old_string", "a"}, {"new_string", "b"}}).empty());  // no file: nothing to show
 }
 
 TEST_CASE("claude translator: recorded retries become statuses and an API error ends the turn with an error", "[claude][translator]") {

@@ -227,6 +227,17 @@ TEST_CASE("codex history: malformed lines, context messages and unfinished turns
       R"(prompt turn-b "still running" at 2026-12-01T10:00:00.000Z)",
   };
   CHECK(sink.lines == expected);
+  // The patch's changes as diffs, as live: the update's hunk, the deleted file (whose old text the patch omits).
+  REQUIRE(sink.tools.size() == 4);
+  const auto& diffs = sink.tools[2].diffs;
+  REQUIRE(diffs.size() == 2);
+  CHECK(diffs[0].path == "/work/project/a.txt");
+  CHECK(diffs[0].old_text == std::optional<std::string>("old\n"));
+  CHECK(diffs[0].new_text == "new\n");
+  CHECK(diffs[1].path == "/abs/gone.txt");
+  CHECK(diffs[1].old_text == std::optional<std::string>(""));
+  CHECK(diffs[1].new_text.empty());
+  CHECK(sink.tools[0].diffs.empty());
   CHECK(stats.opened);
   CHECK(stats.lines == 29);
   CHECK(stats.malformed == 4);  // not JSON, an array, a line without payload, an assistant message without an id

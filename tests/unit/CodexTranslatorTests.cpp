@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codex/CodexMessages.h"
+#include "codex/CodexPermissions.h"
 #include "codex/CodexTranslator.h"
 #include "support/CodexRecording.h"
 
@@ -216,6 +217,29 @@ TEST_CASE("Codex file change approval names the file from the started item", "[c
   CHECK(ask.suggested_rule->pattern == "<scratch>/work/hello.txt");
   const auto lines = without_prefix(h.sink.lines, "delta ");
   CHECK(std::find(lines.begin(), lines.end(), "tool_completed call_mock_0001 ok \"add <scratch>/work/hello.txt\"") != lines.end());
+  // The added file as a diff: its whole content, nothing before it.
+  REQUIRE(h.sink.tools.size() == 1);
+  REQUIRE(h.sink.tools[0].diffs.size() == 1);
+  CHECK(h.sink.tools[0].diffs[0].path == "<scratch>/work/hello.txt");
+  CHECK_FALSE(h.sink.tools[0].diffs[0].old_text);
+  CHECK(h.sink.tools[0].diffs[0].new_text == "hello from mock\n");
+}
+
+TEST_CASE("Codex file changes: an update's unified diff gives one diff per hunk, a deletion its old text", "[codex]") {
+  const auto input = file_change_input(nlohmann::json::array(
+      {{{"path", "/p/a.txt"}, {"kind", {{"type", "update"}}},
+        {"diff", "--- a/p/a.txt\n+++ b/p/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n@@ -9,2 +9,2 @@\n-nine\n+NINE\n ten\n"}},
+       {{"path", "/p/gone.txt"}, {"kind", {{"type", "delete"}}}, {"diff", "bye\n"}}}));
+  const auto diffs = file_change_diffs(input);
+  REQUIRE(diffs.size() == 3);
+  CHECK(diffs[0].path == "/p/a.txt");
+  CHECK(diffs[0].old_text == std::optional<std::string>("one\ntwo\nthree\n"));
+  CHECK(diffs[0].new_text == "one\nTWO\nthree\n");
+  CHECK(diffs[1].old_text == std::optional<std::string>("nine\nten\n"));
+  CHECK(diffs[1].new_text == "NINE\nten\n");
+  CHECK(diffs[2].path == "/p/gone.txt");
+  CHECK(diffs[2].old_text == std::optional<std::string>("bye\n"));
+  CHECK(diffs[2].new_text.empty());
 }
 
 TEST_CASE("Codex interrupt ends the turn cancelled with the command left open and the next turn works", "[codex]") {

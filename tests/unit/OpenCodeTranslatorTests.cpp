@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/FileDiffs.h"
+#include "opencode/OpenCodeRuntime.h"
 #include "opencode/OpenCodeTranslator.h"
 #include "support/CodexRecording.h"
 
@@ -184,6 +187,129 @@ TEST_CASE("opencode translator: a question becomes our question with its header,
   CHECK(translator.stats().malformed == 2);
 }
 
+// The payloads of a recorded stream, with the session id of its first session.created (the session we drove).
+std::string first_session(const std::vector<json>& payloads) {
+  for (const auto& payload : payloads) {
+    if (payload.value("type", "") == "session.created") return payload["properties"]["sessionID"];
+  }
+  FAIL("no session.created");
+  return {};
+}
+
+std::vector<std::string> without_deltas(const std::vector<std::string>& lines) {
+  std::vector<std::string> kept;
+  for (const auto& line : lines) {
+    if (line.rfind("delta ", 0) != 0) kept.push_back(line);
+  }
+  return kept;
+}
+
+TEST_CASE("opencode translator: recorded edit and write calls carry their file changes as diffs", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  const auto payloads = recorded("edit-turn.global.sse");
+  translator.set_session_id(first_session(payloads));
+  translator.turn_started();
+  for (const auto& payload : payloads) translator.feed(payload);
+  INFO(json(sink.lines).dump(1));
+  REQUIRE(sink.tools.size() == 3);
+  CHECK(sink.tools[0].tool == "read");
+  CHECK(sink.tools[0].diffs.empty());
+  CHECK(sink.tools[1].tool == "edit");
+  REQUIRE(sink.tools[1].diffs.size() == 1);
+  CHECK(sink.tools[1].diffs[0].path == "<scratch>/work/notes.txt");
+  CHECK(sink.tools[1].diffs[0].old_text == std::optional<std::string>("beta"));
+  CHECK(sink.tools[1].diffs[0].new_text == "BETA");
+  CHECK(sink.tools[2].tool == "write");
+  REQUIRE(sink.tools[2].diffs.size() == 1);
+  CHECK(sink.tools[2].diffs[0].path == "<scratch>/work/fresh.txt");
+  CHECK_FALSE(sink.tools[2].diffs[0].old_text);
+  CHECK(sink.tools[2].diffs[0].new_text == "fresh line\n");
+  CHECK(sink.permissions.size() == 2);  // both edits asked
+  REQUIRE(sink.turns.size() == 1);
+  CHECK(sink.turns[0].text == "Edited.");
+  CHECK(translator.stats().malformed == 0);
+  CHECK(translator.stats().unknown == 0);
+}
+
+TEST_CASE("opencode translator: a recorded task's sub-agent activity nests inside the task call and does not end the turn", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  const auto payloads = recorded("task-turn.global.sse");
+  translator.set_session_id(first_session(payloads));
+  translator.turn_started();
+  for (const auto& payload : payloads) translator.feed(payload);
+  const auto lines = without_deltas(sink.lines);
+  INFO(json(sink.lines).dump(1));
+  const auto at = [&](const std::string& start) {
+    const auto found = std::find_if(lines.begin(), lines.end(), [&](const std::string& line) { return line.rfind(start, 0) == 0; });
+    return found == lines.end() ? std::string::npos : static_cast<std::size_t>(found - lines.begin());
+  };
+  const auto task = at(R"(tool_started call_mock_0001 task {"description":"say sub hello")");
+  const auto child_tool = at(R"(tool_started call_mock_0002 bash {"command":"echo sub","description":"child command"} parent=call_mock_0001)");
+  const auto child_permission = at(R"(permission per_2347716cb0013Een7HmXZBJGJW bash "echo sub")");
+  const auto child_done = at(R"(tool_completed call_mock_0002 ok "sub\n")");
+  const auto child_text = at("message ");
+  const auto task_done = at("tool_completed call_mock_0001 ok ");
+  const auto end = at(R"(turn_end end_turn "Parent done.")");
+  REQUIRE(task != std::string::npos);
+  REQUIRE(child_tool != std::string::npos);
+  REQUIRE(child_permission != std::string::npos);
+  REQUIRE(child_done != std::string::npos);
+  REQUIRE(task_done != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  CHECK(child_text != std::string::npos);
+  CHECK(task < child_tool);
+  CHECK(child_tool < child_permission);
+  CHECK(child_permission < child_done);
+  CHECK(child_done < task_done);
+  CHECK(task_done < end);
+  CHECK(end == lines.size() - 1);  // the sub-agent's idle ended nothing: one turn end, the parent's
+  // The sub-agent's messages (and their deltas) are nested; the parent's are not; the answer is the parent's.
+  CHECK(std::find(lines.begin(), lines.end(), R"(message prt_23477182f001JuEokkuoVWzjvk text "sub done" parent=call_mock_0001)") != lines.end());
+  CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return l.find(R"(text "Delegating.")") != std::string::npos && l.find("parent=") == std::string::npos; }));
+  for (const auto& line : sink.lines) {
+    if (line.rfind("delta ", 0) == 0 && line.find("sub done") != std::string::npos) CHECK(line.find(" parent=call_mock_0001") != std::string::npos);
+  }
+  REQUIRE(sink.turns.size() == 1);
+  CHECK(sink.turns[0].text == "Parent done.");
+  CHECK(translator.stats().malformed == 0);
+  CHECK(translator.stats().unknown == 0);
+  CHECK_FALSE(translator.turn_running());
+}
+
+TEST_CASE("opencode translator: a child's events before its task call names it wait for it, and its idle is not ours", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.set_session_id("ses_parent");
+  translator.turn_started();
+  const auto status = [](const char* session, const char* type) { return event("session.status", {{"sessionID", session}, {"status", {{"type", type}}}}); };
+  const auto text = [](const char* session, const char* id, const char* words) {
+    return event("message.part.updated", {{"part", {{"id", id}, {"sessionID", session}, {"messageID", "msg_x"}, {"type", "text"}, {"text", words},
+                                                    {"time", {{"start", 1}, {"end", 2}}}}}});
+  };
+  const auto task = [](json state) {
+    return event("message.part.updated", {{"part", {{"id", "prt_task"}, {"sessionID", "ses_parent"}, {"messageID", "msg_p"}, {"type", "tool"},
+                                                    {"tool", "task"}, {"callID", "call_task"}, {"state", std::move(state)}}}});
+  };
+  translator.feed(status("ses_parent", "busy"));
+  translator.feed(text("ses_child", "prt_early", "early words"));  // before the task part names the child
+  CHECK(sink.lines.empty());
+  translator.feed(task({{"status", "running"}, {"input", {{"description", "d"}, {"prompt", "p"}}}, {"metadata", {{"sessionId", "ses_child"}}}}));
+  translator.feed(status("ses_child", "busy"));
+  translator.feed(status("ses_child", "idle"));
+  translator.feed(event("session.idle", {{"sessionID", "ses_child"}}));
+  translator.feed(event("session.error", {{"sessionID", "ses_child"}, {"error", {{"name", "APIError"}, {"data", {{"message", "child failed"}}}}}}));
+  CHECK(translator.turn_running());
+  translator.feed(task({{"status", "completed"}, {"input", json::object()}, {"output", "result"}}));
+  translator.feed(text("ses_parent", "prt_answer", "answer"));
+  translator.feed(status("ses_parent", "idle"));
+  CHECK(sink.lines == std::vector<std::string>{R"(tool_started call_task task {"description":"d","prompt":"p"})",
+                                               R"(message prt_early text "early words" parent=call_task)",
+                                               R"(tool_completed call_task ok "result")", R"(message prt_answer text "answer")",
+                                               R"(turn_end end_turn "answer")"});
+}
+
 TEST_CASE("opencode question reply: one label per question, a multiple choice's labels split at \", \"", "[opencode]") {
   using switchboard::adapters::opencode::question_reply;
   CHECK(question_reply({"Blue"}, {}) == json{{"answers", json::array({json::array({"Blue"})})}});
@@ -191,6 +317,28 @@ TEST_CASE("opencode question reply: one label per question, a multiple choice's 
         json{{"answers", json::array({json::array({"Red", "Green"}), json::array({"Blue, and more"})})}});
   CHECK(question_reply({"", "Red"}, {true, true}) == json{{"answers", json::array({json::array(), json::array({"Red"})})}});
   CHECK(question_reply({}, {true}) == json{{"answers", json::array()}});
+}
+
+TEST_CASE("opencode server permissions: bash and edit ask whatever the user's OPENCODE_PERMISSION says, the rest is kept", "[opencode]") {
+  using switchboard::adapters::opencode::server_permissions;
+  CHECK(json::parse(server_permissions(std::nullopt)) == json{{"bash", "ask"}, {"edit", "ask"}});
+  CHECK(json::parse(server_permissions(R"({"bash":"allow","webfetch":"deny"})")) == json{{"bash", "ask"}, {"edit", "ask"}, {"webfetch", "deny"}});
+  CHECK(json::parse(server_permissions("not json")) == json{{"bash", "ask"}, {"edit", "ask"}});
+}
+
+TEST_CASE("file diffs: a unified diff's hunks, headers skipped, a bare hunk without @@ read whole", "[opencode]") {
+  using switchboard::adapters::hunks;
+  // OpenCode's own patch text for an edit (metadata.diff), as recorded.
+  const auto recorded = hunks("/w/notes.txt", "Index: /w/notes.txt\n===================================================================\n"
+                                              "--- /w/notes.txt\n+++ /w/notes.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n");
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded[0].old_text == std::optional<std::string>("alpha\nbeta\ngamma\n"));
+  CHECK(recorded[0].new_text == "alpha\nBETA\ngamma\n");
+  const auto bare = hunks("/w/a", "-x\n+y\n\\ No newline at end of file\n");
+  REQUIRE(bare.size() == 1);
+  CHECK(bare[0].old_text == std::optional<std::string>("x\n"));
+  CHECK(bare[0].new_text == "y\n");
+  CHECK(hunks("/w/a", "").empty());
 }
 
 }  // namespace opencode_translator_tests

@@ -94,6 +94,9 @@ struct ToolStarted {
   std::string tool;
   nlohmann::json input = nlohmann::json::object();
   std::optional<std::string> parent_tool_call_id;
+  // The files the call changes, as the adapter reads them from the agent's tool input (common/FileDiffs.h):
+  // clients show a diff from these, knowing no agent's tool names or input shapes. Empty for other tools.
+  std::vector<protocol::FileDiff> diffs{};
 };
 
 // A streamed piece of a running tool's output (a shell command's stdout/stderr as it comes), before the tool's

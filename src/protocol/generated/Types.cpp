@@ -300,6 +300,27 @@ void encode(json::JsonWriter& writer, const Attachment& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, FileDiff& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"path", "oldText", "newText"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "path", out.path, context)) return false;
+  if (json::utf8_length(out.path) < 1) return context.fail_at("path", "non-empty string", json.at("path"));
+  if (!json::decode_optional(json, "oldText", out.old_text, context)) return false;
+  if (!json::decode_required(json, "newText", out.new_text, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const FileDiff& value) {
+  writer.begin_object();
+  writer.member_string("\"path\":", value.path);
+  if (value.old_text) {
+    writer.member_string(",\"oldText\":", *value.old_text);
+  }
+  writer.member_string(",\"newText\":", value.new_text);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, QueuedPrompt& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"queueId", "text", "attachments", "queuedAt"};
@@ -2588,13 +2609,14 @@ void encode(json::JsonWriter& writer, const ToolOutputEvent& value) {
 
 bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "tool", "input", "parentToolCallId"};
+  static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "tool", "input", "parentToolCallId", "diffs"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
   if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
   if (!json::decode_required(json, "tool", out.tool, context)) return false;
   if (!json::decode_required(json, "input", out.input, context)) return false;
   if (!json::decode_optional(json, "parentToolCallId", out.parent_tool_call_id, context)) return false;
+  if (!json::decode_optional(json, "diffs", out.diffs, context)) return false;
   return true;
 }
 
@@ -2607,6 +2629,10 @@ void encode(json::JsonWriter& writer, const ToolStartedEvent& value) {
   encode(writer, value.input);
   if (value.parent_tool_call_id) {
     writer.member_string(",\"parentToolCallId\":", *value.parent_tool_call_id);
+  }
+  if (value.diffs) {
+    writer.member_raw(",\"diffs\":");
+    encode(writer, *value.diffs);
   }
   writer.end_object();
 }

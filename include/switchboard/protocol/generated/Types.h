@@ -110,6 +110,15 @@ struct Attachment {
 bool decode(const nlohmann::json& json, Attachment& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const Attachment& value);
 
+// A change a tool call makes to one file: the text it replaces and the text that replaces it. Each is the whole file or the changed region of it (an edit of one passage: that passage; a patch: one hunk, with its context lines); a tool call that changes several passages or files has one FileDiff for each. ACP's diff content has the same shape.
+struct FileDiff {
+  std::string path;  // The file, as the agent names it (usually absolute).
+  std::optional<std::string> old_text{};  // The text replaced. Absent when the file is created, or when the tool writes the whole file and the agent does not say what was there before.
+  std::string new_text;  // The text after the change; empty when the file is deleted.
+};
+bool decode(const nlohmann::json& json, FileDiff& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const FileDiff& value);
+
 struct QueuedPrompt {
   std::string queue_id;
   std::string text;
@@ -868,6 +877,7 @@ struct ToolStartedEvent {
   std::string tool;
   nlohmann::json input;
   std::optional<std::string> parent_tool_call_id{};  // Set for tools a sub-agent runs.
+  std::optional<std::vector<FileDiff>> diffs{};  // Set when the tool call edits files: the changes it makes, read from the agent's own description of the call (e.g. an edit's old and new text, a patch). Clients show these instead of reading the agent-specific input.
 };
 bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ToolStartedEvent& value);
