@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/beast/http/verb.hpp>
 #include <nlohmann/json.hpp>
 
 #include "opencode/OpenCodeTranslator.h"

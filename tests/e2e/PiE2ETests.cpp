@@ -9,6 +9,7 @@
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "e2e/RunScenarios.h"
 
 // End to end with the real Pi (`pi --mode rpc`, one process per session, run by the Node scripts/install-agents put
 // beside it): the shared scenarios (Conformance.h) with Pi's profile, against the project's mock speaking Chat
@@ -74,6 +75,14 @@ const e2e::AgentProfile& pi() {
 
 TEST_CASE("pi e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][pi]") {
   e2e::scenario_streamed_turn(pi());
+}
+
+TEST_CASE("pi e2e: switchboard run calls a tool and prints the final text", "[e2e][pi][run]") {
+  e2e::scenario_run_calls_tool_and_prints_final_text(pi());
+}
+
+TEST_CASE("pi e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][pi][run]") {
+  e2e::scenario_run_attached_to_serve_delegates_its_permission(pi());
 }
 
 TEST_CASE("pi e2e: an approved command runs and its output reaches the client", "[e2e][pi]") {

@@ -20,6 +20,9 @@ class CodexRecordingSink : public adapters::HistorySink {
   std::vector<std::pair<std::string, adapters::PermissionAsk>> permissions;  // native id, ask
   std::vector<adapters::TurnResult> turns;
   std::vector<adapters::AgentStatus> statuses;
+  std::vector<adapters::ModelsOffered> offers;
+
+  void on_models(adapters::ModelsOffered offer) override { offers.push_back(std::move(offer)); }
 
   void on_provider_session(adapters::ProviderSession e) override { lines.push_back("provider_session " + e.provider_session_id); }
   void on_delta(adapters::TextDelta e) override {

@@ -187,4 +187,23 @@ TEST_CASE("Codex error text unwraps provider bodies and knows fatal errors", "[c
   CHECK_FALSE(is_fatal_error(Json::parse(R"({"message":"x","codexErrorInfo":{"httpConnectionFailed":{}}})")));
 }
 
+TEST_CASE("Codex model/list: the shown models as turn/start names them, the catalogue's default marked", "[codex]") {
+  CHECK(model_list_params() == Json{{"limit", kModelListPage}});
+  // Shaped as the answer captured from codex app-server 0.171 (fields trimmed to those read, plus a hidden one).
+  const auto answer = Json::parse(R"({"data":[
+      {"id":"gpt-6.2-sol","model":"gpt-6.2-sol","displayName":"GPT-6.2-Sol","description":"Fast, go-to model for coding and everyday work.","hidden":false,"isDefault":true},
+      {"id":"preset-2","model":"gpt-6.2-mini","displayName":"GPT-6.2-Mini","description":"Smaller.","hidden":false,"isDefault":false},
+      {"id":"secret","model":"gpt-internal","displayName":"Internal","hidden":true,"isDefault":false},
+      {"id":"no-model","displayName":"Broken"}],"nextCursor":null})");
+  const auto models = offered_models(answer);
+  REQUIRE(models.size() == 2);
+  CHECK(models[0].id == "gpt-6.2-sol");
+  CHECK(models[0].name == "GPT-6.2-Sol");
+  CHECK(models[0].is_default == true);
+  CHECK(models[1].id == "gpt-6.2-mini");
+  CHECK(models[1].description == "Smaller.");
+  CHECK_FALSE(models[1].is_default.has_value());
+  CHECK(offered_models(Json{{"data", nullptr}}).empty());
+}
+
 }  // namespace codex_messages_tests

@@ -329,4 +329,20 @@ TEST_CASE("pi history: the sessions of a directory are listed from Pi's own fold
   CHECK(pi::sessions_root("/cfg", "/home/u") == std::filesystem::path("/cfg/sessions"));
 }
 
+TEST_CASE("pi: get_available_models' models are named provider/id, as set_model takes them, the current one marked", "[pi]") {
+  const auto response = json::parse(R"({"id":"sb-2","type":"response","command":"get_available_models","success":true,"data":{"models":[
+      {"id":"mock-model","name":"Mock","provider":"mock","api":"openai-completions","reasoning":false},
+      {"id":"other","provider":"mock"},
+      {"id":"orphan"}]}})");
+  const auto models = pi::offered_models(response, "mock/mock-model");
+  REQUIRE(models.size() == 2);
+  CHECK(models[0].id == "mock/mock-model");
+  CHECK(models[0].name == "Mock");
+  CHECK(models[0].is_default == true);
+  CHECK(models[1].id == "mock/other");
+  CHECK_FALSE(models[1].name.has_value());
+  CHECK_FALSE(models[1].is_default.has_value());
+  CHECK(pi::offered_models(json::parse(R"({"success":true,"data":{}})"), "").empty());
+}
+
 }  // namespace pi_translator_tests
