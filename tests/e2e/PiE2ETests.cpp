@@ -125,6 +125,19 @@ TEST_CASE("pi e2e: a session from Pi's own history is listed and imported and re
   e2e::scenario_history_import(pi());
 }
 
+TEST_CASE("pi e2e: with PI_CODING_AGENT_SESSION_DIR, Pi's flat session folder, its history is listed and imported and resumed", "[e2e][pi]") {
+  static const e2e::AgentProfile flat = [] {
+    e2e::AgentProfile p = pi();
+    p.environment = [usual = p.environment](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+      auto environment = usual(home, mock_url, cli);
+      environment.push_back("PI_CODING_AGENT_SESSION_DIR=" + (home / "flat-sessions").string());
+      return environment;
+    };
+    return p;
+  }();
+  e2e::scenario_history_import(flat);
+}
+
 TEST_CASE("pi: a missing CLI is reported by agents.list and refused by session.create", "[e2e][pi]") {
   e2e::scenario_missing_cli(pi());
 }
