@@ -361,7 +361,10 @@ TEST_CASE("acp content: the tool name is the ACP kind, the subject the command l
   CHECK(acp::tool_subject(json::parse(R"({"kind":"edit","rawInput":{"file_path":"/w/b.txt"}})")) == "/w/b.txt");
   const auto ask = acp::permission_ask("7", json::parse(R"({"toolCall":{"kind":"execute","title":"Execute `ls *`","rawInput":{"command":"ls *"}}})"));
   CHECK(ask.subject == "ls *");
-  CHECK_FALSE(ask.suggested_rule);  // a glob character would widen the rule
+  // The suggested rule matches this command line only: its glob character is escaped.
+  REQUIRE(ask.suggested_rule);
+  CHECK(ask.suggested_rule->tool == "execute");
+  CHECK(ask.suggested_rule->pattern == "ls \\*");
 }
 
 TEST_CASE("acp: the version is the first version number of the output", "[acp]") {

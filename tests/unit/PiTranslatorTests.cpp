@@ -249,6 +249,14 @@ TEST_CASE("pi permissions: the answer is the JSON value the extension reads, a d
   REQUIRE(ask);
   CHECK(ask->subject == "a.txt");
   CHECK(ask->description == "Edit a.txt");
+  // Allowing it always means this tool on this subject only.
+  REQUIRE(ask->suggested_rule);
+  CHECK(ask->suggested_rule->tool == "edit");
+  CHECK(ask->suggested_rule->pattern == "a.txt");
+  const auto command = pi::permission_ask("d5", R"({"toolName":"bash","input":{"command":"rm -rf [ab]*"}})");
+  REQUIRE(command);
+  REQUIRE(command->suggested_rule);
+  CHECK(command->suggested_rule->pattern == "rm -rf \\[ab\\]\\*");
   CHECK_FALSE(pi::permission_ask("d4", R"({"input":{}})"));
 }
 
