@@ -236,6 +236,10 @@ function drawHeader(session) {
   $("session-meta").textContent = `${session.agent} · ${session.cwd}${session.model ? " · " + session.model : ""}`;
   $("archive-button").textContent = session.archived ? "Unarchive" : "Archive";
   if (document.activeElement !== $("model-input")) $("model-input").value = session.model || "";
+  // The models the agent offers (known once it started), as suggestions: any name the agent takes still goes.
+  $("models").replaceChildren(
+    ...(session.models || []).map((model) => Object.assign(document.createElement("option"), { value: model.id, textContent: model.name || model.id })),
+  );
   if (document.activeElement !== $("mode-input")) $("mode-input").value = session.mode || "";
   const busy = session.state === "running" || session.state === "awaiting_input";
   $("cancel-button").disabled = !busy;

@@ -4,6 +4,7 @@
 
 #include "common/LineStats.h"
 #include "common/NativeJson.h"
+#include "common/RulePattern.h"
 
 namespace switchboard::adapters::acp {
 
@@ -144,10 +145,7 @@ PermissionAsk permission_ask(std::string native_id, const json& params) {
   ask.subject = tool_subject(tool_call);
   const std::string title = string_or_empty(tool_call, "title");
   ask.description = !title.empty() ? title : ask.subject.empty() ? ask.tool : ask.tool + ": " + ask.subject;
-  // The subject as a literal pattern; one with glob characters would match more than it says, so none is offered.
-  if (!ask.subject.empty() && ask.subject.find_first_of("*?[\\") == std::string::npos) {
-    ask.suggested_rule = protocol::PermissionRule{ask.tool, ask.subject};
-  }
+  ask.suggested_rule = native::exact_rule(ask.tool, ask.subject);
   return ask;
 }
 

@@ -4,6 +4,7 @@
 
 #include "acp/AcpContent.h"
 #include "common/NativeJson.h"
+#include "common/OfferedModels.h"
 
 namespace switchboard::adapters::acp {
 
@@ -13,11 +14,38 @@ using native::string_or_empty;
 namespace {
 
 // session/update kinds that carry nothing our events have a place for (docs/agents/acp.md): the echo or replay
-// of the user's prompt (the engine has it), the agent's slash commands, mode and config changes (the session's
-// mode and model are what the engine set), and the title.
-constexpr std::array<std::string_view, 5> kDroppedUpdates{"user_message_chunk", "available_commands_update",
-                                                          "config_option_update", "session_info_update",
-                                                          "current_mode_update"};
+// of the user's prompt (the engine has it), the agent's slash commands, mode changes (the session's mode is what
+// the engine set), and the title.
+constexpr std::array<std::string_view, 4> kDroppedUpdates{"user_message_chunk", "available_commands_update",
+                                                          "session_info_update", "current_mode_update"};
+
+// A config option's choices: a flat list of {value, name, description}, or groups of them ({group, name, options}).
+void add_choices(const json& choices, std::vector<protocol::ModelInfo>& models) {
+  if (!choices.is_array()) return;
+  for (const auto& choice : choices) {
+    if (const auto* grouped = native::array_at(choice, "options")) {
+      add_choices(*grouped, models);
+      continue;
+    }
+    auto flat = native::offered_models(json::array({choice}), {.id = "value", .name = "name"});
+    for (auto& model : flat) models.push_back(std::move(model));
+  }
+}
+
+std::vector<protocol::ModelInfo> models_of_config_options(const json& options) {
+  std::vector<protocol::ModelInfo> models;
+  if (!options.is_array()) return models;
+  for (const auto& option : options) {
+    if (string_or_empty(option, "category") != "model" || string_or_empty(option, "type") != "select") continue;
+    if (const auto* choices = native::member(option, "options")) add_choices(*choices, models);
+    const auto current = native::string_at(option, "currentValue");
+    for (auto& model : models) {
+      if (current && model.id == *current) model.is_default = true;
+    }
+    break;
+  }
+  return models;
+}
 
 // Grok Build's `_x.ai/session_notification` kinds that are dropped: streamed tool arguments (our ToolStarted
 // carries the whole input, which the tool_call brings), per-request usage (the prompt's answer has the turn's
@@ -28,6 +56,20 @@ constexpr std::array<std::string_view, 9> kDroppedVendorUpdates{
 
 }  // namespace
 
+std::vector<protocol::ModelInfo> offered_models(const json& session_state) {
+  if (const auto* state = native::object_at(session_state, "models")) {
+    const auto* available = native::array_at(*state, "availableModels");
+    auto models = native::offered_models(available != nullptr ? *available : json(), {.id = "modelId", .name = "name"});
+    const auto current = native::string_at(*state, "currentModelId");
+    for (auto& model : models) {
+      if (current && model.id == *current) model.is_default = true;
+    }
+    if (!models.empty()) return models;
+  }
+  if (const auto* options = native::array_at(session_state, "configOptions")) return models_of_config_options(*options);
+  return {};
+}
+
 AcpTranslator::AcpTranslator(AdapterListener& events, std::string log_prefix) : m_events(events), m_lines(std::move(log_prefix)) {}
 
 bool AcpTranslator::is_ours(const json& params) {
@@ -35,6 +77,10 @@ bool AcpTranslator::is_ours(const json& params) {
   if (id && *id == m_session && !m_session.empty()) return true;
   m_lines.dropped();
   return false;
+}
+
+void AcpTranslator::on_session_opened(const json& result) {
+  if (auto models = offered_models(result); !models.empty()) m_events.on_models(ModelsOffered{std::move(models)});
 }
 
 void AcpTranslator::on_update(const json& params) {
@@ -51,6 +97,10 @@ void AcpTranslator::on_update(const json& params) {
   if (kind == "plan") return on_plan(*update);
   if (kind == "usage_update") return on_usage_update(*update);
   if (kind == "current_mode_update") m_mode = native::string_at(*update, "currentModeId");
+  if (kind == "config_option_update") {
+    if (auto models = offered_models(*update); !models.empty()) m_events.on_models(ModelsOffered{std::move(models)});
+    return;
+  }
   if (one_of(kDroppedUpdates, kind)) return m_lines.dropped();
   m_lines.unknown("session/update " + kind);
 }

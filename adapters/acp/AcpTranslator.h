@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,11 @@ namespace switchboard::adapters::acp {
 //
 // A turn is one `session/prompt`: its text messages are opened and closed around tool calls (ACP has no message
 // ids, so they are numbered per turn), and the prompt's answer (or its failure) ends it with one on_turn_end.
+// The models an ACP agent offers a session, from a session/new or session/load answer or a config_option_update:
+// `models.availableModels` (the current one marked default) where the agent sends it (unstable in ACP v1; Grok
+// Build does), else the choices of its config option of category `model`, groups flattened. None: it offers none.
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& session_state);
+
 class AcpTranslator {
  public:
   AcpTranslator(AdapterListener& events, std::string log_prefix);
@@ -34,6 +40,8 @@ class AcpTranslator {
   // transcript, so the replay is dropped (counted).
   void set_replaying(bool replaying) { m_replaying = replaying; }
 
+  // The answer to session/new or session/load: the models it offers.
+  void on_session_opened(const nlohmann::json& result);
   void on_update(const nlohmann::json& params);
   // A notification whose method is not session/update (vendor extensions).
   void on_extension(const std::string& method, const nlohmann::json& params);

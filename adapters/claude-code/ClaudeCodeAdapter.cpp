@@ -250,7 +250,10 @@ void ClaudeCodeAdapter::on_permission_mode(const std::string& mode) { spdlog::de
 
 void ClaudeCodeAdapter::on_control_result(const ControlResult& result) {
   if (result.kind == ControlRequestKind::Initialize && result.request_id == m_init_request_id) {
-    if (result.ok) return m_cli.finish_start(std::nullopt);
+    if (result.ok) {
+      if (auto models = offered_models(result.response); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
+      return m_cli.finish_start(std::nullopt);
+    }
     m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, "Claude Code refused to start: " + result.error});
     m_cli.kill();
     return;

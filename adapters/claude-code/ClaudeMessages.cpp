@@ -3,6 +3,7 @@
 #include <array>
 
 #include "common/NativeJson.h"
+#include "common/OfferedModels.h"
 
 namespace switchboard::adapters::claude {
 namespace {
@@ -109,6 +110,16 @@ bool is_permission_mode(std::string_view mode) {
     if (known == mode) return true;
   }
   return false;
+}
+
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& initialize_response) {
+  const auto* list = native::array_at(initialize_response, "models");
+  if (list == nullptr) return {};
+  auto models = native::offered_models(*list, {.id = "value", .name = "displayName"});
+  for (auto& model : models) {
+    if (model.id == "default") model.is_default = true;
+  }
+  return models;
 }
 
 std::string to_line(const nlohmann::json& message) { return native::dump(message) + '\n'; }

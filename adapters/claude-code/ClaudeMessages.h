@@ -35,6 +35,9 @@ nlohmann::json question_response(const ToolRequest& request, const QuestionAnswe
 nlohmann::json control_error(std::string_view request_id, std::string_view message);
 
 nlohmann::json initialize_request(std::string_view request_id);
+// The models the CLI lists in its answer to initialize (`models`: value, displayName, description; the entry
+// `default` is the CLI's own default choice).
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& initialize_response);
 nlohmann::json interrupt_request(std::string_view request_id);
 nlohmann::json set_permission_mode_request(std::string_view request_id, std::string_view mode);
 nlohmann::json set_model_request(std::string_view request_id, std::string_view model);

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "common/NativeJson.h"
+#include "common/RulePattern.h"
 
 namespace switchboard::adapters::claude {
 namespace {
@@ -55,13 +56,13 @@ std::optional<std::string> file_rule_pattern(std::string_view content, std::stri
 
 // A Bash rule: `prefix:*` is Claude's prefix rule, another `*` is a wildcard, anything else the exact command.
 std::string bash_rule_pattern(std::string_view content) {
-  if (content.ends_with(":*")) return escape_glob(content.substr(0, content.size() - 2)) + "*";
+  if (content.ends_with(":*")) return native::literal_pattern(content.substr(0, content.size() - 2)) + "*";
   std::string pattern;
   for (char c : content) {
     if (c == '*') {
       pattern += '*';
     } else {
-      pattern += escape_glob(std::string_view(&c, 1));
+      pattern += native::literal_pattern(std::string_view(&c, 1));
     }
   }
   return pattern;
@@ -71,9 +72,9 @@ std::optional<std::string> rule_pattern(std::string_view tool, std::string_view 
   if (tool == "Bash") return bash_rule_pattern(content);
   if (is_file_tool(tool)) return file_rule_pattern(content, cwd);
   if (tool == "WebFetch" && content.starts_with("domain:")) {
-    return "*://" + escape_glob(content.substr(7)) + "/*";
+    return "*://" + native::literal_pattern(content.substr(7)) + "/*";
   }
-  return escape_glob(content);
+  return native::literal_pattern(content);
 }
 
 }  // namespace
@@ -82,16 +83,6 @@ ToolRequestKind tool_request_kind(std::string_view tool) {
   if (tool == "AskUserQuestion") return ToolRequestKind::Question;
   if (tool == "ExitPlanMode") return ToolRequestKind::PlanApproval;
   return ToolRequestKind::Permission;
-}
-
-std::string escape_glob(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
 }
 
 std::string permission_subject(std::string_view tool, const nlohmann::json& input) {
@@ -159,7 +150,7 @@ std::optional<protocol::PermissionRule> suggested_rule(std::string_view tool, st
   }
   protocol::PermissionRule out;
   out.tool = std::string(tool);
-  if (!subject.empty()) out.pattern = escape_glob(subject);
+  if (!subject.empty()) out.pattern = native::literal_pattern(subject);
   return out;
 }
 

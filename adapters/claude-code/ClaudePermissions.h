@@ -37,7 +37,5 @@ PermissionAsk permission_ask(const nlohmann::json& request, std::string_view per
 // The questions of an AskUserQuestion input; none when it holds no usable question.
 std::optional<QuestionAsk> question_ask(const nlohmann::json& input);
 
-// `text` with fnmatch's special characters escaped, so that it matches itself only.
-std::string escape_glob(std::string_view text);
 
 }  // namespace switchboard::adapters::claude

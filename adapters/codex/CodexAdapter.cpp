@@ -96,6 +96,11 @@ void CodexAdapter::start(const StartOptions& options, Completion done) {
 void CodexAdapter::on_initialized(const JsonRpcEndpoint::Outcome& outcome) {
   if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) return fail_start("Codex refused to initialize: " + error->message);
   m_rpc.notify("initialized", nlohmann::json::object());
+  // The model list does not hold up the start: it reaches the engine when Codex answers, or never.
+  m_rpc.request("model/list", model_list_params(), [this](JsonRpcEndpoint::Outcome listed) {
+    if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&listed)) return spdlog::debug("codex: model/list refused: {}", error->message);
+    if (auto models = offered_models(std::get<nlohmann::json>(listed)); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
+  });
   if (m_resume_thread_id) return open_thread("thread/resume", reopen_thread_params(*m_resume_thread_id, m_thread), "resume the thread");
   open_thread("thread/start", thread_params(m_thread), "start a thread");
 }

@@ -4,6 +4,9 @@
 #include <array>
 #include <cctype>
 
+#include "common/NativeJson.h"
+#include "common/OfferedModels.h"
+
 namespace switchboard::adapters::codex {
 namespace {
 
@@ -40,6 +43,15 @@ nlohmann::json thread_params(const ThreadOptions& options) {
   params["sandbox"] = options.policy.sandbox;
   if (options.model) params["model"] = *options.model;
   return params;
+}
+
+nlohmann::json model_list_params() { return {{"limit", kModelListPage}}; }
+
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& model_list_result) {
+  const auto* data = native::array_at(model_list_result, "data");
+  if (data == nullptr) return {};
+  // `model` is what turn/start takes; `id` names the catalogue entry.
+  return native::offered_models(*data, {.id = "model", .name = "displayName", .is_default = "isDefault", .hidden = "hidden"});
 }
 
 nlohmann::json initialize_params(std::string_view client_name, std::string_view client_version) {

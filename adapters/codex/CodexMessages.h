@@ -43,6 +43,11 @@ struct ThreadOptions {
 };
 
 nlohmann::json initialize_params(std::string_view client_name, std::string_view client_version);
+// model/list asks for one page of this many models: more than any catalogue Codex ships; the rest would be lost.
+inline constexpr int kModelListPage = 100;
+nlohmann::json model_list_params();
+// The models of model/list's answer (`data`: model, displayName, description, isDefault), without the hidden ones.
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& model_list_result);
 // thread/start.
 nlohmann::json thread_params(const ThreadOptions& options);
 // thread/resume reopens a thread stored under CODEX_HOME, in a fresh process; thread/fork starts a new thread

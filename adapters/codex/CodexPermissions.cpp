@@ -4,6 +4,7 @@
 
 #include "common/FileDiffs.h"
 #include "common/NativeJson.h"
+#include "common/RulePattern.h"
 
 namespace switchboard::adapters::codex {
 namespace {
@@ -135,7 +136,7 @@ PermissionAsk command_approval_ask(const nlohmann::json& params) {
   }
   // The exact command (or host), not Codex's proposed execpolicy prefix: our pattern is matched against the
   // whole script, so a prefix rule for `touch x` would also allow `touch x && anything`.
-  if (!ask.subject.empty()) ask.suggested_rule = protocol::PermissionRule{ask.tool, escape_glob(ask.subject)};
+  ask.suggested_rule = native::exact_rule(ask.tool, ask.subject);
   return ask;
 }
 
@@ -161,7 +162,7 @@ PermissionAsk file_change_approval_ask(const nlohmann::json& params, const nlohm
   } else {
     ask.reason = "Codex's approval policy asks before changing files";
   }
-  if (!ask.subject.empty()) ask.suggested_rule = protocol::PermissionRule{ask.tool, escape_glob(ask.subject)};
+  ask.suggested_rule = native::exact_rule(ask.tool, ask.subject);
   return ask;
 }
 
@@ -180,15 +181,6 @@ std::string error_text(const nlohmann::json& error) {
 bool is_fatal_error(const nlohmann::json& error) {
   const auto info = native::string_at(error, "codexErrorInfo");
   return info && (*info == "unauthorized" || *info == "usageLimitExceeded" || *info == "sessionBudgetExceeded");
-}
-
-std::string escape_glob(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out;
 }
 
 protocol::Usage request_usage(std::int64_t input, std::int64_t cached, std::int64_t output) {

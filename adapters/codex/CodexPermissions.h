@@ -51,7 +51,5 @@ protocol::Usage request_usage(std::int64_t input, std::int64_t cached, std::int6
 // A turn's usage is the sum of its requests' (`total` starts empty).
 void add_usage(std::optional<protocol::Usage>& total, const protocol::Usage& more);
 
-// `text` with fnmatch's special characters escaped, so that it matches itself only.
-std::string escape_glob(std::string_view text);
 
 }  // namespace switchboard::adapters::codex

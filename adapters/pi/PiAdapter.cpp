@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/NativeJson.h"
+#include "common/OfferedModels.h"
 #include "pi/PiExtension.h"
 #include "pi/PiPermissions.h"
 #include "switchboard/process/ChildProcess.h"
@@ -60,6 +61,26 @@ ModelChoice parse_model_choice(const std::string& text) {
   }
   choice.model = rest;
   return choice;
+}
+
+std::vector<protocol::ModelInfo> offered_models(const json& response, const std::string& current) {
+  const auto* data = native::object_at(response, "data");
+  const auto* list = data != nullptr ? native::array_at(*data, "models") : nullptr;
+  if (list == nullptr) return {};
+  json named = json::array();
+  for (const auto& model : *list) {
+    const auto provider = native::string_at(model, "provider");
+    const auto id = native::string_at(model, "id");
+    if (!provider || !id || provider->empty() || id->empty()) continue;
+    json entry = model;
+    entry["id"] = *provider + "/" + *id;
+    named.push_back(std::move(entry));
+  }
+  auto models = native::offered_models(named, {.id = "id", .name = "name"});
+  for (auto& model : models) {
+    if (model.id == current) model.is_default = true;
+  }
+  return models;
 }
 
 // Everything the translator reports goes to the engine, but for two things seen on the way: the end of a turn
@@ -166,6 +187,11 @@ void PiAdapter::on_state(bool ok, const json& response) {
   }
   m_watch->on_provider_session(ProviderSession{*session});
   m_cli.finish_start(std::nullopt);
+  // The model list does not hold up the start: it reaches the engine when Pi answers.
+  request(json{{"type", "get_available_models"}}, [this](bool listed, const json& list) {
+    if (!listed) return spdlog::debug("pi: get_available_models refused: {}", response_error(list));
+    if (auto models = offered_models(list, m_model); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
+  });
 }
 
 void PiAdapter::fail_start(AdapterError error) {

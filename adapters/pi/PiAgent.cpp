@@ -15,9 +15,9 @@ AdapterError unknown_history_session(const std::string& cwd, const std::string& 
   return AdapterError{protocol::ErrorCode::UnknownHistorySession, "Pi has no session " + id.substr(0, 200) + " for " + cwd.substr(0, 500)};
 }
 
-HistoryOutcome<HistoryReadStats> read_session(const std::optional<fs::path>& root, const std::string& cwd, const std::string& id,
-                                              HistorySink& sink) {
-  const auto file = root ? find_session_file(*root, cwd, id) : std::nullopt;
+HistoryOutcome<HistoryReadStats> read_session(const SessionPlaces& places, const std::string& cwd, const std::string& id, HistorySink& sink) {
+  const auto folder = session_folder(places, cwd);
+  const auto file = folder ? find_session_file(*folder, cwd, id) : std::nullopt;
   if (!file) return unknown_history_session(cwd, id);
   const auto stats = read_history(*file, sink);
   if (!stats.opened) return AdapterError{protocol::ErrorCode::UnknownHistorySession, "cannot read Pi's session file " + file->string()};
@@ -58,14 +58,17 @@ AgentDescriptor pi_agent(boost::asio::io_context& io, PiConfig config) {
   auto runtime = std::make_shared<PiRuntime>(io, std::move(config));
   runtime->begin();
   auto descriptor = describe_runtime("pi", std::move(runtime));
-  // Pi runs with the daemon's environment, so it keeps its sessions where this environment says.
-  const auto root = sessions_root(environment_variable("PI_CODING_AGENT_DIR"), environment_variable("HOME"));
-  descriptor.list_history = [root](const std::string& cwd) -> HistoryOutcome<HistoryList> {
-    if (!root) return HistoryList{};
-    return list_history(*root, cwd);
+  // Pi runs with the daemon's environment, so it keeps its sessions where this environment (and Pi's settings)
+  // say.
+  const auto places = session_places(environment_variable("PI_CODING_AGENT_DIR"), environment_variable("PI_CODING_AGENT_SESSION_DIR"),
+                                     environment_variable("HOME"));
+  descriptor.list_history = [places](const std::string& cwd) -> HistoryOutcome<HistoryList> {
+    const auto folder = session_folder(places, cwd);
+    if (!folder) return HistoryList{};
+    return list_history(*folder, cwd);
   };
-  descriptor.read_history = [root](const std::string& cwd, const std::string& id, HistorySink& sink) {
-    return read_session(root, cwd, id, sink);
+  descriptor.read_history = [places](const std::string& cwd, const std::string& id, HistorySink& sink) {
+    return read_session(places, cwd, id, sink);
   };
   return descriptor;
 }

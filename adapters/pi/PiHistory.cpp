@@ -1,5 +1,6 @@
 #include "pi/PiHistory.h"
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <system_error>
@@ -87,13 +88,23 @@ std::vector<json> current_branch(const fs::path& file, HistoryFileStats& stats) 
   return {branch.rbegin(), branch.rend()};
 }
 
-}  // namespace
-
-std::optional<fs::path> sessions_root(const std::optional<std::string>& agent_dir, const std::optional<std::string>& home) {
-  if (agent_dir) return fs::path(*agent_dir) / "sessions";
-  if (home) return fs::path(*home) / ".pi" / "agent" / "sessions";
-  return std::nullopt;
+// "~" and "~/…" as Pi expands them.
+std::string expand_tilde(const std::string& path, const std::optional<std::string>& home) {
+  if (!home || path.empty() || path[0] != '~' || (path.size() > 1 && path[1] != '/')) return path;
+  return *home + path.substr(1);
 }
+
+// A settings file's `sessionDir`, if it names one (a file that is missing or not JSON names none, as for Pi).
+std::optional<std::string> session_dir_setting(const fs::path& settings_file) {
+  std::ifstream in(settings_file);
+  if (!in) return std::nullopt;
+  const json settings = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto dir = native::string_at(settings, "sessionDir");
+  if (!dir || dir->empty()) return std::nullopt;
+  return dir;
+}
+
+}  // namespace
 
 fs::path sessions_dir(const fs::path& root, std::string_view cwd) {
   std::string name(cwd);
@@ -104,10 +115,35 @@ fs::path sessions_dir(const fs::path& root, std::string_view cwd) {
   return root / ("--" + name + "--");
 }
 
-HistoryList list_history(const fs::path& root, std::string_view cwd) {
+SessionPlaces session_places(const std::optional<std::string>& agent_dir_variable, const std::optional<std::string>& session_dir_variable,
+                             const std::optional<std::string>& home) {
+  SessionPlaces places;
+  if (agent_dir_variable) {
+    places.agent_dir = fs::path(expand_tilde(*agent_dir_variable, home));
+  } else if (home) {
+    places.agent_dir = fs::path(*home) / ".pi" / "agent";
+  }
+  places.session_dir_variable = session_dir_variable;
+  places.home = home;
+  return places;
+}
+
+std::optional<fs::path> session_folder(const SessionPlaces& places, std::string_view cwd) {
+  const fs::path directory{without_trailing_slashes(cwd)};
+  if (places.session_dir_variable && !places.session_dir_variable->empty()) {
+    return directory / expand_tilde(*places.session_dir_variable, places.home);
+  }
+  auto setting = session_dir_setting(directory / ".pi" / "settings.json");
+  if (!setting && places.agent_dir) setting = session_dir_setting(*places.agent_dir / "settings.json");
+  if (setting) return directory / expand_tilde(*setting, places.home);  // an absolute path replaces `directory`
+  if (!places.agent_dir) return std::nullopt;
+  return sessions_dir(*places.agent_dir / "sessions", directory.string());
+}
+
+HistoryList list_history(const fs::path& folder, std::string_view cwd) {
   HistoryList list;
   const std::string wanted = without_trailing_slashes(cwd);
-  for (const auto& file : session_files(sessions_dir(root, wanted))) {
+  for (const auto& file : session_files(folder)) {
     JsonlCounts head_counts;
     const auto header = read_header(file, head_counts);
     if (!header) {
@@ -143,11 +179,12 @@ HistoryList list_history(const fs::path& root, std::string_view cwd) {
   return list;
 }
 
-std::optional<fs::path> find_session_file(const fs::path& root, std::string_view cwd, std::string_view id) {
-  for (const auto& file : session_files(sessions_dir(root, without_trailing_slashes(cwd)))) {
+std::optional<fs::path> find_session_file(const fs::path& folder, std::string_view cwd, std::string_view id) {
+  const std::string wanted = without_trailing_slashes(cwd);
+  for (const auto& file : session_files(folder)) {
     JsonlCounts counts;
     const auto header = read_header(file, counts);
-    if (header && header->id == id) return file;
+    if (header && header->id == id && without_trailing_slashes(header->cwd) == wanted) return file;
   }
   return std::nullopt;
 }

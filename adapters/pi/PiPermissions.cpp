@@ -1,6 +1,7 @@
 #include "pi/PiPermissions.h"
 
 #include "common/NativeJson.h"
+#include "common/RulePattern.h"
 
 namespace switchboard::adapters::pi {
 namespace {
@@ -48,6 +49,7 @@ std::optional<PermissionAsk> permission_ask(const std::string& id, std::string_v
   if (const auto* input = native::object_at(parsed, "input")) ask.input = *input;
   ask.subject = subject_of(ask.tool, ask.input);
   ask.description = description_of(ask.tool, ask.subject);
+  ask.suggested_rule = native::exact_rule(ask.tool, ask.subject);
   return ask;
 }
 

@@ -112,6 +112,7 @@ void AcpServer::on_request(const Json& id, const std::string& method, const Json
   if (method == "session/close") return close_session(id, params);
   if (method == "session/prompt") return prompt(id, params);
   if (method == "session/set_mode") return set_mode(id, params);
+  if (method == "session/set_config_option") return set_config_option(id, params);
   // clang-format on
   reply_error(id, acp_error(AcpErrorCode::MethodNotFound, "switchboard acp does not implement " + method));
 }
@@ -202,6 +203,15 @@ Json AcpServer::mode_state(const Json& session) const {
   return Json{{"currentModeId", current}, {"availableModes", std::move(available)}};
 }
 
+Json AcpServer::session_setup(const Json& session) {
+  Json result = Json::object();
+  if (auto modes = mode_state(session); !modes.is_null()) result["modes"] = std::move(modes);
+  auto options = config_options(session, m_agent_modes.value_or(Json::array()));
+  if (!options.empty()) result["configOptions"] = options;
+  m_sent_options[string_member(session, "sessionId")] = std::move(options);
+  return result;
+}
+
 void AcpServer::new_session(const Json& id, const Json& params) {
   auto cwd = string_member(params, "cwd");
   if (cwd.empty()) cwd = m_options.default_cwd;
@@ -213,8 +223,8 @@ void AcpServer::new_session(const Json& id, const Json& params) {
     const auto session_id = string_member(session, "sessionId");
     m_open_sessions.insert(session_id);
     with_agent_modes([this, id, session, session_id] {
-      Json result{{"sessionId", session_id}};
-      if (auto modes = mode_state(session); !modes.is_null()) result["modes"] = std::move(modes);
+      Json result = session_setup(session);
+      result["sessionId"] = session_id;
       reply(id, std::move(result));
     });
   });
@@ -260,9 +270,7 @@ void AcpServer::replay_page(std::shared_ptr<Replay> replay) {
 void AcpServer::finish_replay(const std::shared_ptr<Replay>& replay) {
   m_replays.erase(replay->session_id);
   with_agent_modes([this, replay] {
-    Json result = Json::object();
-    if (auto modes = mode_state(replay->session); !modes.is_null()) result["modes"] = std::move(modes);
-    reply(replay->acp_id, std::move(result));
+    reply(replay->acp_id, session_setup(replay->session));
     // What happened while the stored events were read, in order, without what the replay already showed.
     for (const auto& envelope : replay->held) {
       if (envelope.value("seq", std::int64_t{0}) > replay->last_seq) forward_live(replay->session_id, envelope);
@@ -303,9 +311,7 @@ void AcpServer::resume_session(const Json& id, const Json& params) {
     m_open_sessions.insert(session_id);
     const auto session = object_member(response["result"], "session");
     with_agent_modes([this, id, session] {
-      Json result = Json::object();
-      if (auto modes = mode_state(session); !modes.is_null()) result["modes"] = std::move(modes);
-      reply(id, std::move(result));
+      reply(id, session_setup(session));
       ask_open_permissions(string_member(session, "sessionId"));
     });
   });
@@ -330,6 +336,7 @@ void AcpServer::close_session(const Json& id, const Json& params) {
   m_open_sessions.erase(session_id);
   m_replays.erase(session_id);
   m_running_tools.erase(session_id);
+  m_sent_options.erase(session_id);
   std::erase_if(m_prompts, [&](const PendingPrompt& pending) {
     if (pending.session_id != session_id) return false;
     reply(pending.acp_id, Json{{"stopReason", "cancelled"}});
@@ -388,6 +395,23 @@ void AcpServer::set_mode(const Json& id, const Json& params) {
   });
 }
 
+void AcpServer::set_config_option(const Json& id, const Json& params) {
+  const auto config_id = string_member(params, "configId");
+  const bool is_model = config_id == "model";
+  if (!is_model && config_id != "mode") {
+    return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "no config option '" + config_id + "' (there are: mode, model)"));
+  }
+  const auto value = string_member(params, "value");
+  if (value.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/set_config_option needs a value (a string)"));
+  Json call{{"sessionId", string_member(params, "sessionId")}, {is_model ? "model" : "mode", value}};
+  m_daemon.call(is_model ? "session.setModel" : "session.setMode", std::move(call), [this, id](const Json& response) {
+    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/set_config_option"));
+    with_agent_modes([this, id, session = object_member(response["result"], "session")] {
+      reply(id, Json{{"configOptions", session_setup(session).value("configOptions", Json::array())}});
+    });
+  });
+}
+
 void AcpServer::cancel(const Json& params) {
   const auto session_id = string_member(params, "sessionId");
   for (auto& pending : m_prompts) {
@@ -434,9 +458,22 @@ void AcpServer::forward_live(const std::string& session_id, const Json& envelope
     std::erase_if(running, [&](const auto& tool) { return tool.second == string_member(data, "toolCallId"); });
   }
   for (auto& update : updates_for_event(envelope, UpdateReading::Live)) notify_update(session_id, std::move(update));
+  if (type == "session.updated") update_config_options(object_member(data, "session"));
   if (type == "permission.requested") ask_permission(object_member(data, "request"));
   if (type == "permission.resolved") withdraw_permission(string_member(data, "requestId"));
   track_turns(envelope);
+}
+
+void AcpServer::update_config_options(const Json& session) {
+  // Sent when the choices or a current value changed (a model list that arrived with the agent's start, a
+  // switch made by another client), not at every rename.
+  with_agent_modes([this, session] {
+    auto options = config_options(session, m_agent_modes.value_or(Json::array()));
+    auto& sent = m_sent_options[string_member(session, "sessionId")];
+    if (options == sent) return;
+    sent = options;
+    notify_update(string_member(session, "sessionId"), Json{{"sessionUpdate", "config_option_update"}, {"configOptions", std::move(options)}});
+  });
 }
 
 void AcpServer::track_turns(const Json& envelope) {

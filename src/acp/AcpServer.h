@@ -97,10 +97,15 @@ class AcpServer {
   void close_session(const Json& id, const Json& params);
   void prompt(const Json& id, const Json& params);
   void set_mode(const Json& id, const Json& params);
+  void set_config_option(const Json& id, const Json& params);
   void cancel(const Json& params);
   // The modes of the agent (agents.list, asked once), then `then` runs.
   void with_agent_modes(std::function<void()> then);
   Json mode_state(const Json& session) const;
+  // What session/new, load and resume answer besides the id: modes and config options. Remembers the options as
+  // sent to the editor.
+  Json session_setup(const Json& session);
+  void update_config_options(const Json& session);
 
   // Daemon side.
   void daemon_initialized(const Json& response);
@@ -138,7 +143,8 @@ class AcpServer {
   // Requests resolved before the post that would ask the editor ran (bounded: cleared when large).
   std::set<std::string> m_resolved_requests;
   std::int64_t m_next_editor_id = 1;
-  std::optional<Json> m_agent_modes;  // array of mode names (maybe empty), once asked
+  std::optional<Json> m_agent_modes;
+  std::map<std::string, Json> m_sent_options;  // by session: the config options the editor has now  // array of mode names (maybe empty), once asked
   std::vector<std::function<void()>> m_waiting_for_modes;
   bool m_editor_gone = false;
   bool m_finished = false;

@@ -35,4 +35,11 @@ std::string tool_title_of(const std::string& tool, const nlohmann::json& input);
 // tool is not one, or its input names no entries.
 std::optional<nlohmann::json> plan_for_tool(const std::string& tool, const nlohmann::json& input);
 
+// The session's ACP config options (session/new, load and resume answers, session/set_config_option's answer,
+// config_option_update): `mode` (category mode) from the agent's modes, `model` (category model) from the models
+// the agent offers the session (SessionInfo.models). Each is left out when there is nothing to choose from; the
+// current value is the session's own choice, else the agent's default, else the first. A session's model that
+// the list lacks (set by name) is offered too, so the current value is always one of the choices.
+nlohmann::json config_options(const nlohmann::json& session, const nlohmann::json& agent_modes);
+
 }  // namespace switchboard::acp

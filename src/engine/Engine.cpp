@@ -196,7 +196,10 @@ Session* Engine::find(const std::string& session_id) const {
 
 std::vector<protocol::AgentInfo> Engine::list_agents() const {
   std::vector<protocol::AgentInfo> agents;
-  for (const auto& descriptor : m_agents) agents.push_back(descriptor.discover());
+  for (const auto& descriptor : m_agents) {
+    agents.push_back(descriptor.discover());
+    if (const auto it = m_agent_models.find(descriptor.name); it != m_agent_models.end()) agents.back().models = it->second;
+  }
   return agents;
 }
 
@@ -216,6 +219,7 @@ void Engine::create_session(const protocol::SessionCreateParams& params, Then<pr
   session.title = params.title;
   session.model = params.model;
   session.mode = params.mode;
+  if (const auto it = m_agent_models.find(params.agent); it != m_agent_models.end()) session.models = it->second;
   session.state = protocol::SessionState::Idle;
   session.created_at = session.updated_at = unix_millis_now();
   auto add = [this, session, done = std::move(done)](std::optional<EngineError> error) {

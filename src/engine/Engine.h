@@ -107,6 +107,9 @@ class Engine : private SessionServices, private RequestBroker::Host {
   const adapters::AgentDescriptor* agent(const std::string& name) const override;
   std::optional<std::string> default_model(const std::string& agent) const override;
   RequestBroker& requests() override { return m_broker; }
+  void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) override {
+    m_agent_models[agent] = models;
+  }
   // RequestBroker::Host (publish and can_ask_someone above): a rule a client chose is in force at once, and
   // stored if it outlives the session (project, always).
   std::string remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
@@ -136,6 +139,9 @@ class Engine : private SessionServices, private RequestBroker::Host {
   RuleBook m_rules;
   RequestBroker m_broker;  // before the sessions: they cancel their requests as they go
   std::map<std::string, std::unique_ptr<Session>> m_sessions;
+  // By agent: the models its sessions last reported while this daemon runs (not stored: an agent's offer can
+  // change between runs, and it reports it again when it next starts).
+  std::map<std::string, std::vector<protocol::ModelInfo>> m_agent_models;
   SessionListIndex m_list_order;  // m_sessions in session.list's order
   std::set<std::string> m_answering_client_ids;
   int m_answering_clients = 0;

@@ -43,6 +43,16 @@ std::optional<std::string> seed_from(const std::vector<Exchange>& exchanges) {
   return seed;
 }
 
+bool same_models(const std::optional<std::vector<protocol::ModelInfo>>& known, const std::vector<protocol::ModelInfo>& offered) {
+  if (!known || known->size() != offered.size()) return false;
+  for (std::size_t i = 0; i < offered.size(); ++i) {
+    const auto& a = (*known)[i];
+    const auto& b = offered[i];
+    if (a.id != b.id || a.name != b.name || a.description != b.description || a.is_default != b.is_default) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
@@ -443,6 +453,13 @@ void Session::on_status(adapters::AgentStatus status) {
   publish(protocol::AgentStatusEvent{m_turn ? std::optional<std::string>(m_turn->turn_id) : std::nullopt, status.status,
                                      std::move(status.message), status.attempt, status.max_attempts,
                                      status.retry_delay_ms});
+}
+
+void Session::on_models(adapters::ModelsOffered event) {
+  m_services.models_reported(m_info.agent, event.models);
+  if (same_models(m_info.models, event.models)) return;
+  m_info.models = std::move(event.models);
+  publish(protocol::SessionUpdatedEvent{m_info});
 }
 
 void Session::on_tool_started(adapters::ToolStarted event) {

@@ -80,6 +80,7 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   void on_question(adapters::QuestionAsk ask) override;
   void on_request_withdrawn(adapters::RequestWithdrawn event) override;
   void on_status(adapters::AgentStatus status) override;
+  void on_models(adapters::ModelsOffered event) override;
   void on_turn_end(adapters::TurnResult result) override;
   void on_error(adapters::AgentErrorReport error) override;
   void on_unavailable(adapters::Unavailable event) override;

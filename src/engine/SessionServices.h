@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 
@@ -32,6 +33,9 @@ class SessionServices {
   virtual std::optional<std::string> default_model(const std::string& agent) const = 0;
   // Where the session's permission and question requests are opened, answered and resolved.
   virtual RequestBroker& requests() = 0;
+  // The models an agent offered one of its sessions: remembered for agents.list and for the agent's next new
+  // sessions, which then know them before their agent first starts.
+  virtual void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) = 0;
 };
 
 }  // namespace switchboard::engine

@@ -10,7 +10,9 @@
 //        {"do":"load","sessionId":...|"last"} {"do":"prompt","text":...,"cancelOnChunk"?:bool,"blocks"?:[...]}
 //        {"do":"until_chunk","text":...} (waits for another client's turn to say it)
 //        {"do":"resume","sessionId":...} {"do":"prompts","texts":[...]} (sent at once) {"do":"close_session"}
-//        {"do":"close"} (ends our side: stdin closed, then the child's exit is awaited)
+//        {"do":"set_config_option","configId":...,"value":...|"pick":"other"} ("other": the last choice that is
+//        not the current value, in the newest config options the agent gave) {"do":"close"} (ends our side: stdin
+//        closed, then the child's exit is awaited)
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { Writable } from "node:stream";
@@ -95,6 +97,7 @@ const output = new WritableStream({
 });
 
 let onChunk = null; // the running prompt's hook, for cancelOnChunk
+let configOptions = []; // the newest the agent gave (session/new, load, resume, an update, set_config_option)
 const app = acp
   .client({ name: "switchboard-acp-test" })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
@@ -118,6 +121,7 @@ const app = acp
   })
   .onNotification(acp.methods.client.session.update, async ({ params }) => {
     report.updates.push(params);
+    if (params.update.sessionUpdate === "config_option_update") configOptions = params.update.configOptions;
     if (onChunk && params.update.sessionUpdate === "agent_message_chunk") onChunk(params);
   });
 
@@ -136,10 +140,23 @@ async function runStep(step) {
     case "new": {
       const result = await agent.request(acp.methods.agent.session.new, { cwd: step.cwd, mcpServers: [] });
       sessionId = result.sessionId;
+      configOptions = result.configOptions ?? [];
       return result;
     }
     case "set_mode":
       return agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: step.mode });
+    case "set_config_option": {
+      let value = step.value;
+      if (step.pick === "other") {
+        const option = configOptions.find((o) => o.id === step.configId);
+        const others = (option?.options ?? []).filter((choice) => choice.value !== option.currentValue);
+        if (others.length === 0) throw new Error(`no other choice for ${step.configId} in ${JSON.stringify(configOptions)}`);
+        value = others[others.length - 1].value;
+      }
+      const result = await agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: step.configId, value });
+      configOptions = result.configOptions;
+      return { result, value };
+    }
     case "list":
       return agent.request(acp.methods.agent.session.list, step.cwd ? { cwd: step.cwd } : {});
     case "load": {

@@ -217,6 +217,52 @@ void scenario_acp_streamed_prompt(const AgentProfile& profile) {
   check_sent_messages(report);
 }
 
+void scenario_acp_model_chosen_by_the_editor(const AgentProfile& profile) {
+  AgentWorld world(profile, Json::array({profile.text("First answer.", 1, 0), profile.text("Second answer.", 1, 0)}));
+  if (!world.ready() || !editor_ready()) return;
+  Editor editor(world);
+  const auto report = editor.run(editor.plan(Json::array({Json{{"do", "initialize"}}, Json{{"do", "new"}, {"cwd", world.work.string()}},
+                                                          prompt_step("first prompt"),
+                                                          Json{{"do", "set_config_option"}, {"configId", "model"}, {"pick", "other"}},
+                                                          prompt_step("second-prompt-marker"), Json{{"do", "close"}}})));
+  INFO(report.dump().substr(0, 6000));
+  CHECK(report["error"].is_null());
+  // The first session of this daemon: nothing is known of the agent's models before its agent starts, then an
+  // update brings them.
+  const auto& created = step(report, "new");
+  REQUIRE(created["ok"] == true);
+  Json offered;
+  for (const auto& params : report["updates"]) {
+    const auto& update = params["update"];
+    if (update.value("sessionUpdate", "") != "config_option_update") continue;
+    for (const auto& option : update["configOptions"]) {
+      if (option.value("id", "") == "model") offered = option;
+    }
+  }
+  REQUIRE(offered.is_object());
+  CHECK(offered["category"] == "model");
+  CHECK(offered["options"].size() >= 2);
+  const auto& chosen = step(report, "set_config_option");
+  REQUIRE(chosen["ok"] == true);
+  const std::string picked = chosen["value"]["value"];
+  std::string current;
+  for (const auto& option : chosen["value"]["result"]["configOptions"]) {
+    if (option.value("id", "") == "model") current = option.value("currentValue", "");
+  }
+  CHECK(current == picked);
+  REQUIRE(step(report, "prompt", 1)["ok"] == true);
+  // The second turn's model request names the model picked (Claude Code sends what an alias resolves to, which
+  // contains the alias: "haiku" → "claude-haiku-…").
+  std::string sent;
+  for (const auto& request : world.mock->message_requests()) {
+    if (request["body"].dump().find("second-prompt-marker") != std::string::npos) sent = request["body"].value("model", "");
+  }
+  REQUIRE_FALSE(sent.empty());
+  const std::string alias = picked.substr(0, picked.find('['));
+  CHECK(sent.find(alias) != std::string::npos);
+  check_sent_messages(report);
+}
+
 void scenario_acp_permission_allowed(const AgentProfile& profile) {
   AgentWorld world(profile, Json::array({profile.run_command("echo acp-marker > from_acp.txt"), profile.after_tool_output("The file is written.")}));
   if (!world.ready() || !editor_ready()) return;

@@ -12,6 +12,10 @@ namespace switchboard::testing::e2e {
 // A prompt whose answer streams as agent_message_chunk updates and resolves with stopReason end_turn.
 void scenario_acp_streamed_prompt(const AgentProfile& profile);
 
+// The models the agent offers reach the editor as the `model` config option once the agent has started; the
+// editor picks another, and the next prompt's model request names it.
+void scenario_acp_model_chosen_by_the_editor(const AgentProfile& profile);
+
 // A tool call asks the editor (session/request_permission); allowed, the tool runs and its update completes.
 void scenario_acp_permission_allowed(const AgentProfile& profile);
 

@@ -119,6 +119,10 @@ TEST_CASE("claude e2e: switchboard acp streams a prompt's answer as chunks and e
   e2e::scenario_acp_streamed_prompt(claude());
 }
 
+TEST_CASE("claude e2e: switchboard acp offers the agent's models as a config option and the model the editor picks is used", "[e2e][claude][acp-server]") {
+  e2e::scenario_acp_model_chosen_by_the_editor(claude());
+}
+
 TEST_CASE("claude e2e: switchboard acp asks the editor for a permission and the allowed tool runs", "[e2e][claude][acp-server]") {
   e2e::scenario_acp_permission_allowed(claude());
 }

@@ -118,6 +118,10 @@ TEST_CASE("codex e2e: switchboard acp streams a prompt's answer as chunks and en
   e2e::scenario_acp_streamed_prompt(codex());
 }
 
+TEST_CASE("codex e2e: switchboard acp offers the agent's models as a config option and the model the editor picks is used", "[e2e][codex][acp-server]") {
+  e2e::scenario_acp_model_chosen_by_the_editor(codex());
+}
+
 TEST_CASE("codex e2e: switchboard acp asks the editor for a permission and the allowed tool runs", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_permission_allowed(codex());
 }

@@ -8,6 +8,7 @@
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "e2e/RunScenarios.h"
 
 // End to end with the real Grok Build (`grok agent --no-leader stdio`, the ACP adapter): the shared scenarios
 // (Conformance.h) with Grok's profile, against the project's Chat Completions mock. The daemon is pointed at the
@@ -63,6 +64,14 @@ const e2e::AgentProfile& grok() {
 
 TEST_CASE("grok e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][grok]") {
   e2e::scenario_streamed_turn(grok());
+}
+
+TEST_CASE("grok e2e: switchboard run calls a tool and prints the final text", "[e2e][grok][run]") {
+  e2e::scenario_run_calls_tool_and_prints_final_text(grok());
+}
+
+TEST_CASE("grok e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][grok][run]") {
+  e2e::scenario_run_attached_to_serve_delegates_its_permission(grok());
 }
 
 TEST_CASE("grok e2e: an approved command runs and its output reaches the client", "[e2e][grok]") {

@@ -16,6 +16,7 @@
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "e2e/RunScenarios.h"
 #include "support/RawHttpClient.h"
 
 // End to end with the real OpenCode (`opencode serve`, one server for every session): the shared scenarios
@@ -122,6 +123,14 @@ const e2e::AgentProfile& opencode_over_acp() {
 
 TEST_CASE("opencode e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][opencode]") {
   e2e::scenario_streamed_turn(opencode());
+}
+
+TEST_CASE("opencode e2e: switchboard run calls a tool and prints the final text", "[e2e][opencode][run]") {
+  e2e::scenario_run_calls_tool_and_prints_final_text(opencode());
+}
+
+TEST_CASE("opencode e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][opencode][run]") {
+  e2e::scenario_run_attached_to_serve_delegates_its_permission(opencode());
 }
 
 TEST_CASE("opencode e2e: an approved command runs and its output reaches the client", "[e2e][opencode]") {

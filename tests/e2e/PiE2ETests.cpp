@@ -9,6 +9,7 @@
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "e2e/RunScenarios.h"
 
 // End to end with the real Pi (`pi --mode rpc`, one process per session, run by the Node scripts/install-agents put
 // beside it): the shared scenarios (Conformance.h) with Pi's profile, against the project's mock speaking Chat
@@ -76,6 +77,14 @@ TEST_CASE("pi e2e: a streamed turn reaches stdio and SSE clients with identical 
   e2e::scenario_streamed_turn(pi());
 }
 
+TEST_CASE("pi e2e: switchboard run calls a tool and prints the final text", "[e2e][pi][run]") {
+  e2e::scenario_run_calls_tool_and_prints_final_text(pi());
+}
+
+TEST_CASE("pi e2e: switchboard run attached to serve: an SSE client sees its events and answers its permission", "[e2e][pi][run]") {
+  e2e::scenario_run_attached_to_serve_delegates_its_permission(pi());
+}
+
 TEST_CASE("pi e2e: an approved command runs and its output reaches the client", "[e2e][pi]") {
   e2e::scenario_permission_allowed(pi());
 }
@@ -114,6 +123,19 @@ TEST_CASE("pi e2e: a CLI killed mid-turn gives error then stopped and the daemon
 
 TEST_CASE("pi e2e: a session from Pi's own history is listed and imported and resumed", "[e2e][pi]") {
   e2e::scenario_history_import(pi());
+}
+
+TEST_CASE("pi e2e: with PI_CODING_AGENT_SESSION_DIR, Pi's flat session folder, its history is listed and imported and resumed", "[e2e][pi]") {
+  static const e2e::AgentProfile flat = [] {
+    e2e::AgentProfile p = pi();
+    p.environment = [usual = p.environment](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+      auto environment = usual(home, mock_url, cli);
+      environment.push_back("PI_CODING_AGENT_SESSION_DIR=" + (home / "flat-sessions").string());
+      return environment;
+    };
+    return p;
+  }();
+  e2e::scenario_history_import(flat);
 }
 
 TEST_CASE("pi: a missing CLI is reported by agents.list and refused by session.create", "[e2e][pi]") {

@@ -19,7 +19,7 @@ const std::map<std::string, std::string>& response_types() {
       {"session/new", "NewSessionResponse"},    {"session/load", "LoadSessionResponse"},
       {"session/list", "ListSessionsResponse"}, {"session/prompt", "PromptResponse"},
       {"session/set_mode", "SetSessionModeResponse"}, {"session/resume", "ResumeSessionResponse"},
-      {"session/close", "CloseSessionResponse"},
+      {"session/close", "CloseSessionResponse"}, {"session/set_config_option", "SetSessionConfigOptionResponse"},
   };
   return kTypes;
 }

@@ -21,6 +21,9 @@ class CodexRecordingSink : public adapters::HistorySink {
   std::vector<adapters::TurnResult> turns;
   std::vector<adapters::AgentStatus> statuses;
   std::vector<adapters::ToolStarted> tools;  // whole, with their diffs
+  std::vector<adapters::ModelsOffered> offers;
+
+  void on_models(adapters::ModelsOffered offer) override { offers.push_back(std::move(offer)); }
 
   void on_provider_session(adapters::ProviderSession e) override { lines.push_back("provider_session " + e.provider_session_id); }
   void on_delta(adapters::TextDelta e) override {

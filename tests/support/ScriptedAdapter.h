@@ -52,6 +52,8 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     int cancels = 0;
     int stops = 0;
     std::optional<adapters::AdapterError> fail_start;
+    // Reported at every start, before the start completes (as Claude Code's initialize answer lists them).
+    std::vector<protocol::ModelInfo> offered_models;
     bool supports_model_switch = true;
     // The agent refuses what it is told later, the way a CLI answers a control request: set_model and set_mode
     // complete from a posted handler, with this error if set.
@@ -93,6 +95,7 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     ++m_control->starts;
     m_control->start_options.push_back(options);
     later([this, done = std::move(done)] {
+      if (!m_control->fail_start && !m_control->offered_models.empty()) m_listener.on_models({m_control->offered_models});
       done(m_control->fail_start);
       if (!m_control->fail_start) m_listener.on_provider_session({"provider-" + std::to_string(m_control->starts)});
     });

@@ -165,6 +165,34 @@ TEST_CASE("acp errors: our codes map to ACP codes and our message is kept with w
 }
 
 // The e2e scenarios trust this validator with every message: it must refuse what ACP does not allow.
+TEST_CASE("acp config options: mode and model choices, the current value always one of them", "[acp-server]") {
+  const json modes = json::array({"default", "plan"});
+  const json models = json::parse(R"([{"id":"sonnet","name":"Sonnet","description":"routine"},{"id":"opus","isDefault":true},{"name":"no id"}])");
+
+  const auto options = config_options(json{{"sessionId", "s-1"}, {"models", models}}, modes);
+  REQUIRE(options.size() == 2);
+  CHECK(options[0] == json::parse(R"({"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"default",
+      "options":[{"value":"default","name":"default"},{"value":"plan","name":"plan"}]})"));
+  // No model chosen: the agent's default is current; a model without a name is named by its id.
+  CHECK(options[1] == json::parse(R"({"id":"model","name":"Model","category":"model","type":"select","currentValue":"opus",
+      "options":[{"value":"sonnet","name":"Sonnet","description":"routine"},{"value":"opus","name":"opus"}]})"));
+
+  // The session's own choices win, and a model set by a name the list lacks is offered as well.
+  const auto chosen = config_options(json{{"mode", "plan"}, {"model", "claude-x"}, {"models", models}}, modes);
+  REQUIRE(chosen.size() == 2);
+  CHECK(chosen[0]["currentValue"] == "plan");
+  CHECK(chosen[1]["currentValue"] == "claude-x");
+  CHECK(chosen[1]["options"].size() == 3);
+  CHECK(chosen[1]["options"][2] == json{{"value", "claude-x"}, {"name", "claude-x"}});
+
+  // Nothing to choose from: no option; without a default the first model is current.
+  CHECK(config_options(json{{"model", "m"}}, json::array()).empty());
+  CHECK(config_options(json::array(), nullptr).empty());
+  const auto first = config_options(json{{"models", json::parse(R"([{"id":"a"},{"id":"b"}])")}}, json::array());
+  REQUIRE(first.size() == 1);
+  CHECK(first[0]["currentValue"] == "a");
+}
+
 TEST_CASE("acp schema validator: valid messages pass and invalid ones are refused", "[acp-server]") {
   const std::filesystem::path schema = switchboard::testing::acp_schema_file();
   if (switchboard::testing::acp_sdk_modules().empty() || !std::filesystem::exists(schema)) {
@@ -186,6 +214,13 @@ TEST_CASE("acp schema validator: valid messages pass and invalid ones are refuse
   CHECK(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 3}, {"result", {{"stopReason", "end_turn"}}}}, "session/prompt").empty());
   CHECK_FALSE(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 3}, {"result", {{"stopReason", "error"}}}}, "session/prompt").empty());
   CHECK_FALSE(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 3}, {"result", json::object()}}, "session/new").empty());
+  // What session/new and session/set_config_option answer with our config options, and config_option_update.
+  const json options = config_options(json{{"models", json::parse(R"([{"id":"a","isDefault":true}])")}}, json::array({"default"}));
+  CHECK(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 4}, {"result", {{"sessionId", "s"}, {"configOptions", options}}}}, "session/new").empty());
+  CHECK(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 5}, {"result", {{"configOptions", options}}}}, "session/set_config_option").empty());
+  CHECK(validator.validate(json{{"jsonrpc", "2.0"}, {"method", "session/update"},
+                                {"params", {{"sessionId", "s"}, {"update", {{"sessionUpdate", "config_option_update"}, {"configOptions", options}}}}}},
+                           "").empty());
   CHECK_FALSE(validator.validate(json{{"jsonrpc", "2.0"}, {"method", "fs/read_text_file"}, {"params", json::object()}}, "").empty());
 }
 

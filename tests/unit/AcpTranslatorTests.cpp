@@ -81,6 +81,7 @@ struct Player {
         if (it == prompts.end()) continue;
         if (it->second == "new") translator.set_session(message.at("result").at("sessionId").get<std::string>());
         if (it->second == "load") translator.set_replaying(false);
+        if ((it->second == "new" || it->second == "load") && message.contains("result")) translator.on_session_opened(message.at("result"));
         if (it->second == "prompt") {
           if (message.contains("error")) {
             translator.on_prompt_answer(JsonRpcEndpoint::Error{message["error"].value("code", 0), message["error"].value("message", ""), nullptr});
@@ -141,6 +142,46 @@ TEST_CASE("acp translator: Grok's recorded text turn, allowed shell command and 
   CHECK(answered.stats().malformed == 0);
   CHECK(answered.stats().unknown == 0);
   CHECK_FALSE(answered.turn_running());
+  // session/new's answer listed Grok's models; the session's current one ("mock", the test's provider) is the
+  // default.
+  REQUIRE(allowing.offers.size() == 1);
+  const auto& models = allowing.offers[0].models;
+  REQUIRE(models.size() == 3);
+  CHECK(models[0].id == "grok-4.6");
+  CHECK(models[0].name == "Grok 4.6");
+  CHECK(models[0].description == "SpaceXAI's latest frontier model");
+  CHECK_FALSE(models[0].is_default.has_value());
+  CHECK(models[2].id == "mock");
+  CHECK(models[2].is_default == true);
+}
+
+TEST_CASE("acp translator: models come from the config option of category model when the agent sends no model state", "[acp]") {
+  const json answer = json::parse(R"({"sessionId":"s1","configOptions":[
+      {"id":"effort","name":"Effort","category":"thought_level","type":"select","currentValue":"low","options":[{"value":"low","name":"Low"}]},
+      {"id":"m","name":"Model","category":"model","type":"select","currentValue":"b","options":[
+        {"group":"fast","name":"Fast","options":[{"value":"a","name":"A","description":"quick"}]},
+        {"value":"b","name":"B"},{"name":"no value"}]}]})");
+  const auto models = acp::offered_models(answer);
+  REQUIRE(models.size() == 2);
+  CHECK(models[0].id == "a");
+  CHECK(models[0].description == "quick");
+  CHECK_FALSE(models[0].is_default.has_value());
+  CHECK(models[1].id == "b");
+  CHECK(models[1].is_default == true);
+  CHECK(acp::offered_models(json::parse(R"({"sessionId":"s1"})")).empty());
+  CHECK(acp::offered_models(json::parse(R"({"models":{"availableModels":"none"},"configOptions":7})")).empty());
+
+  // A later config_option_update replaces the offer; an update naming no models offers nothing new.
+  CodexRecordingSink sink;
+  AcpTranslator translator(sink, "acp");
+  translator.set_session("s1");
+  translator.on_update(json{{"sessionId", "s1"}, {"update", json::parse(R"({"sessionUpdate":"config_option_update","configOptions":[
+      {"id":"model","name":"Model","category":"model","type":"select","currentValue":"x","options":[{"value":"x","name":"X"}]}]})")}});
+  translator.on_update(json{{"sessionId", "s1"}, {"update", {{"sessionUpdate", "config_option_update"}, {"configOptions", json::array()}}}});
+  REQUIRE(sink.offers.size() == 1);
+  REQUIRE(sink.offers[0].models.size() == 1);
+  CHECK(sink.offers[0].models[0].id == "x");
+  CHECK(translator.stats().unknown == 0);
 }
 
 TEST_CASE("acp translator: a denied command fails its tool and ends the turn cancelled, and a cancel answers the open request cancelled", "[acp]") {
@@ -320,7 +361,10 @@ TEST_CASE("acp content: the tool name is the ACP kind, the subject the command l
   CHECK(acp::tool_subject(json::parse(R"({"kind":"edit","rawInput":{"file_path":"/w/b.txt"}})")) == "/w/b.txt");
   const auto ask = acp::permission_ask("7", json::parse(R"({"toolCall":{"kind":"execute","title":"Execute `ls *`","rawInput":{"command":"ls *"}}})"));
   CHECK(ask.subject == "ls *");
-  CHECK_FALSE(ask.suggested_rule);  // a glob character would widen the rule
+  // The suggested rule matches this command line only: its glob character is escaped.
+  REQUIRE(ask.suggested_rule);
+  CHECK(ask.suggested_rule->tool == "execute");
+  CHECK(ask.suggested_rule->pattern == "ls \\*");
 }
 
 TEST_CASE("acp: the version is the first version number of the output", "[acp]") {

@@ -14,6 +14,7 @@
 #include "claude-code/ClaudeLaunch.h"
 #include "claude-code/ClaudeMessages.h"
 #include "common/VersionProbe.h"
+#include "support/ClaudeFixtures.h"
 #include "support/TempDir.h"
 
 namespace claude_messages_tests {
@@ -239,6 +240,28 @@ TEST_CASE("claude launch: the version probe and its output", "[claude][messages]
   CHECK(parse_version_output("Error: claude native binary not installed.") == std::nullopt);
   CHECK(parse_version_output("") == std::nullopt);
   CHECK(parse_version_output("7 (odd)") == std::nullopt);
+}
+
+TEST_CASE("claude messages: the models of the recorded initialize answer, the CLI's own default marked", "[claude][messages]") {
+  const auto lines = testing::claude_fixture_lines("text.ndjson");
+  REQUIRE_FALSE(lines.empty());
+  const auto answer = nlohmann::json::parse(lines.front());
+  REQUIRE(answer["type"] == "control_response");
+  const auto models = offered_models(answer["response"]["response"]);
+  REQUIRE(models.size() == 5);
+  CHECK(models[0].id == "default");
+  CHECK(models[0].name == "Default (recommended)");
+  CHECK(models[0].is_default == true);
+  CHECK(models[2].id == "sonnet");
+  CHECK(models[2].name == "Sonnet");
+  CHECK_FALSE(models[2].is_default.has_value());
+  CHECK(models[4].id == "haiku");
+  REQUIRE(models[4].description);
+  CHECK(models[4].description->find("Haiku") != std::string::npos);
+  // An answer without a list, or with one of another shape, offers none.
+  CHECK(offered_models(nlohmann::json::object()).empty());
+  CHECK(offered_models(nlohmann::json{{"models", "sonnet"}}).empty());
+  CHECK(offered_models(nlohmann::json{{"models", {{{"displayName", "no value"}}, {{"value", 7}}}}}).empty());
 }
 
 }  // namespace claude_messages_tests

@@ -152,7 +152,6 @@ TEST_CASE("Codex shell commands are unwrapped from the login shell", "[codex]") 
   CHECK(unwrap_shell_command("/bin/bash -lc 'unterminated") == "/bin/bash -lc 'unterminated");
   CHECK(unwrap_shell_command("/bin/bash -lc 'a' 'b'") == "/bin/bash -lc 'a' 'b'");
   CHECK(unwrap_shell_command("ls -la") == "ls -la");
-  CHECK(escape_glob("a*b?[c]\\") == "a\\*b\\?\\[c\\]\\\\");
 }
 
 TEST_CASE("Codex approval asks for network access and for files with a grant", "[codex]") {
@@ -185,6 +184,25 @@ TEST_CASE("Codex error text unwraps provider bodies and knows fatal errors", "[c
   CHECK(error_text(Json::object()) == "Codex reported an error without a message");
   CHECK(is_fatal_error(Json::parse(R"({"message":"x","codexErrorInfo":"unauthorized"})")));
   CHECK_FALSE(is_fatal_error(Json::parse(R"({"message":"x","codexErrorInfo":{"httpConnectionFailed":{}}})")));
+}
+
+TEST_CASE("Codex model/list: the shown models as turn/start names them, the catalogue's default marked", "[codex]") {
+  CHECK(model_list_params() == Json{{"limit", kModelListPage}});
+  // Shaped as the answer captured from codex app-server 0.171 (fields trimmed to those read, plus a hidden one).
+  const auto answer = Json::parse(R"({"data":[
+      {"id":"gpt-6.2-sol","model":"gpt-6.2-sol","displayName":"GPT-6.2-Sol","description":"Fast, go-to model for coding and everyday work.","hidden":false,"isDefault":true},
+      {"id":"preset-2","model":"gpt-6.2-mini","displayName":"GPT-6.2-Mini","description":"Smaller.","hidden":false,"isDefault":false},
+      {"id":"secret","model":"gpt-internal","displayName":"Internal","hidden":true,"isDefault":false},
+      {"id":"no-model","displayName":"Broken"}],"nextCursor":null})");
+  const auto models = offered_models(answer);
+  REQUIRE(models.size() == 2);
+  CHECK(models[0].id == "gpt-6.2-sol");
+  CHECK(models[0].name == "GPT-6.2-Sol");
+  CHECK(models[0].is_default == true);
+  CHECK(models[1].id == "gpt-6.2-mini");
+  CHECK(models[1].description == "Smaller.");
+  CHECK_FALSE(models[1].is_default.has_value());
+  CHECK(offered_models(Json{{"data", nullptr}}).empty());
 }
 
 }  // namespace codex_messages_tests

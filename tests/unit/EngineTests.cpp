@@ -553,6 +553,50 @@ TEST_CASE("engine: model precedence is override, then the session's choice, then
   }
 }
 
+TEST_CASE("engine: the models an agent offers reach its session as session.updated, agents.list and its next new sessions", "[engine]") {
+  EngineFixture f;
+  p::ModelInfo fast;
+  fast.id = "fast";
+  fast.is_default = true;
+  p::ModelInfo slow;
+  slow.id = "slow";
+  slow.name = "Slow and careful";
+  f.control->offered_models = {fast, slow};
+  const auto info = [&](const std::string& session) {
+    auto outcome = f.engine->get_session(session);
+    REQUIRE(std::holds_alternative<p::SessionInfo>(outcome));
+    return std::get<p::SessionInfo>(outcome);
+  };
+  // The first turn's agent dies; the second turn starts another, which offers the same models.
+  f.control->turns.push_back({ScriptedAdapter::Die{"gone"}});
+  f.control->turns.push_back({ScriptedAdapter::Message{"ok"}, ScriptedAdapter::End{}});
+  const auto first = f.create();
+  CHECK_FALSE(info(first).models.has_value());  // not known before the agent first starts
+  CHECK_FALSE(f.engine->list_agents().at(0).models.has_value());
+
+  f.send(first, "a");
+  f.settle();
+  const auto updates = f.all<p::SessionUpdatedEvent>();
+  REQUIRE(updates.size() == 1);
+  REQUIRE(updates[0].session.models);
+  REQUIRE(updates[0].session.models->size() == 2);
+  CHECK(updates[0].session.models->at(0).id == "fast");
+  CHECK(updates[0].session.models->at(0).is_default == true);
+  CHECK(updates[0].session.models->at(1).name == "Slow and careful");
+  const auto listed = f.engine->list_agents().at(0).models;
+  REQUIRE(listed);
+  CHECK(listed->size() == 2);
+
+  // The same offer again (the agent restarted) is no news; a new session knows it from the start.
+  f.send(first, "b");
+  f.settle();
+  CHECK(f.control->starts == 2);
+  CHECK(f.all<p::SessionUpdatedEvent>().size() == 1);
+  const auto second = f.create();
+  REQUIRE(info(second).models);
+  CHECK(info(second).models->at(1).id == "slow");
+}
+
 TEST_CASE("engine: an agent that dies gives error then stopped, the queue survives and restarts it", "[engine]") {
   EngineFixture f;
   const auto session = f.create();

@@ -249,6 +249,14 @@ TEST_CASE("pi permissions: the answer is the JSON value the extension reads, a d
   REQUIRE(ask);
   CHECK(ask->subject == "a.txt");
   CHECK(ask->description == "Edit a.txt");
+  // Allowing it always means this tool on this subject only.
+  REQUIRE(ask->suggested_rule);
+  CHECK(ask->suggested_rule->tool == "edit");
+  CHECK(ask->suggested_rule->pattern == "a.txt");
+  const auto command = pi::permission_ask("d5", R"({"toolName":"bash","input":{"command":"rm -rf [ab]*"}})");
+  REQUIRE(command);
+  REQUIRE(command->suggested_rule);
+  CHECK(command->suggested_rule->pattern == "rm -rf \\[ab\\]\\*");
   CHECK_FALSE(pi::permission_ask("d4", R"({"input":{}})"));
 }
 
@@ -315,18 +323,76 @@ TEST_CASE("pi history: the sessions of a directory are listed from Pi's own fold
   std::ofstream(pi::sessions_dir(root, cwd) / "empty.jsonl") << "not a header\n";
   CHECK(pi::sessions_dir(root, "/a/b:c").filename() == "--a-b-c--");
 
-  const auto listed = pi::list_history(root, cwd + "/");
+  const auto listed = pi::list_history(pi::sessions_dir(root, cwd), cwd + "/");
   REQUIRE(listed.sessions.size() == 1);
   CHECK(listed.sessions[0].provider_session_id == "01234567-89ab-4def-8123-456789abcdef");
   CHECK(listed.sessions[0].title == "run it");
   CHECK(listed.sessions[0].prompts == 2);  // both prompts of the file, the abandoned one too
   CHECK(listed.skipped_files == 1);
   CHECK(listed.skipped_lines == 1);
-  CHECK(pi::find_session_file(root, cwd, "01234567-89ab-4def-8123-456789abcdef"));
-  CHECK_FALSE(pi::find_session_file(root, cwd, "nope"));
-  CHECK(pi::list_history(root, (tmp.path() / "elsewhere").string()).sessions.empty());
-  CHECK(pi::sessions_root(std::nullopt, "/home/u") == std::filesystem::path("/home/u/.pi/agent/sessions"));
-  CHECK(pi::sessions_root("/cfg", "/home/u") == std::filesystem::path("/cfg/sessions"));
+  CHECK(pi::find_session_file(pi::sessions_dir(root, cwd), cwd, "01234567-89ab-4def-8123-456789abcdef"));
+  CHECK_FALSE(pi::find_session_file(pi::sessions_dir(root, cwd), cwd, "nope"));
+  CHECK(pi::list_history(pi::sessions_dir(root, cwd), (tmp.path() / "elsewhere").string()).sessions.empty());
+}
+
+TEST_CASE("pi history: the session folder is chosen as Pi chooses it, and a flat folder lists only the directory's sessions", "[pi]") {
+  switchboard::testing::TempDir tmp{"pi-places"};
+  const auto home = tmp.path() / "home";
+  const auto agent = home / ".pi" / "agent";
+  const auto work = tmp.path() / "work";
+  std::filesystem::create_directories(agent);
+  std::filesystem::create_directories(work / ".pi");
+  const auto folder = [&](const pi::SessionPlaces& places) { return pi::session_folder(places, work.string()); };
+
+  // By default: the agent directory (PI_CODING_AGENT_DIR, else ~/.pi/agent), one folder per directory.
+  CHECK(folder(pi::session_places(std::nullopt, std::nullopt, home.string())) == pi::sessions_dir(agent / "sessions", work.string()));
+  CHECK(folder(pi::session_places("~/cfg", std::nullopt, home.string())) == pi::sessions_dir(home / "cfg" / "sessions", work.string()));
+  CHECK_FALSE(folder(pi::session_places(std::nullopt, std::nullopt, std::nullopt)));
+  // The agent directory's sessionDir setting, relative to the working directory; the project's wins over it;
+  // the variable over both.
+  std::ofstream(agent / "settings.json") << R"({"sessionDir": "pi-sessions", "defaultModel": "m"})";
+  const auto places = pi::session_places(std::nullopt, std::nullopt, home.string());
+  CHECK(folder(places) == work / "pi-sessions");
+  std::ofstream(work / ".pi" / "settings.json") << R"({"sessionDir": "~/flat"})";
+  CHECK(folder(places) == home / "flat");
+  CHECK(folder(pi::session_places(std::nullopt, (tmp.path() / "env").string(), home.string())) == tmp.path() / "env");
+  // A settings file that is not JSON names no folder: the next place decides.
+  std::ofstream(work / ".pi" / "settings.json") << "{ not json";
+  CHECK(folder(places) == work / "pi-sessions");
+
+  // A flat folder holds every directory's sessions: only this one's are listed and found.
+  const auto flat = tmp.path() / "flat-sessions";
+  std::filesystem::create_directories(flat);
+  const auto text = fixture_text("session.jsonl");
+  std::string ours = text;
+  std::string theirs = text;
+  ours.replace(ours.find("<scratch>/work"), std::string("<scratch>/work").size(), work.string());
+  theirs.replace(theirs.find("<scratch>/work"), std::string("<scratch>/work").size(), (tmp.path() / "other").string());
+  theirs.replace(theirs.find("01234567-89ab-4def-8123-456789abcdef"), 36, "fedcba98-7654-4321-8123-456789abcdef");
+  std::ofstream(flat / "2026-12-01T18-39-36-261Z_01234567-89ab-4def-8123-456789abcdef.jsonl") << ours;
+  std::ofstream(flat / "2026-12-01T18-40-00-000Z_fedcba98-7654-4321-8123-456789abcdef.jsonl") << theirs;
+  const auto listed = pi::list_history(flat, work.string());
+  REQUIRE(listed.sessions.size() == 1);
+  CHECK(listed.sessions[0].provider_session_id == "01234567-89ab-4def-8123-456789abcdef");
+  CHECK(pi::find_session_file(flat, work.string(), "01234567-89ab-4def-8123-456789abcdef"));
+  CHECK_FALSE(pi::find_session_file(flat, work.string(), "fedcba98-7654-4321-8123-456789abcdef"));
+  CHECK(pi::find_session_file(flat, (tmp.path() / "other").string(), "fedcba98-7654-4321-8123-456789abcdef"));
+}
+
+TEST_CASE("pi: get_available_models' models are named provider/id, as set_model takes them, the current one marked", "[pi]") {
+  const auto response = json::parse(R"({"id":"sb-2","type":"response","command":"get_available_models","success":true,"data":{"models":[
+      {"id":"mock-model","name":"Mock","provider":"mock","api":"openai-completions","reasoning":false},
+      {"id":"other","provider":"mock"},
+      {"id":"orphan"}]}})");
+  const auto models = pi::offered_models(response, "mock/mock-model");
+  REQUIRE(models.size() == 2);
+  CHECK(models[0].id == "mock/mock-model");
+  CHECK(models[0].name == "Mock");
+  CHECK(models[0].is_default == true);
+  CHECK(models[1].id == "mock/other");
+  CHECK_FALSE(models[1].name.has_value());
+  CHECK_FALSE(models[1].is_default.has_value());
+  CHECK(pi::offered_models(json::parse(R"({"success":true,"data":{}})"), "").empty());
 }
 
 }  // namespace pi_translator_tests

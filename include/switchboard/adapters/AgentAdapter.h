@@ -160,6 +160,13 @@ struct AgentErrorReport {
   bool recoverable = true;
 };
 
+// The models the agent offers this session, as it lists them (Claude Code's initialize answer, Codex's
+// model/list, an ACP agent's session/new, Pi's get_available_models). Reported whenever the agent tells us; the
+// latest list replaces the earlier one. An agent that lists none never reports it.
+struct ModelsOffered {
+  std::vector<protocol::ModelInfo> models;
+};
+
 // The agent is gone for this session (see the contract above). `reason` is for people ("stopped" after stop()).
 struct Unavailable {
   std::string reason;
@@ -180,6 +187,7 @@ class AdapterListener {
   virtual void on_question(QuestionAsk event) = 0;
   virtual void on_request_withdrawn(RequestWithdrawn event) = 0;
   virtual void on_status(AgentStatus event) = 0;
+  virtual void on_models(ModelsOffered event) = 0;
   virtual void on_turn_end(TurnResult event) = 0;
   virtual void on_error(AgentErrorReport event) = 0;
   virtual void on_unavailable(Unavailable event) = 0;
@@ -257,6 +265,7 @@ class HistorySink : public AdapterListener {
   void on_question(QuestionAsk) override {}
   void on_request_withdrawn(RequestWithdrawn) override {}
   void on_status(AgentStatus) override {}
+  void on_models(ModelsOffered) override {}
   void on_error(AgentErrorReport) override {}
   void on_unavailable(Unavailable) override {}
 };

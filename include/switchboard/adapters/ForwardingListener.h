@@ -24,6 +24,7 @@ class ForwardingListener : public AdapterListener {
   void on_question(QuestionAsk event) override { m_next.on_question(std::move(event)); }
   void on_request_withdrawn(RequestWithdrawn event) override { m_next.on_request_withdrawn(std::move(event)); }
   void on_status(AgentStatus event) override { m_next.on_status(std::move(event)); }
+  void on_models(ModelsOffered event) override { m_next.on_models(std::move(event)); }
   void on_turn_end(TurnResult event) override { m_next.on_turn_end(std::move(event)); }
   void on_error(AgentErrorReport event) override { m_next.on_error(std::move(event)); }
   void on_unavailable(Unavailable event) override { m_next.on_unavailable(std::move(event)); }

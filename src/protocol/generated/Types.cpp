@@ -238,9 +238,37 @@ void encode(json::JsonWriter& writer, SessionState value) {
   writer.string(to_string(value));
 }
 
+bool decode(const nlohmann::json& json, ModelInfo& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"id", "name", "description", "isDefault"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "id", out.id, context)) return false;
+  if (json::utf8_length(out.id) < 1) return context.fail_at("id", "non-empty string", json.at("id"));
+  if (!json::decode_optional(json, "name", out.name, context)) return false;
+  if (!json::decode_optional(json, "description", out.description, context)) return false;
+  if (!json::decode_optional(json, "isDefault", out.is_default, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const ModelInfo& value) {
+  writer.begin_object();
+  writer.member_string("\"id\":", value.id);
+  if (value.name) {
+    writer.member_string(",\"name\":", *value.name);
+  }
+  if (value.description) {
+    writer.member_string(",\"description\":", *value.description);
+  }
+  if (value.is_default) {
+    writer.member_raw(",\"isDefault\":");
+    encode(writer, *value.is_default);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"sessionId", "agent", "cwd", "title", "model", "mode", "archived", "state", "live", "createdAt", "updatedAt"};
+  static constexpr std::string_view kKnown[] = {"sessionId", "agent", "cwd", "title", "model", "mode", "models", "archived", "state", "live", "createdAt", "updatedAt"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (!json::decode_required(json, "agent", out.agent, context)) return false;
@@ -248,6 +276,7 @@ bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& c
   if (!json::decode_optional(json, "title", out.title, context)) return false;
   if (!json::decode_optional(json, "model", out.model, context)) return false;
   if (!json::decode_optional(json, "mode", out.mode, context)) return false;
+  if (!json::decode_optional(json, "models", out.models, context)) return false;
   if (!json::decode_required(json, "archived", out.archived, context)) return false;
   if (!json::decode_required(json, "state", out.state, context)) return false;
   if (!json::decode_required(json, "live", out.live, context)) return false;
@@ -269,6 +298,10 @@ void encode(json::JsonWriter& writer, const SessionInfo& value) {
   }
   if (value.mode) {
     writer.member_string(",\"mode\":", *value.mode);
+  }
+  if (value.models) {
+    writer.member_raw(",\"models\":");
+    encode(writer, *value.models);
   }
   writer.member_raw(",\"archived\":");
   encode(writer, value.archived);
@@ -747,7 +780,7 @@ void encode(json::JsonWriter& writer, const AgentRuntimeInfo& value) {
 
 bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"agent", "installed", "path", "version", "problem", "capabilities", "modes", "runtime"};
+  static constexpr std::string_view kKnown[] = {"agent", "installed", "path", "version", "problem", "capabilities", "modes", "models", "runtime"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "agent", out.agent, context)) return false;
   if (!json::decode_required(json, "installed", out.installed, context)) return false;
@@ -756,6 +789,7 @@ bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& con
   if (!json::decode_optional(json, "problem", out.problem, context)) return false;
   if (!json::decode_required(json, "capabilities", out.capabilities, context)) return false;
   if (!json::decode_optional(json, "modes", out.modes, context)) return false;
+  if (!json::decode_optional(json, "models", out.models, context)) return false;
   if (!json::decode_optional(json, "runtime", out.runtime, context)) return false;
   return true;
 }
@@ -779,6 +813,10 @@ void encode(json::JsonWriter& writer, const AgentInfo& value) {
   if (value.modes) {
     writer.member_raw(",\"modes\":");
     encode(writer, *value.modes);
+  }
+  if (value.models) {
+    writer.member_raw(",\"models\":");
+    encode(writer, *value.models);
   }
   if (value.runtime) {
     writer.member_raw(",\"runtime\":");

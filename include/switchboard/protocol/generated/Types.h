@@ -87,6 +87,16 @@ std::string_view to_string(SessionState value);
 bool decode(const nlohmann::json& json, SessionState& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, SessionState value);
 
+// A model an agent offers, as the agent names it.
+struct ModelInfo {
+  std::string id;  // What session.create and session.setModel take.
+  std::optional<std::string> name{};  // For people, when the agent gives one.
+  std::optional<std::string> description{};
+  std::optional<bool> is_default{};  // The agent's default: what a session without a model uses.
+};
+bool decode(const nlohmann::json& json, ModelInfo& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const ModelInfo& value);
+
 struct SessionInfo {
   std::string session_id;
   std::string agent;
@@ -94,6 +104,7 @@ struct SessionInfo {
   std::optional<std::string> title{};
   std::optional<std::string> model{};
   std::optional<std::string> mode{};
+  std::optional<std::vector<ModelInfo>> models{};  // The models the agent offers this session for session.setModel, as the agent last reported them while this daemon runs (absent: not reported yet, e.g. before the agent first started, or the agent lists none). A name the agent accepts may be passed even if it is not listed.
   bool archived{};
   SessionState state{};
   bool live{};  // An agent process is attached to the session.
@@ -252,6 +263,7 @@ struct AgentInfo {
   std::optional<std::string> problem{};  // Why it cannot be used, if it cannot.
   AgentCapabilities capabilities;
   std::optional<std::vector<std::string>> modes{};  // The modes session.create and session.setMode take for this agent, the default first (absent: the agent lists none).
+  std::optional<std::vector<ModelInfo>> models{};  // The models the agent last reported to a session of this daemon (absent: none of its sessions has started yet, or the agent lists none).
   std::optional<AgentRuntimeInfo> runtime{};
 };
 bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context);
