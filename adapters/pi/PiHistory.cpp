@@ -240,7 +240,10 @@ HistoryFileStats read_history(const fs::path& file, HistorySink& sink) {
         if (native::string_or_empty(block, "type") != "toolCall") continue;
         json input = json::object();
         if (const auto* arguments = native::object_at(block, "arguments")) input = *arguments;
-        sink.on_tool_started(ToolStarted{native::string_or_empty(block, "id"), native::string_or_empty(block, "name"), std::move(input), std::nullopt});
+        const std::string tool = native::string_or_empty(block, "name");
+        ToolStarted started{native::string_or_empty(block, "id"), tool, input, std::nullopt};
+        started.diffs = file_diffs(tool, input);
+        sink.on_tool_started(std::move(started));
       }
       const std::string stop = native::string_or_empty(*message, "stopReason");
       turn.stop_reason = stop == "error"     ? protocol::StopReason::Error

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/FileDiffs.h"
 #include "common/NativeJson.h"
 #include "pi/PiPermissions.h"
 
@@ -68,6 +69,28 @@ std::string result_text(const json& result) {
     text += native::string_or_empty(block, "text");
   }
   return text;
+}
+
+std::vector<protocol::FileDiff> file_diffs(std::string_view tool, const json& input) {
+  const auto path = native::string_at(input, "path");
+  if (!path || path->empty()) return {};
+  if (tool == "write") {
+    const auto content = native::string_at(input, "content");
+    if (!content) return {};
+    return {whole_file(*path, *content)};
+  }
+  if (tool != "edit") return {};
+  json edits = native::member(input, "edits") != nullptr ? input["edits"] : json::array({input});
+  if (edits.is_string()) edits = json::parse(edits.get<std::string>(), nullptr, /*allow_exceptions=*/false);
+  if (edits.is_object()) edits = json::array({edits});
+  std::vector<protocol::FileDiff> diffs;
+  if (!edits.is_array()) return diffs;
+  for (const auto& one : edits) {
+    const auto old_text = native::string_at(one, "oldText");
+    const auto new_text = native::string_at(one, "newText");
+    if (old_text && new_text) diffs.push_back(replacement(*path, *old_text, *new_text));
+  }
+  return diffs;
 }
 
 PiTranslator::PiTranslator(AdapterListener& events, Reply reply) : m_events(events), m_reply(std::move(reply)) {}
@@ -199,7 +222,9 @@ void PiTranslator::on_tool_start(const json& event) {
   json input = json::object();
   if (const auto* args = native::object_at(event, "args")) input = *args;
   m_tool_output[*id].clear();
+  auto diffs = file_diffs(*tool, input);
   ToolStarted started{*id, *tool, std::move(input), std::nullopt};
+  started.diffs = std::move(diffs);
   if (auto parent = native::string_at(event, "parentToolCallId")) started.parent_tool_call_id = std::move(parent);
   m_events.on_tool_started(std::move(started));
 }

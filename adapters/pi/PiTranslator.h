@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,11 @@ namespace switchboard::adapters::pi {
 
 // The title our permission extension (PiExtension.h) gives its dialogs, which tells them from other extensions'.
 inline constexpr std::string_view kPermissionDialogTitle = "switchboard:permission";
+
+// The changes a call of Pi's file tools makes (tool.started's diffs): `edit` {path, edits: [{oldText, newText}]}
+// — also a single edit object, the edits as a JSON string, or oldText/newText beside the path, which Pi takes
+// too — one FileDiff per edit; `write` {path, content}: the whole file. None for other tools or other input.
+std::vector<protocol::FileDiff> file_diffs(std::string_view tool, const nlohmann::json& input);
 
 // Turns the events `pi --mode rpc` writes on stdout (everything but the `response` lines, which answer our
 // commands and are the adapter's) into normalized events. docs/agents/pi.md has the table of every native event

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,40 @@ TEST_CASE("pi e2e: with PI_CODING_AGENT_SESSION_DIR, Pi's flat session folder, i
     return p;
   }();
   e2e::scenario_history_import(flat);
+}
+
+TEST_CASE("pi e2e: a write and an edit reach the client as diffs on their tool.started, and the file is changed", "[e2e][pi]") {
+  const e2e::AgentProfile& profile = pi();
+  // Relative paths: Pi takes them from the session's directory.
+  const Json write{{"text", "Writing it."},
+                   {"function_call", {{"name", "write"}, {"arguments", {{"path", "notes.txt"}, {"content", "alpha\nbeta\n"}}}}}};
+  Json edit{{"text", "Editing it."},
+            {"function_call", {{"name", "edit"}, {"arguments", {{"path", "notes.txt"}, {"edits", Json::array({Json{{"oldText", "beta"}, {"newText", "BETA"}}})}}}}}};
+  edit["match"] = {{"last_input_is_tool_output", true}, {"tool_output_contains", "Successfully wrote"}};
+  e2e::AgentWorld world(profile, Json::array({write, edit,
+                                              mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "Successfully replaced"}}, "Edited.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  // accept-edits: the adapter lets Pi's file tools through itself, so the turn runs without asking.
+  const auto id = world.create_session("accept-edits");
+  const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", "write and edit the notes"}});
+  INFO(sent.dump() << "\n" << world.transcript());
+  REQUIRE(sent.contains("result"));
+  CHECK(sent["result"]["text"] == "Edited.");
+  std::ifstream in(world.work / "notes.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "alpha\nBETA\n");
+  Json wrote;
+  Json edited;
+  for (const auto& event : world.client->events()) {
+    if (event.value("type", "") != "tool.started") continue;
+    if (event["data"].value("tool", "") == "write") wrote = event["data"];
+    if (event["data"].value("tool", "") == "edit") edited = event["data"];
+  }
+  REQUIRE(wrote.is_object());
+  REQUIRE(edited.is_object());
+  CHECK(wrote["diffs"] == Json::array({Json{{"path", "notes.txt"}, {"newText", "alpha\nbeta\n"}}}));
+  CHECK(edited["diffs"] == Json::array({Json{{"path", "notes.txt"}, {"oldText", "beta"}, {"newText", "BETA"}}}));
 }
 
 TEST_CASE("pi: a missing CLI is reported by agents.list and refused by session.create", "[e2e][pi]") {

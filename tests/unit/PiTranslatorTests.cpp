@@ -260,6 +260,30 @@ TEST_CASE("pi permissions: the answer is the JSON value the extension reads, a d
   CHECK_FALSE(pi::permission_ask("d4", R"({"input":{}})"));
 }
 
+TEST_CASE("pi: edit and write calls carry their changes as diffs, in every input shape Pi takes", "[pi]") {
+  using switchboard::protocol::FileDiff;
+  const auto as_json = [](const std::vector<FileDiff>& diffs) {
+    json out = json::array();
+    for (const auto& d : diffs) out.push_back(json{{"path", d.path}, {"old", d.old_text.value_or("<none>")}, {"new", d.new_text}});
+    return out;
+  };
+  CHECK(as_json(pi::file_diffs("edit", json::parse(R"({"path":"a.txt","edits":[{"oldText":"x","newText":"y"},{"oldText":"p","newText":"q"}]})"))) ==
+        json::parse(R"([{"path":"a.txt","old":"x","new":"y"},{"path":"a.txt","old":"p","new":"q"}])"));
+  // A single edit object, the edits as a JSON string, the legacy top-level pair.
+  CHECK(as_json(pi::file_diffs("edit", json::parse(R"({"path":"a.txt","edits":{"oldText":"x","newText":"y"}})"))).size() == 1);
+  CHECK(as_json(pi::file_diffs("edit", json::parse(R"({"path":"a.txt","edits":"[{\"oldText\":\"x\",\"newText\":\"y\"}]"})"))) ==
+        json::parse(R"([{"path":"a.txt","old":"x","new":"y"}])"));
+  CHECK(as_json(pi::file_diffs("edit", json::parse(R"({"path":"a.txt","oldText":"x","newText":"y"})"))).size() == 1);
+  // A write is the whole file, what was there before unknown.
+  CHECK(as_json(pi::file_diffs("write", json::parse(R"({"path":"b.txt","content":"all\n"})"))) ==
+        json::parse(R"([{"path":"b.txt","old":"<none>","new":"all\n"}])"));
+  // Nothing for other tools, or input without a path or texts.
+  CHECK(pi::file_diffs("bash", json::parse(R"({"path":"a","content":"x"})")).empty());
+  CHECK(pi::file_diffs("edit", json::parse(R"({"edits":[{"oldText":"x","newText":"y"}]})")).empty());
+  CHECK(pi::file_diffs("edit", json::parse(R"({"path":"a","edits":[{"oldText":"x"}],"note":1})")).empty());
+  CHECK(pi::file_diffs("edit", json::parse(R"({"path":"a","edits":"not json"})")).empty());
+}
+
 TEST_CASE("pi: a model choice splits into provider, model and a known thinking level only", "[pi]") {
   const auto full = pi::parse_model_choice("mock/mock-model:high");
   CHECK(full.provider == "mock");
