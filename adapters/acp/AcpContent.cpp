@@ -65,6 +65,23 @@ std::string tool_subject(const json& tool_call) {
   return {};
 }
 
+std::vector<protocol::FileDiff> content_diffs(const json& content) {
+  std::vector<protocol::FileDiff> diffs;
+  if (!content.is_array()) return diffs;
+  for (const auto& item : content) {
+    if (string_or_empty(item, "type") != "diff") continue;
+    const auto path = native::string_at(item, "path");
+    const auto new_text = native::string_at(item, "newText");
+    if (!path || path->empty() || !new_text) continue;
+    protocol::FileDiff diff;
+    diff.path = *path;
+    diff.old_text = native::string_at(item, "oldText");
+    diff.new_text = *new_text;
+    diffs.push_back(std::move(diff));
+  }
+  return diffs;
+}
+
 std::string content_text(const json& content) {
   if (content.is_array()) {
     std::string out;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,10 @@ std::string tool_subject(const nlohmann::json& tool_call);
 // The text of ACP content: a ContentBlock ({"type":"text"}), a tool-call content item ({"type":"content",
 // "content":{...}}, or a diff, shown as "<path>: edited"), or an array of them, joined.
 std::string content_text(const nlohmann::json& content);
+
+// The file changes in a tool call's content: its `diff` items ({"type":"diff","path","oldText"?,"newText"}; no
+// oldText: a new file), as our FileDiffs. None when the content holds none.
+std::vector<protocol::FileDiff> content_diffs(const nlohmann::json& content);
 
 // A tool's raw output as text: a string as it is; an object's `output`, which Grok Build sends as an array of
 // byte values (decoded; a non-byte element makes it unreadable), or its `output_for_prompt`/`stdout`; else the

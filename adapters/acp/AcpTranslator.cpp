@@ -180,7 +180,10 @@ void AcpTranslator::on_tool_call(const json& update) {
     call.started = true;
     call.tool = tool_name(update);
     const auto* input = native::object_at(update, "rawInput");
-    m_events.on_tool_started(ToolStarted{id, call.tool, input != nullptr ? *input : json::object(), std::nullopt});
+    ToolStarted started{id, call.tool, input != nullptr ? *input : json::object(), std::nullopt};
+    // The change, when the call says it from the start (a diff in a later update has no event to go in).
+    if (const auto* shown = native::member(update, "content")) started.diffs = content_diffs(*shown);
+    m_events.on_tool_started(std::move(started));
   }
   const std::string status = string_or_empty(update, "status");
   const auto* content = native::member(update, "content");

@@ -340,6 +340,29 @@ TEST_CASE("acp content: the options picked for our decisions are the one-time on
   CHECK(acp::permission_outcome(std::nullopt) == json{{"outcome", {{"outcome", "cancelled"}}}});
 }
 
+TEST_CASE("acp translator: a tool call's diff content becomes its diffs, a new file without old text", "[acp]") {
+  CodexRecordingSink sink;
+  AcpTranslator translator(sink, "acp");
+  translator.set_session("s1");
+  translator.turn_started("t1");
+  translator.on_update(json{{"sessionId", "s1"}, {"update", json::parse(R"({"sessionUpdate":"tool_call","toolCallId":"c1","title":"Edit a.txt","kind":"edit",
+      "status":"pending","content":[{"type":"diff","path":"/w/a.txt","oldText":"beta","newText":"BETA"},
+                                    {"type":"diff","path":"/w/new.txt","newText":"fresh\n"},
+                                    {"type":"diff","newText":"no path"},
+                                    {"type":"content","content":{"type":"text","text":"editing"}}]})")}});
+  translator.on_update(json{{"sessionId", "s1"}, {"update", json::parse(R"({"sessionUpdate":"tool_call","toolCallId":"c2","title":"ls","kind":"execute",
+      "status":"pending","rawInput":{"command":"ls"}})")}});
+  REQUIRE(sink.tools.size() == 2);
+  const auto& diffs = sink.tools[0].diffs;
+  REQUIRE(diffs.size() == 2);
+  CHECK(diffs[0].path == "/w/a.txt");
+  CHECK(diffs[0].old_text == "beta");
+  CHECK(diffs[0].new_text == "BETA");
+  CHECK(diffs[1].path == "/w/new.txt");
+  CHECK_FALSE(diffs[1].old_text.has_value());
+  CHECK(sink.tools[1].diffs.empty());
+}
+
 TEST_CASE("acp content: raw output as byte values is decoded, and anything else is never mistaken for it", "[acp]") {
   CHECK(acp::raw_output_text(json::parse(R"({"type":"Bash","output":[104,105,10],"output_for_prompt":"exit: 0\nhi\n"})")) == "hi\n");
   CHECK(acp::raw_output_text(json::parse(R"({"output":[104,300]})")).find("output_for_prompt") == std::string::npos);
