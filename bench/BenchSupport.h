@@ -13,9 +13,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,16 @@ inline const char* g_program = "bench";
 [[noreturn]] inline void fail(const std::string& what) {
   std::fprintf(stderr, "%s: %s\n", g_program, what.c_str());
   std::exit(1);
+}
+
+// The relay benchmarks' clock: the fake agents stamp each delta with it and bench_relay reads it when the line
+// arrives, so both sides read the same clock. A stamp is written in kStampDigits digits (CLOCK_MONOTONIC in ns
+// fits in 19 for ~317 years of uptime).
+constexpr int kStampDigits = 19;
+inline std::int64_t monotonic_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
 inline double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }

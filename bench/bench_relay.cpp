@@ -78,8 +78,11 @@
 
 extern char** environ;
 
+#include "BenchSupport.h"
+
 namespace {
 
+using bench::monotonic_ns;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
@@ -95,12 +98,6 @@ constexpr long long kWarmupTurnDeltas = 2'000;  // a whole turn before the measu
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "bench_relay: %s\n", what.c_str());
   std::exit(1);
-}
-
-std::int64_t monotonic_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
 void write_all(int fd, std::string_view bytes) {

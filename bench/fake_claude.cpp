@@ -34,22 +34,16 @@
 #include <string_view>
 #include <vector>
 
+#include "BenchSupport.h"
+
 namespace {
+
+using bench::die;
+using bench::kStampDigits;
+using bench::monotonic_ns;
 
 constexpr std::string_view kSessionId = "7e1a7e1a-0000-4000-8000-000000000001";
 constexpr std::string_view kModel = "claude-opus-4-8[1m]";
-constexpr int kStampDigits = 19;  // CLOCK_MONOTONIC in ns fits in 19 digits for ~317 years of uptime
-
-std::int64_t monotonic_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
-}
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "fake_claude: %s: %s\n", what, std::strerror(errno));
-  std::exit(2);
-}
 
 // One write() for the whole line (a blocking pipe takes it in one call); loops only on a short write.
 void write_line(std::string_view line) {
@@ -240,6 +234,7 @@ class FakeClaude {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::g_program = "fake_claude";
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--version") {
       std::printf("2.1.197 (Claude Code)\n");

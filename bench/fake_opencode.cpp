@@ -39,20 +39,14 @@
 #include <string_view>
 #include <thread>
 
+#include "BenchSupport.h"
+
 namespace {
 
-constexpr int kStampDigits = 19;
+using bench::die;
+using bench::kStampDigits;
+using bench::monotonic_ns;
 
-std::int64_t monotonic_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
-}
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "fake_opencode: %s: %s\n", what, std::strerror(errno));
-  std::exit(2);
-}
 
 bool send_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
@@ -169,16 +163,21 @@ void serve_connection(int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   std::string buffer;
+  // More of the request into `buffer`; false once the client is gone.
+  const auto receive = [&] {
+    char chunk[65536];
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    return true;
+  };
   for (;;) {
     std::size_t header_end;
     while ((header_end = buffer.find("\r\n\r\n")) == std::string::npos) {
-      char chunk[65536];
-      const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-      if (n <= 0) {
+      if (!receive()) {
         ::close(fd);
         return;
       }
-      buffer.append(chunk, static_cast<std::size_t>(n));
     }
     const std::string head = buffer.substr(0, header_end);
     std::size_t length = 0;
@@ -186,13 +185,10 @@ void serve_connection(int fd) {
       if (const auto at = head.find(name); at != std::string::npos) length = std::strtoull(head.c_str() + at + std::strlen(name), nullptr, 10);
     }
     while (buffer.size() < header_end + 4 + length) {
-      char chunk[65536];
-      const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-      if (n <= 0) {
+      if (!receive()) {
         ::close(fd);
         return;
       }
-      buffer.append(chunk, static_cast<std::size_t>(n));
     }
     const std::string body = buffer.substr(header_end + 4, length);
     buffer.erase(0, header_end + 4 + length);
@@ -225,6 +221,7 @@ void serve_connection(int fd) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bench::g_program = "fake_opencode";
   bool serve = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
