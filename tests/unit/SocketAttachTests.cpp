@@ -600,4 +600,55 @@ TEST_CASE("attach: an agent started for a handed-over client inherits none of it
   }
 }
 
+TEST_CASE("attach: a daemon that does not take handoffs (an older one) gets a relay on a new connection",
+          "[attach][daemon]") {
+  // The test is that daemon: a socket named in a runtime file, which answers the marker as a bad request line.
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  fs::create_directories(data_dir);
+  const std::string socket_path = (data_dir / "daemon.sock").string();
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path.c_str());
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  std::ofstream(data_dir / "daemon.json") << json{{"pid", ::getpid()}, {"socket", socket_path}}.dump();
+
+  Pipe in, out;
+  const int err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  SpawnedDaemon attacher({"--log-level", "off", "stdio", "--data-dir", data_dir.string()}, in.read_end(),
+                         out.write_end(), err, agent_env(tmp));
+  ::close(err);
+  in.close_read();
+  out.close_write();
+
+  const int first = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  REQUIRE(first >= 0);
+  char marker[2] = {};
+  REQUIRE(::recv(first, marker, sizeof marker, MSG_WAITALL) == 2);  // its descriptors are dropped unread
+  CHECK(marker[0] == '\0');
+  CHECK(marker[1] == '\n');
+  REQUIRE(switchboard::testing::write_all(
+      first, R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}})" "\n"));
+  const int second = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  REQUIRE(second >= 0);
+  CHECK(switchboard::testing::read_all(first).empty());  // the first connection is given up
+  ::close(first);
+
+  // The relay: a line in on stdin reaches the socket, an answer on the socket reaches stdout.
+  const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+  REQUIRE(switchboard::testing::write_all(in.write_end(), ping + "\n"));
+  CHECK(switchboard::testing::read_line(second) == ping);
+  const std::string pong = R"({"jsonrpc":"2.0","id":1,"result":{}})";
+  REQUIRE(switchboard::testing::write_all(second, pong + "\n"));
+  CHECK(switchboard::testing::read_line(out.read_end()) == pong);
+  in.close_write();
+  CHECK(switchboard::testing::read_all(second).empty());  // the half-close
+  ::close(second);
+  CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
+  ::close(listener);
+}
+
 }  // namespace socket_attach_tests
