@@ -213,6 +213,12 @@ void LocalSocketServer::serve_handed(std::uint64_t id, int fd) {
   auto connection = std::make_unique<Connection>();
   connection->handed_in = received.in;
   connection->handed_out = received.out;
+  // The attacher sends only pipes and sockets; anything else (a terminal, a file) would be served wrongly here.
+  if (!can_hand_over(received.in) || !can_hand_over(received.out)) {
+    spdlog::warn("socket: client {} handed over something other than pipes or sockets; disconnected", id);
+    ::close(fd);
+    return;  // the connection's destructor closes what was received
+  }
   connection->handed_in_flags = ::fcntl(received.in, F_GETFL);
   connection->handed_out_flags = ::fcntl(received.out, F_GETFL);
   connection->lifeline = std::make_unique<boost::asio::posix::stream_descriptor>(m_io);

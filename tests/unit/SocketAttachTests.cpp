@@ -29,6 +29,7 @@
 #include "support/RawHttpClient.h"
 #include "support/SpawnedDaemon.h"
 #include "support/TempDir.h"
+#include "switchboard/transport/StdioHandoff.h"
 
 // One daemon, several clients: `switchboard stdio` on a data directory whose daemon already runs (hosted by
 // `serve` or by another stdio client) attaches to it through its Unix-domain socket instead of failing.
@@ -649,6 +650,30 @@ TEST_CASE("attach: a daemon that does not take handoffs (an older one) gets a re
   ::close(second);
   CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
   ::close(listener);
+}
+
+TEST_CASE("attach: the daemon takes only pipes and sockets in a handoff", "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  DaemonClient host({"--log-level", "off", "stdio", "--data-dir", data_dir.string()}, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  const auto runtime = runtime_of(data_dir);
+  REQUIRE(runtime.is_object());
+  const int fd = connect_socket(runtime.at("socket"));
+  REQUIRE(fd >= 0);
+  // A regular file and /dev/null: no readiness to wait for; served, they would block the daemon or spin.
+  std::ofstream(tmp.path() / "file") << "{}\n";
+  const int file = ::open((tmp.path() / "file").c_str(), O_RDONLY | O_CLOEXEC);
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  REQUIRE(file >= 0);
+  REQUIRE(null >= 0);
+  CHECK_FALSE(switchboard::transport::send_stdio(fd, file, null).has_value());
+  char reply = 0;
+  CHECK(::recv(fd, &reply, 1, 0) == 0);  // closed, not accepted
+  ::close(fd);
+  ::close(file);
+  ::close(null);
+  CHECK(host.call("ping").contains("result"));
 }
 
 }  // namespace socket_attach_tests
