@@ -124,6 +124,9 @@ int main(int argc, char** argv) {
   bool standalone = false;
   stdio->add_flag("--standalone", standalone,
                   "never attach: host a daemon in this process even if one already runs (then use a data dir of its own)");
+  bool attach_relay = false;
+  stdio->add_flag("--relay", attach_relay,
+                  "attached to a running daemon, copy stdin/stdout to it instead of handing them over (docs/attach.md)");
   auto* serve = app.add_subcommand("serve", "serve JSON-RPC over HTTP and events over SSE on localhost");
   serve->add_flag("--ephemeral", ephemeral, "keep nothing on disk: sessions and events live only as long as this process");
   auto* run = app.add_subcommand("run", "run one turn headless, from a script or CI (docs/run.md)");
@@ -199,7 +202,9 @@ int main(int argc, char** argv) {
       const auto data_dir = options.data_dir.value_or(switchboard::daemon::DataDirectory::default_path());
       if (auto socket = switchboard::daemon::connect_to_running_daemon(data_dir)) {
         spdlog::debug("attaching to the daemon running on {}", data_dir.string());
-        return switchboard::daemon::relay_stdio(*socket, options.stdin_fd, options.stdout_fd);
+        return switchboard::daemon::attach_stdio(
+            data_dir, *socket, options.stdin_fd, options.stdout_fd,
+            attach_relay ? switchboard::daemon::AttachMode::Relay : switchboard::daemon::AttachMode::Handoff);
       }
     }
     if (stdio_http) options.http = config::http_options(settings);

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/DataDirectory.h"
+#include "switchboard/transport/StdioHandoff.h"
 
 namespace switchboard::daemon {
 namespace {
@@ -55,6 +56,66 @@ std::optional<int> connect_to_running_daemon(const std::filesystem::path& data_d
     return std::nullopt;
   }
   return fd;
+}
+
+namespace {
+
+constexpr const char* kShutDownLine = "switchboard: the daemon closed the connection (it shut down)\n";
+
+ssize_t receive_byte(int fd, char& byte) {
+  ssize_t n;
+  do {
+    n = ::recv(fd, &byte, 1, 0);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
+// After a handoff: the daemon serves our client; we only wait for its farewell on the lifeline.
+int wait_for_farewell(int socket_fd) {
+  char farewell = 0;
+  const ssize_t n = receive_byte(socket_fd, farewell);
+  const int receive_errno = errno;
+  ::close(socket_fd);
+  if (n == 1 && farewell == transport::kFarewellInputEnded) return 0;
+  if (n == 1 && farewell == transport::kFarewellShutDown) {
+    std::fputs(kShutDownLine, stderr);
+    return 0;
+  }
+  if (n < 0) {
+    std::fprintf(stderr, "switchboard: the connection to the daemon failed: %s\n", std::strerror(receive_errno));
+  } else {
+    std::fprintf(stderr, "switchboard: the daemon went away without closing the connection\n");
+  }
+  return 1;
+}
+
+}  // namespace
+
+int attach_stdio(const std::filesystem::path& data_dir, int socket_fd, int in_fd, int out_fd, AttachMode mode) {
+  if (mode == AttachMode::Relay || !transport::can_hand_over(in_fd) || !transport::can_hand_over(out_fd)) {
+    return relay_stdio(socket_fd, in_fd, out_fd);
+  }
+  if (auto why = transport::send_stdio(socket_fd, in_fd, out_fd)) {
+    std::fprintf(stderr, "switchboard: %s\n", why->c_str());
+    ::close(socket_fd);
+    return 1;
+  }
+  char reply = 0;
+  const ssize_t n = receive_byte(socket_fd, reply);
+  if (n == 1 && reply == transport::kHandoffAccepted) return wait_for_farewell(socket_fd);
+  ::close(socket_fd);
+  if (n != 1) {
+    std::fprintf(stderr, "switchboard: the daemon closed the connection before it took our stdin/stdout\n");
+    return 1;
+  }
+  // A daemon that predates handoffs took the marker for a bad request line and answered it: relay instead, on
+  // a connection of our own (the one it answered has an error line in it).
+  auto again = connect_to_running_daemon(data_dir);
+  if (!again) {
+    std::fprintf(stderr, "switchboard: the daemon no longer answers\n");
+    return 1;
+  }
+  return relay_stdio(*again, in_fd, out_fd);
 }
 
 int relay_stdio(int socket_fd, int in_fd, int out_fd) {
@@ -137,7 +198,7 @@ int relay_stdio(int socket_fd, int in_fd, int out_fd) {
     }
   }
   ::close(socket_fd);
-  if (!failed && !half_closed) std::fprintf(stderr, "switchboard: the daemon closed the connection (it shut down)\n");
+  if (!failed && !half_closed) std::fputs(kShutDownLine, stderr);
   return failed ? 1 : 0;
 }
 

@@ -40,16 +40,25 @@ FdWriter::FdWriter(boost::asio::io_context& io, int fd) : m_io(io), m_stream(io)
   m_stream.release();
 }
 
-FdWriter::~FdWriter() {
+FdWriter::~FdWriter() { close(); }
+
+void FdWriter::close() {
+  if (m_fd < 0) return;
+  // Broken first: what the close cancels completes with an error that is ours, not the peer's, and is not logged.
+  m_broken = true;
+  m_pending.clear();
+  m_in_flight.clear();
+  m_offset = 0;
   if (m_pollable) {
     boost::system::error_code ignored;
     // O_NONBLOCK belongs to the open file, which we may share with our parent (a terminal, say): hand it back
     // in blocking mode.
     m_stream.native_non_blocking(false, ignored);
     m_stream.close(ignored);
-  } else if (m_fd >= 0) {
+  } else {
     ::close(m_fd);
   }
+  m_fd = -1;
 }
 
 void FdWriter::Buffer::grow(std::size_t n) {
@@ -88,6 +97,7 @@ void FdWriter::start_write() {
 // Writes as much as the descriptor accepts right now, in as few write() calls as it takes (no 64 KiB cap,
 // no handler turn per chunk); waits for writability only when the pipe is full.
 void FdWriter::write_now() {
+  if (m_fd < 0) return;  // closed while a wait was pending
   while (m_offset < m_in_flight.size()) {
     const ssize_t n = ::write(m_fd, m_in_flight.data() + m_offset, m_in_flight.size() - m_offset);
     if (n >= 0) {

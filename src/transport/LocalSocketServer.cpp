@@ -1,8 +1,10 @@
 #include "switchboard/transport/LocalSocketServer.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +13,8 @@
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
+
+#include "switchboard/transport/StdioHandoff.h"
 
 namespace switchboard::transport {
 namespace {
@@ -24,6 +28,34 @@ constexpr std::chrono::milliseconds kMaxAcceptBackoff{1000};
 struct LocalSocketServer::Connection {
   std::unique_ptr<StdioTransport> transport;
   bool closing = false;
+  bool input_ended = false;  // the client closed its side (rather than the daemon closing everyone at shutdown)
+
+  // A client that handed over its stdin/stdout: the descriptors as received, kept only to give their open files
+  // back with the status flags they came with (the transport makes them non-blocking, and the attacher's parent
+  // may share them), and the connection, now the lifeline.
+  int handed_in = -1;
+  int handed_out = -1;
+  int handed_in_flags = -1;
+  int handed_out_flags = -1;
+  std::unique_ptr<boost::asio::posix::stream_descriptor> lifeline;
+
+  Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection() {
+    transport.reset();  // first: it closes its own duplicates of the descriptors
+    for (auto [fd, flags] : {std::pair{handed_in, handed_in_flags}, std::pair{handed_out, handed_out_flags}}) {
+      if (fd < 0) continue;
+      if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags);
+      ::close(fd);
+    }
+    if (!lifeline || !lifeline->is_open()) return;
+    // Only now, with every copy of its descriptors closed, may the attacher exit: its parent then sees the end.
+    const char farewell = input_ended ? kFarewellInputEnded : kFarewellShutDown;
+    (void)::send(lifeline->native_handle(), &farewell, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    boost::system::error_code ignored;
+    lifeline->close(ignored);
+  }
 };
 
 LocalSocketServer::LocalSocketServer(boost::asio::io_context& io, rpc::Dispatcher& dispatcher, bus::Egress& egress,
@@ -39,6 +71,7 @@ LocalSocketServer::LocalSocketServer(boost::asio::io_context& io, rpc::Dispatche
 
 LocalSocketServer::~LocalSocketServer() {
   stop_accepting();
+  m_undecided.clear();
   m_connections.clear();
 }
 
@@ -114,6 +147,47 @@ void LocalSocketServer::add_connection(int fd) {
     return;
   }
   const std::uint64_t id = m_next_id++;
+  spdlog::debug("socket: client {} connected (pid {})", id, static_cast<long>(peer.pid));
+  auto watched = std::make_unique<boost::asio::posix::stream_descriptor>(m_io);
+  boost::system::error_code error;
+  watched->assign(fd, error);
+  if (error) {
+    spdlog::warn("socket: cannot watch client {}: {}", id, error.message());
+    ::close(fd);
+    return;
+  }
+  m_undecided.emplace(id, std::move(watched));
+  wait_for_first_byte(id);
+}
+
+void LocalSocketServer::wait_for_first_byte(std::uint64_t id) {
+  const auto it = m_undecided.find(id);
+  if (it == m_undecided.end()) return;
+  it->second->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                         [self = std::weak_ptr(m_self), id](const boost::system::error_code& error) {
+                           if (error || self.expired()) return;
+                           (*self.lock())->classify(id);
+                         });
+}
+
+void LocalSocketServer::classify(std::uint64_t id) {
+  const auto it = m_undecided.find(id);
+  if (it == m_undecided.end()) return;
+  char first = 0;
+  const ssize_t n = ::recv(it->second->native_handle(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return wait_for_first_byte(id);
+  if (n <= 0) {
+    spdlog::debug("socket: client {} left without a word", id);
+    m_undecided.erase(it);  // closes it
+    return;
+  }
+  const int fd = it->second->release();
+  m_undecided.erase(it);
+  if (first == kHandoffMarker[0]) serve_handed(id, fd);
+  else serve_plain(id, fd);
+}
+
+void LocalSocketServer::serve_plain(std::uint64_t id, int fd) {
   StdioTransport::Options options;
   options.input_fd = fd;
   options.output_fd = fd;
@@ -124,10 +198,75 @@ void LocalSocketServer::add_connection(int fd) {
   connection->transport = std::make_unique<StdioTransport>(m_io, m_dispatcher, m_egress, options,
                                                            [this, id] { remove_later(id); });
   ::close(fd);
-  spdlog::debug("socket: client {} connected (pid {})", id, static_cast<long>(peer.pid));
   auto* transport = connection->transport.get();
   m_connections.emplace(id, std::move(connection));
   transport->start();
+}
+
+void LocalSocketServer::serve_handed(std::uint64_t id, int fd) {
+  ReceivedStdio received;
+  if (auto why = receive_stdio(fd, received)) {
+    spdlog::warn("socket: client {}: {}; disconnected", id, *why);
+    ::close(fd);
+    return;
+  }
+  auto connection = std::make_unique<Connection>();
+  connection->handed_in = received.in;
+  connection->handed_out = received.out;
+  // The attacher sends only pipes and sockets; anything else (a terminal, a file) would be served wrongly here.
+  if (!can_hand_over(received.in) || !can_hand_over(received.out)) {
+    spdlog::warn("socket: client {} handed over something other than pipes or sockets; disconnected", id);
+    ::close(fd);
+    return;  // the connection's destructor closes what was received
+  }
+  connection->handed_in_flags = ::fcntl(received.in, F_GETFL);
+  connection->handed_out_flags = ::fcntl(received.out, F_GETFL);
+  connection->lifeline = std::make_unique<boost::asio::posix::stream_descriptor>(m_io);
+  boost::system::error_code error;
+  connection->lifeline->assign(fd, error);
+  if (error) {
+    spdlog::warn("socket: cannot watch client {}: {}", id, error.message());
+    ::close(fd);
+    return;  // the connection's destructor closes what was received
+  }
+  // Served exactly like a plain connection, only on the attacher's own descriptors.
+  StdioTransport::Options options;
+  options.input_fd = received.in;
+  options.output_fd = received.out;
+  options.max_line_bytes = m_options.max_line_bytes;
+  options.transport = protocol::Transport::Socket;
+  connection->transport = std::make_unique<StdioTransport>(m_io, m_dispatcher, m_egress, options,
+                                                           [this, id] { remove_later(id); });
+  // The attacher waits for this before it waits on the lifeline; a failure here shows as the lifeline's end.
+  (void)::send(fd, &kHandoffAccepted, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  spdlog::debug("socket: client {} handed over its stdin/stdout", id);
+  auto* transport = connection->transport.get();
+  m_connections.emplace(id, std::move(connection));
+  transport->start();
+  watch_lifeline(id);
+}
+
+void LocalSocketServer::watch_lifeline(std::uint64_t id) {
+  const auto it = m_connections.find(id);
+  if (it == m_connections.end() || !it->second->lifeline) return;
+  it->second->lifeline->async_wait(
+      boost::asio::posix::stream_descriptor::wait_read,
+      [self = std::weak_ptr(m_self), id](const boost::system::error_code& error) {
+        if (error || self.expired()) return;
+        auto* server = *self.lock();
+        const auto found = server->m_connections.find(id);
+        if (found == server->m_connections.end()) return;
+        char byte;
+        const ssize_t n = ::recv(found->second->lifeline->native_handle(), &byte, 1, MSG_DONTWAIT);
+        if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))) {
+          return server->watch_lifeline(id);  // nothing is expected here; whatever comes is ignored
+        }
+        // The attacher is gone (killed, most likely): so is this client, whatever its descriptors say. Its
+        // parent expects the backend it started to be gone too.
+        spdlog::debug("socket: client {} lost its attacher; disconnected", id);
+        found->second->transport->stop_input();
+        server->remove(id);
+      });
 }
 
 void LocalSocketServer::remove_later(std::uint64_t id) {
@@ -137,6 +276,7 @@ void LocalSocketServer::remove_later(std::uint64_t id) {
     const auto it = server->m_connections.find(id);
     if (it == server->m_connections.end() || it->second->closing) return;
     it->second->closing = true;
+    it->second->input_ended = true;
     // The client closed its side; what is queued for it still goes out before the connection closes.
     it->second->transport->when_output_drained([self, id] {
       if (!self.expired()) (*self.lock())->remove(id);
@@ -167,6 +307,7 @@ void LocalSocketServer::stop_accepting() {
 
 void LocalSocketServer::close_all(std::chrono::milliseconds grace, std::function<void()> done) {
   m_closed_all = std::move(done);
+  m_undecided.clear();  // connected but silent so far: nothing to flush
   // By id: a connection with nothing queued is removed from within when_output_drained, during this loop.
   std::vector<std::uint64_t> ids;
   for (const auto& [id, connection] : m_connections) ids.push_back(id);

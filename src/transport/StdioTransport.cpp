@@ -53,6 +53,9 @@ StdioTransport::StdioTransport(boost::asio::io_context& io, rpc::Dispatcher& dis
 StdioTransport::~StdioTransport() {
   m_egress.remove_sink(*this);
   m_reader->stop();
+  // Closed now, not when the last pending handler lets the writer go: a client that stopped reading would
+  // otherwise keep its descriptor open (and, handed over, keep its parent from seeing the end).
+  m_writer->close();
 }
 
 void StdioTransport::start() { m_reader->start(); }

@@ -27,13 +27,15 @@ class DaemonClient {
  public:
   using Json = nlohmann::json;
 
+  // `stderr_fd`: where the daemon's stderr goes (the test keeps its own copy); by default nowhere.
   DaemonClient(std::vector<std::string> args, const std::vector<std::string>& extra_env,
-               const std::string& binary = SWITCHBOARD_BINARY) {
+               const std::string& binary = SWITCHBOARD_BINARY, int stderr_fd = -1) {
     int in[2];
     int out[2];
     if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
     const int null_err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    const int err = std::getenv("SWITCHBOARD_TEST_DAEMON_LOGS") ? 2 : null_err;  // set it to see the daemon's log
+    int err = std::getenv("SWITCHBOARD_TEST_DAEMON_LOGS") ? 2 : null_err;  // set it to see the daemon's log
+    if (stderr_fd >= 0) err = stderr_fd;
     m_daemon = std::make_unique<SpawnedDaemon>(std::move(args), in[0], out[1], err, extra_env, binary);
     ::close(in[0]);
     ::close(out[1]);

@@ -177,6 +177,7 @@ TEST_CASE("run: --output json prints one result object that the schema declares 
   CHECK(outcome.exit == 4);  // the denied ask
   const auto result = parse_result(outcome);
   CHECK(outcome.out.find('\n') == outcome.out.size() - 1);  // one line
+  INFO("stderr: " << outcome.err);  // seen non-empty once in a while under -j 2; what it says is the clue
   CHECK(outcome.err.empty());
   Normalizer normalizer;
   normalizer.cwd = world.work.string();

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,12 +22,14 @@
 #include <nlohmann/json.hpp>
 
 #include "support/DaemonClient.h"
+#include "support/Eventually.h"
 #include "support/FdIo.h"
 #include "support/Pipe.h"
 #include "support/ProcessTestSupport.h"
 #include "support/RawHttpClient.h"
 #include "support/SpawnedDaemon.h"
 #include "support/TempDir.h"
+#include "switchboard/transport/StdioHandoff.h"
 
 // One daemon, several clients: `switchboard stdio` on a data directory whose daemon already runs (hosted by
 // `serve` or by another stdio client) attaches to it through its Unix-domain socket instead of failing.
@@ -302,6 +307,373 @@ TEST_CASE("attach: the socket lets in no other user", "[attach][daemon]") {
   ::shutdown(fd, SHUT_WR);
   CHECK(switchboard::testing::read_all(fd).find(R"("result")") != std::string::npos);
   ::close(fd);
+}
+
+// What descriptor `fd` of process `pid` is, as /proc names it ("pipe:[1234]", a path), or "" when it is not open.
+std::string fd_target(pid_t pid, int fd) {
+  std::error_code error;
+  const auto target = fs::read_symlink("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd), error);
+  return error ? std::string() : target.string();
+}
+
+// The descriptors of `pid` that are `target`, each with whether it is close-on-exec (fdinfo's octal flags).
+std::vector<std::pair<int, bool>> fds_open_on(pid_t pid, const std::string& target) {
+  std::vector<std::pair<int, bool>> found;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+    std::error_code ignored;
+    if (fs::read_symlink(entry.path(), ignored).string() != target) continue;
+    const std::string fd = entry.path().filename().string();
+    std::ifstream info("/proc/" + std::to_string(pid) + "/fdinfo/" + fd);
+    bool cloexec = false;
+    for (std::string line; std::getline(info, line);) {
+      if (line.rfind("flags:", 0) == 0) cloexec = (std::stol(line.substr(6), nullptr, 8) & O_CLOEXEC) != 0;
+    }
+    found.emplace_back(std::stoi(fd), cloexec);
+  }
+  return found;
+}
+
+// Every process below `pid` (children of each of its threads, and theirs).
+std::vector<pid_t> descendants_of(pid_t pid) {
+  std::vector<pid_t> all;
+  std::error_code error;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+    std::ifstream children(task.path() / "children");
+    for (pid_t child; children >> child;) {
+      all.push_back(child);
+      for (const pid_t below : descendants_of(child)) all.push_back(below);
+    }
+  }
+  return all;
+}
+
+std::string cmdline_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<json> responses_in(const std::string& output) {
+  std::vector<json> answers;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    auto message = json::parse(line, nullptr, false);
+    if (message.is_object() && message.contains("id")) answers.push_back(message);
+  }
+  return answers;
+}
+
+const std::string kRequests =
+    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"raw"}}})"
+    "\n"
+    R"({"jsonrpc":"2.0","id":2,"method":"session.list"})"
+    "\n"
+    R"({"jsonrpc":"2.0","id":3,"method":"ping"})"
+    "\n";
+
+constexpr std::string_view kShutDownLine = "the daemon closed the connection (it shut down)";
+
+// Whether `fd` has something to read within `timeout`.
+bool readable_within(int fd, std::chrono::milliseconds timeout) {
+  pollfd watched{fd, POLLIN, 0};
+  return ::poll(&watched, 1, static_cast<int>(timeout.count())) == 1;
+}
+
+TEST_CASE("attach: an attached stdio hands its own stdin/stdout to the daemon and copies nothing itself",
+          "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+  DaemonClient attached(args, agent_env(tmp));
+  REQUIRE(initialize(attached, "attached").contains("result"));
+  const pid_t daemon = host.daemon().pid();
+  const pid_t attacher = attached.daemon().pid();
+
+  // The daemon holds the attacher's own pipes, and never without close-on-exec.
+  for (const int fd : {0, 1}) {
+    const std::string target = fd_target(attacher, fd);
+    REQUIRE(target.starts_with("pipe:"));
+    const auto held = fds_open_on(daemon, target);
+    CHECK_FALSE(held.empty());
+    for (const auto& [number, cloexec] : held) {
+      INFO("daemon fd " << number << " is the attacher's fd " << fd);
+      CHECK(cloexec);
+    }
+  }
+  // Stopped, the attacher copies nothing; the daemon answers its client all the same.
+  REQUIRE(::kill(attacher, SIGSTOP) == 0);
+  const auto pong = attached.call("ping", json::object(), std::chrono::seconds(10));
+  REQUIRE(::kill(attacher, SIGCONT) == 0);
+  CHECK(pong.contains("result"));
+  CHECK(host.call("session.list").contains("result"));
+}
+
+TEST_CASE("attach: stdio --relay copies the bytes itself (stopped, its client gets no answer)", "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+  auto relay_args = args;
+  relay_args.emplace_back("--relay");
+  DaemonClient attached(relay_args, agent_env(tmp));
+  REQUIRE(initialize(attached, "attached").contains("result"));
+  const pid_t attacher = attached.daemon().pid();
+  CHECK(fds_open_on(host.daemon().pid(), fd_target(attacher, 0)).empty());
+  CHECK(fds_open_on(host.daemon().pid(), fd_target(attacher, 1)).empty());
+
+  REQUIRE(::kill(attacher, SIGSTOP) == 0);
+  const auto id = attached.send("ping");
+  CHECK(attached.response(id, std::chrono::milliseconds(500)).is_null());
+  REQUIRE(::kill(attacher, SIGCONT) == 0);
+  CHECK(attached.response(id, std::chrono::seconds(10)).contains("result"));
+}
+
+TEST_CASE("attach: end of a handed-over stdin: the answers asked for, exit 0 without a word, the pipe given back",
+          "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+
+  Pipe in, out, err;
+  // The attacher's stdin as a parent shares it (the same open file): its status flags must come back unchanged.
+  const int shared_in = ::fcntl(in.read_end(), F_DUPFD_CLOEXEC, 3);
+  REQUIRE(shared_in >= 0);
+  SpawnedDaemon attacher(args, in.read_end(), out.write_end(), err.write_end(), agent_env(tmp));
+  in.close_read();
+  out.close_write();
+  err.close_write();
+  REQUIRE(switchboard::testing::write_all(in.write_end(), kRequests));
+  in.close_write();
+  const auto answers = responses_in(switchboard::testing::read_all(out.read_end()));  // until every writer closed
+  REQUIRE(answers.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(answers[i]["id"] == i + 1);
+    CHECK(answers[i].contains("result"));
+  }
+  CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
+  CHECK(switchboard::testing::read_all(err.read_end()).find(kShutDownLine) == std::string::npos);
+  CHECK((::fcntl(shared_in, F_GETFL) & O_NONBLOCK) == 0);
+  ::close(shared_in);
+  CHECK(host.call("ping").contains("result"));  // the daemon goes on
+}
+
+TEST_CASE("attach: the daemon shuts down under a handed-over client: daemon.shutdown, the line on stderr, exit 0",
+          "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+  Pipe err;
+  DaemonClient attached(args, agent_env(tmp), SWITCHBOARD_BINARY, err.write_end());
+  err.close_write();
+  REQUIRE(initialize(attached, "attached").contains("result"));
+  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), fd_target(attached.daemon().pid(), 1)).empty());  // handed over
+
+  std::size_t from = 0;
+  host.close_stdin();
+  CHECK(attached.wait_event("daemon.shutdown", from, std::chrono::seconds(20)).is_object());
+  CHECK(host.daemon().wait(std::chrono::seconds(20)) == 0);
+  CHECK(attached.daemon().wait(std::chrono::seconds(10)) == 0);
+  CHECK(switchboard::testing::read_all(err.read_end()).find(kShutDownLine) != std::string::npos);
+}
+
+TEST_CASE("attach: a daemon that loses the attacher lets its client go", "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+  DaemonClient attached(args, agent_env(tmp));
+  REQUIRE(initialize(attached, "attached").contains("result"));
+  const std::string handed_out = fd_target(attached.daemon().pid(), 1);
+  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), handed_out).empty());
+  // Killed (its parent's way of stopping the backend it started): the daemon lets the client go and closes its
+  // copies of the pipes, although the parent still holds the other ends open.
+  REQUIRE(::kill(attached.daemon().pid(), SIGKILL) == 0);
+  CHECK(switchboard::testing::eventually([&] { return fds_open_on(host.daemon().pid(), handed_out).empty(); }));
+  CHECK(host.call("ping").contains("result"));
+}
+
+TEST_CASE("attach: what cannot be handed over is relayed: a regular file as stdin, a terminal", "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+  const pid_t daemon = host.daemon().pid();
+
+  SECTION("a regular file: the same answers, then exit 0") {
+    const fs::path requests = tmp.path() / "requests.ndjson";
+    std::ofstream(requests) << kRequests;
+    const int in = ::open(requests.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(in >= 0);
+    Pipe out, err;
+    SpawnedDaemon attacher(args, in, out.write_end(), err.write_end(), agent_env(tmp));
+    ::close(in);
+    out.close_write();
+    err.close_write();
+    const auto answers = responses_in(switchboard::testing::read_all(out.read_end()));
+    REQUIRE(answers.size() == 3);
+    for (int i = 0; i < 3; ++i) CHECK(answers[i].contains("result"));
+    CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
+    CHECK(switchboard::testing::read_all(err.read_end()).find(kShutDownLine) == std::string::npos);
+  }
+  SECTION("a terminal: never handed to the daemon, which would make it non-blocking for every job on it") {
+    const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    const int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    REQUIRE(terminal >= 0);
+    Pipe out;
+    const int err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    SpawnedDaemon attacher(args, terminal, out.write_end(), err, agent_env(tmp));
+    ::close(err);
+    out.close_write();
+    const std::string init =
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"tty"}}})" "\n";
+    REQUIRE(switchboard::testing::write_all(master, init));
+    CHECK(json::parse(switchboard::testing::read_line(out.read_end()), nullptr, false).contains("result"));
+    CHECK(fds_open_on(daemon, fd_target(attacher.pid(), 0)).empty());
+    CHECK((::fcntl(terminal, F_GETFL) & O_NONBLOCK) == 0);
+    // The relay copies: stopped, it answers nothing; let go, it does.
+    REQUIRE(::kill(attacher.pid(), SIGSTOP) == 0);
+    REQUIRE(switchboard::testing::write_all(master, R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n"));
+    CHECK_FALSE(readable_within(out.read_end(), std::chrono::milliseconds(500)));
+    REQUIRE(::kill(attacher.pid(), SIGCONT) == 0);
+    CHECK(json::parse(switchboard::testing::read_line(out.read_end()), nullptr, false).contains("result"));
+    REQUIRE(switchboard::testing::write_all(master, "\x04"));  // end of input, as Ctrl-D at a line's start
+    CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
+    ::close(terminal);
+    ::close(master);
+  }
+}
+
+TEST_CASE("attach: an agent started for a handed-over client inherits none of its descriptors", "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+  DaemonClient attached(args, agent_env(tmp));
+  REQUIRE(initialize(attached, "attached").contains("result"));
+  const std::set<std::string> handed{fd_target(attached.daemon().pid(), 0), fd_target(attached.daemon().pid(), 1)};
+  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), *handed.begin()).empty());
+
+  const auto created = attached.call("session.create", {{"agent", "claude"}, {"cwd", tmp.path().string()}});
+  REQUIRE(created.contains("result"));
+  const std::string session = created["result"]["session"]["sessionId"];
+  REQUIRE(attached.call("session.send", {{"sessionId", session}, {"text", "hello"}, {"wait", false}}).contains("result"));
+  std::size_t from = 0;
+  REQUIRE(attached.wait_event("permission.requested", from, std::chrono::seconds(20)).is_object());  // it runs
+
+  std::vector<pid_t> agents;
+  for (const pid_t pid : descendants_of(host.daemon().pid())) {
+    const std::string command = cmdline_of(pid);
+    if (command.find("fake_claude") != std::string::npos && command.find("--version") == std::string::npos) {
+      agents.push_back(pid);
+    }
+  }
+  REQUIRE_FALSE(agents.empty());
+  for (const pid_t agent : agents) {
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(agent) + "/fd", error)) {
+      std::error_code ignored;
+      const std::string target = fs::read_symlink(entry.path(), ignored).string();
+      INFO("agent " << agent << " fd " << entry.path().filename().string() << " -> " << target);
+      CHECK_FALSE(handed.contains(target));
+    }
+  }
+}
+
+TEST_CASE("attach: a daemon that does not take handoffs (an older one) gets a relay on a new connection",
+          "[attach][daemon]") {
+  // The test is that daemon: a socket named in a runtime file, which answers the marker as a bad request line.
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  fs::create_directories(data_dir);
+  const std::string socket_path = (data_dir / "daemon.sock").string();
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path.c_str());
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  std::ofstream(data_dir / "daemon.json") << json{{"pid", ::getpid()}, {"socket", socket_path}}.dump();
+
+  Pipe in, out;
+  const int err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  SpawnedDaemon attacher({"--log-level", "off", "stdio", "--data-dir", data_dir.string()}, in.read_end(),
+                         out.write_end(), err, agent_env(tmp));
+  ::close(err);
+  in.close_read();
+  out.close_write();
+
+  const int first = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  REQUIRE(first >= 0);
+  char marker[2] = {};
+  REQUIRE(::recv(first, marker, sizeof marker, MSG_WAITALL) == 2);  // its descriptors are dropped unread
+  CHECK(marker[0] == '\0');
+  CHECK(marker[1] == '\n');
+  REQUIRE(switchboard::testing::write_all(
+      first, R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}})" "\n"));
+  const int second = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  REQUIRE(second >= 0);
+  CHECK(switchboard::testing::read_all(first).empty());  // the first connection is given up
+  ::close(first);
+
+  // The relay: a line in on stdin reaches the socket, an answer on the socket reaches stdout.
+  const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+  REQUIRE(switchboard::testing::write_all(in.write_end(), ping + "\n"));
+  CHECK(switchboard::testing::read_line(second) == ping);
+  const std::string pong = R"({"jsonrpc":"2.0","id":1,"result":{}})";
+  REQUIRE(switchboard::testing::write_all(second, pong + "\n"));
+  CHECK(switchboard::testing::read_line(out.read_end()) == pong);
+  in.close_write();
+  CHECK(switchboard::testing::read_all(second).empty());  // the half-close
+  ::close(second);
+  CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
+  ::close(listener);
+}
+
+TEST_CASE("attach: the daemon takes only pipes and sockets in a handoff", "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  DaemonClient host({"--log-level", "off", "stdio", "--data-dir", data_dir.string()}, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  const auto runtime = runtime_of(data_dir);
+  REQUIRE(runtime.is_object());
+  const int fd = connect_socket(runtime.at("socket"));
+  REQUIRE(fd >= 0);
+  // A regular file and /dev/null: no readiness to wait for; served, they would block the daemon or spin.
+  std::ofstream(tmp.path() / "file") << "{}\n";
+  const int file = ::open((tmp.path() / "file").c_str(), O_RDONLY | O_CLOEXEC);
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  REQUIRE(file >= 0);
+  REQUIRE(null >= 0);
+  CHECK_FALSE(switchboard::transport::send_stdio(fd, file, null).has_value());
+  char reply = 0;
+  CHECK(::recv(fd, &reply, 1, 0) == 0);  // closed, not accepted
+  ::close(fd);
+  ::close(file);
+  ::close(null);
+  CHECK(host.call("ping").contains("result"));
 }
 
 }  // namespace socket_attach_tests

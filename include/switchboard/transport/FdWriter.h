@@ -33,6 +33,11 @@ class FdWriter : public std::enable_shared_from_this<FdWriter> {
     kick();
   }
 
+  // Closes the descriptor now, discarding what was not written, even while a wait for writability is pending
+  // (which would otherwise keep it open for as long as the peer does not read). Idempotent; the destructor
+  // calls it.
+  void close();
+
   // Calls `done` once everything written so far has left (or the peer is gone). Used by shutdown.
   void when_drained(std::function<void()> done);
   void on_broken(std::function<void()> callback) { m_on_broken = std::move(callback); }

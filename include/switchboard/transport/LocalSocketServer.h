@@ -34,6 +34,11 @@ namespace switchboard::transport {
 //
 // A connection ends when the client closes its side: queued output is written first, then it is closed. Calls
 // still running then go on; their answers have nowhere to go and are dropped. Lives on the io_context thread.
+//
+// A connection whose first bytes are the handoff marker (transport/StdioHandoff.h) brings the attaching
+// process's own stdin and stdout: the client is then served on those, through the same kind of StdioTransport
+// (one dispatcher, the same semantics), and the connection is only its lifeline. Which kind a connection is
+// can only be known from its first byte, so nothing is read from it until that byte is there to peek at.
 class LocalSocketServer {
  public:
   struct Options {
@@ -68,6 +73,12 @@ class LocalSocketServer {
   void wait_for_connection();
   void accept_pending();
   void add_connection(int fd);
+  // Waits for the connection's first byte and serves it as a plain client or as a handoff.
+  void wait_for_first_byte(std::uint64_t id);
+  void classify(std::uint64_t id);
+  void serve_plain(std::uint64_t id, int fd);
+  void serve_handed(std::uint64_t id, int fd);
+  void watch_lifeline(std::uint64_t id);
   // Posted: a connection is never destroyed from inside its own reader's callback.
   void remove_later(std::uint64_t id);
   void remove(std::uint64_t id);
@@ -84,6 +95,8 @@ class LocalSocketServer {
   std::filesystem::path m_path;
   std::uint64_t m_next_id = 1;
   std::map<std::uint64_t, std::unique_ptr<Connection>> m_connections;
+  // Accepted and let in, their first byte not yet seen.
+  std::map<std::uint64_t, std::unique_ptr<boost::asio::posix::stream_descriptor>> m_undecided;
   std::function<void()> m_closed_all;
   boost::asio::steady_timer m_grace;
   std::shared_ptr<LocalSocketServer*> m_self = std::make_shared<LocalSocketServer*>(this);
