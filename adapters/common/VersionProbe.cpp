@@ -81,6 +81,12 @@ void VersionProbe::on_exit(const std::string& status, bool success) {
   if (auto version = m_spec.parse_version(m_output); version && success) {
     m_info.version = *version;
     spdlog::info("{}: {} version {}", m_spec.agent, m_executable, *version);
+  } else if (m_stopped) {
+    // Killed by stop() at the daemon's shutdown (a short run ends before the probe does): nothing went wrong,
+    // and a warning would land on the stderr of a script's `switchboard run`.
+    m_info.installed = false;
+    m_info.problem = "'" + m_executable + " --version' was stopped before it answered";
+    spdlog::debug("{}: {}", m_spec.agent, *m_info.problem);
   } else {
     m_info.installed = false;
     m_info.problem = "'" + m_executable + " --version' failed (" + status + ")";
@@ -92,6 +98,7 @@ void VersionProbe::on_exit(const std::string& status, bool success) {
 }
 
 void VersionProbe::stop() {
+  m_stopped = true;
   if (m_probe) m_probe->kill();
 }
 

@@ -60,6 +60,7 @@ class VersionProbe : public std::enable_shared_from_this<VersionProbe> {
   protocol::AgentInfo m_info;
   std::string m_executable;
   std::unique_ptr<process::ChildProcess> m_probe;
+  bool m_stopped = false;  // stop() was called: a probe killed now is not a failure to report
   boost::asio::steady_timer m_deadline;
   std::string m_output;
 };

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "common/EnvironmentVariable.h"
 #include "common/VersionProbe.h"
 #include "engine/Engine.h"
+#include "support/CapturedLog.h"
 #include "support/ClaudeRecordingSink.h"
 #include "support/ProcessTestSupport.h"
 #include "support/ScriptedAdapter.h"
@@ -217,12 +219,25 @@ TEST_CASE("version probe: a probe that hangs is killed at its deadline, and so i
   write_script(path, "exec sleep 30");
   boost::asio::io_context io;
   auto spec = probe_spec(path);
-  SECTION("deadline") { spec.timeout = std::chrono::milliseconds(100); }
-  SECTION("stop") {}
-  auto probe = adapters::VersionProbe::start(io, spec);
-  if (spec.timeout > std::chrono::seconds(1)) probe->stop();
-  REQUIRE(testing::run_until(io, [&] { return !probe->info().installed; }, std::chrono::seconds(10)));
-  CHECK(probe->info().problem->starts_with("'" + path + " --version' failed ("));
+  testing::CapturedLog log("%l %v");
+  const auto warned = [&] {
+    const auto lines = log.lines();
+    return std::any_of(lines.begin(), lines.end(), [](const std::string& line) { return line.starts_with("warning "); });
+  };
+  SECTION("deadline: a failure, warned about") {
+    spec.timeout = std::chrono::milliseconds(100);
+    auto probe = adapters::VersionProbe::start(io, spec);
+    REQUIRE(testing::run_until(io, [&] { return !probe->info().installed; }, std::chrono::seconds(10)));
+    CHECK(probe->info().problem->starts_with("'" + path + " --version' failed ("));
+    CHECK(warned());
+  }
+  SECTION("stop: the daemon is going, which is no failure and warns nobody") {
+    auto probe = adapters::VersionProbe::start(io, spec);
+    probe->stop();
+    REQUIRE(testing::run_until(io, [&] { return !probe->info().installed; }, std::chrono::seconds(10)));
+    CHECK(probe->info().problem == "'" + path + " --version' was stopped before it answered");
+    CHECK_FALSE(warned());
+  }
 }
 
 TEST_CASE("cli runtime: adapters run the executable discovery found, and its stop ends the probe", "[runtime][process]") {

@@ -6,39 +6,19 @@
 #include <vector>
 
 #include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "process/LogRateLimiter.h"
 #include "process/StderrForwarder.h"
 #include "process/TailBuffer.h"
+#include "support/CapturedLog.h"
 
 namespace stderr_forwarder_tests {
 
 using namespace switchboard::process;
 using namespace std::chrono_literals;
 
-// Routes the default logger into memory for the test and restores it afterwards.
-class CapturedLog {
- public:
-  CapturedLog() : m_previous(spdlog::default_logger()) {
-    m_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
-    // No end-of-line: the test compares the bare messages.
-    m_sink->set_formatter(std::make_unique<spdlog::pattern_formatter>("%v", spdlog::pattern_time_type::local, ""));
-    auto logger = std::make_shared<spdlog::logger>("captured", m_sink);
-    logger->set_level(spdlog::level::trace);
-    spdlog::set_default_logger(logger);
-  }
-  ~CapturedLog() { spdlog::set_default_logger(m_previous); }
-  CapturedLog(const CapturedLog&) = delete;
-  CapturedLog& operator=(const CapturedLog&) = delete;
-
-  std::vector<std::string> lines() const { return m_sink->last_formatted(); }
-
- private:
-  std::shared_ptr<spdlog::logger> m_previous;
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> m_sink;
-};
+using switchboard::testing::CapturedLog;
 
 TEST_CASE("log rate limiter: N lines per window then one summary", "[process]") {
   LogRateLimiter limiter(2, 1000ms);
