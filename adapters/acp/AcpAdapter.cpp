@@ -185,7 +185,7 @@ void AcpAdapter::on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool
     if (!id || id->empty()) return fail_start(m_config.display_name + " opened a session without a sessionId");
     m_translator.set_session(*id);
   }
-  m_translator.on_session_opened(std::get<json>(outcome));
+  m_translator.on_session_opened(std::get<json>(outcome), loaded);
   m_listener.on_provider_session(ProviderSession{m_translator.session()});
   if (!m_model) return finish_start();
   json params{{"sessionId", m_translator.session()}, {"modelId", *m_model}};

@@ -32,7 +32,7 @@ void add_choices(const json& choices, std::vector<protocol::ModelInfo>& models) 
   }
 }
 
-std::vector<protocol::ModelInfo> models_of_config_options(const json& options) {
+std::vector<protocol::ModelInfo> models_of_config_options(const json& options, bool current_is_default) {
   std::vector<protocol::ModelInfo> models;
   if (!options.is_array()) return models;
   for (const auto& option : options) {
@@ -40,7 +40,7 @@ std::vector<protocol::ModelInfo> models_of_config_options(const json& options) {
     if (const auto* choices = native::member(option, "options")) add_choices(*choices, models);
     const auto current = native::string_at(option, "currentValue");
     for (auto& model : models) {
-      if (current && model.id == *current) model.is_default = true;
+      if (current_is_default && current && model.id == *current) model.is_default = true;
     }
     break;
   }
@@ -56,17 +56,17 @@ constexpr std::array<std::string_view, 9> kDroppedVendorUpdates{
 
 }  // namespace
 
-std::vector<protocol::ModelInfo> offered_models(const json& session_state) {
+std::vector<protocol::ModelInfo> offered_models(const json& session_state, bool current_is_default) {
   if (const auto* state = native::object_at(session_state, "models")) {
     const auto* available = native::array_at(*state, "availableModels");
     auto models = native::offered_models(available != nullptr ? *available : json(), {.id = "modelId", .name = "name"});
     const auto current = native::string_at(*state, "currentModelId");
     for (auto& model : models) {
-      if (current && model.id == *current) model.is_default = true;
+      if (current_is_default && current && model.id == *current) model.is_default = true;
     }
     if (!models.empty()) return models;
   }
-  if (const auto* options = native::array_at(session_state, "configOptions")) return models_of_config_options(*options);
+  if (const auto* options = native::array_at(session_state, "configOptions")) return models_of_config_options(*options, current_is_default);
   return {};
 }
 
@@ -79,8 +79,8 @@ bool AcpTranslator::is_ours(const json& params) {
   return false;
 }
 
-void AcpTranslator::on_session_opened(const json& result) {
-  if (auto models = offered_models(result); !models.empty()) m_events.on_models(ModelsOffered{std::move(models)});
+void AcpTranslator::on_session_opened(const json& result, bool loaded) {
+  if (auto models = offered_models(result, !loaded); !models.empty()) m_events.on_models(ModelsOffered{std::move(models)});
 }
 
 void AcpTranslator::on_update(const json& params) {
@@ -98,8 +98,10 @@ void AcpTranslator::on_update(const json& params) {
   if (kind == "usage_update") return on_usage_update(*update);
   if (kind == "current_mode_update") m_mode = native::string_at(*update, "currentModeId");
   if (kind == "config_option_update") {
-    if (auto models = offered_models(*update); !models.empty()) m_events.on_models(ModelsOffered{std::move(models)});
-    return;
+    // Only the model choices have a place in our events; an update without any says nothing we keep.
+    auto models = offered_models(*update, false);
+    if (models.empty()) return m_lines.dropped();
+    return m_events.on_models(ModelsOffered{std::move(models)});
   }
   if (one_of(kDroppedUpdates, kind)) return m_lines.dropped();
   m_lines.unknown("session/update " + kind);

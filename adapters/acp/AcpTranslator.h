@@ -24,9 +24,11 @@ namespace switchboard::adapters::acp {
 // A turn is one `session/prompt`: its text messages are opened and closed around tool calls (ACP has no message
 // ids, so they are numbered per turn), and the prompt's answer (or its failure) ends it with one on_turn_end.
 // The models an ACP agent offers a session, from a session/new or session/load answer or a config_option_update:
-// `models.availableModels` (the current one marked default) where the agent sends it (unstable in ACP v1; Grok
-// Build does), else the choices of its config option of category `model`, groups flattened. None: it offers none.
-std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& session_state);
+// `models.availableModels` where the agent sends it (unstable in ACP v1; Grok Build does), else the choices of
+// its config option of category `model`, groups flattened. None: it offers none. With `current_is_default` (a
+// session/new answer, before we set any model: what the agent picks for a session that names none) the current
+// model is marked default; a loaded session's or an update's current model is that session's, not the default.
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& session_state, bool current_is_default);
 
 class AcpTranslator {
  public:
@@ -41,7 +43,7 @@ class AcpTranslator {
   void set_replaying(bool replaying) { m_replaying = replaying; }
 
   // The answer to session/new or session/load: the models it offers.
-  void on_session_opened(const nlohmann::json& result);
+  void on_session_opened(const nlohmann::json& result, bool loaded);
   void on_update(const nlohmann::json& params);
   // A notification whose method is not session/update (vendor extensions).
   void on_extension(const std::string& method, const nlohmann::json& params);

@@ -27,26 +27,30 @@ std::vector<protocol::FileDiff> hunks(const std::string& path, std::string_view 
     lines.push_back(unified.substr(start, end - start));
     start = end + 1;
   }
-  bool has_headers = false;
-  for (const auto line : lines) has_headers = has_headers || line.starts_with("@@");
   std::vector<protocol::FileDiff> out;
-  // Before the first "@@" of a diff with headers, lines such as "--- a/x" are file headers, not removals.
-  bool in_hunk = !has_headers;
   bool open = false;
   const auto begin_hunk = [&] {
     out.push_back(replacement(path, {}, {}));
     open = true;
   };
+  // Lines before the first "@@" are file headers ("--- a/x", "+++ b/x", "Index:", "diff --git") or, in an
+  // apply_patch body, the lines of a first chunk that may leave its "@@" out.
+  bool seen_hunk_mark = false;
+  const auto is_file_header = [](std::string_view line) {
+    return line.starts_with("--- ") || line.starts_with("+++ ") || line.starts_with("Index: ") || line.starts_with("diff ") ||
+           line.starts_with("===");
+  };
   for (const auto line : lines) {
     if (line.starts_with("@@")) {
-      in_hunk = true;
+      seen_hunk_mark = true;
       open = false;
       continue;
     }
-    if (!in_hunk) continue;
+    if (!seen_hunk_mark && is_file_header(line)) continue;
     // An empty line inside a hunk is a context line whose trailing space was stripped (editors do that).
     const char kind = line.empty() ? ' ' : line.front();
     if (kind != ' ' && kind != '-' && kind != '+') continue;
+    if (line.empty() && !open && !seen_hunk_mark) continue;  // a blank line before any hunk: nothing's context
     if (!open) begin_hunk();
     const auto text = std::string(line.empty() ? line : line.substr(1)) + "\n";
     if (kind != '+') *out.back().old_text += text;

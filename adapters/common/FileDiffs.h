@@ -21,9 +21,10 @@ protocol::FileDiff whole_file(std::string path, std::string content);
 
 // The hunks of a unified diff (`git diff`, `diff -u`, or the hunk lines of an apply_patch body: " " context,
 // "-" removed, "+" added, "@@" between hunks), one FileDiff per hunk whose old text is its context and removed
-// lines and whose new text its context and added lines. Header lines before the first "@@" (Index:, ---, +++)
-// are not part of any hunk; text without any "@@" is read as one hunk. Lines that are none of these (the "\ No
-// newline at end of file" marker) are skipped.
+// lines and whose new text its context and added lines. Header lines before the first "@@" (Index:, ---, +++,
+// diff, ===) are not part of any hunk; other lines before it are a first hunk that left its "@@" out (apply_patch
+// allows that for a file's first chunk), so text without any "@@" is one hunk. Lines that are none of these (the
+// "\ No newline at end of file" marker, "index …") are skipped.
 std::vector<protocol::FileDiff> hunks(const std::string& path, std::string_view unified);
 
 }  // namespace switchboard::adapters

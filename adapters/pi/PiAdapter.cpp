@@ -63,7 +63,7 @@ ModelChoice parse_model_choice(const std::string& text) {
   return choice;
 }
 
-std::vector<protocol::ModelInfo> offered_models(const json& response, const std::string& current) {
+std::vector<protocol::ModelInfo> offered_models(const json& response, const std::string& pi_default) {
   const auto* data = native::object_at(response, "data");
   const auto* list = data != nullptr ? native::array_at(*data, "models") : nullptr;
   if (list == nullptr) return {};
@@ -78,7 +78,7 @@ std::vector<protocol::ModelInfo> offered_models(const json& response, const std:
   }
   auto models = native::offered_models(named, {.id = "id", .name = "name"});
   for (auto& model : models) {
-    if (model.id == current) model.is_default = true;
+    if (!pi_default.empty() && model.id == pi_default) model.is_default = true;
   }
   return models;
 }
@@ -176,9 +176,11 @@ void PiAdapter::on_state(bool ok, const json& response) {
   const auto* state = native::object_at(response, "data");
   const auto session = state != nullptr ? native::string_at(*state, "sessionId") : std::nullopt;
   if (!session) return fail_start(AdapterError{ErrorCode::AgentUnavailable, "Pi's state names no session"});
+  // Pi's own default is the model get_state names when the session chose none.
+  std::string pi_default;
   if (const auto* model = native::object_at(*state, "model")) {
     m_provider = native::string_or_empty(*model, "provider");
-    if (m_model.empty()) m_model = m_provider + "/" + native::string_or_empty(*model, "id");
+    if (m_model.empty()) m_model = pi_default = m_provider + "/" + native::string_or_empty(*model, "id");
   }
   // Pi creates a session it cannot find under the id it is given: one to resume that comes back empty was lost
   // (its file deleted); the engine goes on in a new one, seeded with what it stored.
@@ -188,9 +190,9 @@ void PiAdapter::on_state(bool ok, const json& response) {
   m_watch->on_provider_session(ProviderSession{*session});
   m_cli.finish_start(std::nullopt);
   // The model list does not hold up the start: it reaches the engine when Pi answers.
-  request(json{{"type", "get_available_models"}}, [this](bool listed, const json& list) {
+  request(json{{"type", "get_available_models"}}, [this, pi_default](bool listed, const json& list) {
     if (!listed) return spdlog::debug("pi: get_available_models refused: {}", response_error(list));
-    if (auto models = offered_models(list, m_model); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
+    if (auto models = offered_models(list, pi_default); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
   });
 }
 

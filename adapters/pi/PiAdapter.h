@@ -89,8 +89,8 @@ struct ModelChoice {
 };
 ModelChoice parse_model_choice(const std::string& text);
 
-// The models of get_available_models' answer, named as set_model takes them ("provider/id"); `current` (the
-// same form, from get_state) is marked default.
-std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& response, const std::string& current);
+// The models of get_available_models' answer, named as set_model takes them ("provider/id"); `pi_default` (the
+// same form: the model get_state names for a session that chose none; empty when it chose one) is marked default.
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& response, const std::string& pi_default);
 
 }  // namespace switchboard::adapters::pi

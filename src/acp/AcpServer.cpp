@@ -208,7 +208,8 @@ Json AcpServer::session_setup(const Json& session) {
   if (auto modes = mode_state(session); !modes.is_null()) result["modes"] = std::move(modes);
   auto options = config_options(session, m_agent_modes.value_or(Json::array()));
   if (!options.empty()) result["configOptions"] = options;
-  m_sent_options[string_member(session, "sessionId")] = std::move(options);
+  // Only for sessions this editor follows (set_config_option may name another): closing one forgets its entry.
+  if (const auto id = string_member(session, "sessionId"); m_open_sessions.count(id)) m_sent_options[id] = std::move(options);
   return result;
 }
 
@@ -257,7 +258,7 @@ void AcpServer::replay_page(std::shared_ptr<Replay> replay) {
     const auto& result = response["result"];
     for (const auto& envelope : result.value("events", Json::array())) {
       replay->last_seq = std::max(replay->last_seq, envelope.value("seq", std::int64_t{0}));
-      for (auto& update : updates_for_event(envelope, UpdateReading::Replay)) notify_update(replay->session_id, std::move(update));
+      for (auto& update : updates_for_event(envelope, UpdateReading::Replay, replay->shown_diffs)) notify_update(replay->session_id, std::move(update));
     }
     if (result.contains("nextAfterSeq") && result["nextAfterSeq"].is_number_integer()) {
       replay->last_seq = result["nextAfterSeq"].get<std::int64_t>();
@@ -336,6 +337,7 @@ void AcpServer::close_session(const Json& id, const Json& params) {
   m_open_sessions.erase(session_id);
   m_replays.erase(session_id);
   m_running_tools.erase(session_id);
+  m_shown_diffs.erase(session_id);
   m_sent_options.erase(session_id);
   std::erase_if(m_prompts, [&](const PendingPrompt& pending) {
     if (pending.session_id != session_id) return false;
@@ -457,7 +459,7 @@ void AcpServer::forward_live(const std::string& session_id, const Json& envelope
     auto& running = m_running_tools[session_id];
     std::erase_if(running, [&](const auto& tool) { return tool.second == string_member(data, "toolCallId"); });
   }
-  for (auto& update : updates_for_event(envelope, UpdateReading::Live)) notify_update(session_id, std::move(update));
+  for (auto& update : updates_for_event(envelope, UpdateReading::Live, m_shown_diffs[session_id])) notify_update(session_id, std::move(update));
   if (type == "session.updated") update_config_options(object_member(data, "session"));
   if (type == "permission.requested") ask_permission(object_member(data, "request"));
   if (type == "permission.resolved") withdraw_permission(string_member(data, "requestId"));
@@ -488,6 +490,7 @@ void AcpServer::track_turns(const Json& envelope) {
   } else if (type == "turn.stopped") {
     const auto turn_id = string_member(data, "turnId");
     m_running_tools.erase(string_member(envelope, "sessionId"));
+    m_shown_diffs.erase(string_member(envelope, "sessionId"));  // calls that never completed
     for (auto it = m_prompts.begin(); it != m_prompts.end(); ++it) {
       if (it->turn_id && *it->turn_id == turn_id) {
         auto pending = std::move(*it);

@@ -15,6 +15,7 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include "acp/AcpUpdates.h"
 #include "run/RpcConnection.h"
 #include "switchboard/transport/FdReader.h"
 #include "switchboard/transport/FdWriter.h"
@@ -73,6 +74,7 @@ class AcpServer {
     Json session;  // its SessionInfo
     std::int64_t last_seq = 0;
     std::vector<Json> held;
+    ShownDiffs shown_diffs;  // of the stored events replayed
   };
 
   // Editor side.
@@ -138,6 +140,7 @@ class AcpServer {
   std::deque<std::pair<std::string, Json>> m_stopped_turns;
   // The tool calls running in each session, newest last: a permission request names the tool, not the call.
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> m_running_tools;  // session → (tool, id)
+  std::map<std::string, ShownDiffs> m_shown_diffs;  // session → its running calls' diffs (live)
   std::map<std::int64_t, AskedPermission> m_asked;      // by our JSON-RPC id to the editor
   std::map<std::string, std::int64_t> m_asked_by_request;  // our requestId → that id
   // Requests resolved before the post that would ask the editor ran (bounded: cleared when large).

@@ -60,13 +60,16 @@ Json tool_call(const Json& data) {
   return call;
 }
 
-Json tool_completed(const Json& data) {
+// `diffs`: the diff content the call showed (an array, maybe empty), kept first.
+Json tool_completed(const Json& data, Json diffs) {
   const bool failed = data.value("isError", false);
   Json update{{"sessionUpdate", "tool_call_update"},
               {"toolCallId", string_member(data, "toolCallId")},
               {"status", failed ? "failed" : "completed"}};
   const auto output = string_member(data, "output");
-  if (!output.empty()) update["content"] = Json::array({Json{{"type", "content"}, {"content", text_block(output)}}});
+  Json content = std::move(diffs);
+  if (!output.empty()) content.push_back(Json{{"type", "content"}, {"content", text_block(output)}});
+  if (!content.empty()) update["content"] = std::move(content);
   update["rawOutput"] = Json{{"output", output}, {"isError", failed}};
   return update;
 }
@@ -75,7 +78,7 @@ Json tool_completed(const Json& data) {
 
 using namespace acp_updates_detail;
 
-std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading) {
+std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading, ShownDiffs& shown) {
   const auto type = string_member(envelope, "type");
   const auto& data = envelope.contains("data") && envelope["data"].is_object() ? envelope["data"] : Json::object();
   std::vector<Json> updates;
@@ -98,13 +101,19 @@ std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading)
     const auto tool = string_member(data, "tool");
     const auto& input = data.contains("input") && data["input"].is_object() ? data["input"] : Json::object();
     updates.push_back(tool_call(data));
+    if (updates.back().contains("content")) shown[string_member(data, "toolCallId")] = updates.back()["content"];
     if (auto plan = plan_for_tool(tool, input)) updates.push_back(std::move(*plan));
   } else if (type == "tool.output" && reading == UpdateReading::Live) {
     // The running output so far is not kept here; the completed tool carries all of it, so a live piece is
     // only a sign of life.
     updates.push_back(Json{{"sessionUpdate", "tool_call_update"}, {"toolCallId", string_member(data, "toolCallId")}, {"status", "in_progress"}});
   } else if (type == "tool.completed") {
-    updates.push_back(tool_completed(data));
+    Json diffs = Json::array();
+    if (const auto it = shown.find(string_member(data, "toolCallId")); it != shown.end()) {
+      diffs = std::move(it->second);
+      shown.erase(it);
+    }
+    updates.push_back(tool_completed(data, std::move(diffs)));
   } else if (type == "session.updated" && reading == UpdateReading::Live) {
     // Which field changed is not said: the mode and the title are sent as they are now.
     const auto& session = object_member(data, "session");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +19,15 @@ namespace switchboard::acp {
 // each turn's prompt is the user's chunk).
 enum class UpdateReading { Live, Replay };
 
+// The diff content each running tool call of a session showed in its tool_call, by toolCallId. ACP's
+// tool_call_update replaces the call's whole content, so the completion sends the diffs again with the output;
+// otherwise the editor would lose them the moment the edit finished. One per session and reading.
+using ShownDiffs = std::map<std::string, nlohmann::json>;
+
 // The updates one event envelope stands for: none for events an editor has no use for (session.state,
-// permission.*, which are requests of their own, turn.stopped, which answers session/prompt).
-std::vector<nlohmann::json> updates_for_event(const nlohmann::json& envelope, UpdateReading reading);
+// permission.*, which are requests of their own, turn.stopped, which answers session/prompt). `shown` is the
+// session's (updated by tool.started, read and cleared by tool.completed).
+std::vector<nlohmann::json> updates_for_event(const nlohmann::json& envelope, UpdateReading reading, ShownDiffs& shown);
 
 // Unix epoch milliseconds as ISO 8601 UTC with milliseconds (ACP's timestamps: SessionInfo.updatedAt, ...).
 std::string iso_time(std::int64_t epoch_ms);

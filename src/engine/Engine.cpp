@@ -194,6 +194,23 @@ Session* Engine::find(const std::string& session_id) const {
   return it == m_sessions.end() ? nullptr : it->second.get();
 }
 
+void Engine::models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) {
+  auto& known = m_agent_models[agent];
+  std::vector<protocol::ModelInfo> offer = models;
+  // A session that runs a model of its own (a loaded one, one that chose) cannot say which is the agent's
+  // default: the default an earlier offer named stands, if the new list still has it.
+  const bool names_default = std::any_of(offer.begin(), offer.end(), [](const auto& model) { return model.is_default == true; });
+  if (!names_default) {
+    for (const auto& earlier : known) {
+      if (earlier.is_default != true) continue;
+      for (auto& model : offer) {
+        if (model.id == earlier.id) model.is_default = true;
+      }
+    }
+  }
+  known = std::move(offer);
+}
+
 std::vector<protocol::AgentInfo> Engine::list_agents() const {
   std::vector<protocol::AgentInfo> agents;
   for (const auto& descriptor : m_agents) {

@@ -107,9 +107,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   const adapters::AgentDescriptor* agent(const std::string& name) const override;
   std::optional<std::string> default_model(const std::string& agent) const override;
   RequestBroker& requests() override { return m_broker; }
-  void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) override {
-    m_agent_models[agent] = models;
-  }
+  void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) override;
   // RequestBroker::Host (publish and can_ask_someone above): a rule a client chose is in force at once, and
   // stored if it outlives the session (project, always).
   std::string remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,

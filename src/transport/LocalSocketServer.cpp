@@ -156,6 +156,7 @@ void LocalSocketServer::add_connection(int fd) {
     ::close(fd);
     return;
   }
+  if (m_closing) return;  // the daemon is shutting down: `watched` closes it
   m_undecided.emplace(id, std::move(watched));
   wait_for_first_byte(id);
 }
@@ -241,6 +242,9 @@ void LocalSocketServer::serve_handed(std::uint64_t id, int fd) {
   (void)::send(fd, &kHandoffAccepted, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   spdlog::debug("socket: client {} handed over its stdin/stdout", id);
   auto* transport = connection->transport.get();
+  // A client that no longer reads what we write (its parent closed the pipe) is gone, even while its stdin
+  // stays open: otherwise it would still count as someone who can answer a permission.
+  transport->on_output_broken([this, id] { remove_later(id); });
   m_connections.emplace(id, std::move(connection));
   transport->start();
   watch_lifeline(id);
@@ -307,6 +311,7 @@ void LocalSocketServer::stop_accepting() {
 
 void LocalSocketServer::close_all(std::chrono::milliseconds grace, std::function<void()> done) {
   m_closed_all = std::move(done);
+  m_closing = true;  // daemon.shutdown has gone out: a client served from now on would never see it
   m_undecided.clear();  // connected but silent so far: nothing to flush
   // By id: a connection with nothing queued is removed from within when_output_drained, during this loop.
   std::vector<std::uint64_t> ids;

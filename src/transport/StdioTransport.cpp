@@ -64,6 +64,8 @@ void StdioTransport::stop_input() { m_reader->stop(); }
 
 void StdioTransport::when_output_drained(std::function<void()> done) { m_writer->when_drained(std::move(done)); }
 
+void StdioTransport::on_output_broken(std::function<void()> callback) { m_writer->on_broken(std::move(callback)); }
+
 const std::shared_ptr<rpc::RpcPeer>& StdioTransport::peer() const { return m_peer_base; }
 
 void StdioTransport::on_line(std::string_view line) {

@@ -28,30 +28,32 @@ using namespace switchboard::acp;
 json event(const std::string& type, json data) { return json{{"seq", 7}, {"type", type}, {"ts", 1}, {"sessionId", "s-1"}, {"data", std::move(data)}}; }
 
 TEST_CASE("acp updates: a delta is a chunk live and the completed message is the text in a replay", "[acp-server]") {
+  ShownDiffs shown;
   const auto delta = event("message.delta", {{"turnId", "t"}, {"messageId", "m"}, {"kind", "text"}, {"text", "Hel"}});
-  const auto live = updates_for_event(delta, UpdateReading::Live);
+  const auto live = updates_for_event(delta, UpdateReading::Live, shown);
   REQUIRE(live.size() == 1);
   CHECK(live[0] == json{{"sessionUpdate", "agent_message_chunk"}, {"content", {{"type", "text"}, {"text", "Hel"}}}});
-  CHECK(updates_for_event(delta, UpdateReading::Replay).empty());  // compacted away, maybe: the completed one counts
+  CHECK(updates_for_event(delta, UpdateReading::Replay, shown).empty());  // compacted away, maybe: the completed one counts
 
   const auto thinking = event("message.delta", {{"turnId", "t"}, {"messageId", "m"}, {"kind", "thinking"}, {"text", "hmm"}});
-  CHECK(updates_for_event(thinking, UpdateReading::Live)[0]["sessionUpdate"] == "agent_thought_chunk");
+  CHECK(updates_for_event(thinking, UpdateReading::Live, shown)[0]["sessionUpdate"] == "agent_thought_chunk");
 
   const auto completed = event("message.completed", {{"turnId", "t"}, {"messageId", "m"}, {"role", "assistant"}, {"kind", "text"}, {"text", "Hello"}});
-  CHECK(updates_for_event(completed, UpdateReading::Live).empty());  // the chunks carried it
-  CHECK(updates_for_event(completed, UpdateReading::Replay)[0]["content"]["text"] == "Hello");
+  CHECK(updates_for_event(completed, UpdateReading::Live, shown).empty());  // the chunks carried it
+  CHECK(updates_for_event(completed, UpdateReading::Replay, shown)[0]["content"]["text"] == "Hello");
 
   const auto started = event("turn.started", {{"turnId", "t"}, {"text", "hi there"}});
-  CHECK(updates_for_event(started, UpdateReading::Live).empty());
-  const auto replayed = updates_for_event(started, UpdateReading::Replay);
+  CHECK(updates_for_event(started, UpdateReading::Live, shown).empty());
+  const auto replayed = updates_for_event(started, UpdateReading::Replay, shown);
   REQUIRE(replayed.size() == 1);
   CHECK(replayed[0]["sessionUpdate"] == "user_message_chunk");
   CHECK(replayed[0]["content"]["text"] == "hi there");
 }
 
 TEST_CASE("acp updates: tools are tool_call and tool_call_update and a to-do list is also a plan", "[acp-server]") {
+  ShownDiffs shown;
   const auto started = updates_for_event(event("tool.started", {{"turnId", "t"}, {"toolCallId", "c1"}, {"tool", "Bash"}, {"input", {{"command", "ls -la"}}}}),
-                                         UpdateReading::Live);
+                                         UpdateReading::Live, shown);
   REQUIRE(started.size() == 1);
   CHECK(started[0]["sessionUpdate"] == "tool_call");
   CHECK(started[0]["toolCallId"] == "c1");
@@ -61,14 +63,14 @@ TEST_CASE("acp updates: tools are tool_call and tool_call_update and a to-do lis
   CHECK(started[0]["rawInput"]["command"] == "ls -la");
 
   const auto failed = updates_for_event(event("tool.completed", {{"turnId", "t"}, {"toolCallId", "c1"}, {"output", "denied"}, {"isError", true}}),
-                                        UpdateReading::Replay);
+                                        UpdateReading::Replay, shown);
   REQUIRE(failed.size() == 1);
   CHECK(failed[0]["status"] == "failed");
   CHECK(failed[0]["content"][0]["content"]["text"] == "denied");
 
   const json todos{{"todos", json::array({json{{"content", "write it"}, {"status", "in_progress"}}, json{{"content", "test it"}, {"status", "odd"}}})}};
   const auto planned = updates_for_event(event("tool.started", {{"turnId", "t"}, {"toolCallId", "c2"}, {"tool", "TodoWrite"}, {"input", todos}}),
-                                         UpdateReading::Live);
+                                         UpdateReading::Live, shown);
   REQUIRE(planned.size() == 2);
   CHECK(planned[1]["sessionUpdate"] == "plan");
   CHECK(planned[1]["entries"][0] == json{{"content", "write it"}, {"priority", "medium"}, {"status", "in_progress"}});
@@ -80,11 +82,19 @@ TEST_CASE("acp updates: tools are tool_call and tool_call_update and a to-do lis
   const json diffs = json::array({json{{"path", "/w/a.txt"}, {"oldText", "beta"}, {"newText", "BETA"}}, json{{"path", "/w/new.txt"}, {"newText", "fresh\n"}}});
   const auto edited = updates_for_event(
       event("tool.started", {{"turnId", "t"}, {"toolCallId", "c3"}, {"tool", "some_editor"}, {"input", json::object()}, {"diffs", diffs}}),
-      UpdateReading::Replay);
+      UpdateReading::Replay, shown);
   REQUIRE(edited.size() == 1);
   CHECK(edited[0]["kind"] == "edit");
   CHECK(edited[0]["content"] == json::array({json{{"type", "diff"}, {"path", "/w/a.txt"}, {"oldText", "beta"}, {"newText", "BETA"}},
                                              json{{"type", "diff"}, {"path", "/w/new.txt"}, {"oldText", nullptr}, {"newText", "fresh\n"}}}));
+  // ACP's tool_call_update replaces the content: the completion keeps the diffs, then the output; once.
+  const auto finished = updates_for_event(event("tool.completed", {{"turnId", "t"}, {"toolCallId", "c3"}, {"output", "updated"}}), UpdateReading::Replay, shown);
+  REQUIRE(finished.size() == 1);
+  REQUIRE(finished[0]["content"].size() == 3);
+  CHECK(finished[0]["content"][0] == edited[0]["content"][0]);
+  CHECK(finished[0]["content"][1] == edited[0]["content"][1]);
+  CHECK(finished[0]["content"][2]["content"]["text"] == "updated");
+  CHECK(shown.empty());
 
   CHECK(tool_kind_of("Read") == "read");
   CHECK(tool_kind_of("apply_patch") == "edit");
@@ -96,11 +106,12 @@ TEST_CASE("acp updates: tools are tool_call and tool_call_update and a to-do lis
 }
 
 TEST_CASE("acp updates: events an editor has no use for give nothing and odd data does not throw", "[acp-server]") {
-  CHECK(updates_for_event(event("session.state", {{"state", "running"}}), UpdateReading::Live).empty());
-  CHECK(updates_for_event(event("turn.stopped", {{"turnId", "t"}, {"stopReason", "end_turn"}}), UpdateReading::Live).empty());
-  CHECK(updates_for_event(json::array(), UpdateReading::Live).empty());
-  CHECK(updates_for_event(event("tool.started", {{"tool", 5}, {"input", "no"}}), UpdateReading::Live).size() == 1);
-  const auto mode = updates_for_event(event("session.updated", {{"session", {{"mode", "plan"}}}}), UpdateReading::Live);
+  ShownDiffs shown;
+  CHECK(updates_for_event(event("session.state", {{"state", "running"}}), UpdateReading::Live, shown).empty());
+  CHECK(updates_for_event(event("turn.stopped", {{"turnId", "t"}, {"stopReason", "end_turn"}}), UpdateReading::Live, shown).empty());
+  CHECK(updates_for_event(json::array(), UpdateReading::Live, shown).empty());
+  CHECK(updates_for_event(event("tool.started", {{"tool", 5}, {"input", "no"}}), UpdateReading::Live, shown).size() == 1);
+  const auto mode = updates_for_event(event("session.updated", {{"session", {{"mode", "plan"}}}}), UpdateReading::Live, shown);
   REQUIRE(mode.size() == 1);
   CHECK(mode[0] == json{{"sessionUpdate", "current_mode_update"}, {"currentModeId", "plan"}});
 }

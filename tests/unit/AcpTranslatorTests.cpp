@@ -81,7 +81,9 @@ struct Player {
         if (it == prompts.end()) continue;
         if (it->second == "new") translator.set_session(message.at("result").at("sessionId").get<std::string>());
         if (it->second == "load") translator.set_replaying(false);
-        if ((it->second == "new" || it->second == "load") && message.contains("result")) translator.on_session_opened(message.at("result"));
+        if ((it->second == "new" || it->second == "load") && message.contains("result")) {
+          translator.on_session_opened(message.at("result"), it->second == "load");
+        }
         if (it->second == "prompt") {
           if (message.contains("error")) {
             translator.on_prompt_answer(JsonRpcEndpoint::Error{message["error"].value("code", 0), message["error"].value("message", ""), nullptr});
@@ -161,15 +163,19 @@ TEST_CASE("acp translator: models come from the config option of category model 
       {"id":"m","name":"Model","category":"model","type":"select","currentValue":"b","options":[
         {"group":"fast","name":"Fast","options":[{"value":"a","name":"A","description":"quick"}]},
         {"value":"b","name":"B"},{"name":"no value"}]}]})");
-  const auto models = acp::offered_models(answer);
+  const auto models = acp::offered_models(answer, true);
   REQUIRE(models.size() == 2);
   CHECK(models[0].id == "a");
   CHECK(models[0].description == "quick");
   CHECK_FALSE(models[0].is_default.has_value());
   CHECK(models[1].id == "b");
   CHECK(models[1].is_default == true);
-  CHECK(acp::offered_models(json::parse(R"({"sessionId":"s1"})")).empty());
-  CHECK(acp::offered_models(json::parse(R"({"models":{"availableModels":"none"},"configOptions":7})")).empty());
+  // A loaded session's current model is its own, not the agent's default.
+  const auto loaded = acp::offered_models(answer, false);
+  REQUIRE(loaded.size() == 2);
+  CHECK_FALSE(loaded[1].is_default.has_value());
+  CHECK(acp::offered_models(json::parse(R"({"sessionId":"s1"})"), true).empty());
+  CHECK(acp::offered_models(json::parse(R"({"models":{"availableModels":"none"},"configOptions":7})"), true).empty());
 
   // A later config_option_update replaces the offer; an update naming no models offers nothing new.
   CodexRecordingSink sink;
@@ -181,6 +187,7 @@ TEST_CASE("acp translator: models come from the config option of category model 
   REQUIRE(sink.offers.size() == 1);
   REQUIRE(sink.offers[0].models.size() == 1);
   CHECK(sink.offers[0].models[0].id == "x");
+  CHECK_FALSE(sink.offers[0].models[0].is_default.has_value());  // the session's current model, not the default
   CHECK(translator.stats().unknown == 0);
 }
 

@@ -339,6 +339,17 @@ TEST_CASE("file diffs: a unified diff's hunks, headers skipped, a bare hunk with
   CHECK(bare[0].old_text == std::optional<std::string>("x\n"));
   CHECK(bare[0].new_text == "y\n");
   CHECK(hunks("/w/a", "").empty());
+  // apply_patch lets a file's first chunk leave its "@@" out, and later ones have it: both are hunks.
+  const auto patch = hunks("/w/p.py", " a\n-b\n+B\n@@ def f():\n c\n-d\n+D\n");
+  REQUIRE(patch.size() == 2);
+  CHECK(patch[0].old_text == std::optional<std::string>("a\nb\n"));
+  CHECK(patch[0].new_text == "a\nB\n");
+  CHECK(patch[1].old_text == std::optional<std::string>("c\nd\n"));
+  CHECK(patch[1].new_text == "c\nD\n");
+  // A git diff's header lines are no hunk.
+  const auto git = hunks("/w/g", "diff --git a/g b/g\nindex 1..2 100644\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+y\n");
+  REQUIRE(git.size() == 1);
+  CHECK(git[0].old_text == std::optional<std::string>("x\n"));
 }
 
 }  // namespace opencode_translator_tests

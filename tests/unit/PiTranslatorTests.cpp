@@ -417,6 +417,8 @@ TEST_CASE("pi: get_available_models' models are named provider/id, as set_model 
   CHECK_FALSE(models[1].name.has_value());
   CHECK_FALSE(models[1].is_default.has_value());
   CHECK(pi::offered_models(json::parse(R"({"success":true,"data":{}})"), "").empty());
+  // A session that chose its model: Pi's default is not known from it, so none is marked.
+  for (const auto& model : pi::offered_models(response, "")) CHECK_FALSE(model.is_default.has_value());
 }
 
 }  // namespace pi_translator_tests

@@ -507,6 +507,33 @@ TEST_CASE("attach: a daemon that loses the attacher lets its client go", "[attac
   CHECK(host.call("ping").contains("result"));
 }
 
+TEST_CASE("attach: a handed-over client whose output nobody reads any more is let go, though its stdin stays open",
+          "[attach][daemon]") {
+  TempDir tmp{"attach"};
+  const fs::path data_dir = tmp.path() / "data";
+  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host(args, agent_env(tmp));
+  REQUIRE(initialize(host, "host").contains("result"));
+  REQUIRE(runtime_of(data_dir).is_object());
+  Pipe in, out, err;
+  SpawnedDaemon attacher(args, in.read_end(), out.write_end(), err.write_end(), agent_env(tmp));
+  in.close_read();
+  out.close_write();
+  err.close_write();
+  REQUIRE(switchboard::testing::write_all(in.write_end(), kRequests));
+  REQUIRE(readable_within(out.read_end(), std::chrono::seconds(10)));  // served: the answers come
+  const std::string handed_out = fd_target(attacher.pid(), 1);
+  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), handed_out).empty());
+  // The parent stops reading (it closed its end of the pipe) but keeps our stdin open and asks once more: the
+  // answer cannot be written, and the daemon lets the client go instead of keeping it as one who may answer.
+  out.close_read();
+  REQUIRE(switchboard::testing::write_all(in.write_end(), R"({"jsonrpc":"2.0","id":9,"method":"ping"})" "\n"));
+  CHECK(switchboard::testing::eventually([&] { return fds_open_on(host.daemon().pid(), handed_out).empty(); }));
+  CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
+  in.close_write();
+  CHECK(host.call("ping").contains("result"));
+}
+
 TEST_CASE("attach: what cannot be handed over is relayed: a regular file as stdin, a terminal", "[attach][daemon]") {
   TempDir tmp{"attach"};
   const fs::path data_dir = tmp.path() / "data";

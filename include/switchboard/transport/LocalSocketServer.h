@@ -64,7 +64,8 @@ class LocalSocketServer {
   // calls `done` (at once when there are none).
   void close_all(std::chrono::milliseconds grace, std::function<void()> done);
 
-  std::size_t connection_count() const { return m_connections.size(); }
+  // Clients served, and connections that have not said yet what they are (they too must be closed at shutdown).
+  std::size_t connection_count() const { return m_connections.size() + m_undecided.size(); }
   const std::filesystem::path& path() const { return m_path; }
 
  private:
@@ -98,6 +99,7 @@ class LocalSocketServer {
   // Accepted and let in, their first byte not yet seen.
   std::map<std::uint64_t, std::unique_ptr<boost::asio::posix::stream_descriptor>> m_undecided;
   std::function<void()> m_closed_all;
+  bool m_closing = false;  // close_all() began: a connection accepted or classified from now on is closed at once
   boost::asio::steady_timer m_grace;
   std::shared_ptr<LocalSocketServer*> m_self = std::make_shared<LocalSocketServer*>(this);
 };

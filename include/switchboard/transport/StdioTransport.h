@@ -42,6 +42,8 @@ class StdioTransport : public bus::EventSink {
   void stop_input();
   // Calls `done` once all queued output has been written (or the reader of our output is gone).
   void when_output_drained(std::function<void()> done);
+  // Calls `callback` once when the reader of our output is gone (EPIPE): nothing written from then on arrives.
+  void on_output_broken(std::function<void()> callback);
 
   void on_event(const bus::EncodedEventPtr& event) override;
 
