@@ -173,11 +173,11 @@ TEST_CASE("codex history: malformed lines, context messages and unfinished turns
   text += "this is not json\r\n\n";
   text += "[\"an\",\"array\"]\n";
   text += R"({"type":"event_msg"})" "\n";  // no payload
-  text += meta(id, "/work/project");
-  text += line("turn_context", {{"cwd", "/work/project"}, {"model", "gpt-5.5"}});
+  text += meta(id, "/w/project");
+  text += line("turn_context", {{"cwd", "/w/project"}, {"model", "gpt-5.5"}});
   text += line("response_item", {{"type", "function_call_output"}, {"call_id", "call_elsewhere"}, {"output", "no call for it"}});
   text += task_started("turn-a");
-  text += user_item("<environment_context>\n  <cwd>/work/project</cwd>\n</environment_context>");
+  text += user_item("<environment_context>\n  <cwd>/w/project</cwd>\n</environment_context>");
   // A prompt that happens to start with '<' is still the user's: its UserMessage event says so.
   text += prompt("<div> is broken");
   text += line("response_item", {{"type", "message"}, {"role", "assistant"}, {"content", "no id"}});
@@ -186,7 +186,7 @@ TEST_CASE("codex history: malformed lines, context messages and unfinished turns
                                  {"summary", {{{"type", "summary_text"}, {"text", "Look."}}, {{"type", "summary_text"}, {"text", "Then fix."}}}},
                                  {"content", {{{"type", "reasoning_text"}, {"text", "raw thoughts"}}}}});
   text += line("response_item", {{"type", "function_call"}, {"name", "shell"}, {"call_id", "call_1"},
-                                 {"arguments", R"({"command":["bash","-lc","ls -la"],"workdir":"/work/project/sub"})"}});
+                                 {"arguments", R"({"command":["bash","-lc","ls -la"],"workdir":"/w/project/sub"})"}});
   text += line("response_item", {{"type", "function_call_output"}, {"call_id", "call_1"},
                                  {"output", "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nls: cannot access\n"}});
   text += line("response_item", {{"type", "function_call"}, {"name", "docs__search"}, {"call_id", "call_2"}, {"arguments", R"({"q":"x"})"}});
@@ -214,11 +214,11 @@ TEST_CASE("codex history: malformed lines, context messages and unfinished turns
       R"(prompt turn-a "<div> is broken" at 2026-12-01T10:00:00.000Z)",
       R"(message rs_2 thinking "Look.\n\nThen fix.")",
       R"(message rs_2:content thinking "raw thoughts")",
-      R"(tool_started call_1 shell {"command":"ls -la","cwd":"/work/project/sub"})",
+      R"(tool_started call_1 shell {"command":"ls -la","cwd":"/w/project/sub"})",
       R"(tool_completed call_1 error "ls: cannot access\n")",
       R"(tool_started call_2 docs__search {"q":"x"})",
       R"(tool_completed call_2 error "found nothing")",
-      R"(tool_started call_3 apply_patch {"changes":[{"diff":"@@\n-old\n+new\n","kind":"update","movePath":"/work/project/b.txt","path":"/work/project/a.txt"},{"kind":"delete","path":"/abs/gone.txt"}]})",
+      R"(tool_started call_3 apply_patch {"changes":[{"diff":"@@\n-old\n+new\n","kind":"update","movePath":"/w/project/b.txt","path":"/w/project/a.txt"},{"kind":"delete","path":"/abs/gone.txt"}]})",
       R"(tool_completed call_3 ok "Success.\n")",
       R"(tool_started ws_1 web_search {"query":"codex rollout"})",
       R"(tool_completed ws_1 ok "")",
@@ -231,7 +231,7 @@ TEST_CASE("codex history: malformed lines, context messages and unfinished turns
   REQUIRE(sink.tools.size() == 4);
   const auto& diffs = sink.tools[2].diffs;
   REQUIRE(diffs.size() == 2);
-  CHECK(diffs[0].path == "/work/project/a.txt");
+  CHECK(diffs[0].path == "/w/project/a.txt");
   CHECK(diffs[0].old_text == std::optional<std::string>("old\n"));
   CHECK(diffs[0].new_text == "new\n");
   CHECK(diffs[1].path == "/abs/gone.txt");
