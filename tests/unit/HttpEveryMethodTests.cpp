@@ -83,6 +83,17 @@ std::string normalized(const std::string& method, std::string text) {
   return text;
 }
 
+// Whether every agent's background discovery has finished: each listed agent is either known absent or has
+// its version. Until then a probe's pipes are open (and agents.list may change between two calls). Every agent
+// counts, not just the one under test: the daemon also probes whichever other CLIs its PATH holds.
+bool every_probe_finished(DaemonClient& stdio) {
+  const auto agents = stdio.call("agents.list");
+  for (const auto& agent : agents.at("result").at("agents")) {
+    if (agent.value("installed", false) && !agent.contains("version")) return false;
+  }
+  return true;
+}
+
 TEST_CASE("every schema method answers over HTTP exactly once, byte for byte what stdio answers", "[http][daemon]") {
   TempDir tmp{"every"};
   const fs::path dir = tmp.path() / "data";
@@ -131,14 +142,8 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
   CHECK(compare("initialize", hello).contains("result"));
   covered.insert("initialize");
 
-  // The agent's version probe runs in the background: wait until agents.list is stable.
-  for (int i = 0; i < 200; ++i) {
-    const auto agents = stdio.call("agents.list");
-    bool probed = false;
-    for (const auto& agent : agents.at("result").at("agents")) probed = probed || agent.contains("version");
-    if (probed) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  // The agents' version probes run in the background: wait until agents.list is stable.
+  REQUIRE(eventually([&] { return every_probe_finished(stdio); }, std::chrono::seconds(30)));
   auto create = [&](const std::string& title) {
     const auto created = stdio.call("session.create", {{"agent", "claude"}, {"cwd", work.string()}, {"title", title}});
     REQUIRE(created.contains("result"));
@@ -249,14 +254,8 @@ TEST_CASE("a client that leaves during a long HTTP call: the call completes, the
   const auto created = stdio.call("session.create", {{"agent", "claude"}, {"cwd", work.string()}});
   REQUIRE(created.contains("result"));
   const std::string session = created.at("result").at("session").at("sessionId");
-  // Let the background version probe finish, so its pipes are not counted.
-  REQUIRE(eventually([&] {
-    const auto agents = stdio.call("agents.list");
-    for (const auto& agent : agents.at("result").at("agents")) {
-      if (agent.value("agent", "") == "claude") return agent.contains("version");
-    }
-    return false;
-  }, std::chrono::seconds(15)));
+  // Let the background version probes finish, so their pipes are not counted.
+  REQUIRE(eventually([&] { return every_probe_finished(stdio); }, std::chrono::seconds(30)));
   const auto before = descriptors_of(pid);
 
   std::size_t events_seen = stdio.events().size();
@@ -280,8 +279,10 @@ TEST_CASE("a client that leaves during a long HTTP call: the call completes, the
   const auto ping = after.request("POST", "/rpc", {bearer, "Content-Type: application/json"}, R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
   CHECK(ping.status == 200);
   after.close();
-  CHECK(eventually([&] { return descriptors_of(pid) == before; }, std::chrono::seconds(15)));
-  CAPTURE(before.all, descriptors_of(pid).all);
+  const bool every_descriptor_back = eventually([&] { return descriptors_of(pid) == before; }, std::chrono::seconds(15));
+  const auto now = descriptors_of(pid);
+  CAPTURE(before.all, before.sockets, now.all, now.sockets);
+  CHECK(every_descriptor_back);
 }
 
 }  // namespace http_every_method_tests
