@@ -1,6 +1,10 @@
 #include "BuiltinAgents.h"
 
 #include <array>
+#include <map>
+#include <set>
+
+#include "switchboard/config/NamedKeys.h"
 
 #include "acp/ConfiguredAcpAgent.h"
 #include "claude-code/ClaudeCodeAdapter.h"
@@ -37,6 +41,10 @@ AgentDescriptor make_acp(const AgentContext& context) {
   return acp::configured_acp_agent(context.io, acp::configured_acp_config(context.settings, context.exec_shim));
 }
 
+AgentDescriptor make_named_acp(const AgentContext& context, const std::string& name) {
+  return acp::named_acp_agent(context.io, context.settings, name, context.exec_shim);
+}
+
 AgentDescriptor make_replay(const AgentContext& context) {
   return replay::replay_agent(context.io, context.settings, context.exec_shim);
 }
@@ -49,6 +57,7 @@ const std::array kBuiltinAgents{
     AgentRegistration{"grok", &grok::grok_settings, &make_grok},
     AgentRegistration{"acp", &acp::configured_acp_settings, &make_acp},
     AgentRegistration{"replay", &replay::replay_settings, &make_replay, &replay::replay_enabled},
+    AgentRegistration{acp::kNamedAcpTable, &acp::named_acp_settings, nullptr, nullptr, &make_named_acp},
 };
 
 }  // namespace
@@ -64,13 +73,54 @@ std::vector<config::AgentSettingSpec> settings_of(std::span<const AgentRegistrat
   return specs;
 }
 
+std::vector<std::string> named_agents(const AgentRegistration& family, const config::AgentSettings& settings) {
+  std::set<std::string> names;
+  for (const auto& spec : family.settings()) {
+    for (const auto& [key, value] : settings.values()) {
+      if (auto name = config::named_segment(spec.key, key); name && config::key_matches(spec.key, key)) names.insert(*name);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+std::optional<NamedAgentProblem> check_named_agents(std::span<const AgentRegistration> agents,
+                                                    const config::AgentSettings& settings) {
+  std::map<std::string, std::string, std::less<>> taken;  // name → who has it
+  for (const auto& agent : agents) {
+    if (agent.make_named == nullptr) taken.emplace(std::string(agent.name), "a built-in agent");
+  }
+  for (const auto& family : agents) {
+    if (family.make_named == nullptr) continue;
+    for (const auto& name : named_agents(family, settings)) {
+      const auto [at, added] = taken.emplace(name, std::string(family.name));
+      if (added) continue;
+      // A key of that name, for the origin.
+      std::string key;
+      for (const auto& spec : family.settings()) {
+        for (const auto& [given, value] : settings.values()) {
+          if (key.empty() && config::key_matches(spec.key, given) && config::named_segment(spec.key, given) == name) key = given;
+        }
+      }
+      return NamedAgentProblem{key, std::string(family.name) + "." + name + ": the name \"" + name + "\" is taken by " +
+                                        (at->second.starts_with("a built-in") ? at->second : "an agent of " + at->second) +
+                                        "; choose another"};
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<AgentDescriptor> descriptors_of(std::span<const AgentRegistration> agents, boost::asio::io_context& io,
                                             const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
   const AgentContext context{io, exec_shim, settings};
   std::vector<AgentDescriptor> descriptors;
   descriptors.reserve(agents.size());
   for (const auto& agent : agents) {
-    if (agent.enabled == nullptr || agent.enabled(settings)) descriptors.push_back(agent.make(context));
+    if (agent.make_named != nullptr || (agent.enabled != nullptr && !agent.enabled(settings))) continue;
+    descriptors.push_back(agent.make(context));
+  }
+  for (const auto& family : agents) {
+    if (family.make_named == nullptr) continue;
+    for (const auto& name : named_agents(family, settings)) descriptors.push_back(family.make_named(context, name));
   }
   return descriptors;
 }

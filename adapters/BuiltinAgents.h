@@ -1,6 +1,8 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -24,12 +26,15 @@ struct AgentContext {
   const config::AgentSettings& settings;
 };
 
+// One agent, or a family of agents the user names in the config file (`make_named` instead of `make`): each
+// name under the family's table (acp_agents.<name>.*) is an agent of its own, built by `make_named`.
 struct AgentRegistration {
-  std::string_view name;  // as agents.list and session.create name it
+  std::string_view name;  // as agents.list and session.create name it; a family: its config table ("acp_agents")
   std::span<const config::AgentSettingSpec> (*settings)();
   AgentDescriptor (*make)(const AgentContext& context);
   // Whether the agent is hosted with these settings (an agent that exists only when configured); none: always.
   bool (*enabled)(const config::AgentSettings& settings) = nullptr;
+  AgentDescriptor (*make_named)(const AgentContext& context, const std::string& name) = nullptr;
 };
 
 // Claude Code, Codex, ...: what `switchboard` ships.
@@ -42,7 +47,20 @@ std::span<const AgentRegistration> hosted_agent_entries();
 // The agents' keys, in the given order: what the setting table is built with.
 std::vector<config::AgentSettingSpec> settings_of(std::span<const AgentRegistration> agents);
 
-// The agents' descriptors, configured from the merged `settings`.
+// The names the settings give to a family's agents (acp_agents.gemini.bin → "gemini"), sorted.
+std::vector<std::string> named_agents(const AgentRegistration& family, const config::AgentSettings& settings);
+
+// What is wrong with the agents the settings name: a name taken by another agent. The key at fault (its origin
+// says where it was written) and the message; none when all is well.
+struct NamedAgentProblem {
+  std::string key;
+  std::string message;
+};
+std::optional<NamedAgentProblem> check_named_agents(std::span<const AgentRegistration> agents,
+                                                    const config::AgentSettings& settings);
+
+// The agents' descriptors, configured from the merged `settings`: the single agents', then each family's in
+// name order.
 std::vector<AgentDescriptor> descriptors_of(std::span<const AgentRegistration> agents, boost::asio::io_context& io,
                                             const config::AgentSettings& settings, const std::filesystem::path& exec_shim);
 

@@ -181,6 +181,13 @@ int main(int argc, char** argv) {
     return switchboard::daemon::kExitUsage;
   }
   const auto& configuration = std::get<config::Configuration>(loaded);
+  if (auto problem = switchboard::adapters::check_named_agents(switchboard::adapters::hosted_agent_entries(),
+                                                               configuration.settings.agents)) {
+    const auto origin = configuration.origins.find(problem->key);
+    std::cerr << "switchboard: " << (origin == configuration.origins.end() ? std::string("config") : config::describe(origin->second))
+              << ": " << problem->message << "\n";
+    return switchboard::daemon::kExitUsage;
+  }
   if (*show_config) {
     std::cout << config::render(configuration);
     return switchboard::daemon::kExitOk;

@@ -329,7 +329,7 @@ AgentDescriptor acp_agent(boost::asio::io_context& io, AcpConfig config) {
   probe.agent = config.agent;
   probe.executable = config.executable;
   probe.exec_shim = config.exec_shim;
-  probe.install_hint = install_hint(config.agent);
+  probe.install_hint = config.install_hint.empty() ? install_hint(config.agent) : config.install_hint;
   probe.parse_version = [](std::string_view output) { return first_version_in(output); };
   probe.capabilities = AcpAdapter::static_capabilities();
   probe.modes = {std::string(kAskMode), std::string(kAcceptEditsMode), std::string(kFullAccessMode)};

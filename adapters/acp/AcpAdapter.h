@@ -46,6 +46,7 @@ struct AcpConfig {
   std::filesystem::path exec_shim;
   std::string client_version = "0";
   CliTimeouts timeouts;
+  std::string install_hint;                  // why it may be missing and what to set; empty: the built-ins' hint
 };
 
 // One session of ours on an ACP agent: one agent process per session (docs/agents/acp.md says why), driven

@@ -28,7 +28,19 @@ std::string type_name(const toml::node& node) {
 
 bool is_table_of_settings(const SettingTable& table, std::string_view prefix) {
   for (const auto& spec : table.specs()) {
-    if (spec.key.size() > prefix.size() && spec.key.starts_with(prefix) && spec.key[prefix.size()] == '.') return true;
+    if (key_matches(spec.key, prefix, true) && !key_matches(spec.key, prefix)) return true;
+  }
+  return false;
+}
+
+// Whether `key` would lead to a named key but for its name ("acp_agents.My Agent"): the pattern names the
+// table, and the user's name breaks the rule.
+bool has_invalid_name(const SettingTable& table, std::string_view key) {
+  const auto dot = key.rfind('.');
+  if (dot == std::string_view::npos || is_valid_name(key.substr(dot + 1))) return false;
+  const std::string named = std::string(key.substr(0, dot + 1)) + std::string(kNamedSegment);
+  for (const auto& spec : table.specs()) {
+    if (is_named_key(spec.key) && (spec.key == named || spec.key.starts_with(named + "."))) return true;
   }
   return false;
 }
@@ -52,8 +64,12 @@ class Reader {
     for (const auto& [name, node] : table) {
       const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
       if (const auto* spec = m_table.find(key)) {
-        m_values.push_back(FileValue{spec, convert(*spec, node), node.source().begin.line});
+        m_values.push_back(FileValue{spec, key, convert(*spec, key, node), node.source().begin.line});
         continue;
+      }
+      if (has_invalid_name(m_table, key)) {
+        fail(name.source().begin.line, key,
+             "not a valid name: use lowercase letters, digits, '-' and '_', starting with a letter or digit");
       }
       if (is_table_of_settings(m_table, key)) {
         if (const auto* inner = node.as_table()) {
@@ -68,44 +84,45 @@ class Reader {
     }
   }
 
-  [[noreturn]] void wrong_type(const SettingSpec& spec, const toml::node& node) const {
-    fail(node.source().begin.line, spec.key, "expected " + describe_kind(spec) + ", got " + type_name(node));
+  [[noreturn]] void wrong_type(const SettingSpec& spec, std::string_view key, const toml::node& node) const {
+    fail(node.source().begin.line, key, "expected " + describe_kind(spec) + ", got " + type_name(node));
   }
 
-  Value convert(const SettingSpec& spec, const toml::node& node) const {
+  // `key` is the key as written: the spec's own, or one a named spec stands for.
+  Value convert(const SettingSpec& spec, std::string_view key, const toml::node& node) const {
     const auto line = node.source().begin.line;
     Value value;
     switch (spec.kind) {
       case Kind::Text:
       case Kind::Choice:
-        if (!node.is_string()) wrong_type(spec, node);
+        if (!node.is_string()) wrong_type(spec, key, node);
         value = node.as_string()->get();
         break;
       case Kind::Path:
-        if (!node.is_string()) wrong_type(spec, node);
-        value = absolute_path(spec, line, node.as_string()->get());
+        if (!node.is_string()) wrong_type(spec, key, node);
+        value = absolute_path(key, line, node.as_string()->get());
         break;
       case Kind::Integer:
-        if (!node.is_integer()) wrong_type(spec, node);
+        if (!node.is_integer()) wrong_type(spec, key, node);
         value = node.as_integer()->get();
         break;
       case Kind::Boolean:
-        if (!node.is_boolean()) wrong_type(spec, node);
+        if (!node.is_boolean()) wrong_type(spec, key, node);
         value = node.as_boolean()->get();
         break;
       case Kind::Duration: {
-        if (!node.is_string()) wrong_type(spec, node);
+        if (!node.is_string()) wrong_type(spec, key, node);
         auto parsed = parse_text(spec, {node.as_string()->get()});
-        if (auto* problem = std::get_if<std::string>(&parsed)) fail(line, spec.key, *problem);
+        if (auto* problem = std::get_if<std::string>(&parsed)) fail(line, key, *problem);
         return std::get<Value>(parsed);
       }
       case Kind::List: {
         const auto* array = node.as_array();
-        if (array == nullptr) wrong_type(spec, node);
+        if (array == nullptr) wrong_type(spec, key, node);
         std::vector<std::string> items;
         for (const auto& item : *array) {
           if (!item.is_string()) {
-            fail(item.source().begin.line, spec.key, "expected a list of strings, got " + type_name(item) + " in it");
+            fail(item.source().begin.line, key, "expected a list of strings, got " + type_name(item) + " in it");
           }
           items.push_back(item.as_string()->get());
         }
@@ -113,17 +130,17 @@ class Reader {
         break;
       }
     }
-    if (auto problem = check_value(spec, value)) fail(line, spec.key, *problem);
+    if (auto problem = check_value(spec, value)) fail(line, key, *problem);
     return value;
   }
 
-  std::string absolute_path(const SettingSpec& spec, std::uint32_t line, const std::string& text) const {
+  std::string absolute_path(std::string_view key, std::uint32_t line, const std::string& text) const {
     if (text.starts_with("~/")) {
-      if (!m_home) fail(line, spec.key, "cannot expand ~/: HOME is not set");
+      if (!m_home) fail(line, key, "cannot expand ~/: HOME is not set");
       return *m_home + text.substr(1);
     }
     if (!text.starts_with("/")) {
-      fail(line, spec.key, "expected an absolute path or one starting with ~/, got \"" + text + "\"");
+      fail(line, key, "expected an absolute path or one starting with ~/, got \"" + text + "\"");
     }
     return text;
   }

@@ -19,6 +19,7 @@ namespace switchboard::config {
 
 struct FileValue {
   const SettingSpec* spec;
+  std::string key;  // the spec's, or for a named spec the key written (acp_agents.gemini.bin)
   Value value;
   std::uint32_t line;
 };

@@ -111,13 +111,14 @@ class Merge {
     auto values = parse_config_text(m_sources.table, *contents, m_config.file, non_empty_variable(m_sources, "HOME"));
     if (auto* error = std::get_if<std::string>(&values)) return *error;
     for (const auto& value : std::get<std::vector<FileValue>>(values)) {
-      set(*value.spec, value.value, Origin{Origin::Layer::File, m_config.file + ":" + std::to_string(value.line)});
+      set(*value.spec, value.key, value.value, Origin{Origin::Layer::File, m_config.file + ":" + std::to_string(value.line)});
     }
     return std::nullopt;
   }
 
   std::optional<std::string> environment_layer() {
     for (const auto& spec : m_sources.table.specs()) {
+      if (spec.env.empty()) continue;  // a named key: the config file's only
       const std::string name(spec.env);
       const auto text = m_sources.environment(name);
       if (!text || text->empty()) continue;
@@ -141,7 +142,7 @@ class Merge {
     // A key whose default lives in the data directory (Codex's private home) is derived after the merge, so a
     // data_dir from any layer moves it too.
     for (const auto& spec : m_sources.table.specs()) {
-      if (spec.fallback_in_data_dir.empty() || read(m_config.settings, spec)) continue;
+      if (spec.fallback_in_data_dir.empty() || is_named_key(spec.key) || read(m_config.settings, spec)) continue;
       assign(m_config.settings, spec, (fs::path(m_config.settings.data_dir) / spec.fallback_in_data_dir).string());
     }
     return std::move(m_config);
@@ -153,13 +154,13 @@ class Merge {
     if (auto* problem = std::get_if<std::string>(&parsed)) return std::string(spec.key) + ": " + *problem;
     auto value = std::get<Value>(std::move(parsed));
     if (spec.kind == Kind::Path) value = absolute(std::get<std::string>(value));
-    set(spec, value, std::move(origin));
+    set(spec, spec.key, value, std::move(origin));
     return std::nullopt;
   }
 
-  void set(const SettingSpec& spec, const Value& value, Origin origin) {
-    assign(m_config.settings, spec, value);
-    m_config.origins[std::string(spec.key)] = std::move(origin);
+  void set(const SettingSpec& spec, std::string_view key, const Value& value, Origin origin) {
+    assign(m_config.settings, spec, key, value);
+    m_config.origins[std::string(key)] = std::move(origin);
   }
 
   const ConfigSources& m_sources;
@@ -190,6 +191,16 @@ std::variant<Configuration, std::string> load_configuration(const ConfigSources&
 std::string render(const Configuration& configuration) {
   std::vector<std::pair<std::string, std::string>> lines;
   for (const auto& spec : configuration.table.specs()) {
+    if (is_named_key(spec.key)) {
+      // One line per name the file gave; a pattern nobody used is listed as not set.
+      const auto values = named_values(configuration.settings, spec);
+      for (const auto& [key, value] : values) {
+        lines.emplace_back(key + " = " + (spec.secret ? std::string("<hidden>") : format_value(spec, value)),
+                           describe(configuration.origins.at(key)));
+      }
+      if (values.empty()) lines.emplace_back("# " + std::string(spec.key) + " is not set", "default");
+      continue;
+    }
     const auto value = read(configuration.settings, spec);
     std::string line(spec.key);
     if (!value) {

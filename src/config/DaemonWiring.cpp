@@ -6,15 +6,17 @@ engine::EngineConfig engine_config(const Settings& settings) {
   engine::EngineConfig config;
   config.request_timeout = std::chrono::milliseconds(settings.permissions_timeout_ms);
   config.headless_policy = settings.permissions_headless == "allow" ? engine::HeadlessPolicy::Allow : engine::HeadlessPolicy::Deny;
-  // Every agent's agents.<agent>.default_model, keyed by the agent's name as its descriptor registers it: the
-  // one agent key the daemon itself reads (the engine applies it to turns that name no model).
-  constexpr std::string_view kPrefix = "agents.";
+  // Every agent's default model: a key `<table>.<agent>.default_model` (agents.claude.default_model,
+  // acp_agents.gemini.default_model), keyed by the agent's name as its descriptor registers it: the one agent
+  // key the daemon itself reads (the engine applies it to turns that name no model).
   constexpr std::string_view kSuffix = ".default_model";
   for (const auto& [key, value] : settings.agents.values()) {
-    if (key.size() <= kPrefix.size() + kSuffix.size() || !key.starts_with(kPrefix) || !key.ends_with(kSuffix)) continue;
-    const auto agent = key.substr(kPrefix.size(), key.size() - kPrefix.size() - kSuffix.size());
-    if (agent.find('.') != std::string::npos || !std::holds_alternative<std::string>(value)) continue;
-    config.default_models[agent] = std::get<std::string>(value);
+    if (!key.ends_with(kSuffix) || !std::holds_alternative<std::string>(value)) continue;
+    const std::string_view rest = std::string_view(key).substr(0, key.size() - kSuffix.size());
+    const auto dot = rest.find('.');
+    if (dot == std::string_view::npos || dot == 0 || rest.find('.', dot + 1) != std::string_view::npos) continue;
+    const auto agent = rest.substr(dot + 1);
+    if (!agent.empty()) config.default_models[std::string(agent)] = std::get<std::string>(value);
   }
   return config;
 }

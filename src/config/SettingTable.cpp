@@ -141,13 +141,17 @@ const SettingSpec* SettingTable::find(std::string_view key) const {
   for (const auto& spec : m_specs) {
     if (spec.key == key) return &spec;
   }
+  for (const auto& spec : m_specs) {
+    if (is_named_key(spec.key) && key_matches(spec.key, key)) return &spec;
+  }
   return nullptr;
 }
 
 Settings SettingTable::defaults() const {
   Settings settings;
   for (const auto& spec : m_specs) {
-    if (spec.fallback.empty()) continue;
+    // A named key's default is the adapter's to apply, per name.
+    if (spec.fallback.empty() || is_named_key(spec.key)) continue;
     // A fallback that does not parse is the adapter's bug; the test of every agent's defaults catches it.
     auto parsed = parse_text(spec, {std::string(spec.fallback)});
     if (auto* value = std::get_if<Value>(&parsed)) assign(settings, spec, *value);
@@ -155,17 +159,41 @@ Settings SettingTable::defaults() const {
   return settings;
 }
 
-std::optional<std::string_view> SettingTable::nearest(std::string_view key) const {
-  std::optional<std::string_view> best;
+namespace {
+
+// `pattern` with its <name> replaced by the segment of `key` in that place (kept when `key` has none).
+std::string with_name_of(std::string_view pattern, std::string_view key) {
+  const auto at = pattern.find(kNamedSegment);
+  if (at == std::string_view::npos) return std::string(pattern);
+  std::size_t segments = 0;
+  for (std::size_t i = 0; i < at; ++i) segments += pattern[i] == '.' ? 1 : 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < segments; ++i) {
+    start = key.find('.', start);
+    if (start == std::string_view::npos) return std::string(pattern);
+    ++start;
+  }
+  const auto end = std::min(key.find('.', start), key.size());
+  return std::string(pattern.substr(0, at)) + std::string(key.substr(start, end - start)) +
+         std::string(pattern.substr(at + kNamedSegment.size()));
+}
+
+}  // namespace
+
+std::optional<std::string> SettingTable::nearest(std::string_view key) const {
+  std::optional<std::string> best;
   std::size_t best_distance = 3;  // further than two edits is a different word, not a typo
   // Tables are names too: "[htp]" is a typo of "http".
   for (const auto& spec : m_specs) {
-    for (auto end = spec.key.find('.'); ; end = spec.key.find('.', end + 1)) {
-      const auto name = spec.key.substr(0, end);
+    // A named key is compared with the user's name in its place (acp_agents.gemini.bni: acp_agents.gemini.bin).
+    const std::string candidate = with_name_of(spec.key, key);
+    const std::string_view spelled = candidate;
+    for (auto end = spelled.find('.'); ; end = spelled.find('.', end + 1)) {
+      const auto name = spelled.substr(0, end);
       const auto distance = edit_distance(key, name);
       if (distance < best_distance) {
         best_distance = distance;
-        best = name;
+        best = std::string(name);
       }
       if (end == std::string_view::npos) break;
     }
@@ -253,11 +281,13 @@ std::variant<Value, std::string> parse_text(const SettingSpec& spec, const std::
   return value;
 }
 
-void assign(Settings& settings, const SettingSpec& spec, const Value& value) {
+void assign(Settings& settings, const SettingSpec& spec, const Value& value) { assign(settings, spec, spec.key, value); }
+
+void assign(Settings& settings, const SettingSpec& spec, std::string_view key, const Value& value) {
   std::visit(
       [&](auto member) {
         if constexpr (std::is_same_v<decltype(member), std::monostate>) {
-          settings.agents.set(spec.key, value);
+          settings.agents.set(key, value);
         } else if constexpr (std::is_same_v<std::remove_reference_t<decltype(settings.*member)>, std::optional<std::string>>) {
           settings.*member = std::get<std::string>(value);
         } else {
@@ -281,6 +311,15 @@ std::optional<Value> read(const Settings& settings, const SettingSpec& spec) {
         }
       },
       spec.member);
+}
+
+std::vector<std::pair<std::string, Value>> named_values(const Settings& settings, const SettingSpec& spec) {
+  std::vector<std::pair<std::string, Value>> found;
+  if (!is_named_key(spec.key)) return found;
+  for (const auto& [key, value] : settings.agents.values()) {
+    if (key_matches(spec.key, key)) found.emplace_back(key, value);
+  }
+  return found;
 }
 
 std::string format_value(const SettingSpec& spec, const Value& value) {

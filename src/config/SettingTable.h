@@ -10,6 +10,7 @@
 
 #include "config/Settings.h"
 #include "switchboard/config/AgentSettings.h"
+#include "switchboard/config/NamedKeys.h"
 
 namespace switchboard::config {
 
@@ -47,9 +48,10 @@ class SettingTable {
   explicit SettingTable(std::span<const AgentSettingSpec> agent_settings);
 
   std::span<const SettingSpec> specs() const { return m_specs; }
+  // The spec of a key, a named one's too (acp_agents.gemini.bin finds "acp_agents.<name>.bin").
   const SettingSpec* find(std::string_view key) const;
   // The key or table nearest to a misspelt one (a few edits away), for "did you mean".
-  std::optional<std::string_view> nearest(std::string_view key) const;
+  std::optional<std::string> nearest(std::string_view key) const;
   // Settings with every default of the table (the Settings members' own, and the agents' fallbacks).
   Settings defaults() const;
 
@@ -64,9 +66,13 @@ std::variant<Value, std::string> parse_text(const SettingSpec& spec, const std::
 // returns what is wrong.
 std::optional<std::string> check_value(const SettingSpec& spec, const Value& value);
 
+// Keeps `value` under `key`: the spec's own, or for a named spec one of the keys it stands for.
 void assign(Settings& settings, const SettingSpec& spec, const Value& value);
-// The member's current value; none for an unset optional.
+void assign(Settings& settings, const SettingSpec& spec, std::string_view key, const Value& value);
+// The member's current value; none for an unset optional (and for a named spec: use named_values).
 std::optional<Value> read(const Settings& settings, const SettingSpec& spec);
+// A named spec's values: each key it stands for that some layer set, with its value, in key order.
+std::vector<std::pair<std::string, Value>> named_values(const Settings& settings, const SettingSpec& spec);
 // How the value is written in `switchboard config` (TOML syntax; durations as "30m").
 std::string format_value(const SettingSpec& spec, const Value& value);
 // "an integer in 0..65535", "one of deny, allow", ... (for messages and docs).

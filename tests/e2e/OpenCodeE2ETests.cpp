@@ -84,40 +84,50 @@ const e2e::AgentProfile& opencode() {
   return profile;
 }
 
-// `opencode acp` as the ACP agent of the daemon's configuration (agent "acp", docs/agents/acp.md): the same CLI,
-// mock and replies as above, run through the generic ACP adapter. The daemon's config file names the command
-// line and the environment; OpenCode's configuration there makes it ask before every command and edit (it allows
-// bash by default).
+// `opencode acp` as an ACP agent of the daemon's configuration (docs/agents/acp.md): the same CLI, mock and
+// replies as above, run through the generic ACP adapter. The daemon's config file names the command line and the
+// environment, either as the one agent `acp` ([agents.acp]) or as an agent the user names ([acp_agents.<name>]);
+// OpenCode's configuration there makes it ask before every command and edit (it allows bash by default).
+e2e::AgentProfile opencode_as_acp_agent(const std::string& agent, const std::string& table) {
+  e2e::AgentProfile p = opencode();
+  p.agent = agent;
+  // A variable only the one agent `acp` has; a named agent's command is in the config file alone, and the
+  // missing-CLI scenario (the only user of this) is not run for it.
+  p.cli_variable = "SWITCHBOARD_ACP_BIN";
+  p.cli_marker = "opencode acp";
+  p.shell_tool = "execute";  // the ACP kind of OpenCode's bash tool
+  p.deny_ends_turn = true;   // OpenCode's reject ends its turn
+  // Over ACP nobody gives the session a title, so OpenCode asks the model for one first: a rule answers it.
+  p.script = [](Json turns) {
+    const Json title{{"match", {{"developer_contains", "You are a title generator"}}}, {"reply", {{"text", "Mock title"}}}};
+    return Json{{"rules", Json::array({title})}, {"turns", std::move(turns)}};
+  };
+  p.environment = [table](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+    auto config = Json::parse(provider_config(mock_url));
+    config["permission"] = {{"bash", "ask"}, {"edit", "ask"}};
+    const auto file = home / "switchboard.toml";
+    std::ofstream out(file);
+    // JSON strings are TOML basic strings.
+    out << "[" << table << "]\n"
+        << "name = \"OpenCode (ACP)\"\n"
+        << "bin = " << Json(cli).dump() << "\n"
+        << "args = [\"acp\"]\n"
+        << "env = [" << Json("OPENCODE_CONFIG_CONTENT=" + config.dump()).dump() << "]\n";
+    const auto prefix = fs::path(cli).parent_path().parent_path().parent_path();
+    return std::vector<std::string>{"HOME=" + home.string(), "SWITCHBOARD_CONFIG=" + file.string(), "XDG_DATA_HOME=",
+                                    "XDG_STATE_HOME=", "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + (prefix / "config").string()};
+  };
+  return p;
+}
+
 const e2e::AgentProfile& opencode_over_acp() {
-  static const e2e::AgentProfile profile = [] {
-    e2e::AgentProfile p = opencode();
-    p.agent = "acp";
-    p.cli_variable = "SWITCHBOARD_ACP_BIN";
-    p.cli_marker = "opencode acp";
-    p.shell_tool = "execute";  // the ACP kind of OpenCode's bash tool
-    p.deny_ends_turn = true;   // OpenCode's reject ends its turn
-    // Over ACP nobody gives the session a title, so OpenCode asks the model for one first: a rule answers it.
-    p.script = [](Json turns) {
-      const Json title{{"match", {{"developer_contains", "You are a title generator"}}}, {"reply", {{"text", "Mock title"}}}};
-      return Json{{"rules", Json::array({title})}, {"turns", std::move(turns)}};
-    };
-    p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
-      auto config = Json::parse(provider_config(mock_url));
-      config["permission"] = {{"bash", "ask"}, {"edit", "ask"}};
-      const auto file = home / "switchboard.toml";
-      std::ofstream out(file);
-      // JSON strings are TOML basic strings.
-      out << "[agents.acp]\n"
-          << "name = \"OpenCode (ACP)\"\n"
-          << "bin = " << Json(cli).dump() << "\n"
-          << "args = [\"acp\"]\n"
-          << "env = [" << Json("OPENCODE_CONFIG_CONTENT=" + config.dump()).dump() << "]\n";
-      const auto prefix = fs::path(cli).parent_path().parent_path().parent_path();
-      return std::vector<std::string>{"HOME=" + home.string(), "SWITCHBOARD_CONFIG=" + file.string(), "XDG_DATA_HOME=",
-                                      "XDG_STATE_HOME=", "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + (prefix / "config").string()};
-    };
-    return p;
-  }();
+  static const e2e::AgentProfile profile = opencode_as_acp_agent("acp", "agents.acp");
+  return profile;
+}
+
+// The same, under a name of the user's: what a user does to add an ACP agent of their own.
+const e2e::AgentProfile& opencode_as_named_acp_agent() {
+  static const e2e::AgentProfile profile = opencode_as_acp_agent("opencode-acp", "acp_agents.opencode-acp");
   return profile;
 }
 
@@ -181,16 +191,20 @@ TEST_CASE("opencode over acp e2e: a streamed turn reaches stdio and SSE clients 
   e2e::scenario_streamed_turn(opencode_over_acp());
 }
 
-TEST_CASE("opencode over acp e2e: an approved command runs and its output reaches the client", "[e2e][opencode][acp]") {
-  e2e::scenario_permission_allowed(opencode_over_acp());
+TEST_CASE("opencode as a named acp agent e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][opencode][acp]") {
+  e2e::scenario_streamed_turn(opencode_as_named_acp_agent());
 }
 
-TEST_CASE("opencode over acp e2e: a declined command does not run and a second client's late answer gets -32002", "[e2e][opencode][acp]") {
-  e2e::scenario_permission_denied_and_late_answer(opencode_over_acp());
+TEST_CASE("opencode as a named acp agent e2e: an approved command runs and its output reaches the client", "[e2e][opencode][acp]") {
+  e2e::scenario_permission_allowed(opencode_as_named_acp_agent());
 }
 
-TEST_CASE("opencode over acp e2e: a cancel while a permission is open resolves it cancelled for every client", "[e2e][opencode][acp]") {
-  e2e::scenario_cancel_while_permission_open(opencode_over_acp());
+TEST_CASE("opencode as a named acp agent e2e: a declined command does not run and a second client's late answer gets -32002", "[e2e][opencode][acp]") {
+  e2e::scenario_permission_denied_and_late_answer(opencode_as_named_acp_agent());
+}
+
+TEST_CASE("opencode as a named acp agent e2e: a cancel while a permission is open resolves it cancelled for every client", "[e2e][opencode][acp]") {
+  e2e::scenario_cancel_while_permission_open(opencode_as_named_acp_agent());
 }
 
 // ---- What only OpenCode's shape (one server for every session) needs proving ------------------------------

@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <boost/asio/io_context.hpp>
 
 #include "BuiltinAgents.h"
 #include "claude-code/ClaudeCodeAdapter.h"
@@ -138,6 +141,7 @@ TEST_CASE("configuration: for every key, each layer wins over the ones below it"
   // is held to it too.
   for (const auto& spec : setting_specs()) {
     INFO(spec.key);
+    if (is_named_key(spec.key)) continue;  // file-only keys: their own test below
     const auto a = sample(spec, 0);
     const auto b = sample(spec, 1);
     const std::string key(spec.key);
@@ -399,14 +403,18 @@ TEST_CASE("configuration: the agents' keys are declared by their adapters, not b
   for (const auto& agent : switchboard::adapters::builtin_agent_entries()) {
     for (const auto& spec : agent.settings()) {
       INFO(spec.key);
-      // Each agent declares only keys of its own table.
-      CHECK(spec.key.starts_with("agents." + std::string(agent.name) + "."));
+      // Each agent declares only keys of its own table; a family of named agents, keys of each name's.
+      if (agent.make_named != nullptr) {
+        CHECK(spec.key.starts_with(std::string(agent.name) + ".<name>."));
+      } else {
+        CHECK(spec.key.starts_with("agents." + std::string(agent.name) + "."));
+      }
       from_registry.insert(spec.key);
     }
   }
   std::set<std::string_view> agent_keys;
   for (const auto& spec : setting_specs()) {
-    if (spec.key.starts_with("agents.")) agent_keys.insert(spec.key);
+    if (spec.key.starts_with("agents.") || switchboard::config::is_named_key(spec.key)) agent_keys.insert(spec.key);
   }
   CHECK(agent_keys == from_registry);
   CHECK(agent_keys.count("agents.claude.bin") == 1);
@@ -471,6 +479,112 @@ TEST_CASE("configuration: every setting reaches the option it configures", "[con
   CHECK(http.sse.history_events == 55);
 }
 
+// The registry's family of agents a user names (acp_agents.<name>).
+const switchboard::adapters::AgentRegistration& named_acp_family() {
+  for (const auto& agent : switchboard::adapters::builtin_agent_entries()) {
+    if (agent.make_named != nullptr) return agent;
+  }
+  FAIL("no family of named agents in the registry");
+  throw std::logic_error("unreachable");
+}
+
+TEST_CASE("configuration: an ACP agent of the user's is a table of its own, its keys kept under its name", "[config][acp]") {
+  World world;
+  world.write_default("[acp_agents.gemini]\n"
+                      "bin = \"gemini\"\n"
+                      "args = [\"--experimental-acp\"]\n"
+                      "env = [\"GEMINI_API_KEY=sk-very-secret\"]\n"
+                      "default_model = \"gemini-2.5-pro\"\n"
+                      "\n"
+                      "[acp_agents.opencode-acp]\n"
+                      "bin = \"/opt/opencode\"\n"
+                      "args = [\"acp\"]\n");
+  const auto configuration = world.ok();
+  const auto& agents = configuration.settings.agents;
+  CHECK(agents.text("acp_agents.gemini.bin") == "gemini");
+  CHECK(*agents.find("acp_agents.gemini.args") == Value(std::vector<std::string>{"--experimental-acp"}));
+  CHECK(agents.text("acp_agents.opencode-acp.bin") == "/opt/opencode");
+  CHECK(agents.find("acp_agents.opencode-acp.env") == nullptr);
+  CHECK(describe(configuration.origins.at("acp_agents.gemini.args")) == world.default_file() + ":3");
+  CHECK(describe(configuration.origins.at("acp_agents.opencode-acp.bin")) == world.default_file() + ":8");
+  // The daemon's one agent key: the default model, under the agent's own name.
+  CHECK(engine_config(configuration.settings).default_models == std::map<std::string, std::string>{{"gemini", "gemini-2.5-pro"}});
+  CHECK(switchboard::adapters::named_agents(named_acp_family(), agents) == std::vector<std::string>{"gemini", "opencode-acp"});
+  CHECK_FALSE(switchboard::adapters::check_named_agents(switchboard::adapters::builtin_agent_entries(), agents));
+
+  const auto text = render(configuration);
+  INFO(text);
+  CHECK(text.find("sk-very-secret") == std::string::npos);
+  CHECK(text.find("acp_agents.gemini.env = <hidden>") != std::string::npos);
+  CHECK(text.find("acp_agents.opencode-acp.args = [\"acp\"]") != std::string::npos);
+  CHECK(text.find("# acp_agents.<name>.name is not set") != std::string::npos);
+  CHECK(text.find("acp_agents.gemini.bin = \"gemini\"") != std::string::npos);
+}
+
+TEST_CASE("configuration: a bad table of a named agent is an error naming file:line and key", "[config][acp]") {
+  struct Case {
+    std::string what;
+    std::string text;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {"a name with capitals", "[acp_agents.Gemini]\nbin = \"x\"\n",
+       "1: acp_agents.Gemini: not a valid name: use lowercase letters, digits, '-' and '_', starting with a letter or digit"},
+      {"a name with a space", "[acp_agents.\"my agent\"]\nbin = \"x\"\n",
+       "1: acp_agents.my agent: not a valid name: use lowercase letters, digits, '-' and '_', starting with a letter or digit"},
+      {"a misspelt key", "[acp_agents.gemini]\nbni = \"x\"\n",
+       "2: acp_agents.gemini.bni: unknown key (did you mean acp_agents.gemini.bin?); docs/configuration.md lists every key"},
+      {"a key too deep", "[acp_agents.gemini.bin]\npath = \"x\"\n",
+       "1: acp_agents.gemini.bin: expected a non-empty string, got a table"},
+      {"a wrong type", "acp_agents.gemini.args = \"acp\"\n", "1: acp_agents.gemini.args: expected a list of strings, got a string"},
+      {"a value where the family's table belongs", "acp_agents = 1\n", "1: acp_agents: expected a table of settings, got an integer"},
+      {"a value where a name's table belongs", "acp_agents.gemini = \"gemini\"\n",
+       "1: acp_agents.gemini: expected a table of settings, got a string"},
+      {"an empty command", "[acp_agents.gemini]\nbin = \"\"\n", "2: acp_agents.gemini.bin: expected a non-empty string, got an empty string"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      World world;
+      world.write_default(c.text);
+      CHECK(world.error() == world.default_file() + ":" + c.message);
+    }
+  }
+}
+
+TEST_CASE("configuration: a named agent cannot take the name of another agent", "[config][acp]") {
+  for (const std::string taken : {"claude", "acp", "grok"}) {
+    INFO(taken);
+    World world;
+    world.write_default("[acp_agents." + taken + "]\nargs = [\"acp\"]\n");
+    const auto configuration = world.ok();
+    const auto problem = switchboard::adapters::check_named_agents(switchboard::adapters::builtin_agent_entries(),
+                                                                   configuration.settings.agents);
+    REQUIRE(problem);
+    CHECK(problem->key == "acp_agents." + taken + ".args");
+    CHECK(describe(configuration.origins.at(problem->key)) == world.default_file() + ":2");
+    CHECK(problem->message == "acp_agents." + taken + ": the name \"" + taken + "\" is taken by a built-in agent; choose another");
+  }
+}
+
+TEST_CASE("configuration: each named ACP agent is an agent of its own, one without a command says what to set", "[config][acp]") {
+  World world;
+  world.write_default("[acp_agents.gemini]\nbin = \"/nonexistent/gemini\"\n[acp_agents.half]\nargs = [\"acp\"]\n");
+  const auto configuration = world.ok();
+  boost::asio::io_context io;
+  const auto descriptors = switchboard::adapters::descriptors_of(switchboard::adapters::builtin_agent_entries(), io,
+                                                                 configuration.settings.agents, "/shim");
+  std::vector<std::string> names;
+  for (const auto& descriptor : descriptors) names.push_back(descriptor.name);
+  // The single agents first, in the registry's order, then the named ones by name.
+  REQUIRE(names.size() >= 3);
+  CHECK(std::vector<std::string>(names.end() - 2, names.end()) == std::vector<std::string>{"gemini", "half"});
+  CHECK(std::count(names.begin(), names.end(), "acp") == 1);
+  const auto half = descriptors.back().discover();
+  CHECK(half.agent == "half");
+  CHECK_FALSE(half.installed);
+  CHECK(half.problem.value_or("") == "ACP agent half has no command: set acp_agents.half.bin in the config file (docs/agents/acp.md)");
+}
+
 TEST_CASE("configuration: docs/configuration.md documents every key with its flag and variable", "[config]") {
   std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/docs/configuration.md");
   REQUIRE(in);
@@ -480,7 +594,7 @@ TEST_CASE("configuration: docs/configuration.md documents every key with its fla
   for (const auto& spec : setting_specs()) {
     INFO(spec.key);
     CHECK(docs.find("`" + std::string(spec.key) + "`") != std::string::npos);
-    CHECK(docs.find("`" + std::string(spec.env) + "`") != std::string::npos);
+    if (!spec.env.empty()) CHECK(docs.find("`" + std::string(spec.env) + "`") != std::string::npos);
     if (!spec.flag.empty()) CHECK(docs.find("`" + std::string(spec.flag) + "`") != std::string::npos);
   }
 }
@@ -490,6 +604,12 @@ TEST_CASE("configuration: every key has a variable, and flags and variables are 
   std::set<std::string_view> variables;
   for (const auto& spec : setting_specs()) {
     INFO(spec.key);
+    if (switchboard::config::is_named_key(spec.key)) {
+      // Set in the config file only: a flag or variable would need a name made up from the user's.
+      CHECK(spec.env.empty());
+      CHECK(spec.flag.empty());
+      continue;
+    }
     CHECK(spec.env.starts_with("SWITCHBOARD_"));
     CHECK(variables.insert(spec.env).second);
     if (!spec.flag.empty()) CHECK(flags.insert(spec.flag).second);
