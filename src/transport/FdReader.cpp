@@ -32,13 +32,19 @@ FdReader::FdReader(boost::asio::io_context& io, int fd, OnData on_data, OnEnd on
   m_stream.release();
 }
 
-FdReader::~FdReader() {
+FdReader::~FdReader() { close_descriptor(); }
+
+void FdReader::close_descriptor() {
+  if (m_fd < 0) return;
   if (m_pollable) {
+    // Asio hands the open file back in blocking mode if it made it non-blocking (it may be shared with our
+    // parent), and a read in flight completes as aborted, which a stopped reader ignores.
     boost::system::error_code ignored;
     m_stream.close(ignored);
-  } else if (m_fd >= 0) {
+  } else {
     ::close(m_fd);
   }
+  m_fd = -1;
 }
 
 void FdReader::start() {
@@ -52,10 +58,9 @@ void FdReader::start() {
 
 void FdReader::stop() {
   m_stopped = true;
-  if (m_pollable) {
-    boost::system::error_code ignored;
-    m_stream.cancel(ignored);
-  }
+  // Closed now rather than when the last handler lets go of this reader: a peer that waits for the other end to
+  // be closed (a handed-over stdin, a child's pipe) must not wait for the reactor's next turn.
+  close_descriptor();
 }
 
 void FdReader::finish() {
@@ -80,7 +85,7 @@ void FdReader::read_async() {
 }
 
 void FdReader::read_blocking() {
-  if (m_stopped) return;
+  if (m_stopped || m_fd < 0) return;
   ssize_t n;
   do {
     n = ::read(m_fd, m_buffer.data(), m_buffer.size());

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include "daemon/CoreMethods.h"
 #include "switchboard/bus/Egress.h"
+#include "switchboard/transport/FdReader.h"
 #include "switchboard/transport/StdioTransport.h"
 #include "support/FdIo.h"
 #include "support/InitializeRequest.h"
@@ -196,6 +198,33 @@ TEST_CASE("stdio: an over-long line is answered and skipped, the stream recovers
   CHECK(lines[0].at("id").is_null());
   CHECK(lines[0].at("error").at("data").at("limit") == 1024);
   CHECK(lines[1].at("id") == 2);
+}
+
+// The writer of a pipe learns that nobody reads any more (EPIPE) as soon as the reader is stopped, with a read
+// in flight and without the reactor running again: a handed-over stdin or a child's pipe is let go at once.
+TEST_CASE("fd reader: stop closes its duplicate at once, even with a read in flight", "[stdio]") {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction previous {};
+  REQUIRE(::sigaction(SIGPIPE, &ignore, &previous) == 0);
+  boost::asio::io_context io{1};
+  Pipe pipe;
+  std::string seen;
+  auto reader = switchboard::transport::FdReader::create(
+      io, pipe.read_end(), [&](std::string_view chunk) { seen.append(chunk); }, [] {});
+  pipe.close_read();  // the reader's duplicate is now the only read end
+  reader->start();
+  REQUIRE(write_all(pipe.write_end(), "one\n"));
+  io.run_one();  // the read completes and the next one is in flight
+  CHECK(seen == "one\n");
+  CHECK(::write(pipe.write_end(), "x", 1) == 1);  // still read by someone
+  reader->stop();
+  errno = 0;
+  CHECK(::write(pipe.write_end(), "y", 1) == -1);
+  CHECK(errno == EPIPE);
+  io.run();  // the aborted read completes quietly
+  CHECK(seen == "one\n");
+  ::sigaction(SIGPIPE, &previous, nullptr);
 }
 
 }  // namespace stdio_transport_tests

@@ -28,7 +28,7 @@ class FdReader : public std::enable_shared_from_this<FdReader> {
   ~FdReader();
 
   void start();
-  // Stops reading; on_end is not called afterwards.
+  // Stops reading and closes the duplicate at once; on_end is not called afterwards.
   void stop();
   bool pollable() const { return m_pollable; }
 
@@ -36,6 +36,7 @@ class FdReader : public std::enable_shared_from_this<FdReader> {
   void read_async();
   void read_blocking();
   void finish();
+  void close_descriptor();
 
   boost::asio::io_context& m_io;
   boost::asio::posix::stream_descriptor m_stream;
