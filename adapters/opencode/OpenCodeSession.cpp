@@ -159,6 +159,7 @@ void OpenCodeSession::start(const StartOptions& options, Completion done) {
       m_runtime.attach(m_id, *this);
       if (!resume) m_listener.on_provider_session(ProviderSession{m_id});
       done(std::nullopt);
+      offer_models();
     };
     if (resume) return request(http::verb::get, "/session/" + *resume, nullptr, std::move(opened));
     // A title of our own: OpenCode would otherwise ask the model for one (a side request on every new session).
@@ -176,6 +177,18 @@ void OpenCodeSession::send(TurnInput input) {
   if (auto model = model_of(m_model)) body["model"] = *model;
   request(http::verb::post, "/session/" + m_id + "/prompt_async", body, [this](Answer answer) {
     if (!answer.ok()) fail_turn("OpenCode did not take the prompt: " + answer.error());
+  });
+}
+
+void OpenCodeSession::offer_models() {
+  // The configuration's model first: it is the default the list marks.
+  request(http::verb::get, "/config", nullptr, [this](Answer config) {
+    std::optional<std::string> configured;
+    if (config.ok() && config.body.is_object()) configured = native::string_at(config.body, "model");
+    request(http::verb::get, "/config/providers", nullptr, [this, configured](Answer answer) {
+      if (!answer.ok()) return spdlog::debug("opencode: no model list: {}", answer.error());
+      if (auto models = offered_models(answer.body, configured); !models.empty()) m_listener.on_models(ModelsOffered{std::move(models)});
+    });
   });
 }
 

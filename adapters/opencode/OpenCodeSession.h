@@ -60,6 +60,8 @@ class OpenCodeSession final : public AgentAdapter {
   void reply_to_permission(const std::string& id, const std::string& reply, const std::optional<std::string>& message,
                            Completion done);
   void fail_turn(const std::string& why);
+  // Reads the models OpenCode offers in this session's directory and reports them (not waited for by start).
+  void offer_models();
   void become_unavailable(const std::string& reason);
 
   boost::asio::io_context& m_io;

@@ -331,4 +331,31 @@ json question_reply(const std::vector<std::string>& answers, const std::vector<b
   return json{{"answers", std::move(replies)}};
 }
 
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& providers_answer,
+                                               const std::optional<std::string>& configured) {
+  std::vector<protocol::ModelInfo> models;
+  if (!providers_answer.is_object()) return models;
+  const auto providers = providers_answer.find("providers");
+  if (providers == providers_answer.end() || !providers->is_array()) return models;
+  for (const auto& provider : *providers) {
+    if (!provider.is_object()) continue;
+    const auto provider_id = native::string_at(provider, "id");
+    const auto listed = provider.find("models");
+    if (!provider_id || provider_id->empty() || listed == provider.end() || !listed->is_object()) continue;
+    const auto provider_name = native::string_at(provider, "name");
+    for (const auto& [key, entry] : listed->items()) {  // nlohmann keeps object keys sorted
+      if (!entry.is_object() || native::string_or_empty(entry, "status") == "deprecated") continue;
+      const auto model_id = native::string_at(entry, "id").value_or(key);
+      if (model_id.empty()) continue;
+      protocol::ModelInfo model;
+      model.id = *provider_id + "/" + model_id;
+      model.name = native::string_at(entry, "name");
+      model.description = provider_name;
+      if (configured && *configured == model.id) model.is_default = true;
+      models.push_back(std::move(model));
+    }
+  }
+  return models;
+}
+
 }  // namespace switchboard::adapters::opencode

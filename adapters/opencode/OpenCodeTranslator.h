@@ -82,4 +82,11 @@ class OpenCodeTranslator {
 // sends them. A free answer goes as it is (OpenCode's questions take custom answers by default).
 nlohmann::json question_reply(const std::vector<std::string>& answers, const std::vector<bool>& multiple);
 
+// The models OpenCode offers, from its GET /config/providers answer: `{providers: [{id, name, models: {<id>:
+// {id, name, status}}}]}`, each model named `provider/model` as prompts take it, the providers' order kept and
+// their models sorted by id (an object has no order). Deprecated models are left out. `configured` is the
+// configuration's `model` (GET /config), OpenCode's default for a prompt that names none: it is marked. (The
+// answer's own `default` map is per provider and is not what OpenCode uses when the configuration names one.)
+std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& providers_answer, const std::optional<std::string>& configured);
+
 }  // namespace switchboard::adapters::opencode

@@ -34,10 +34,12 @@ namespace mock_reply = switchboard::testing::e2e::mock_reply;
 // What a user's opencode.json would say to use the mock: one openai-compatible provider, its one model.
 std::string provider_config(const std::string& mock_url) {
   const Json model{{"name", "Mock"}, {"tool_call", true}, {"limit", {{"context", 32000}, {"output", 4096}}}};
+  // A second model, for choosing one; the configured `model` stays the default.
+  const Json other_model{{"name", "Other Mock"}, {"tool_call", true}, {"limit", {{"context", 32000}, {"output", 4096}}}};
   return Json{{"provider", {{"mock", {{"npm", "@ai-sdk/openai-compatible"},
                                       {"name", "Mock"},
                                       {"options", {{"baseURL", mock_url + "/v1"}, {"apiKey", "sk-mock"}}},
-                                      {"models", {{"mock-model", model}}}}}}},
+                                      {"models", {{"mock-model", model}, {"other-model", other_model}}}}}}},
               {"enabled_providers", Json::array({"mock"})},
               {"model", "mock/mock-model"},
               {"small_model", "mock/mock-model"},
@@ -277,6 +279,43 @@ std::string basic_authorization(const std::string& user, const std::string& pass
   std::string encoded(boost::beast::detail::base64::encoded_size(plain.size()), '\0');
   encoded.resize(boost::beast::detail::base64::encode(encoded.data(), plain.data(), plain.size()));
   return "Authorization: Basic " + encoded;
+}
+
+TEST_CASE("opencode e2e: the models OpenCode offers reach the session, its default marked, and a chosen one is used", "[e2e][opencode]") {
+  const auto& profile = opencode();
+  e2e::AgentWorld world(profile, Json::array({profile.text("First answer.", 1, 0), profile.text("Second answer.", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto created = world.client->call("session.create", {{"agent", "opencode"}, {"cwd", world.work.string()}});
+  INFO(created.dump());
+  REQUIRE(created.contains("result"));
+  const std::string session = created["result"]["session"]["sessionId"];
+  const auto first = world.client->call("session.send", {{"sessionId", session}, {"text", "first prompt"}});
+  INFO(first.dump());
+  REQUIRE(first["result"]["text"] == "First answer.");
+  Json models;
+  CHECK(switchboard::testing::eventually([&] {
+    models = world.client->call("session.get", {{"sessionId", session}})["result"]["session"].value("models", Json());
+    return models.is_array() && models.size() == 2;
+  }, std::chrono::seconds(10)));
+  INFO(models.dump());
+  REQUIRE(models.size() == 2);
+  CHECK(models[0] == Json{{"id", "mock/mock-model"}, {"name", "Mock"}, {"description", "Mock"}, {"isDefault", true}});
+  CHECK(models[1] == Json{{"id", "mock/other-model"}, {"name", "Other Mock"}, {"description", "Mock"}});
+  // agents.list remembers the offer for the agent's next sessions.
+  const auto agents = world.client->call("agents.list");
+  for (const auto& agent : agents["result"]["agents"]) {
+    if (agent["agent"] == "opencode") CHECK(agent["models"] == models);
+  }
+  REQUIRE(world.client->call("session.setModel", {{"sessionId", session}, {"model", "mock/other-model"}}).contains("result"));
+  const auto second = world.client->call("session.send", {{"sessionId", session}, {"text", "second-prompt-marker"}});
+  INFO(second.dump());
+  REQUIRE(second["result"]["text"] == "Second answer.");
+  std::string sent;
+  for (const auto& request : world.mock->message_requests()) {
+    if (request["body"].dump().find("second-prompt-marker") != std::string::npos) sent = request["body"].value("model", "");
+  }
+  CHECK(sent == "other-model");
 }
 
 TEST_CASE("opencode: two sessions in two directories stream at once on one server and each keeps its own events", "[e2e][opencode]") {

@@ -310,6 +310,35 @@ TEST_CASE("opencode translator: a child's events before its task call names it w
                                                R"(turn_end end_turn "answer")"});
 }
 
+TEST_CASE("opencode models: GET /config/providers gives provider/model ids, the configured one the default", "[opencode]") {
+  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/opencode/config-providers.json");
+  REQUIRE(in.good());
+  const auto recorded = json::parse(in);
+  const auto models = switchboard::adapters::opencode::offered_models(recorded, std::string("mock/mock-model"));
+  REQUIRE(models.size() == 2);
+  CHECK(models[0].id == "mock/mock-model");
+  CHECK(models[0].name == "Mock");
+  CHECK(models[0].description == "Mock");  // the provider's name
+  CHECK(models[0].is_default == true);
+  CHECK(models[1].id == "mock/other-model");
+  CHECK(models[1].name == "Other Mock");
+  CHECK_FALSE(models[1].is_default.has_value());
+  // Without a configured model nothing is marked: the answer's per-provider `default` is not OpenCode's choice.
+  for (const auto& model : switchboard::adapters::opencode::offered_models(recorded, std::nullopt)) CHECK_FALSE(model.is_default);
+
+  // Deprecated models and entries that are not models are left out; a model without its own id takes its key.
+  const auto odd = json::parse(R"({"providers": [
+      {"id": "a", "models": {"old": {"id": "old", "status": "deprecated"}, "bare": {}, "x": 7}},
+      {"name": "no id", "models": {"m": {"id": "m"}}},
+      {"id": "b", "models": []},
+      "not a provider"]})");
+  const auto kept = switchboard::adapters::opencode::offered_models(odd, std::nullopt);
+  REQUIRE(kept.size() == 1);
+  CHECK(kept[0].id == "a/bare");
+  CHECK(switchboard::adapters::opencode::offered_models(json::array(), std::nullopt).empty());
+  CHECK(switchboard::adapters::opencode::offered_models(json{{"providers", 1}}, std::nullopt).empty());
+}
+
 TEST_CASE("opencode question reply: one label per question, a multiple choice's labels split at \", \"", "[opencode]") {
   using switchboard::adapters::opencode::question_reply;
   CHECK(question_reply({"Blue"}, {}) == json{{"answers", json::array({json::array({"Blue"})})}});
