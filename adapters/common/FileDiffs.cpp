@@ -59,4 +59,50 @@ std::vector<protocol::FileDiff> hunks(const std::string& path, std::string_view 
   return out;
 }
 
+std::vector<protocol::FileDiff> patch_diffs(std::string_view patch) {
+  constexpr std::string_view kAdd = "*** Add File: ";
+  constexpr std::string_view kUpdate = "*** Update File: ";
+  constexpr std::string_view kDelete = "*** Delete File: ";
+  enum class Section { None, Add, Update };
+  std::vector<protocol::FileDiff> out;
+  Section section = Section::None;
+  std::string path;
+  std::string body;  // the section's lines so far
+  const auto flush = [&] {
+    if (section == Section::Add) out.push_back(whole_file(path, body));
+    if (section == Section::Update) {
+      for (auto& hunk : hunks(path, body)) out.push_back(std::move(hunk));
+    }
+    section = Section::None;
+    body.clear();
+  };
+  for (std::size_t start = 0; start < patch.size();) {
+    auto end = patch.find('\n', start);
+    if (end == std::string_view::npos) end = patch.size();
+    auto line = patch.substr(start, end - start);
+    start = end + 1;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line.starts_with("*** ")) {
+      // A new file's header, the end of the patch, or a marker inside a section ("*** Move to:", "*** End of File").
+      const bool add = line.starts_with(kAdd);
+      const bool update = line.starts_with(kUpdate);
+      if (add || update || line.starts_with(kDelete) || line.starts_with("*** End Patch")) {
+        flush();
+        if (add || update) {
+          section = add ? Section::Add : Section::Update;
+          path = std::string(line.substr(add ? kAdd.size() : kUpdate.size()));
+        }
+      }
+      continue;
+    }
+    if (section == Section::Add) {
+      if (line.starts_with('+')) body.append(line.substr(1)).push_back('\n');
+    } else if (section == Section::Update) {
+      body.append(line).push_back('\n');
+    }
+  }
+  flush();
+  return out;
+}
+
 }  // namespace switchboard::adapters

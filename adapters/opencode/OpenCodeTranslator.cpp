@@ -51,10 +51,14 @@ bool is_retry(const json& status_properties) {
 // will never place must not grow without bound).
 constexpr std::size_t kUnplacedLimit = 512;
 
-// The file changes of a call of OpenCode's file tools: `edit` (oldString → newString in filePath) and `write`
-// (the whole content of filePath).
+// The file changes of a call of OpenCode's file tools: `edit` (oldString → newString in filePath), `write` (the
+// whole content of filePath) and `apply_patch` (a patch envelope in patchText, the tool OpenCode gives GPT models).
 std::vector<protocol::FileDiff> edit_diffs(const std::string& tool, const json& input) {
   std::vector<protocol::FileDiff> diffs;
+  if (tool == "apply_patch") {
+    const auto patch = native::string_at(input, "patchText");
+    return patch ? patch_diffs(*patch) : diffs;
+  }
   const auto path = native::string_at(input, "filePath");
   if (!path || path->empty()) return diffs;
   if (tool == "edit") {

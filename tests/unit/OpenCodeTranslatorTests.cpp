@@ -355,6 +355,54 @@ TEST_CASE("opencode server permissions: bash and edit ask whatever the user's OP
   CHECK(json::parse(server_permissions("not json")) == json{{"bash", "ask"}, {"edit", "ask"}});
 }
 
+TEST_CASE("opencode translator: an apply_patch call carries each file's change as diffs", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.set_session_id("ses_1");
+  translator.turn_started();
+  const std::string patch = "*** Begin Patch\n"
+                            "*** Add File: /w/new.txt\n"
+                            "+first\n"
+                            "+second\n"
+                            "*** Update File: /w/old.py\n"
+                            "*** Move to: /w/renamed.py\n"
+                            "@@ def f():\n"
+                            " a\n"
+                            "-b\n"
+                            "+B\n"
+                            "@@ def g():\n"
+                            "-c\n"
+                            "+C\n"
+                            "*** End of File\n"
+                            "*** Delete File: /w/gone.txt\n"
+                            "*** End Patch\n";
+  translator.feed(event("session.status", {{"sessionID", "ses_1"}, {"status", {{"type", "busy"}}}}));
+  translator.feed(event("message.part.updated",
+                        {{"part", {{"id", "prt_patch"}, {"sessionID", "ses_1"}, {"messageID", "msg_1"}, {"type", "tool"}, {"tool", "apply_patch"},
+                                   {"callID", "call_patch"}, {"state", {{"status", "running"}, {"input", {{"patchText", patch}}}}}}}}));
+  INFO(json(sink.lines).dump(1));
+  REQUIRE(sink.tools.size() == 1);
+  const auto& diffs = sink.tools[0].diffs;
+  REQUIRE(diffs.size() == 3);
+  CHECK(diffs[0].path == "/w/new.txt");
+  CHECK_FALSE(diffs[0].old_text);
+  CHECK(diffs[0].new_text == "first\nsecond\n");
+  CHECK(diffs[1].path == "/w/old.py");
+  CHECK(diffs[1].old_text == std::optional<std::string>("a\nb\n"));
+  CHECK(diffs[1].new_text == "a\nB\n");
+  CHECK(diffs[2].path == "/w/old.py");
+  CHECK(diffs[2].old_text == std::optional<std::string>("c\n"));
+  CHECK(diffs[2].new_text == "C\n");
+  // No patch text, or a patch of deletes only: no diffs.
+  CHECK(switchboard::adapters::patch_diffs("*** Begin Patch\n*** Delete File: /w/x\n*** End Patch\n").empty());
+  CHECK(switchboard::adapters::patch_diffs("").empty());
+  // CRLF line ends are read like LF ones.
+  const auto crlf = switchboard::adapters::patch_diffs("*** Begin Patch\r\n*** Add File: /w/c\r\n+x\r\n*** End Patch\r\n");
+  REQUIRE(crlf.size() == 1);
+  CHECK(crlf[0].path == "/w/c");
+  CHECK(crlf[0].new_text == "x\n");
+}
+
 TEST_CASE("file diffs: a unified diff's hunks, headers skipped, a bare hunk without @@ read whole", "[opencode]") {
   using switchboard::adapters::hunks;
   // OpenCode's own patch text for an edit (metadata.diff), as recorded.
