@@ -217,7 +217,8 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
 struct Descriptors {
   std::size_t all = 0;
   std::size_t sockets = 0;
-  bool operator==(const Descriptors&) const = default;
+  std::string listing;  // "fd -> target" lines, for the message when counts differ
+  bool operator==(const Descriptors& other) const { return all == other.all && sockets == other.sockets; }
 };
 Descriptors descriptors_of(pid_t pid) {
   Descriptors counted;
@@ -226,6 +227,7 @@ Descriptors descriptors_of(pid_t pid) {
     ++counted.all;
     const auto target = fs::read_symlink(entry.path(), error);
     if (!error && target.string().rfind("socket:", 0) == 0) ++counted.sockets;
+    counted.listing += entry.path().filename().string() + " -> " + (error ? "?" : target.string()) + "\n";
   }
   return counted;
 }
@@ -281,7 +283,7 @@ TEST_CASE("a client that leaves during a long HTTP call: the call completes, the
   after.close();
   const bool every_descriptor_back = eventually([&] { return descriptors_of(pid) == before; }, std::chrono::seconds(15));
   const auto now = descriptors_of(pid);
-  CAPTURE(before.all, before.sockets, now.all, now.sockets);
+  CAPTURE(before.all, before.sockets, now.all, now.sockets, before.listing, now.listing);
   CHECK(every_descriptor_back);
 }
 
