@@ -45,7 +45,10 @@ json status(const char* type) { return event("session.status", {{"status", {{"ty
 // Replays one session's messages in order.
 class Replay {
  public:
-  explicit Replay(HistorySink& sink) : m_sink(sink), m_translator(sink) {}
+  // Parts name their session (`sessionID`): the session's own are its turn's, a sub-agent's nest in its task call.
+  Replay(HistorySink& sink, const std::string& session_id) : m_sink(sink), m_translator(sink) {
+    m_translator.set_session_id(session_id);
+  }
 
   void user_message(const std::string& id, const json& info, const std::string& text) {
     close_turn();
@@ -133,6 +136,95 @@ HistoryOutcome<HistoryList> list_history(const fs::path& database, const std::st
   return list;
 }
 
+namespace {
+
+// How deep sub-agents of sub-agents are followed (OpenCode lets a task start tasks).
+constexpr int kMaxSubAgentDepth = 4;
+
+// The sub-agent session a task part ran in, if it is one of `parent`'s own.
+std::optional<std::string> child_session(SQLite::Database& db, const std::string& parent, const json& part) {
+  if (native::string_or_empty(part, "type") != "tool" || native::string_or_empty(part, "tool") != "task") return std::nullopt;
+  const auto* state = native::object_at(part, "state");
+  const auto* metadata = state != nullptr ? native::object_at(*state, "metadata") : nullptr;
+  const std::string child = metadata != nullptr ? native::string_or_empty(*metadata, "sessionId") : std::string();
+  if (child.empty()) return std::nullopt;
+  SQLite::Statement owned(db, "SELECT 1 FROM session WHERE id = ? AND parent_id = ?");
+  owned.bind(1, child);
+  owned.bind(2, parent);
+  if (!owned.executeStep()) return std::nullopt;
+  return child;
+}
+
+// Replays the messages of `session_id` in order. The session read (depth 0) gives its prompts, answers and
+// errors; a sub-agent's session gives only its answer's parts, replayed inside its task call as they streamed:
+// the task first as running (which names the child), then the child's parts, then the task as it ended.
+void replay_messages(SQLite::Database& db, const std::string& session_id, int depth, Replay& replay, HistoryReadStats& stats) {
+  // Every part of the session in message order, each message's parts in the order they were made (ids sort by
+  // creation time); a message without parts still comes once, with a null part.
+  SQLite::Statement rows(db,
+                         "SELECT m.id, m.data, p.id, p.data FROM message m LEFT JOIN part p ON p.message_id = m.id"
+                         " WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id");
+  rows.bind(1, session_id);
+  const bool own = depth == 0;
+  std::string current_message;
+  std::optional<json> info;  // the current message's, if it parsed
+  std::string prompt_text;   // a user message's text parts, joined
+  const auto end_message = [&] {
+    if (!info || !own) return;
+    if (native::string_or_empty(*info, "role") == "user") {
+      replay.user_message(current_message, *info, prompt_text);
+    } else if (const auto* error = native::object_at(*info, "error")) {
+      replay.assistant_error(*error);
+    }
+  };
+  while (rows.executeStep()) {
+    const std::string message_id = rows.getColumn(0).getString();
+    if (message_id != current_message) {
+      end_message();
+      current_message = message_id;
+      prompt_text.clear();
+      ++stats.lines;
+      info = parse_object(rows.getColumn(1).getString());
+      if (!info) ++stats.skipped_lines;
+    }
+    if (rows.getColumn(2).isNull()) continue;
+    ++stats.lines;
+    auto part = parse_object(rows.getColumn(3).getString());
+    if (!part) {
+      ++stats.skipped_lines;
+      continue;
+    }
+    if (!info) continue;  // whose part it is is unknown
+    if (native::string_or_empty(*info, "role") == "user") {
+      // A sub-agent's prompt is the task's input, already shown with the task call.
+      if (!own) continue;
+      // What the user typed; parts OpenCode adds itself (a file's contents) are marked synthetic.
+      const auto synthetic = part->find("synthetic");
+      const bool typed = synthetic == part->end() || !synthetic->is_boolean() || !synthetic->get<bool>();
+      if (native::string_or_empty(*part, "type") == "text" && typed) {
+        if (!prompt_text.empty()) prompt_text += "\n";
+        prompt_text += native::string_or_empty(*part, "text");
+      }
+      continue;
+    }
+    (*part)["id"] = rows.getColumn(2).getString();
+    (*part)["messageID"] = message_id;
+    (*part)["sessionID"] = session_id;
+    if (const auto child = depth < kMaxSubAgentDepth ? child_session(db, session_id, *part) : std::nullopt) {
+      json running = *part;
+      running["state"]["status"] = "running";
+      running["state"].erase("output");
+      if (running["state"]["metadata"].is_object()) running["state"]["metadata"].erase("output");
+      replay.assistant_part(std::move(running));
+      replay_messages(db, *child, depth + 1, replay, stats);
+    }
+    replay.assistant_part(std::move(*part));
+  }
+  end_message();
+}
+
+}  // namespace
+
 HistoryOutcome<HistoryReadStats> read_history(const fs::path& database, const std::string& cwd,
                                               const std::string& opencode_session_id, HistorySink& sink) {
   std::error_code missing;
@@ -144,59 +236,9 @@ HistoryOutcome<HistoryReadStats> read_history(const fs::path& database, const st
     session.bind(1, opencode_session_id);
     session.bind(2, cwd);
     if (!session.executeStep()) return unknown_session(cwd, opencode_session_id);
-
-    // Every part of the session in message order, each message's parts in the order they were made (ids sort
-    // by creation time); a message without parts still comes once, with a null part.
-    SQLite::Statement rows(db,
-                           "SELECT m.id, m.data, p.id, p.data FROM message m LEFT JOIN part p ON p.message_id = m.id"
-                           " WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id");
-    rows.bind(1, opencode_session_id);
     sink.on_provider_session(ProviderSession{opencode_session_id});
-    Replay replay(sink);
-    std::string current_message;
-    std::optional<json> info;  // the current message's, if it parsed
-    std::string prompt_text;   // a user message's text parts, joined
-    const auto end_message = [&] {
-      if (!info) return;
-      if (native::string_or_empty(*info, "role") == "user") {
-        replay.user_message(current_message, *info, prompt_text);
-      } else if (const auto* error = native::object_at(*info, "error")) {
-        replay.assistant_error(*error);
-      }
-    };
-    while (rows.executeStep()) {
-      const std::string message_id = rows.getColumn(0).getString();
-      if (message_id != current_message) {
-        end_message();
-        current_message = message_id;
-        prompt_text.clear();
-        ++stats.lines;
-        info = parse_object(rows.getColumn(1).getString());
-        if (!info) ++stats.skipped_lines;
-      }
-      if (rows.getColumn(2).isNull()) continue;
-      ++stats.lines;
-      auto part = parse_object(rows.getColumn(3).getString());
-      if (!part) {
-        ++stats.skipped_lines;
-        continue;
-      }
-      if (!info) continue;  // whose part it is is unknown
-      if (native::string_or_empty(*info, "role") == "user") {
-        // What the user typed; parts OpenCode adds itself (a file's contents) are marked synthetic.
-        const auto synthetic = part->find("synthetic");
-        const bool typed = synthetic == part->end() || !synthetic->is_boolean() || !synthetic->get<bool>();
-        if (native::string_or_empty(*part, "type") == "text" && typed) {
-          if (!prompt_text.empty()) prompt_text += "\n";
-          prompt_text += native::string_or_empty(*part, "text");
-        }
-        continue;
-      }
-      (*part)["id"] = rows.getColumn(2).getString();
-      (*part)["messageID"] = message_id;
-      replay.assistant_part(std::move(*part));
-    }
-    end_message();
+    Replay replay(sink, opencode_session_id);
+    replay_messages(db, opencode_session_id, 0, replay, stats);
     replay.finish();
   } catch (const SQLite::Exception& error) {
     return AdapterError{protocol::ErrorCode::UnknownHistorySession,

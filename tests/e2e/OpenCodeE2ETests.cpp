@@ -614,6 +614,33 @@ TEST_CASE("opencode: a task's sub-agent asks before its command and its activity
   std::size_t turns_stopped = 0;
   for (const auto& event : events) turns_stopped += event.value("type", "") == "turn.stopped" ? 1 : 0;
   CHECK(turns_stopped == 1);
+
+  // OpenCode's own history of the session nests the sub-agent's work the same way, in the order it ran.
+  // The sub-agent's session is not listed: it is part of its parent's.
+  const auto listed = world.client->call("history.list", {{"agent", "opencode"}, {"cwd", world.work.string()}});
+  INFO(listed.dump());
+  REQUIRE(listed["result"]["sessions"].size() == 1);
+  const std::string provider_id = listed["result"]["sessions"][0]["providerSessionId"];
+  const auto read = world.client->call("history.read", {{"agent", "opencode"}, {"cwd", world.work.string()}, {"providerSessionId", provider_id}});
+  INFO(read.dump());
+  REQUIRE(read.contains("result"));
+  CHECK(read["result"]["skippedLines"] == 0);
+  const auto& replayed = read["result"]["events"];
+  std::vector<std::string> order;
+  for (const auto& event : replayed) {
+    const std::string type = event["type"];
+    const auto& data = event["data"];
+    if (type == "tool.started") order.push_back("started " + data.value("tool", "") + (data.contains("parentToolCallId") ? " nested" : ""));
+    if (type == "tool.completed") order.push_back("completed");  // its call's tool.started says where it nests
+    if (type == "message.completed") order.push_back("text " + data.value("text", "") + (data.contains("parentToolCallId") ? " nested" : ""));
+  }
+  CHECK(order == std::vector<std::string>{"text Delegating.", "started task", "text Child running. nested", "started bash nested",
+                                          "completed", "text sub done nested", "completed", "text Parent done."});
+  const std::vector<Json> replayed_list(replayed.begin(), replayed.end());
+  const auto replayed_child = event_where(replayed_list, "tool.started", "tool", "bash");
+  const auto replayed_task = event_where(replayed_list, "tool.started", "tool", "task");
+  REQUIRE_FALSE(replayed_child.is_null());
+  CHECK(replayed_child["data"]["parentToolCallId"] == replayed_task["data"]["toolCallId"]);
 }
 
 }  // namespace opencode_e2e_tests
