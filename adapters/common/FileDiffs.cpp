@@ -69,8 +69,12 @@ std::vector<protocol::FileDiff> patch_diffs(std::string_view patch) {
   std::string path;
   std::string body;  // the section's lines so far
   const auto flush = [&] {
-    if (section == Section::Add) out.push_back(whole_file(path, body));
-    if (section == Section::Update) {
+    // A header without a path names no file: nothing to show (a FileDiff's path is never empty).
+    if (section == Section::Add && !path.empty()) out.push_back(whole_file(path, body));
+    if (section == Section::Update && !path.empty()) {
+      // An apply_patch body has no file headers: marked as a hunk from its first line, a removed "-- x" or an
+      // added "++ x" line (written "--- x", "+++ x") is not taken for one.
+      if (!body.starts_with("@@")) body.insert(0, "@@\n");
       for (auto& hunk : hunks(path, body)) out.push_back(std::move(hunk));
     }
     section = Section::None;
@@ -90,7 +94,10 @@ std::vector<protocol::FileDiff> patch_diffs(std::string_view patch) {
         flush();
         if (add || update) {
           section = add ? Section::Add : Section::Update;
-          path = std::string(line.substr(add ? kAdd.size() : kUpdate.size()));
+          auto named = line.substr(add ? kAdd.size() : kUpdate.size());
+          while (!named.empty() && (named.front() == ' ' || named.front() == '\t')) named.remove_prefix(1);
+          while (!named.empty() && (named.back() == ' ' || named.back() == '\t')) named.remove_suffix(1);
+          path = std::string(named);
         }
       }
       continue;

@@ -1,5 +1,8 @@
 #include "opencode/OpenCodeHistory.h"
 
+#include <cstdint>
+#include <limits>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -155,17 +158,34 @@ std::optional<std::string> child_session(SQLite::Database& db, const std::string
   return child;
 }
 
+// When a task call ended (ms), if it has.
+std::optional<std::int64_t> task_end(const json& part) {
+  const auto* state = native::object_at(part, "state");
+  const auto* time = state != nullptr ? native::object_at(*state, "time") : nullptr;
+  return time != nullptr ? native::integer_at(*time, "end") : std::nullopt;
+}
+
+// Where a read is in the sub-agents' sessions: one child may serve several task calls (a task can resume an
+// earlier sub-agent's session), each of which gets only the child's messages made up to its own end.
+struct SubAgentReplay {
+  std::set<std::string> replayed_messages;
+};
+
 // Replays the messages of `session_id` in order. The session read (depth 0) gives its prompts, answers and
 // errors; a sub-agent's session gives only its answer's parts, replayed inside its task call as they streamed:
 // the task first as running (which names the child), then the child's parts, then the task as it ended.
-void replay_messages(SQLite::Database& db, const std::string& session_id, int depth, Replay& replay, HistoryReadStats& stats) {
+// `until`: a sub-agent's messages made after it (by a later task call) are left for that call.
+void replay_messages(SQLite::Database& db, const std::string& session_id, int depth, std::optional<std::int64_t> until,
+                     Replay& replay, HistoryReadStats& stats, SubAgentReplay& sub_agents) {
   // Every part of the session in message order, each message's parts in the order they were made (ids sort by
   // creation time); a message without parts still comes once, with a null part.
   SQLite::Statement rows(db,
                          "SELECT m.id, m.data, p.id, p.data FROM message m LEFT JOIN part p ON p.message_id = m.id"
-                         " WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id");
+                         " WHERE m.session_id = ? AND m.time_created <= ? ORDER BY m.time_created, m.id, p.id");
   rows.bind(1, session_id);
+  rows.bind(2, static_cast<std::int64_t>(until.value_or(std::numeric_limits<std::int64_t>::max())));
   const bool own = depth == 0;
+  bool skipping = false;  // the current message was replayed under an earlier task call
   std::string current_message;
   std::optional<json> info;  // the current message's, if it parsed
   std::string prompt_text;   // a user message's text parts, joined
@@ -183,11 +203,14 @@ void replay_messages(SQLite::Database& db, const std::string& session_id, int de
       end_message();
       current_message = message_id;
       prompt_text.clear();
+      skipping = !own && !sub_agents.replayed_messages.insert(message_id).second;
+      info.reset();
+      if (skipping) continue;
       ++stats.lines;
       info = parse_object(rows.getColumn(1).getString());
       if (!info) ++stats.skipped_lines;
     }
-    if (rows.getColumn(2).isNull()) continue;
+    if (skipping || rows.getColumn(2).isNull()) continue;
     ++stats.lines;
     auto part = parse_object(rows.getColumn(3).getString());
     if (!part) {
@@ -216,7 +239,7 @@ void replay_messages(SQLite::Database& db, const std::string& session_id, int de
       running["state"].erase("output");
       if (running["state"]["metadata"].is_object()) running["state"]["metadata"].erase("output");
       replay.assistant_part(std::move(running));
-      replay_messages(db, *child, depth + 1, replay, stats);
+      replay_messages(db, *child, depth + 1, task_end(*part), replay, stats, sub_agents);
     }
     replay.assistant_part(std::move(*part));
   }
@@ -238,7 +261,8 @@ HistoryOutcome<HistoryReadStats> read_history(const fs::path& database, const st
     if (!session.executeStep()) return unknown_session(cwd, opencode_session_id);
     sink.on_provider_session(ProviderSession{opencode_session_id});
     Replay replay(sink, opencode_session_id);
-    replay_messages(db, opencode_session_id, 0, replay, stats);
+    SubAgentReplay sub_agents;
+    replay_messages(db, opencode_session_id, 0, std::nullopt, replay, stats, sub_agents);
     replay.finish();
   } catch (const SQLite::Exception& error) {
     return AdapterError{protocol::ErrorCode::UnknownHistorySession,

@@ -158,8 +158,8 @@ void OpenCodeSession::start(const StartOptions& options, Completion done) {
       m_translator.set_session_id(m_id);
       m_runtime.attach(m_id, *this);
       if (!resume) m_listener.on_provider_session(ProviderSession{m_id});
+      offer_models();  // only queues its requests: before `done`, which may end this session's life
       done(std::nullopt);
-      offer_models();
     };
     if (resume) return request(http::verb::get, "/session/" + *resume, nullptr, std::move(opened));
     // A title of our own: OpenCode would otherwise ask the model for one (a side request on every new session).

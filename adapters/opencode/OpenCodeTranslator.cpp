@@ -199,6 +199,8 @@ void OpenCodeTranslator::on_tool_part(const json& part, const std::optional<std:
     // The task call names the child session its sub-agent runs in: that session's events nest inside this call.
     const auto* metadata = native::object_at(*state, "metadata");
     const std::string child = metadata != nullptr ? string_or_empty(*metadata, "sessionId") : std::string();
+    // A later task call may resume the same child session: its events then belong to that call.
+    if (const auto mapped = m_child_calls.find(child); mapped != m_child_calls.end() && mapped->second != call) mapped->second = call;
     if (!child.empty() && m_child_calls.emplace(child, call).second) {
       const auto waiting = m_unplaced.find(child);
       if (waiting != m_unplaced.end()) {

@@ -33,16 +33,30 @@ bool is_table_of_settings(const SettingTable& table, std::string_view prefix) {
   return false;
 }
 
-// Whether `key` would lead to a named key but for its name ("acp_agents.My Agent"): the pattern names the
-// table, and the user's name breaks the rule.
-bool has_invalid_name(const SettingTable& table, std::string_view key) {
-  const auto dot = key.rfind('.');
-  if (dot == std::string_view::npos || is_valid_name(key.substr(dot + 1))) return false;
-  const std::string named = std::string(key.substr(0, dot + 1)) + std::string(kNamedSegment);
+// Whether `key` would lead to a named key but for its name ("acp_agents.My Agent").
+bool any_invalid_name(const SettingTable& table, std::string_view key) {
   for (const auto& spec : table.specs()) {
-    if (is_named_key(spec.key) && (spec.key == named || spec.key.starts_with(named + "."))) return true;
+    if (is_named_key(spec.key) && has_invalid_name(spec.key, key)) return true;
   }
   return false;
+}
+
+// Whether `key` is the table of one named thing ("acp_agents.gemini").
+bool names_one_thing(const SettingTable& table, std::string_view key) {
+  for (const auto& spec : table.specs()) {
+    if (is_named_key(spec.key) && names_one(spec.key, key)) return true;
+  }
+  return false;
+}
+
+// "acp_agents.<name>" for a key that stands where a named table belongs (for a hint).
+std::string named_table_of(const SettingTable& table, std::string_view key) {
+  for (const auto& spec : table.specs()) {
+    if (!is_named_key(spec.key)) continue;
+    const auto at = spec.key.find(kNamedSegment);
+    if (key.starts_with(spec.key.substr(0, at))) return std::string(spec.key.substr(0, at + kNamedSegment.size()));
+  }
+  return {};
 }
 
 class Reader {
@@ -67,16 +81,18 @@ class Reader {
         m_values.push_back(FileValue{spec, key, convert(*spec, key, node), node.source().begin.line});
         continue;
       }
-      if (has_invalid_name(m_table, key)) {
-        fail(name.source().begin.line, key,
-             "not a valid name: use lowercase letters, digits, '-' and '_', starting with a letter or digit");
-      }
+      if (any_invalid_name(m_table, key)) fail(name.source().begin.line, key, std::string(kNameRule));
       if (is_table_of_settings(m_table, key)) {
+        const bool named = names_one_thing(m_table, key);
         if (const auto* inner = node.as_table()) {
+          // An empty table would name nothing at all: say so rather than leave the user wondering.
+          if (named && inner->empty()) fail(node.source().begin.line, key, "an empty table configures nothing: give it its settings");
           walk(*inner, key);
           continue;
         }
-        fail(node.source().begin.line, key, "expected a table of settings, got " + type_name(node));
+        std::string what = "expected a table of settings, got " + type_name(node);
+        if (named) what += " (each one is a table of its own: [" + named_table_of(m_table, key) + "])";
+        fail(node.source().begin.line, key, what);
       }
       std::string what = "unknown key";
       if (const auto near = m_table.nearest(key)) what += " (did you mean " + std::string(*near) + "?)";

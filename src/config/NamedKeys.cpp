@@ -50,4 +50,30 @@ std::optional<std::string> named_segment(std::string_view pattern, std::string_v
   return std::nullopt;
 }
 
+bool has_invalid_name(std::string_view pattern, std::string_view key) {
+  std::size_t in_pattern = 0;
+  std::size_t in_key = 0;
+  bool invalid = false;
+  while (in_key <= key.size()) {
+    if (in_pattern > pattern.size()) return false;
+    const auto expected = next_segment(pattern, in_pattern);
+    const auto given = next_segment(key, in_key);
+    if (expected == kNamedSegment) {
+      invalid = invalid || !is_valid_name(given);
+    } else if (expected != given) {
+      return false;
+    }
+  }
+  return invalid;
+}
+
+bool names_one(std::string_view pattern, std::string_view key) {
+  if (!key_matches(pattern, key, true)) return false;
+  const auto at = pattern.find(kNamedSegment);
+  if (at == std::string_view::npos) return false;
+  // As many dots before the end of the key as before the end of <name> in the pattern.
+  const auto dots = [](std::string_view text) { return std::count(text.begin(), text.end(), '.'); };
+  return dots(key) == dots(pattern.substr(0, at));
+}
+
 }  // namespace switchboard::config

@@ -139,7 +139,8 @@ SettingTable::SettingTable(std::span<const AgentSettingSpec> agent_settings) : S
 
 const SettingSpec* SettingTable::find(std::string_view key) const {
   for (const auto& spec : m_specs) {
-    if (spec.key == key) return &spec;
+    // A named spec's own spelling ("acp_agents.<name>.bin", quoted in a file) is no key of anything.
+    if (spec.key == key && !is_named_key(spec.key)) return &spec;
   }
   for (const auto& spec : m_specs) {
     if (is_named_key(spec.key) && key_matches(spec.key, key)) return &spec;

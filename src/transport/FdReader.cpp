@@ -37,8 +37,9 @@ FdReader::~FdReader() { close_descriptor(); }
 void FdReader::close_descriptor() {
   if (m_fd < 0) return;
   if (m_pollable) {
-    // Asio hands the open file back in blocking mode if it made it non-blocking (it may be shared with our
-    // parent), and a read in flight completes as aborted, which a stopped reader ignores.
+    // A read in flight completes as aborted, which a stopped reader ignores. The open file stays non-blocking if
+    // a read made it so (Asio does not undo that at close): an owner that shares it with a parent restores its
+    // flags itself (LocalSocketServer does), since a writer may still be draining into the same file.
     boost::system::error_code ignored;
     m_stream.close(ignored);
   } else {

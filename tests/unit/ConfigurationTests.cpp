@@ -527,11 +527,16 @@ TEST_CASE("configuration: a bad table of a named agent is an error naming file:l
     std::string text;
     std::string message;
   };
+  const std::string rule(switchboard::config::kNameRule);
   const std::vector<Case> cases{
-      {"a name with capitals", "[acp_agents.Gemini]\nbin = \"x\"\n",
-       "1: acp_agents.Gemini: not a valid name: use lowercase letters, digits, '-' and '_', starting with a letter or digit"},
-      {"a name with a space", "[acp_agents.\"my agent\"]\nbin = \"x\"\n",
-       "1: acp_agents.my agent: not a valid name: use lowercase letters, digits, '-' and '_', starting with a letter or digit"},
+      {"a name with capitals", "[acp_agents.Gemini]\nbin = \"x\"\n", "1: acp_agents.Gemini: " + rule},
+      {"a name with a space", "[acp_agents.\"my agent\"]\nbin = \"x\"\n", "1: acp_agents.my agent: " + rule},
+      {"a name too long", "[acp_agents." + std::string(65, 'a') + "]\nbin = \"x\"\n", "1: acp_agents." + std::string(65, 'a') + ": " + rule},
+      {"a bad name in a dotted key", "\"acp_agents.Gemini.bin\" = \"x\"\n", "1: acp_agents.Gemini.bin: " + rule},
+      {"the pattern itself as a key", "\"acp_agents.<name>.bin\" = \"x\"\n", "1: acp_agents.<name>.bin: " + rule},
+      {"an empty table", "[acp_agents.gemini]\n", "1: acp_agents.gemini: an empty table configures nothing: give it its settings"},
+      {"the one-agent shape", "[acp_agents]\nbin = \"x\"\n",
+       "2: acp_agents.bin: expected a table of settings, got a string (each one is a table of its own: [acp_agents.<name>])"},
       {"a misspelt key", "[acp_agents.gemini]\nbni = \"x\"\n",
        "2: acp_agents.gemini.bni: unknown key (did you mean acp_agents.gemini.bin?); docs/configuration.md lists every key"},
       {"a key too deep", "[acp_agents.gemini.bin]\npath = \"x\"\n",
@@ -539,7 +544,7 @@ TEST_CASE("configuration: a bad table of a named agent is an error naming file:l
       {"a wrong type", "acp_agents.gemini.args = \"acp\"\n", "1: acp_agents.gemini.args: expected a list of strings, got a string"},
       {"a value where the family's table belongs", "acp_agents = 1\n", "1: acp_agents: expected a table of settings, got an integer"},
       {"a value where a name's table belongs", "acp_agents.gemini = \"gemini\"\n",
-       "1: acp_agents.gemini: expected a table of settings, got a string"},
+       "1: acp_agents.gemini: expected a table of settings, got a string (each one is a table of its own: [acp_agents.<name>])"},
       {"an empty command", "[acp_agents.gemini]\nbin = \"\"\n", "2: acp_agents.gemini.bin: expected a non-empty string, got an empty string"},
   };
   for (const auto& c : cases) {
@@ -571,14 +576,20 @@ TEST_CASE("configuration: each named ACP agent is an agent of its own, one witho
   world.write_default("[acp_agents.gemini]\nbin = \"/nonexistent/gemini\"\n[acp_agents.half]\nargs = [\"acp\"]\n");
   const auto configuration = world.ok();
   boost::asio::io_context io;
-  const auto descriptors = switchboard::adapters::descriptors_of(switchboard::adapters::builtin_agent_entries(), io,
-                                                                 configuration.settings.agents, "/shim");
+  // The family between two single agents (stand-ins that start nothing): its agents still come after them.
+  const auto stand_in = [](const switchboard::adapters::AgentContext&) {
+    switchboard::adapters::AgentDescriptor descriptor;
+    descriptor.name = "single";
+    return descriptor;
+  };
+  const std::vector<switchboard::adapters::AgentRegistration> registry{
+      {"single", [] { return std::span<const switchboard::config::AgentSettingSpec>(); }, stand_in}, named_acp_family(),
+      {"single", [] { return std::span<const switchboard::config::AgentSettingSpec>(); }, stand_in}};
+  const auto descriptors = switchboard::adapters::descriptors_of(registry, io, configuration.settings.agents, "/shim");
   std::vector<std::string> names;
   for (const auto& descriptor : descriptors) names.push_back(descriptor.name);
   // The single agents first, in the registry's order, then the named ones by name.
-  REQUIRE(names.size() >= 3);
-  CHECK(std::vector<std::string>(names.end() - 2, names.end()) == std::vector<std::string>{"gemini", "half"});
-  CHECK(std::count(names.begin(), names.end(), "acp") == 1);
+  CHECK(names == std::vector<std::string>{"single", "single", "gemini", "half"});
   const auto half = descriptors.back().discover();
   CHECK(half.agent == "half");
   CHECK_FALSE(half.installed);

@@ -175,4 +175,61 @@ TEST_CASE("opencode history: unknown sessions, other directories and missing or 
   CHECK_FALSE(opencode::opencode_database(std::nullopt, std::nullopt));
 }
 
+TEST_CASE("opencode history: a sub-agent's work nests in the task call it did, a resumed child's in each call its own part", "[opencode][history]") {
+  Database db;
+  db.add_session("ses_p", "<work>", 1796145000000);
+  db.add_session("ses_c", "<work>", 1796145000000, "'ses_p'");
+  db.add_session("ses_stranger", "<work>", 1796145000000);  // named by a task but no child of ses_p
+  const auto task = [](const std::string& call, const std::string& child, std::int64_t end, const std::string& output) {
+    return R"({"type":"tool","tool":"task","callID":")" + call + R"(","state":{"status":"completed","input":{"description":")" + call +
+           R"("},"output":")" + output + R"(","metadata":{"sessionId":")" + child + R"("},"time":{"start":0,"end":)" +
+           std::to_string(end) + "}}}";
+  };
+  const auto text = [](const std::string& words) { return R"({"type":"text","text":")" + words + R"(","time":{"start":1,"end":2}})"; };
+  // Turn 1: a task in ses_c; turn 2: a task that resumes ses_c; turn 3: a task naming a session that is not a child.
+  db.add_message("m1", "ses_p", 100, R"({"role":"user","time":{"created":100}})");
+  db.add_part("p1", "m1", "ses_p", text("first"));
+  db.add_message("m2", "ses_p", 110, R"({"role":"assistant"})");
+  db.add_part("p2", "m2", "ses_p", task("call_1", "ses_c", 150, "one"));
+  db.add_message("c1", "ses_c", 120, R"({"role":"user"})");
+  db.add_part("c1a", "c1", "ses_c", text("the task prompt"));
+  db.add_message("c2", "ses_c", 130, R"({"role":"assistant"})");
+  db.add_part("c2a", "c2", "ses_c", text("child work 1"));
+  db.add_message("m3", "ses_p", 200, R"({"role":"user","time":{"created":200}})");
+  db.add_part("p3", "m3", "ses_p", text("second"));
+  db.add_message("m4", "ses_p", 210, R"({"role":"assistant"})");
+  db.add_part("p4", "m4", "ses_p", task("call_2", "ses_c", 250, "two"));
+  db.add_message("c3", "ses_c", 220, R"({"role":"assistant"})");
+  db.add_part("c3a", "c3", "ses_c", text("child work 2"));
+  db.add_message("m5", "ses_p", 300, R"({"role":"user","time":{"created":300}})");
+  db.add_part("p5", "m5", "ses_p", text("third"));
+  db.add_message("m6", "ses_p", 310, R"({"role":"assistant"})");
+  db.add_part("p6", "m6", "ses_p", task("call_3", "ses_stranger", 350, "three"));
+  db.add_message("s1", "ses_stranger", 320, R"({"role":"assistant"})");
+  db.add_part("s1a", "s1", "ses_stranger", text("not ours"));
+
+  CodexRecordingSink sink;
+  const auto outcome = opencode::read_history(db.file, db.work, "ses_p", sink);
+  REQUIRE(std::holds_alternative<adapters::HistoryReadStats>(outcome));
+  std::vector<std::string> kept;
+  for (const auto& line : sink.lines) {
+    if (line.rfind("prompt ", 0) != 0) kept.push_back(line);
+  }
+  const std::vector<std::string> expected{
+      "provider_session ses_p",
+      R"(tool_started call_1 task {"description":"call_1"})",
+      R"(message c2a text "child work 1" parent=call_1)",
+      R"(tool_completed call_1 ok "one")",
+      "turn_end end_turn",
+      R"(tool_started call_2 task {"description":"call_2"})",
+      R"(message c3a text "child work 2" parent=call_2)",
+      R"(tool_completed call_2 ok "two")",
+      "turn_end end_turn",
+      R"(tool_started call_3 task {"description":"call_3"})",
+      R"(tool_completed call_3 ok "three")",
+      "turn_end end_turn",
+  };
+  CHECK(kept == expected);
+}
+
 }  // namespace opencode_history_tests

@@ -396,6 +396,12 @@ TEST_CASE("opencode translator: an apply_patch call carries each file's change a
   // No patch text, or a patch of deletes only: no diffs.
   CHECK(switchboard::adapters::patch_diffs("*** Begin Patch\n*** Delete File: /w/x\n*** End Patch\n").empty());
   CHECK(switchboard::adapters::patch_diffs("").empty());
+  // A header without a path names no file; a first chunk without "@@" keeps lines that look like file headers.
+  CHECK(switchboard::adapters::patch_diffs("*** Begin Patch\n*** Add File:  \n+x\n*** End Patch\n").empty());
+  const auto sql = switchboard::adapters::patch_diffs("*** Begin Patch\n*** Update File: /w/q.sql\n--- old comment\n+++ new comment\n select 1;\n*** End Patch\n");
+  REQUIRE(sql.size() == 1);
+  CHECK(sql[0].old_text == std::optional<std::string>("-- old comment\nselect 1;\n"));
+  CHECK(sql[0].new_text == "++ new comment\nselect 1;\n");
   // CRLF line ends are read like LF ones.
   const auto crlf = switchboard::adapters::patch_diffs("*** Begin Patch\r\n*** Add File: /w/c\r\n+x\r\n*** End Patch\r\n");
   REQUIRE(crlf.size() == 1);

@@ -202,11 +202,24 @@ TEST_CASE("stdio: an over-long line is answered and skipped, the stream recovers
 
 // The writer of a pipe learns that nobody reads any more (EPIPE) as soon as the reader is stopped, with a read
 // in flight and without the reactor running again: a handed-over stdin or a child's pipe is let go at once.
+// SIGPIPE ignored while it lives (a write to a pipe nobody reads is then EPIPE, not the end of the test binary).
+class SigpipeIgnored {
+ public:
+  SigpipeIgnored() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &m_previous);
+  }
+  ~SigpipeIgnored() { ::sigaction(SIGPIPE, &m_previous, nullptr); }
+  SigpipeIgnored(const SigpipeIgnored&) = delete;
+  SigpipeIgnored& operator=(const SigpipeIgnored&) = delete;
+
+ private:
+  struct sigaction m_previous {};
+};
+
 TEST_CASE("fd reader: stop closes its duplicate at once, even with a read in flight", "[stdio]") {
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  struct sigaction previous {};
-  REQUIRE(::sigaction(SIGPIPE, &ignore, &previous) == 0);
+  const SigpipeIgnored sigpipe_ignored;
   boost::asio::io_context io{1};
   Pipe pipe;
   std::string seen;
@@ -224,7 +237,6 @@ TEST_CASE("fd reader: stop closes its duplicate at once, even with a read in fli
   CHECK(errno == EPIPE);
   io.run();  // the aborted read completes quietly
   CHECK(seen == "one\n");
-  ::sigaction(SIGPIPE, &previous, nullptr);
 }
 
 }  // namespace stdio_transport_tests
