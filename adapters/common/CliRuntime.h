@@ -12,17 +12,18 @@
 namespace switchboard::adapters {
 
 // The runtime of an agent whose sessions each run a CLI process of their own (Claude Code, Codex): nothing is
-// shared but discovery (the background `--version` probe), so there are no events to route and the stop at
-// daemon shutdown only ends a probe still running.
+// shared but discovery (the `--version` probe, in the background once begin_discovery() is called), so there are
+// no events to route and the stop at daemon shutdown only ends a probe still running.
 class CliRuntime final : public AgentRuntime {
  public:
   // `make_adapter` gets the executable as discovery found it (an absolute path when it is on PATH).
   using AdapterFactory = std::function<std::unique_ptr<AgentAdapter>(AdapterListener& listener, const std::string& executable)>;
 
   CliRuntime(boost::asio::io_context& io, VersionProbeSpec probe, AdapterFactory make_adapter)
-      : m_probe(VersionProbe::start(io, std::move(probe))), m_make_adapter(std::move(make_adapter)) {}
+      : m_probe(VersionProbe::locate(io, std::move(probe))), m_make_adapter(std::move(make_adapter)) {}
 
   protocol::AgentInfo info() const override { return m_probe->info(); }
+  void begin_discovery() override { m_probe->run(); }
   std::unique_ptr<AgentAdapter> create(AdapterListener& listener) override {
     return m_make_adapter(listener, m_probe->executable());
   }

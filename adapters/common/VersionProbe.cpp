@@ -24,8 +24,14 @@ std::string install_hint(std::string_view agent) {
          "-bin, SWITCHBOARD_" + upper + "_BIN or the config file)";
 }
 
-std::shared_ptr<VersionProbe> VersionProbe::start(boost::asio::io_context& io, VersionProbeSpec spec) {
+std::shared_ptr<VersionProbe> VersionProbe::locate(boost::asio::io_context& io, VersionProbeSpec spec) {
   auto probe = std::make_shared<VersionProbe>(io, std::move(spec));
+  probe->find();
+  return probe;
+}
+
+std::shared_ptr<VersionProbe> VersionProbe::start(boost::asio::io_context& io, VersionProbeSpec spec) {
+  auto probe = locate(io, std::move(spec));
   probe->run();
   return probe;
 }
@@ -40,17 +46,22 @@ VersionProbe::VersionProbe(boost::asio::io_context& io, VersionProbeSpec spec)
 // The ChildProcess kills a probe still running.
 VersionProbe::~VersionProbe() = default;
 
-void VersionProbe::run() {
+void VersionProbe::find() {
   auto found = process::find_executable(m_spec.executable, executable_search_path(), {});
   if (!found) {
     m_info.installed = false;
     m_info.problem = "'" + m_spec.executable + "' not found " + m_spec.install_hint;
     return;
   }
-  // Installed as far as the file system can tell; `--version` takes a second or two.
+  // Installed as far as the file system can tell; `--version` (a second or two) tells more, once it runs.
   m_executable = found->string();
   m_info.installed = true;
   m_info.path = m_executable;
+}
+
+void VersionProbe::run() {
+  if (m_ran || m_stopped || !m_info.installed) return;
+  m_ran = true;
   process::SpawnSpec spec;
   const auto argv = version_command(m_executable, m_spec.leading_arguments);
   spec.program = argv.front();

@@ -20,9 +20,10 @@ class ChildProcess;
 
 namespace switchboard::adapters {
 
-// Discovery of a CLI agent: its executable is looked up on PATH at once (agents.list must not wait), and
-// `<executable> --version` runs in the background with a deadline, filling in the version, or the problem when
-// the binary does not run. What agents.list reports is info(), at any moment.
+// Discovery of a CLI agent: its executable is looked up on PATH at once (agents.list must not wait, and a
+// session needs the path), and `<executable> --version` runs in the background with a deadline once asked to
+// (run()), filling in the version, or the problem when the binary does not run. What agents.list reports is
+// info(), at any moment.
 struct VersionProbeSpec {
   std::string agent;       // "claude": the AgentInfo's name and the log lines' prefix
   std::string executable;  // a path, or a name looked up on PATH
@@ -40,10 +41,16 @@ struct VersionProbeSpec {
 
 class VersionProbe : public std::enable_shared_from_this<VersionProbe> {
  public:
-  // Starts the probe (when the executable is found). Keep the pointer: the probe ends with the last one.
+  // Looks the executable up; runs nothing yet. Keep the pointer: a probe started later ends with the last one.
+  static std::shared_ptr<VersionProbe> locate(boost::asio::io_context& io, VersionProbeSpec spec);
+  // locate(), then run() at once.
   static std::shared_ptr<VersionProbe> start(boost::asio::io_context& io, VersionProbeSpec spec);
   VersionProbe(boost::asio::io_context& io, VersionProbeSpec spec);
   ~VersionProbe();
+
+  // Starts `--version` in the background when the executable was found; once: later calls (and calls after
+  // stop()) do nothing.
+  void run();
 
   const protocol::AgentInfo& info() const { return m_info; }
   // The executable as found on PATH (an absolute path), or as configured when it was not found.
@@ -52,7 +59,7 @@ class VersionProbe : public std::enable_shared_from_this<VersionProbe> {
   void stop();
 
  private:
-  void run();
+  void find();
   void on_exit(const std::string& status, bool success);
 
   boost::asio::io_context& m_io;
@@ -61,6 +68,7 @@ class VersionProbe : public std::enable_shared_from_this<VersionProbe> {
   std::string m_executable;
   std::unique_ptr<process::ChildProcess> m_probe;
   bool m_stopped = false;  // stop() was called: a probe killed now is not a failure to report
+  bool m_ran = false;      // run() was called
   boost::asio::steady_timer m_deadline;
   std::string m_output;
 };

@@ -60,7 +60,7 @@ std::optional<std::string> parse_version_output(std::string_view output) {
 OpenCodeRuntime::OpenCodeRuntime(boost::asio::io_context& io, OpenCodeConfig config)
     : m_io(io),
       m_config(std::move(config)),
-      m_probe(VersionProbe::start(io, probe_spec(m_config))),
+      m_probe(VersionProbe::locate(io, probe_spec(m_config))),
       m_server(io, {[this](SseEvent event) { on_event(event); }, [this](const std::string& reason) { server_gone(reason); }}),
       m_idle_timer(io) {}
 

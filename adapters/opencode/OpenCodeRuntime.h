@@ -43,6 +43,7 @@ class OpenCodeRuntime final : public AgentRuntime {
   ~OpenCodeRuntime() override;
 
   protocol::AgentInfo info() const override { return m_probe->info(); }
+  void begin_discovery() override { m_probe->run(); }
   std::unique_ptr<AgentAdapter> create(AdapterListener& listener) override;
   void stop(std::function<void()> done) override;
 

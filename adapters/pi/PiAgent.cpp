@@ -56,7 +56,7 @@ PiConfig pi_config(const config::AgentSettings& settings, const std::filesystem:
 
 AgentDescriptor pi_agent(boost::asio::io_context& io, PiConfig config) {
   auto runtime = std::make_shared<PiRuntime>(io, std::move(config));
-  runtime->begin();
+  runtime->locate();
   auto descriptor = describe_runtime("pi", std::move(runtime));
   // Pi runs with the daemon's environment, so it keeps its sessions where this environment (and Pi's settings)
   // say.

@@ -63,9 +63,8 @@ PiRuntime::PiRuntime(boost::asio::io_context& io, PiConfig config) : m_io(io), m
 // The ChildProcess kills a probe still running.
 PiRuntime::~PiRuntime() = default;
 
-void PiRuntime::begin() {
-  const std::string search_path = executable_search_path();
-  auto found = process::find_executable(m_config.executable, search_path, {});
+void PiRuntime::locate() {
+  auto found = process::find_executable(m_config.executable, executable_search_path(), {});
   if (!found) {
     m_info.installed = false;
     m_info.problem = "'" + m_config.executable + "' not found " + install_hint("pi");
@@ -74,6 +73,12 @@ void PiRuntime::begin() {
   m_script = found->string();
   m_info.installed = true;
   m_info.path = m_script;
+}
+
+void PiRuntime::begin_discovery() {
+  if (m_begun || m_done) return;
+  m_begun = true;
+  const std::string search_path = executable_search_path();
   if (m_config.node) {
     m_candidates.push_back(*m_config.node);
   } else {
@@ -123,6 +128,7 @@ void PiRuntime::probe_pi(const std::string& node, const std::string& node_versio
 }
 
 void PiRuntime::probe(std::vector<std::string> argv, std::function<void(bool, const std::string&)> done) {
+  if (m_stopped) return;  // a probe killed at shutdown must not lead to the next candidate's
   process::SpawnSpec spec;
   spec.program = argv.front();
   spec.args.assign(argv.begin() + 1, argv.end());
@@ -159,8 +165,9 @@ void PiRuntime::probe(std::vector<std::string> argv, std::function<void(bool, co
 }
 
 void PiRuntime::finish(std::optional<PiLauncher> launcher, std::string problem) {
-  // A Pi that is not installed is not news (agents.list says so); one that is there and cannot run is.
-  if (!problem.empty() && m_info.path) spdlog::warn("pi: {}", problem);
+  // A Pi that is not installed is not news (agents.list says so); one that is there and cannot run is. A
+  // discovery cut short (or never begun) at shutdown is neither, and a warning would land on a short run's stderr.
+  if (!problem.empty() && m_info.path && !m_stopped) spdlog::warn("pi: {}", problem);
   m_done = true;
   m_launcher = std::move(launcher);
   m_problem = std::move(problem);
@@ -171,6 +178,7 @@ void PiRuntime::finish(std::optional<PiLauncher> launcher, std::string problem) 
 void PiRuntime::when_ready(Ready ready) {
   if (m_done) return ready(m_launcher, m_problem);
   m_waiting.push_back(std::move(ready));
+  begin_discovery();
 }
 
 std::unique_ptr<AgentAdapter> PiRuntime::create(AdapterListener& listener) {
@@ -178,6 +186,7 @@ std::unique_ptr<AgentAdapter> PiRuntime::create(AdapterListener& listener) {
 }
 
 void PiRuntime::stop(std::function<void()> done) {
+  m_stopped = true;
   if (m_probe) m_probe->kill();
   if (!m_done) finish(std::nullopt, "the daemon is shutting down");
   done();

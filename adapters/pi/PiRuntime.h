@@ -55,10 +55,12 @@ class PiRuntime final : public AgentRuntime, public std::enable_shared_from_this
 
   PiRuntime(boost::asio::io_context& io, PiConfig config);
   ~PiRuntime() override;
-  // Starts discovery.
-  void begin();
+  // Looks Pi up on PATH (what info() says at once); runs nothing.
+  void locate();
 
   protocol::AgentInfo info() const override { return m_info; }
+  // The Nodes' and Pi's `--version`s; a session's start begins them too (when_ready), since it needs their result.
+  void begin_discovery() override;
   std::unique_ptr<AgentAdapter> create(AdapterListener& listener) override;
   void stop(std::function<void()> done) override;
 
@@ -82,6 +84,8 @@ class PiRuntime final : public AgentRuntime, public std::enable_shared_from_this
   std::unique_ptr<process::ChildProcess> m_probe;
   std::string m_output;
   boost::asio::steady_timer m_deadline;
+  bool m_begun = false;    // begin_discovery() was called
+  bool m_stopped = false;  // stop() was called
   bool m_done = false;
   std::optional<PiLauncher> m_launcher;
   std::string m_problem;

@@ -77,6 +77,13 @@ Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adap
     const auto& detached = std::get<protocol::ClientDetachedEvent>(event.payload);
     if (m_answering_client_ids.erase(detached.client_id) > 0) --m_answering_clients;
   });
+  if (!m_config.defer_discovery) begin_discovery();
+}
+
+void Engine::begin_discovery() {
+  for (const auto& descriptor : m_agents) {
+    if (descriptor.runtime) descriptor.runtime->begin_discovery();
+  }
 }
 
 Engine::~Engine() {
@@ -211,7 +218,8 @@ void Engine::models_reported(const std::string& agent, const std::vector<protoco
   known = std::move(offer);
 }
 
-std::vector<protocol::AgentInfo> Engine::list_agents() const {
+std::vector<protocol::AgentInfo> Engine::list_agents() {
+  begin_discovery();  // deferred until now, or already begun (then nothing happens)
   std::vector<protocol::AgentInfo> agents;
   for (const auto& descriptor : m_agents) {
     agents.push_back(descriptor.discover());

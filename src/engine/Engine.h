@@ -34,6 +34,10 @@ struct EngineConfig {
   // Configured default model per agent (the last step of the precedence: call override → session's choice →
   // this → the agent's own default).
   std::map<std::string, std::string> default_models;
+  // When the agents' discovery probes (`<cli> --version`) run: at the engine's start (a daemon that serves
+  // clients, whose agents.list soon wants the versions), or only once agents.list asks (the daemon of one
+  // `switchboard run`: its turn needs no version, and a probe would compete with the agent's own start).
+  bool defer_discovery = false;
 };
 
 // Owns the sessions, the rule book and the request broker, and routes every method to them. Knows nothing of
@@ -54,7 +58,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
   // outstanding prompts as `interrupted`, remembered project/always rules in force. Call before serving.
   void restore(PersistedState state);
 
-  std::vector<protocol::AgentInfo> list_agents() const;
+  // Begins every agent's discovery first, if it has not begun (EngineConfig::defer_discovery).
+  std::vector<protocol::AgentInfo> list_agents();
   // Changes a client asks for answer through a callback: with persistence they complete once stored, and a
   // storage failure reaches the caller as StoreFailure. Without persistence they complete before returning.
   void create_session(const protocol::SessionCreateParams& params, Then<protocol::SessionInfo> done);
@@ -100,6 +105,9 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void set_last_seq_source(std::function<std::uint64_t()> source) { m_last_seq = std::move(source); }
 
  private:
+  // Each runtime's begin_discovery(): they run their probes once, whoever calls first.
+  void begin_discovery();
+
   // SessionServices
   boost::asio::io_context& io() override { return m_io; }
   void publish(const std::string& session_id, protocol::EventPayload event) override;

@@ -83,6 +83,10 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   daemon_options.stdout_fd = pair[0];
   daemon_options.ephemeral = options.ephemeral;
   daemon_options.handle_signals = false;  // the run's own handler cancels the turn first
+  // The turn needs the agent's path, which discovery finds at once; the `--version` probes would only compete
+  // with the agent's start for the cores (a second Node for Claude Code). They run if a client that attaches to
+  // this daemon lists the agents.
+  daemon_options.engine.defer_discovery = true;
   daemon::Daemon host(std::move(daemon_options));
   auto& io = host.io();
   int exit_code = kRunFailed;

@@ -13,7 +13,8 @@ prompt:
   {"text": "the answer"}             end the turn normally with this final text (the default end)
   {"echo": true}                     end the turn normally, the final text "you said: <the prompt>"
 
-$FAKE_PID: a file the fake writes its pid to at start. Every permission decision is appended to $FAKE_RECORD."""
+$FAKE_PID: a file the fake writes its pid to at start. Every permission decision is appended to $FAKE_RECORD.
+Each `--version` (the daemon's discovery probe) appends a line to $FAKE_PROBED."""
 
 import json
 import os
@@ -170,6 +171,10 @@ def run_turn(steps, prompt):
 
 def main():
     if sys.argv[1:2] == ["--version"]:
+        probed = os.environ.get("FAKE_PROBED")
+        if probed:
+            with open(probed, "a", encoding="utf-8") as out:
+                out.write("--version\n")
         print("9.9.9 (Claude Code)")
         return 0
     path = os.environ.get("FAKE_PID")

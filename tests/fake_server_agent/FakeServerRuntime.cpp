@@ -40,7 +40,7 @@ adapters::VersionProbeSpec probe_spec(const FakeServerConfig& config) {
 FakeServerRuntime::FakeServerRuntime(boost::asio::io_context& io, FakeServerConfig config)
     : m_io(io),
       m_config(std::move(config)),
-      m_probe(adapters::VersionProbe::start(io, probe_spec(m_config))),
+      m_probe(adapters::VersionProbe::locate(io, probe_spec(m_config))),
       m_server(io, {[this](adapters::SseEvent event) { on_event(event); },
                     [this](const std::string& reason) { server_gone(reason); }}) {}
 

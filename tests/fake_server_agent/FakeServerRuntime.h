@@ -40,6 +40,7 @@ class FakeServerRuntime final : public adapters::AgentRuntime {
   ~FakeServerRuntime() override;
 
   protocol::AgentInfo info() const override { return m_probe->info(); }
+  void begin_discovery() override { m_probe->run(); }
   std::unique_ptr<adapters::AgentAdapter> create(adapters::AdapterListener& listener) override;
   void stop(std::function<void()> done) override;
 

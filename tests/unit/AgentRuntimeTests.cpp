@@ -45,6 +45,7 @@ class RecordingRuntime final : public adapters::AgentRuntime {
     info.version = "from-the-runtime";
     return info;
   }
+  void begin_discovery() override { ++discoveries; }
   std::unique_ptr<adapters::AgentAdapter> create(adapters::AdapterListener& listener) override {
     ++created;
     return std::make_unique<ScriptedAdapter>(m_io, listener, m_control);
@@ -61,6 +62,7 @@ class RecordingRuntime final : public adapters::AgentRuntime {
 
   std::chrono::milliseconds stop_delay{0};
   int created = 0;
+  int discoveries = 0;  // calls of begin_discovery()
 
  private:
   boost::asio::io_context& m_io;
@@ -81,9 +83,9 @@ struct RuntimeWorld {
     if (std::get<p::SessionStateEvent>(event.payload).state == p::SessionState::Stopped) log.push_back("session stopped");
   });
 
-  RuntimeWorld() {
+  explicit RuntimeWorld(engine::EngineConfig config = {}) {
     std::vector<adapters::AgentDescriptor> agents{adapters::describe_runtime("scripted", runtime)};
-    engine = std::make_unique<engine::Engine>(io, bus, std::move(agents));
+    engine = std::make_unique<engine::Engine>(io, bus, std::move(agents), std::move(config));
     bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
   }
 
@@ -148,6 +150,24 @@ TEST_CASE("agent runtime: the descriptor's discovery and adapters come from the 
   CHECK(agents[0].version == "from-the-runtime");
   world.live_session();
   CHECK(world.runtime->created == 1);
+}
+
+TEST_CASE("agent runtime: discovery begins with the engine, unless deferred: then at agents.list, not for a session", "[runtime]") {
+  SECTION("at once") {
+    RuntimeWorld world;
+    CHECK(world.runtime->discoveries == 1);
+  }
+  SECTION("deferred (the daemon of a `switchboard run`)") {
+    engine::EngineConfig config;
+    config.defer_discovery = true;
+    RuntimeWorld world(config);
+    CHECK(world.runtime->discoveries == 0);
+    world.live_session();  // a session starts on what discovery found without its probes
+    CHECK(world.runtime->created == 1);
+    CHECK(world.runtime->discoveries == 0);
+    world.engine->list_agents();
+    CHECK(world.runtime->discoveries >= 1);
+  }
 }
 
 TEST_CASE("agent runtime: shutdown stops the sessions first, then the runtimes, then reports done", "[runtime]") {
@@ -255,10 +275,44 @@ TEST_CASE("cli runtime: adapters run the executable discovery found, and its sto
   testing::ClaudeRecordingSink listener;  // any listener: the adapter is only made
   CHECK(runtime.create(listener) != nullptr);
   CHECK(executable_given == path.string());
+  runtime.begin_discovery();
   bool stopped = false;
   runtime.stop([&] { stopped = true; });
   CHECK(stopped);
   REQUIRE(testing::run_until(io, [&] { return !runtime.info().installed; }, std::chrono::seconds(10)));
+}
+
+TEST_CASE("cli runtime: `--version` runs once discovery begins, once, and not before", "[runtime][process]") {
+  testing::TempDir dir{"runtime"};
+  const auto path = dir.path() / "fake-cli";
+  const auto runs = dir.path() / "runs";
+  write_script(path, "echo probed >> '" + runs.string() + "'; echo 'fake 1.2.3'");
+  boost::asio::io_context io;
+  auto control = std::make_shared<ScriptedAdapter::Control>();
+  adapters::CliRuntime runtime(io, probe_spec(path.string()), [&](adapters::AdapterListener& listener, const std::string&) {
+    return std::make_unique<ScriptedAdapter>(io, listener, control);
+  });
+  // Found on the path at once: a session could start.
+  CHECK(runtime.info().installed);
+  CHECK(runtime.info().path == path.string());
+  testing::run_until(io, [] { return false; }, std::chrono::milliseconds(300));
+  CHECK_FALSE(std::filesystem::exists(runs));
+  CHECK_FALSE(runtime.info().version.has_value());
+
+  runtime.begin_discovery();
+  runtime.begin_discovery();
+  REQUIRE(testing::run_until(io, [&] { return runtime.info().version.has_value(); }, std::chrono::seconds(10)));
+  CHECK(runtime.info().version == "1.2.3");
+  runtime.begin_discovery();
+  testing::run_until(io, [] { return false; }, std::chrono::milliseconds(200));
+  std::ifstream in(runs);
+  std::string line;
+  int count = 0;
+  while (std::getline(in, line)) ++count;
+  CHECK(count == 1);
+  bool stopped = false;
+  runtime.stop([&] { stopped = true; });
+  CHECK(stopped);
 }
 
 TEST_CASE("environment variable: an empty value counts as unset, for every variable an adapter reads", "[runtime]") {

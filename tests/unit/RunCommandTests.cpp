@@ -279,6 +279,21 @@ TEST_CASE("run: exit 2 for every usage or configuration error", "[run]") {
   SECTION("a bad setting") { CHECK(world.run({"--log-level", "loud", "go"}).exit == 2); }
 }
 
+TEST_CASE("run: the daemon it hosts starts the agent without running its `--version` probe", "[run]") {
+  // The probe is a second process of the agent's (a Node for Claude Code) competing with the turn's own start;
+  // a run needs the agent's path only. The agent takes longer to start and answer than a probe to write.
+  World world;
+  const auto probed = world.tmp.path() / "probed";
+  auto env = world.env(json::array({json{{"sleep", 0.3}}, json{{"text", "ok"}}}));
+  env.push_back("FAKE_PROBED=" + probed.string());
+  RunProcess process(world.tmp.path(), world.args({"--output", "json", "go"}), env);
+  REQUIRE(process.started());
+  const auto outcome = process.wait();
+  CHECK(outcome.exit == 0);
+  CHECK(parse_result(outcome)["status"] == "completed");
+  CHECK(read_text_file(probed).empty());
+}
+
 TEST_CASE("run: exit 3 when the agent cannot start", "[run]") {
   World world;
   auto env = world.env(json::array());

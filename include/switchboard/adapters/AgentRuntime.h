@@ -22,7 +22,14 @@ class AgentRuntime {
   virtual ~AgentRuntime() = default;
 
   // What agents.list reports. Must not block: a slow probe runs in the background and fills this in later.
+  // Before begin_discovery() it says at least whether the executable is there and where (a session may start).
   virtual protocol::AgentInfo info() const = 0;
+  // Starts the part of discovery that runs processes (`<cli> --version`, in the background); once, later calls
+  // do nothing. The engine calls it at its start, or, when its daemon defers discovery (the one a `switchboard
+  // run` hosts: its turn needs the agent's path, not its version, and a probe would compete with the agent's own
+  // start for the cores), when agents.list first asks. A runtime whose sessions need the probe's result (Pi's
+  // Node) starts it itself when a session needs it. Default: nothing runs.
+  virtual void begin_discovery() {}
   // One session's adapter; it may use what the runtime shares, and must not outlive the runtime.
   virtual std::unique_ptr<AgentAdapter> create(AdapterListener& listener) = 0;
   // Ends what the runtime shares, gracefully; `done` runs once (possibly at once) when nothing of it is left.
