@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -417,6 +418,58 @@ TEST_CASE("dispatcher: a message answers the same through the plain envelope as 
   REQUIRE(peer->responses.size() == 2);
   CHECK(error_code(peer->responses[0]) == -32700);
   CHECK(error_code(peer->responses[1]) == -32700);
+}
+
+TEST_CASE("dispatcher: on mutated requests the plain envelope reader reads only what the full parse reads alike",
+          "[dispatcher]") {
+  // Random edits (a seeded generator, so a failure repeats) of valid requests, with the bytes the reader cares
+  // about. Whatever the reader accepts (and the dispatcher would act on: no NUL, params that parse) must parse in
+  // full to an object with the same members and values.
+  const std::vector<std::string> seeds = {
+      R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":"x","method":"a.b","params":{"k":[1,2,{"z":"}]"}]}})",
+      R"( {"method":"m","jsonrpc":"2.0","params":[],"id":null} )",
+      R"({"jsonrpc":"2.0","id":-12,"method":"ping","params":{"a":"\"}"}})",
+  };
+  const std::string bytes = std::string("{}[]\",:\\ \t\n0123456789-+.eEnultrfasjopcidmh") + '\x01' + '\x80' + '\xff';
+  std::mt19937_64 random(20261202);
+  int accepted = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = seeds[random() % seeds.size()];
+    for (int edits = 1 + static_cast<int>(random() % 4); edits > 0; --edits) {
+      const std::size_t at = random() % (text.size() + 1);
+      const char byte = bytes[random() % bytes.size()];
+      switch (random() % 3) {
+        case 0: text.insert(at, 1, byte); break;
+        case 1: if (at < text.size()) text.erase(at, 1); break;
+        default: if (at < text.size()) text[at] = byte; break;
+      }
+    }
+    const auto plain = rpc::read_plain_envelope(text);
+    if (!plain) continue;
+    std::optional<json> params;
+    if (!plain->params.empty()) {
+      params = json::parse(plain->params, nullptr, /*allow_exceptions=*/false);
+      if (params->is_discarded()) continue;  // the dispatcher parses the whole text then
+    }
+    ++accepted;
+    CAPTURE(text);
+    const auto full = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    REQUIRE(full.is_object());
+    for (const auto& [key, value] : full.items()) {
+      CHECK((key == "jsonrpc" || key == "id" || key == "method" || key == "params"));
+    }
+    CHECK(full.value("jsonrpc", json()) == "2.0");
+    CHECK(full.value("method", json()) == std::string(plain->method));
+    CHECK(full.contains("id") != plain->is_notification);
+    if (full.contains("id")) {
+      CHECK(full["id"] == plain->id);
+      CHECK(full["id"].type() == plain->id.type());
+    }
+    CHECK(full.contains("params") == params.has_value());
+    if (params) CHECK(full["params"] == *params);
+  }
+  CHECK(accepted > 100);  // the edits leave enough requests intact for this to test something
 }
 
 }  // namespace dispatcher_tests
