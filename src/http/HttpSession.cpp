@@ -160,6 +160,8 @@ void HttpSession::on_read(const boost::system::error_code& error) {
   handle(request);
 }
 
+// append_plain_response() writes these same fields without building the message (send_plain); a field added
+// here must be added there too, or HttpWireResponseTests fails.
 HttpSession::Response HttpSession::make_response(bhttp::status status, std::string body, std::string_view content_type) {
   Response response{status, m_version};
   response.set(bhttp::field::server, "switchboard");
@@ -186,7 +188,16 @@ void HttpSession::send(const Response& response, bool close_after) {
   // One request is answered at a time (the next is read only after this write completes), so m_out is free.
   m_out.clear();
   append_wire_bytes(response, m_out);
-  const bool keep = !close_after && response.keep_alive();
+  write_out(!close_after && response.keep_alive());
+}
+
+void HttpSession::send_plain(bhttp::status status, std::string_view body, std::string_view content_type) {
+  m_out.clear();
+  append_plain_response({status, m_version, m_keep_alive, content_type, m_cors_origin, body}, m_out);
+  write_out(m_keep_alive);
+}
+
+void HttpSession::write_out(bool keep) {
   restart_deadline();
   boost::asio::async_write(m_stream, boost::asio::buffer(m_out), [self = shared_from_this(), keep](const boost::system::error_code& error, std::size_t) {
     // A connection keeps its buffer for the next answer, unless this one was large (a history, a batch).
@@ -272,7 +283,7 @@ void HttpSession::handle(Request& request) {
   // Unauthenticated paths.
   if (path == kIdentityPath) {
     if (request.method() != bhttp::verb::get) return refuse(bhttp::status::method_not_allowed, "use GET");
-    return send(make_response(bhttp::status::ok, m_context.identity_json, "application/json"));
+    return send_plain(bhttp::status::ok, m_context.identity_json, "application/json");
   }
   // The console's files are public (they hold no secret; the page takes the token from its URL fragment).
   if (const auto asset = find_web_asset(path)) {
@@ -319,8 +330,8 @@ void HttpSession::finish_rpc(std::optional<std::string> body) {
     spdlog::debug("http: the answer to a call from {} is dropped: the connection is closed", m_remote);
     return;
   }
-  if (!body) return send(make_response(bhttp::status::no_content, "", "application/json"));
-  send(make_response(bhttp::status::ok, std::move(*body), "application/json"));
+  if (!body) return send_plain(bhttp::status::no_content, "", "application/json");
+  send_plain(bhttp::status::ok, *body, "application/json");
 }
 
 void HttpSession::watch_for_departure() {

@@ -48,6 +48,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void handle_rpc(Request& request);
   void handle_events(Request& request, std::string_view target);
   void send(const Response& response, bool close_after = false);
+  // The same for a response with only make_response()'s fields, without building a Beast message.
+  void send_plain(boost::beast::http::status status, std::string_view body, std::string_view content_type);
+  void write_out(bool keep);  // writes m_out; then the next request, or the end of the connection
   Response make_response(boost::beast::http::status status, std::string body, std::string_view content_type);
   void refuse(boost::beast::http::status status, std::string_view why);
   void after_response(bool keep);

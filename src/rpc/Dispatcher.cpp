@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "rpc/PlainEnvelope.h"
 #include "switchboard/support/Bug.h"
 
 namespace switchboard::rpc {
@@ -80,6 +81,14 @@ std::vector<std::string> Dispatcher::bound_methods() const {
   return names;
 }
 
+// A single message's completion: its response, or for a notification, nothing.
+Completion Dispatcher::answer_to(const std::shared_ptr<RpcPeer>& peer) {
+  return [peer](std::optional<std::string> response) {
+    if (response) peer->send_response(std::move(*response));
+    else peer->send_nothing();
+  };
+}
+
 void Dispatcher::handle_message(std::string_view text, const std::shared_ptr<RpcPeer>& peer) {
   if (!nesting_within(text, kMaxNestingDepth)) {
     peer->send_response(render_error(nullptr, RpcError{protocol::ErrorCode::ParseError,
@@ -90,6 +99,18 @@ void Dispatcher::handle_message(std::string_view text, const std::shared_ptr<Rpc
   // nlohmann's lexer takes a NUL byte for the end of the input, so `{…}\0garbage` would parse as `{…}`. A raw
   // NUL is never valid JSON (inside a string it must be escaped), so any NUL makes the whole text invalid.
   const bool has_nul = text.find('\0') != std::string_view::npos;
+  // The usual request skips the parse of the whole message and the walk over its members; only its params,
+  // if any, become a JSON value. Any other text, or params that do not parse, take the general path below,
+  // which decides as it always has.
+  if (auto plain = has_nul ? std::nullopt : read_plain_envelope(text)) {
+    if (plain->params.empty()) {
+      return handle_call(std::move(plain->id), plain->is_notification, plain->method, nullptr, peer, answer_to(peer));
+    }
+    const auto params = nlohmann::json::parse(plain->params, nullptr, /*allow_exceptions=*/false);
+    if (!params.is_discarded()) {
+      return handle_call(std::move(plain->id), plain->is_notification, plain->method, &params, peer, answer_to(peer));
+    }
+  }
   const auto message = has_nul ? nlohmann::json(nlohmann::json::value_t::discarded)
                                : nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (message.is_discarded()) {
@@ -101,10 +122,7 @@ void Dispatcher::handle_message(std::string_view text, const std::shared_ptr<Rpc
 
 void Dispatcher::handle_value(const nlohmann::json& message, const std::shared_ptr<RpcPeer>& peer) {
   if (!message.is_array()) {
-    handle_single(message, peer, [peer](std::optional<std::string> response) {
-      if (response) peer->send_response(std::move(*response));
-      else peer->send_nothing();
-    });
+    handle_single(message, peer, answer_to(peer));
     return;
   }
   if (message.empty()) {
@@ -130,7 +148,8 @@ void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_
   if (!is_notification && !valid_id(*id_it)) {
     return reject(nullptr, RpcError::invalid_request("id must be a string, a 64-bit integer or null"));
   }
-  const nlohmann::json id = is_notification ? nlohmann::json() : *id_it;
+  static const nlohmann::json kNullId;
+  const nlohmann::json& id = is_notification ? kNullId : *id_it;
   const auto version = message.find("jsonrpc");
   if (version == message.end() || *version != "2.0") {
     return reject(id, RpcError::invalid_request("jsonrpc must be \"2.0\""));
@@ -139,7 +158,7 @@ void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_
   if (method_it == message.end() || !method_it->is_string()) {
     return reject(id, RpcError::invalid_request("method must be a string"));
   }
-  const auto& method = method_it->get_ref<const std::string&>();
+  const std::string_view method = method_it->get_ref<const std::string&>();
   const auto params_it = message.find("params");
   if (params_it != message.end() && !params_it->is_object() && !params_it->is_array()) {
     return reject(id, RpcError::invalid_request("params must be an object or an array"));
@@ -150,6 +169,12 @@ void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_
     }
   }
 
+  handle_call(id, is_notification, method,
+              params_it == message.end() ? nullptr : &*params_it, peer, std::move(done));
+}
+
+void Dispatcher::handle_call(nlohmann::json id, bool is_notification, std::string_view method,
+                             const nlohmann::json* params_value, const std::shared_ptr<RpcPeer>& peer, Completion done) {
   // From here on a notification gets no response, whatever happens (JSON-RPC 2.0 §4.1).
   auto answer = [&](const RpcError& error) {
     if (is_notification) done(std::nullopt);
@@ -162,16 +187,16 @@ void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_
   if (peer->requires_initialize() && !peer->initialized() && !entry->second.allowed_before_initialize) {
     return answer(RpcError{protocol::ErrorCode::NotInitialized, "call initialize first", nullptr});
   }
-  if (params_it != message.end() && params_it->is_array()) {
+  if (params_value != nullptr && params_value->is_array()) {
     return answer(RpcError{protocol::ErrorCode::InvalidParams,
-                           "invalid params for " + method + ": params: expected object (by-name params), got array",
+                           "invalid params for " + std::string(method) + ": params: expected object (by-name params), got array",
                            nlohmann::json{{"pointer", ""}, {"expected", "object"}, {"actual", "array"}}});
   }
   static const nlohmann::json kNoParams = nlohmann::json::object();
-  const nlohmann::json& params = params_it == message.end() ? kNoParams : *params_it;
+  const nlohmann::json& params = params_value == nullptr ? kNoParams : *params_value;
 
   ++*m_in_flight;
-  ReplyOnce reply(id, is_notification, method,
+  ReplyOnce reply(std::move(id), is_notification, std::string(method),
                   [in_flight = m_in_flight, done = std::move(done)](std::optional<std::string> response) {
                     --*in_flight;
                     done(std::move(response));
@@ -180,7 +205,7 @@ void Dispatcher::handle_single(const nlohmann::json& message, const std::shared_
   try {
     entry->second.invoke(params, std::move(reply), CallContext{peer, is_notification});
   } catch (const std::exception& error) {
-    if (!state->replied) ReplyOnce::fail(*state, RpcError::internal_error(method + " threw: " + error.what()));
+    if (!state->replied) ReplyOnce::fail(*state, RpcError::internal_error(std::string(method) + " threw: " + error.what()));
   }
 }
 

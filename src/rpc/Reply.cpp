@@ -1,5 +1,7 @@
 #include "switchboard/rpc/Reply.h"
 
+#include <charconv>
+#include <cstdint>
 #include <exception>
 
 #include <spdlog/spdlog.h>
@@ -10,8 +12,20 @@ namespace switchboard::rpc {
 namespace {
 
 void append_id(std::string& out, const nlohmann::json& id) {
-  // Echo the id exactly as the client sent it (string or number; null for undecodable requests).
-  out.append(id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  // Echo the id exactly as the client sent it (string or number; null for undecodable requests). Integers and
+  // null, the usual ids, are written here as dump() writes them: dump() sets up a serializer and an output
+  // adapter on the heap for every response.
+  char digits[24];
+  switch (id.type()) {
+    case nlohmann::json::value_t::number_unsigned:
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, id.get<std::uint64_t>()).ptr);
+      return;
+    case nlohmann::json::value_t::number_integer:
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, id.get<std::int64_t>()).ptr);
+      return;
+    case nlohmann::json::value_t::null: out.append("null"); return;
+    default: out.append(id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
 }
 
 }  // namespace

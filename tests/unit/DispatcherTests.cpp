@@ -2,12 +2,14 @@
 
 #include <memory>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "daemon/CoreMethods.h"
+#include "rpc/PlainEnvelope.h"
 #include "support/RecordingPeer.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/protocol/generated/Methods.h"
@@ -125,11 +127,17 @@ TEST_CASE("ids are echoed exactly", "[dispatcher]") {
   f.call(R"({"jsonrpc":"2.0","id":9007199254740993,"method":"ping"})");
   f.call(R"({"jsonrpc":"2.0","id":-1,"method":"ping"})");
   f.call(R"({"jsonrpc":"2.0","id":null,"method":"ping"})");
-  REQUIRE(f.peer->raw.size() == 4);
+  f.call(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})");
+  f.call(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"})");
+  f.call(R"({"jsonrpc":"2.0","id":0,"method":"ping"})");
+  REQUIRE(f.peer->raw.size() == 7);
   CHECK(f.peer->responses[0].at("id") == "ab\xC3\xA9\"c");  // the same string (escapes may be normalized)
   CHECK(f.peer->raw[1].rfind(R"({"jsonrpc":"2.0","id":9007199254740993,)", 0) == 0);
   CHECK(f.peer->raw[2].rfind(R"({"jsonrpc":"2.0","id":-1,)", 0) == 0);
   CHECK(f.peer->raw[3].rfind(R"({"jsonrpc":"2.0","id":null,)", 0) == 0);
+  CHECK(f.peer->raw[4].rfind(R"({"jsonrpc":"2.0","id":18446744073709551615,)", 0) == 0);
+  CHECK(f.peer->raw[5].rfind(R"({"jsonrpc":"2.0","id":-9223372036854775808,)", 0) == 0);
+  CHECK(f.peer->raw[6].rfind(R"({"jsonrpc":"2.0","id":0,)", 0) == 0);
 }
 
 TEST_CASE("batches answer as one array and skip notifications", "[dispatcher]") {
@@ -287,6 +295,181 @@ TEST_CASE("a draining dispatcher refuses new calls", "[dispatcher]") {
   CoreFixture f;
   f.dispatcher.set_draining(true);
   CHECK(error_code(f.call(R"({"jsonrpc":"2.0","id":1,"method":"ping"})")) == -32000);
+}
+
+TEST_CASE("dispatcher: the plain envelope reader takes the usual requests and leaves everything else to the parser",
+          "[dispatcher]") {
+  using rpc::read_plain_envelope;
+  const auto ping = read_plain_envelope(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  REQUIRE(ping);
+  CHECK(ping->id == 1);
+  CHECK(ping->id.is_number_unsigned());  // typed as nlohmann types a parsed 1
+  CHECK_FALSE(ping->is_notification);
+  CHECK(ping->method == "ping");
+  CHECK(ping->params.empty());
+
+  const auto spaced = read_plain_envelope(" \t{ \"method\" : \"a.b\" ,\r\n\"params\":{\"x\":[1,{\"y\":\"}\\\"]\"}]}, \"jsonrpc\":\"2.0\", \"id\":\"q-1\" }\n");
+  REQUIRE(spaced);
+  CHECK(spaced->id == "q-1");
+  CHECK(spaced->method == "a.b");
+  CHECK(spaced->params == "{\"x\":[1,{\"y\":\"}\\\"]\"}]}");
+
+  const auto notification = read_plain_envelope(R"({"jsonrpc":"2.0","method":"ping","params":[]})");
+  REQUIRE(notification);
+  CHECK(notification->is_notification);
+  CHECK(notification->id.is_null());
+  CHECK(notification->params == "[]");
+  CHECK(read_plain_envelope(R"({"jsonrpc":"2.0","id":null,"method":"ping"})")->id.is_null());
+  CHECK_FALSE(read_plain_envelope(R"({"jsonrpc":"2.0","id":null,"method":"ping"})")->is_notification);
+  CHECK(read_plain_envelope(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"})")->id.is_number_integer());
+  CHECK(read_plain_envelope(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})")->id == 18446744073709551615u);
+
+  for (const char* other : {
+           R"({"jsonrpc":"2.0","id":1,"method":"ping","extra":1})",         // an unknown member
+           R"({"jsonrpc":"2.0","id":1,"method":"ping","jsonrpc":"1.0"})",   // a member twice
+           R"({"jsonrpc":"2.0","id":1,"id":2,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":1})",                                  // no method
+           R"({"id":1,"method":"ping"})",                                  // no version
+           R"({"jsonrpc":"2.1","id":1,"method":"ping"})",
+           R"({"jsonrpc":2,"id":1,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":1,"method":5})",
+           R"({"jsonrpc":"2.0","id":1,"method":"p\u0069ng"})",             // an escape
+           R"({"jsonrpc":"2.0","id":"\u00e9","method":"ping"})",
+           "{\"jsonrpc\":\"2.0\",\"id\":\"\xC3\xA9\",\"method\":\"ping\"}",  // not ASCII
+           "{\"jsonrpc\":\"2.0\",\"id\":\"a\tb\",\"method\":\"ping\"}",     // a raw control character
+           R"({"jsonrpc":"2.0","id":1.0,"method":"ping"})",                // a fraction, an exponent
+           R"({"jsonrpc":"2.0","id":1e2,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":01,"method":"ping"})",                 // a leading zero
+           R"({"jsonrpc":"2.0","id":-,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"})",  // beyond 64 bits
+           R"({"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":true,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":nul,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":nullx,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":[1],"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":1,"method":"ping","params":"x"})",
+           R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1})",  // params never closed
+           R"({"jsonrpc":"2.0","id":1,"method":"ping",})",                 // a trailing comma
+           R"({"jsonrpc":"2.0","id":1,"method":"ping"} x)",                // trailing bytes
+           R"({"jsonrpc":"2.0","id":1,"method":"ping"}{})",
+           "\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",  // a byte order mark
+           R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])",                // a batch
+           R"({})", R"()", R"(  )", R"({"jsonrpc":"2.0")", R"("x")"}) {
+    CAPTURE(other);
+    CHECK_FALSE(read_plain_envelope(other));
+  }
+}
+
+TEST_CASE("dispatcher: a message answers the same through the plain envelope as through the full parse",
+          "[dispatcher]") {
+  // handle_value() is the general path alone (the message parsed in full, then its members checked); every
+  // text here that parses must get byte for byte the answer handle_message() gives it, whichever path that took.
+  Dispatcher dispatcher;
+  dispatcher.bind<protocol::PingMethod>([](const auto&, auto reply, const auto&) { reply(protocol::PingResult{5}); });
+  dispatcher.bind<protocol::InitializeMethod>([](const protocol::InitializeParams& params, auto reply, const auto&) {
+    reply(rpc::RpcError{protocol::ErrorCode::ShuttingDown, "hello " + params.client_info.name, nullptr});
+  });
+  const std::vector<std::string> texts = {
+      R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":"1","method":"ping"})",
+      R"({"jsonrpc":"2.0","id":null,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":-0,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":-12,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":"\u00e9\"","method":"ping"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"nope"})",
+      R"({"jsonrpc":"2.0","method":"nope"})",
+      R"({"jsonrpc":"2.0","method":"ping"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[]})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"delay":1}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":"x"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","jsonrpc":"1.0"})",
+      R"({"jsonrpc":"1.0","id":1,"method":"ping","jsonrpc":"2.0"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","id":"two"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[],"params":{}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"ping","extra":1})",
+      R"({"jsonrpc":"2.0","id":1,"method":5})",
+      R"({"id":1,"method":"ping"})",
+      R"({"jsonrpc":"2.1","id":1,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}}})",
+      R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":false}}})",
+      R"({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"a}\"]b"}}})",
+      R"({"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"t"}},"x":{}})",
+      " {\"jsonrpc\" : \"2.0\" ,\n\"method\":\"ping\" , \"id\" : 7 }\r\n",
+      R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"nope"}])",
+  };
+  for (const auto& text : texts) {
+    CAPTURE(text);
+    auto plain = std::make_shared<RecordingPeer>(false);
+    auto general = std::make_shared<RecordingPeer>(false);
+    dispatcher.handle_message(text, plain);
+    dispatcher.handle_value(json::parse(text), general);
+    CHECK(plain->raw == general->raw);
+  }
+  // Params that are not JSON fail the whole message, as they did.
+  auto peer = std::make_shared<RecordingPeer>(false);
+  dispatcher.handle_message(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":}})", peer);
+  dispatcher.handle_message(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\x"}})", peer);
+  REQUIRE(peer->responses.size() == 2);
+  CHECK(error_code(peer->responses[0]) == -32700);
+  CHECK(error_code(peer->responses[1]) == -32700);
+}
+
+TEST_CASE("dispatcher: on mutated requests the plain envelope reader reads only what the full parse reads alike",
+          "[dispatcher]") {
+  // Random edits (a seeded generator, so a failure repeats) of valid requests, with the bytes the reader cares
+  // about. Whatever the reader accepts (and the dispatcher would act on: no NUL, params that parse) must parse in
+  // full to an object with the same members and values.
+  const std::vector<std::string> seeds = {
+      R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+      R"({"jsonrpc":"2.0","id":"x","method":"a.b","params":{"k":[1,2,{"z":"}]"}]}})",
+      R"( {"method":"m","jsonrpc":"2.0","params":[],"id":null} )",
+      R"({"jsonrpc":"2.0","id":-12,"method":"ping","params":{"a":"\"}"}})",
+  };
+  const std::string bytes = std::string("{}[]\",:\\ \t\n0123456789-+.eEnultrfasjopcidmh") + '\x01' + '\x80' + '\xff';
+  std::mt19937_64 random(20261202);
+  int accepted = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = seeds[random() % seeds.size()];
+    for (int edits = 1 + static_cast<int>(random() % 4); edits > 0; --edits) {
+      const std::size_t at = random() % (text.size() + 1);
+      const char byte = bytes[random() % bytes.size()];
+      switch (random() % 3) {
+        case 0: text.insert(at, 1, byte); break;
+        case 1: if (at < text.size()) text.erase(at, 1); break;
+        default: if (at < text.size()) text[at] = byte; break;
+      }
+    }
+    const auto plain = rpc::read_plain_envelope(text);
+    if (!plain) continue;
+    std::optional<json> params;
+    if (!plain->params.empty()) {
+      params = json::parse(plain->params, nullptr, /*allow_exceptions=*/false);
+      if (params->is_discarded()) continue;  // the dispatcher parses the whole text then
+    }
+    ++accepted;
+    CAPTURE(text);
+    const auto full = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    REQUIRE(full.is_object());
+    for (const auto& [key, value] : full.items()) {
+      CHECK((key == "jsonrpc" || key == "id" || key == "method" || key == "params"));
+    }
+    CHECK(full.value("jsonrpc", json()) == "2.0");
+    CHECK(full.value("method", json()) == std::string(plain->method));
+    CHECK(full.contains("id") != plain->is_notification);
+    if (full.contains("id")) {
+      CHECK(full["id"] == plain->id);
+      CHECK(full["id"].type() == plain->id.type());
+    }
+    CHECK(full.contains("params") == params.has_value());
+    if (params) CHECK(full["params"] == *params);
+  }
+  CHECK(accepted > 100);  // the edits leave enough requests intact for this to test something
 }
 
 }  // namespace dispatcher_tests

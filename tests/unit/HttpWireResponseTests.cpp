@@ -1,15 +1,18 @@
 #include <catch2/catch.hpp>
 
 #include <sstream>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/beast/http/write.hpp>
 
 #include "http/WireResponse.h"
 
-// HttpSession writes its responses through append_wire_bytes instead of Beast's serializer. The rule: for every
-// response the session can build, the bytes are exactly the ones Beast would have written.
+// HttpSession writes its responses through append_wire_bytes instead of Beast's serializer, and the plain ones
+// (send_plain) through append_plain_response without a Beast message at all. The rule: for every response the
+// session can build, the bytes are exactly the ones Beast would have written.
 
 namespace wire_response_tests {
 
@@ -68,6 +71,15 @@ TEST_CASE("http wire response: byte for byte what Beast's serializer writes, for
               }
               CAPTURE(static_cast<unsigned>(status), version, keep_alive, body.size(), cors, extra);
               CHECK(our_bytes(response) == beast_bytes(response));
+              if (!extra) {
+                // What send_plain() writes for the same response, from its parts.
+                std::string plain;
+                switchboard::http::append_plain_response(
+                    {status, version, keep_alive, "application/json",
+                     cors ? std::optional<std::string_view>("http://localhost:5173") : std::nullopt, body},
+                    plain);
+                CHECK(plain == beast_bytes(response));
+              }
               ++compared;
             }
           }
@@ -76,6 +88,24 @@ TEST_CASE("http wire response: byte for byte what Beast's serializer writes, for
     }
   }
   CHECK(compared == (9 * 4 + 1) * 2 * 2 * 2 * 2);
+}
+
+TEST_CASE("http wire response: the plain writer keeps what precedes it and trims the values as Beast's fields do",
+          "[http][wire]") {
+  using namespace wire_response_tests;
+  Response response{bhttp::status::ok, 11};
+  response.set(bhttp::field::server, "switchboard");
+  response.set(bhttp::field::content_type, " text/plain\t");
+  response.set(bhttp::field::cache_control, "no-store");
+  response.set("X-Content-Type-Options", "nosniff");
+  response.set(bhttp::field::access_control_allow_origin, "\thttp://127.0.0.1:9 ");
+  response.set(bhttp::field::vary, "Origin");
+  response.body() = "b";
+  response.keep_alive(true);
+  response.prepare_payload();
+  std::string out = "before";
+  switchboard::http::append_plain_response({bhttp::status::ok, 11, true, " text/plain\t", "\thttp://127.0.0.1:9 ", "b"}, out);
+  CHECK(out == "before" + beast_bytes(response));
 }
 
 TEST_CASE("http wire response: a custom reason phrase and bytes already in the buffer are kept", "[http][wire]") {

@@ -77,7 +77,13 @@ class Dispatcher {
   };
 
   void add(std::string_view name, Entry entry);
+  static Completion answer_to(const std::shared_ptr<RpcPeer>& peer);
+  // Checks the envelope of one message (a batch member, or a whole message) and calls handle_call.
   void handle_single(const nlohmann::json& message, const std::shared_ptr<RpcPeer>& peer, Completion done);
+  // One call whose envelope is valid, however it was read: finds the method, applies the dispatcher's rules
+  // (draining, initialize, by-name params) and invokes the handler. `params` is null when the call has none.
+  void handle_call(nlohmann::json id, bool is_notification, std::string_view method, const nlohmann::json* params,
+                   const std::shared_ptr<RpcPeer>& peer, Completion done);
 
   std::map<std::string, Entry, std::less<>> m_methods;
   bool m_draining = false;
