@@ -1,5 +1,7 @@
 #include "engine/Session.h"
 
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
@@ -41,6 +43,12 @@ std::optional<std::string> seed_from(const std::vector<Exchange>& exchanges) {
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) seed += *it;
   seed += "[End of the earlier exchanges. The user's new message follows.]\n\n";
   return seed;
+}
+
+// Marks `id` as the default of `models` and no other, when the list has it; otherwise leaves the list as offered.
+void mark_default(std::vector<protocol::ModelInfo>& models, const std::string& id) {
+  if (std::none_of(models.begin(), models.end(), [&](const auto& model) { return model.id == id; })) return;
+  for (auto& model : models) model.is_default = model.id == id ? std::optional<bool>(true) : std::nullopt;
 }
 
 bool same_models(const std::optional<std::vector<protocol::ModelInfo>>& known, const std::vector<protocol::ModelInfo>& offered) {
@@ -456,6 +464,9 @@ void Session::on_status(adapters::AgentStatus status) {
 }
 
 void Session::on_models(adapters::ModelsOffered event) {
+  // A default model set in our configuration is what a session runs when it chose none, whatever the agent
+  // itself would pick: when the agent offers that model, it is the one marked default.
+  if (const auto configured = m_services.default_model(m_info.agent)) mark_default(event.models, *configured);
   m_services.models_reported(m_info.agent, event.models);
   if (same_models(m_info.models, event.models)) return;
   m_info.models = std::move(event.models);

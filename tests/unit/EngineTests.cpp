@@ -597,6 +597,46 @@ TEST_CASE("engine: the models an agent offers reach its session as session.updat
   CHECK(info(second).models->at(1).id == "slow");
 }
 
+TEST_CASE("engine: a configured default model is the one marked default in the agent's offer", "[engine]") {
+  p::ModelInfo fast;
+  fast.id = "fast";
+  fast.is_default = true;  // the agent's own choice
+  p::ModelInfo slow;
+  slow.id = "slow";
+  engine::EngineConfig config;
+  SECTION("the configured model is offered: it alone is marked") {
+    config.default_models["scripted"] = "slow";
+    EngineFixture f(true, config);
+    f.control->offered_models = {fast, slow};
+    const auto session = f.create();
+    f.send(session, "a");
+    f.settle();
+    const auto updates = f.all<p::SessionUpdatedEvent>();
+    REQUIRE(updates.size() == 1);
+    REQUIRE(updates[0].session.models);
+    CHECK_FALSE(updates[0].session.models->at(0).is_default.has_value());
+    CHECK(updates[0].session.models->at(1).is_default == true);
+    const auto listed = f.engine->list_agents().at(0).models;
+    REQUIRE(listed);
+    CHECK_FALSE(listed->at(0).is_default.has_value());
+    CHECK(listed->at(1).is_default == true);
+    CHECK(f.control->inputs.at(0).model == std::optional<std::string>("slow"));
+  }
+  SECTION("the configured model is not offered: the agent's mark stands") {
+    config.default_models["scripted"] = "elsewhere";
+    EngineFixture f(true, config);
+    f.control->offered_models = {fast, slow};
+    const auto session = f.create();
+    f.send(session, "a");
+    f.settle();
+    const auto updates = f.all<p::SessionUpdatedEvent>();
+    REQUIRE(updates.size() == 1);
+    REQUIRE(updates[0].session.models);
+    CHECK(updates[0].session.models->at(0).is_default == true);
+    CHECK_FALSE(updates[0].session.models->at(1).is_default.has_value());
+  }
+}
+
 TEST_CASE("engine: an agent that dies gives error then stopped, the queue survives and restarts it", "[engine]") {
   EngineFixture f;
   const auto session = f.create();
