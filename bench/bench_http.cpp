@@ -68,7 +68,7 @@ void rpc_round_trip() {
 
 void fan_out(int clients, bool with_stalled) {
   switchboard::http::SseLimits limits;
-  limits.history_events = 1000;
+  limits.replay_events = 1000;
   HttpHarness h(limits);
   std::unique_ptr<RawHttpClient> stalled;
   if (with_stalled) {

@@ -30,7 +30,7 @@ daemon::HttpOptions http_options(const Settings& settings) {
   http.cors_origins = settings.http_allowed_origins;
   http.max_body_bytes = static_cast<std::size_t>(settings.http_max_body_bytes);
   http.sse.heartbeat = std::chrono::milliseconds(settings.http_sse_heartbeat_ms);
-  http.sse.history_events = static_cast<std::size_t>(settings.http_sse_history_events);
+  http.sse.replay_events = static_cast<std::size_t>(settings.http_sse_replay_events);
   return http;
 }
 

@@ -26,7 +26,7 @@ struct Settings {
   std::vector<std::string> http_allowed_origins;
   std::int64_t http_max_body_bytes = 8 * 1024 * 1024;
   std::int64_t http_sse_heartbeat_ms = 15000;
-  std::int64_t http_sse_history_events = 10000;
+  std::int64_t http_sse_replay_events = 10000;
 
   std::int64_t stdio_max_line_bytes = 8 * 1024 * 1024;
 

@@ -1,4 +1,4 @@
-#include "http/HttpSession.h"
+#include "http/HttpConnection.h"
 
 #include <charconv>
 
@@ -6,7 +6,7 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
-#include "http/SseSession.h"
+#include "http/SseSubscriber.h"
 #include "http/WebAssets.h"
 #include "http/WireResponse.h"
 #include "switchboard/rpc/RpcPeer.h"
@@ -22,7 +22,7 @@ namespace {
 // peer (its CallContext) does not keep the connection.
 class HttpRpcPeer : public rpc::RpcPeer {
  public:
-  explicit HttpRpcPeer(std::shared_ptr<HttpSession> session) : m_session(std::move(session)) {}
+  explicit HttpRpcPeer(std::shared_ptr<HttpConnection> connection) : m_connection(std::move(connection)) {}
   void send_response(std::string message) override { deliver(std::move(message)); }
   void send_nothing() override { deliver(std::nullopt); }
   bool requires_initialize() const override { return false; }  // authenticated per request, no handshake
@@ -30,9 +30,9 @@ class HttpRpcPeer : public rpc::RpcPeer {
 
  private:
   void deliver(std::optional<std::string> body) {
-    if (auto session = std::exchange(m_session, nullptr)) session->finish_rpc(std::move(body));
+    if (auto connection = std::exchange(m_connection, nullptr)) connection->finish_rpc(std::move(body));
   }
-  std::shared_ptr<HttpSession> m_session;
+  std::shared_ptr<HttpConnection> m_connection;
 };
 
 // How much a client may pipeline behind a running call before we stop reading (and so stop noticing EOF):
@@ -42,13 +42,13 @@ constexpr std::size_t kMaxPipelinedBytes = 64 * 1024;
 // Output buffer capacity a connection keeps between answers; a larger one is released after its write.
 constexpr std::size_t kKeptOutputCapacity = 16 * 1024;
 
-std::optional<std::string_view> header(const HttpSession::Request& request, bhttp::field field) {
+std::optional<std::string_view> header(const HttpConnection::Request& request, bhttp::field field) {
   const auto it = request.find(field);
   if (it == request.end()) return std::nullopt;
   return std::string_view(it->value().data(), it->value().size());
 }
 
-std::optional<std::string_view> header(const HttpSession::Request& request, std::string_view name) {
+std::optional<std::string_view> header(const HttpConnection::Request& request, std::string_view name) {
   const auto it = request.find(boost::beast::string_view(name.data(), name.size()));
   if (it == request.end()) return std::nullopt;
   return std::string_view(it->value().data(), it->value().size());
@@ -70,22 +70,22 @@ std::optional<std::uint64_t> parse_seq(std::string_view text) {
 
 }  // namespace
 
-HttpSession::HttpSession(boost::asio::ip::tcp::socket socket, HttpContext& context)
+HttpConnection::HttpConnection(boost::asio::ip::tcp::socket socket, HttpContext& context)
     : m_stream(std::move(socket)), m_context(context), m_deadline_timer(m_stream.get_executor()) {
-  m_context.sessions.insert(this);
+  m_context.connections.insert(this);
   boost::system::error_code error;
   const auto endpoint = m_stream.socket().remote_endpoint(error);
   m_remote = error ? "?" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
 }
 
-HttpSession::~HttpSession() { unregister(); }
+HttpConnection::~HttpConnection() { unregister(); }
 
-void HttpSession::unregister() {
-  if (m_registered) m_context.sessions.erase(this);
+void HttpConnection::unregister() {
+  if (m_registered) m_context.connections.erase(this);
   m_registered = false;
 }
 
-void HttpSession::close() {
+void HttpConnection::close() {
   if (!m_registered) return;  // handed to SSE, or already closed
   // From here on nothing touches m_context: a late answer may arrive after the server (and context) are gone.
   unregister();
@@ -97,19 +97,19 @@ void HttpSession::close() {
   m_stream.socket().close(ignored);
 }
 
-void HttpSession::start() { read_request(); }
+void HttpConnection::start() { read_request(); }
 
 // Beast's stream timeout would arm (and so reprogram the kernel's timer) on every read and every write: two
 // system calls per request. Here a request only moves m_deadline; the timer, armed at most once per
 // idle_timeout, looks at it when it fires and waits again for what is left.
-void HttpSession::restart_deadline() {
+void HttpConnection::restart_deadline() {
   m_deadline = std::chrono::steady_clock::now() + m_context.idle_timeout;
   if (!m_deadline_timer_pending) arm_deadline_timer();
 }
 
-void HttpSession::clear_deadline() { m_deadline = std::chrono::steady_clock::time_point::max(); }
+void HttpConnection::clear_deadline() { m_deadline = std::chrono::steady_clock::time_point::max(); }
 
-void HttpSession::arm_deadline_timer() {
+void HttpConnection::arm_deadline_timer() {
   m_deadline_timer_pending = true;
   m_deadline_timer.expires_at(m_deadline);
   // A weak reference: a pending deadline must not keep a connection whose client has left alive for 30 s.
@@ -118,7 +118,7 @@ void HttpSession::arm_deadline_timer() {
   });
 }
 
-void HttpSession::on_deadline_timer(const boost::system::error_code& error) {
+void HttpConnection::on_deadline_timer(const boost::system::error_code& error) {
   m_deadline_timer_pending = false;
   if (error || m_closed || !m_registered) return;  // cancelled, closed, or handed to SSE
   if (m_deadline == std::chrono::steady_clock::time_point::max()) return;  // a call runs; restarted after it
@@ -130,7 +130,7 @@ void HttpSession::on_deadline_timer(const boost::system::error_code& error) {
   m_stream.socket().close(ignored);
 }
 
-void HttpSession::read_request() {
+void HttpConnection::read_request() {
   m_parser.emplace();
   m_parser->header_limit(static_cast<std::uint32_t>(m_context.max_header_bytes));
   m_parser->body_limit(m_context.max_body_bytes);
@@ -139,7 +139,7 @@ void HttpSession::read_request() {
                     [self = shared_from_this()](const boost::system::error_code& error, std::size_t) { self->on_read(error); });
 }
 
-void HttpSession::on_read(const boost::system::error_code& error) {
+void HttpConnection::on_read(const boost::system::error_code& error) {
   if (error == bhttp::error::end_of_stream || error == beast::error::timeout || error == boost::asio::error::eof ||
       error == boost::asio::error::connection_reset || error == boost::asio::error::operation_aborted) {
     boost::system::error_code ignored;
@@ -162,7 +162,7 @@ void HttpSession::on_read(const boost::system::error_code& error) {
 
 // append_plain_response() writes these same fields without building the message (send_plain); a field added
 // here must be added there too, or HttpWireResponseTests fails.
-HttpSession::Response HttpSession::make_response(bhttp::status status, std::string body, std::string_view content_type) {
+HttpConnection::Response HttpConnection::make_response(bhttp::status status, std::string body, std::string_view content_type) {
   Response response{status, m_version};
   response.set(bhttp::field::server, "switchboard");
   response.set(bhttp::field::content_type, content_type);
@@ -178,29 +178,29 @@ HttpSession::Response HttpSession::make_response(bhttp::status status, std::stri
   return response;
 }
 
-void HttpSession::refuse(bhttp::status status, std::string_view why) {
+void HttpConnection::refuse(bhttp::status status, std::string_view why) {
   // Refusals close the connection: the client misbehaved or is not who it should be.
   m_keep_alive = false;
   send(make_response(status, std::string(why) + "\n", "text/plain; charset=utf-8"), /*close_after=*/true);
 }
 
-void HttpSession::send(const Response& response, bool close_after) {
+void HttpConnection::send(const Response& response, bool close_after) {
   // One request is answered at a time (the next is read only after this write completes), so m_out is free.
   m_out.clear();
   append_wire_bytes(response, m_out);
   write_out(!close_after && response.keep_alive());
 }
 
-void HttpSession::send_plain(bhttp::status status, std::string_view body, std::string_view content_type) {
+void HttpConnection::send_plain(bhttp::status status, std::string_view body, std::string_view content_type) {
   m_out.clear();
   append_plain_response({status, m_version, m_keep_alive, content_type, m_cors_origin, body}, m_out);
   write_out(m_keep_alive);
 }
 
-void HttpSession::write_out(bool keep) {
+void HttpConnection::write_out(bool keep) {
   restart_deadline();
   boost::asio::async_write(m_stream, boost::asio::buffer(m_out), [self = shared_from_this(), keep](const boost::system::error_code& error, std::size_t) {
-    // A connection keeps its buffer for the next answer, unless this one was large (a history, a batch).
+    // A connection keeps its buffer for the next answer, unless this one was large (an agent history, a batch).
     if (self->m_out.capacity() > kKeptOutputCapacity) std::string().swap(self->m_out);
     if (error) {
       boost::system::error_code ignored;
@@ -211,7 +211,7 @@ void HttpSession::write_out(bool keep) {
   });
 }
 
-void HttpSession::after_response(bool keep) {
+void HttpConnection::after_response(bool keep) {
   if (m_watching) {
     // The departure watch of the call just answered still has a read outstanding; end it first (a socket takes
     // one read at a time). Whatever it read is pipelined input and stays in m_buffer.
@@ -224,7 +224,7 @@ void HttpSession::after_response(bool keep) {
   read_request();
 }
 
-void HttpSession::linger_and_close() {
+void HttpConnection::linger_and_close() {
   // Closing a socket that still has unread input makes TCP send a reset, and the client may then lose the
   // response we just wrote (a 413 for a body it is still sending, say). So: stop sending, read and discard what
   // the client still sends for a short while, then close.
@@ -235,7 +235,7 @@ void HttpSession::linger_and_close() {
   discard_input(0);
 }
 
-void HttpSession::discard_input(std::size_t discarded) {
+void HttpConnection::discard_input(std::size_t discarded) {
   constexpr std::size_t kMaxDiscard = 1024 * 1024;
   m_buffer.consume(m_buffer.size());
   m_stream.async_read_some(m_buffer.prepare(16 * 1024), [self = shared_from_this(), discarded](const boost::system::error_code& error, std::size_t n) {
@@ -249,7 +249,7 @@ void HttpSession::discard_input(std::size_t discarded) {
   });
 }
 
-void HttpSession::handle(Request& request) {
+void HttpConnection::handle(Request& request) {
   const std::string_view target(request.target().data(), request.target().size());
   const auto path = target_path(target);
   // Checked first: redact_target() copies the target, which is not worth doing per request for a discarded line.
@@ -311,7 +311,7 @@ void HttpSession::handle(Request& request) {
   handle_rpc(request);
 }
 
-void HttpSession::handle_rpc(Request& request) {
+void HttpConnection::handle_rpc(Request& request) {
   const auto content_type = header(request, bhttp::field::content_type);
   if (!content_type || !is_json_content_type(*content_type)) {
     return refuse(bhttp::status::unsupported_media_type, "Content-Type must be application/json");
@@ -324,7 +324,7 @@ void HttpSession::handle_rpc(Request& request) {
   if (m_call_running && !m_closed) watch_for_departure();
 }
 
-void HttpSession::finish_rpc(std::optional<std::string> body) {
+void HttpConnection::finish_rpc(std::optional<std::string> body) {
   m_call_running = false;
   if (m_closed) {
     spdlog::debug("http: the answer to a call from {} is dropped: the connection is closed", m_remote);
@@ -334,7 +334,7 @@ void HttpSession::finish_rpc(std::optional<std::string> body) {
   send_plain(bhttp::status::ok, *body, "application/json");
 }
 
-void HttpSession::watch_for_departure() {
+void HttpConnection::watch_for_departure() {
   if (m_buffer.size() >= kMaxPipelinedBytes) return;  // the client is held back by TCP now; nothing to notice
   m_watching = true;
   m_stream.async_read_some(m_buffer.prepare(kMaxPipelinedBytes - m_buffer.size()),
@@ -343,7 +343,7 @@ void HttpSession::watch_for_departure() {
                            });
 }
 
-void HttpSession::on_watch(const boost::system::error_code& error, std::size_t n) {
+void HttpConnection::on_watch(const boost::system::error_code& error, std::size_t n) {
   m_watching = false;
   if (m_closed) return;
   m_buffer.commit(n);  // the start of a pipelined request: parsed after this call's answer
@@ -360,7 +360,7 @@ void HttpSession::on_watch(const boost::system::error_code& error, std::size_t n
   }
 }
 
-void HttpSession::on_client_gone(const boost::system::error_code& error) {
+void HttpConnection::on_client_gone(const boost::system::error_code& error) {
   // The client closed (or reset) the connection while its call runs. The call goes on (its effects stand; a
   // client that wants the outcome reads the events or asks again), its answer will be dropped, and the socket
   // and buffers go now: a departed client must not hold a descriptor for the minutes a turn may take.
@@ -372,7 +372,7 @@ void HttpSession::on_client_gone(const boost::system::error_code& error) {
   m_parser.reset();
 }
 
-void HttpSession::handle_events(Request& request, std::string_view target) {
+void HttpConnection::handle_events(Request& request, std::string_view target) {
   std::optional<std::uint64_t> last_event_id;
   if (const auto value = header(request, std::string_view("Last-Event-ID"))) {
     last_event_id = parse_seq(*value);
@@ -392,7 +392,7 @@ void HttpSession::handle_events(Request& request, std::string_view target) {
   unregister();  // from now on the hub owns the connection
   clear_deadline();
   m_deadline_timer.cancel();
-  auto sse = std::make_shared<SseSession>(std::move(m_stream), m_context.hub, std::move(session_filter), m_remote);
+  auto sse = std::make_shared<SseSubscriber>(std::move(m_stream), m_context.hub, std::move(session_filter), m_remote);
   sse->start(std::move(head), last_event_id);
 }
 

@@ -18,22 +18,22 @@ namespace switchboard::http {
 //   GET  /                          the web page (no token: the page carries the token to the API)
 //   GET  /.well-known/switchboard   identity (no token)
 //   POST /rpc                       JSON-RPC through the shared dispatcher (token)
-//   GET  /events                    SSE; the socket is handed to an SseSession (token)
+//   GET  /events                    SSE; the socket is handed to an SseSubscriber (token)
 //   OPTIONS *                       CORS preflight for allow-listed origins
 // Keep-alive is honoured. While an RPC call is running there is no timeout: a turn may take minutes.
 //
-// Lifetime of a call that answers later: the RPC peer holds the session (shared_ptr) until the dispatcher has
+// Lifetime of a call that answers later: the RPC peer holds the connection (shared_ptr) until the dispatcher has
 // answered, so the answer always finds its connection. Meanwhile a read on the socket watches for the client
 // going away (EOF or reset): then the socket is closed at once and the buffers released, the call goes on, and
 // its answer, when it comes, is dropped; only this small object waits for it. Bytes a client pipelines behind
 // the call are kept (bounded) for the next request.
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
   using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
-  HttpSession(boost::asio::ip::tcp::socket socket, HttpContext& context);
-  ~HttpSession();
+  HttpConnection(boost::asio::ip::tcp::socket socket, HttpContext& context);
+  ~HttpConnection();
 
   void start();
   // Closes the connection now (shutdown). A call still running keeps the object, not the socket.
@@ -81,7 +81,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<std::string> m_cors_origin;
   bool m_keep_alive = false;
   unsigned m_version = 11;
-  bool m_registered = true;    // in m_context.sessions; false once closed, gone or handed to SSE
+  bool m_registered = true;    // in m_context.connections; false once closed, gone or handed to SSE
   bool m_closed = false;       // the socket is closed (shutdown, or the client left mid-call)
   bool m_call_running = false; // a POST /rpc waits for the dispatcher's answer
   bool m_watching = false;     // the departure watch's read is outstanding

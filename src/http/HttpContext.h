@@ -11,10 +11,10 @@
 
 namespace switchboard::http {
 
-class HttpSession;
+class HttpConnection;
 
 // What every HTTP connection shares: the one dispatcher, the SSE hub, the security policy and limits.
-// Owned by HttpServer; sessions hold a reference and never outlive the server's io_context run.
+// Owned by HttpServer; connections hold a reference and never outlive the server's io_context run.
 struct HttpContext {
   HttpContext(rpc::Dispatcher& dispatcher_, SseHub& hub_) : dispatcher(dispatcher_), hub(hub_) {}
 
@@ -26,7 +26,7 @@ struct HttpContext {
   std::size_t max_header_bytes = 16 * 1024;
   std::chrono::milliseconds idle_timeout{30000};  // between requests on a keep-alive connection
   std::size_t max_connections = 1024;
-  std::unordered_set<HttpSession*> sessions;  // open connections that are not SSE streams
+  std::unordered_set<HttpConnection*> connections;  // open connections that are not SSE streams
 };
 
 inline constexpr std::string_view kIdentityPath = "/.well-known/switchboard";

@@ -8,7 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
-#include "http/HttpSession.h"
+#include "http/HttpConnection.h"
 
 namespace switchboard::http {
 namespace asio = boost::asio;
@@ -99,8 +99,8 @@ void HttpServer::stop() {
     listener->acceptor.close(ignored);
     listener->retry.cancel();
   }
-  const std::vector<HttpSession*> open(m_context.sessions.begin(), m_context.sessions.end());
-  for (auto* session : open) session->close();
+  const std::vector<HttpConnection*> open(m_context.connections.begin(), m_context.connections.end());
+  for (auto* connection : open) connection->close();
 }
 
 void HttpServer::accept(Listener& listener) {
@@ -112,11 +112,11 @@ void HttpServer::accept(Listener& listener) {
       // Small request/response exchanges: never let Nagle hold back the tail of a response.
       boost::system::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      if (m_context.sessions.size() + m_context.hub.client_count() >= m_context.max_connections) {
+      if (m_context.connections.size() + m_context.hub.client_count() >= m_context.max_connections) {
         spdlog::warn("http: {} connections open, refusing another", m_context.max_connections);
         socket.close(ignored);
       } else {
-        std::make_shared<HttpSession>(std::move(socket), m_context)->start();
+        std::make_shared<HttpConnection>(std::move(socket), m_context)->start();
       }
     } else {
       listener.backoff = listener.backoff.count() == 0 ? kFirstAcceptBackoff : std::min(listener.backoff * 2, kMaxAcceptBackoff);

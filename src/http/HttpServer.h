@@ -20,7 +20,7 @@ struct HttpServerOptions {
   bool also_ipv6_loopback = true;   // with 127.0.0.1, also listen on [::1] at the same port
 };
 
-// Accepts connections on the configured addresses and starts an HttpSession for each. Binding is done up
+// Accepts connections on the configured addresses and starts an HttpConnection for each. Binding is done up
 // front by listen(), so the caller knows the port (or the reason it failed) before anything is announced.
 class HttpServer {
  public:

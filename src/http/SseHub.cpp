@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "http/SseSession.h"
+#include "http/SseSubscriber.h"
 
 namespace switchboard::http {
 
@@ -25,52 +25,52 @@ void SseHub::on_event(const bus::EncodedEventPtr& event) {
   const SseFramePtr shared = std::move(frame);
   m_last_seq = event->seq;
 
-  m_history.push_back(shared);
-  m_history_bytes += shared->bytes.size();
-  while (!m_history.empty() &&
-         (m_history.size() > m_limits.history_events || m_history_bytes > m_limits.history_bytes)) {
-    m_evicted_through = m_history.front()->seq;
-    m_history_bytes -= m_history.front()->bytes.size();
-    m_history.pop_front();
+  m_replay.push_back(shared);
+  m_replay_bytes += shared->bytes.size();
+  while (!m_replay.empty() &&
+         (m_replay.size() > m_limits.replay_events || m_replay_bytes > m_limits.replay_bytes)) {
+    m_evicted_through = m_replay.front()->seq;
+    m_replay_bytes -= m_replay.front()->bytes.size();
+    m_replay.pop_front();
   }
-  // Index loop: a session that overflows detaches itself while we iterate.
-  for (std::size_t i = 0; i < m_sessions.size();) {
-    const auto* before = m_sessions[i].get();
-    m_sessions[i]->push(shared);
-    if (i < m_sessions.size() && m_sessions[i].get() == before) ++i;
+  // Index loop: a subscriber that overflows detaches itself while we iterate.
+  for (std::size_t i = 0; i < m_subscribers.size();) {
+    const auto* before = m_subscribers[i].get();
+    m_subscribers[i]->push(shared);
+    if (i < m_subscribers.size() && m_subscribers[i].get() == before) ++i;
   }
 }
 
 SseHub::Replay SseHub::replay_after(std::uint64_t last_seen) const {
   Replay replay;
   if (last_seen < m_evicted_through) replay.gap = std::make_pair(last_seen + 1, m_evicted_through);
-  const auto first = std::lower_bound(m_history.begin(), m_history.end(), last_seen + 1,
+  const auto first = std::lower_bound(m_replay.begin(), m_replay.end(), last_seen + 1,
                                       [](const SseFramePtr& frame, std::uint64_t seq) { return frame->seq < seq; });
-  replay.frames.assign(first, m_history.end());
+  replay.frames.assign(first, m_replay.end());
   return replay;
 }
 
-void SseHub::attach(const std::shared_ptr<SseSession>& session) { m_sessions.push_back(session); }
+void SseHub::attach(const std::shared_ptr<SseSubscriber>& subscriber) { m_subscribers.push_back(subscriber); }
 
-void SseHub::detach(SseSession* session) {
-  std::erase_if(m_sessions, [session](const std::shared_ptr<SseSession>& s) { return s.get() == session; });
-  if (m_sessions.empty() && m_on_empty) std::exchange(m_on_empty, nullptr)();
+void SseHub::detach(SseSubscriber* subscriber) {
+  std::erase_if(m_subscribers, [subscriber](const std::shared_ptr<SseSubscriber>& s) { return s.get() == subscriber; });
+  if (m_subscribers.empty() && m_on_empty) std::exchange(m_on_empty, nullptr)();
 }
 
 void SseHub::finish_all() {
-  const auto sessions = m_sessions;  // finishing may detach
-  for (const auto& session : sessions) session->finish();
+  const auto subscribers = m_subscribers;  // finishing may detach
+  for (const auto& subscriber : subscribers) subscriber->finish();
 }
 
 void SseHub::on_empty(std::function<void()> callback) {
-  if (m_sessions.empty()) return callback();
+  if (m_subscribers.empty()) return callback();
   m_on_empty = std::move(callback);
 }
 
 void SseHub::stop_all() {
-  const auto sessions = m_sessions;  // close() detaches
-  for (const auto& session : sessions) session->close("daemon shutting down");
-  m_sessions.clear();
+  const auto subscribers = m_subscribers;  // close() detaches
+  for (const auto& subscriber : subscribers) subscriber->close("daemon shutting down");
+  m_subscribers.clear();
 }
 
 }  // namespace switchboard::http

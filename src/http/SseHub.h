@@ -15,7 +15,7 @@
 
 namespace switchboard::http {
 
-class SseSession;
+class SseSubscriber;
 
 // One event formatted as an SSE frame, once, shared by every client that receives it.
 struct SseFrame {
@@ -26,8 +26,8 @@ struct SseFrame {
 using SseFramePtr = std::shared_ptr<const SseFrame>;
 
 struct SseLimits {
-  std::size_t history_events = 10000;             // retained for Last-Event-ID replay
-  std::size_t history_bytes = 64 * 1024 * 1024;
+  std::size_t replay_events = 10000;             // retained for Last-Event-ID replay
+  std::size_t replay_bytes = 64 * 1024 * 1024;
   std::size_t client_queue_frames = 4096;         // a client further behind than this is cut off
   std::size_t client_queue_bytes = 8 * 1024 * 1024;
   std::chrono::milliseconds heartbeat{15000};
@@ -42,14 +42,14 @@ struct ArchivePage {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> lost;  // [from, to], in order
 };
 
-// Reads events older than the in-memory history from the durable log: at most `limit` events with seq >
+// Reads events older than the in-memory replay buffer from the durable log: at most `limit` events with seq >
 // `after`, oldest first; `done` gets nullopt if the log could not be read. Answers on the io_context thread.
 using EventArchive =
     std::function<void(std::uint64_t after, std::size_t limit, std::function<void(std::optional<ArchivePage>)> done)>;
 
-// The egress sink for Server-Sent Events: formats each event into a frame, keeps a bounded history for
-// reconnecting clients, and fans frames out to the connected SseSessions. Single-threaded (io_context).
-// With an archive (the durable event log), a Last-Event-ID older than the history is served from the log,
+// The egress sink for Server-Sent Events: formats each event into a frame, keeps a bounded replay buffer for
+// reconnecting clients, and fans frames out to the connected SseSubscribers. Single-threaded (io_context).
+// With an archive (the durable event log), a Last-Event-ID older than the replay buffer is served from the log,
 // also across daemon restarts; without one, the client gets an explicit `gap` event for what is gone.
 class SseHub : public bus::EventSink {
  public:
@@ -73,8 +73,8 @@ class SseHub : public bus::EventSink {
   };
   Replay replay_after(std::uint64_t last_seen) const;
 
-  void attach(const std::shared_ptr<SseSession>& session);
-  void detach(SseSession* session);
+  void attach(const std::shared_ptr<SseSubscriber>& subscriber);
+  void detach(SseSubscriber* subscriber);
   // Shutdown, gently: each client is closed once its queue has drained.
   void finish_all();
   // Calls `callback` once no client is attached any more.
@@ -83,18 +83,18 @@ class SseHub : public bus::EventSink {
   void stop_all();
 
   const SseLimits& limits() const { return m_limits; }
-  std::size_t client_count() const { return m_sessions.size(); }
+  std::size_t client_count() const { return m_subscribers.size(); }
   std::uint64_t last_seq() const { return m_last_seq; }
 
   static std::string format_frame(std::uint64_t seq, std::string_view json);
 
  private:
   SseLimits m_limits;
-  std::deque<SseFramePtr> m_history;
-  std::size_t m_history_bytes = 0;
-  std::uint64_t m_evicted_through = 0;  // highest seq dropped from history
+  std::deque<SseFramePtr> m_replay;
+  std::size_t m_replay_bytes = 0;
+  std::uint64_t m_evicted_through = 0;  // highest seq dropped from the replay buffer
   std::uint64_t m_last_seq = 0;
-  std::vector<std::shared_ptr<SseSession>> m_sessions;
+  std::vector<std::shared_ptr<SseSubscriber>> m_subscribers;
   std::function<void()> m_on_empty;
   EventArchive m_archive;
 };

@@ -1,4 +1,4 @@
-#include "http/SseSession.h"
+#include "http/SseSubscriber.h"
 
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
@@ -27,7 +27,7 @@ SseFramePtr gap_frame(std::uint64_t from, std::uint64_t to) {
 
 }  // namespace
 
-SseSession::SseSession(boost::beast::tcp_stream stream, SseHub& hub, std::optional<std::string> session_filter,
+SseSubscriber::SseSubscriber(boost::beast::tcp_stream stream, SseHub& hub, std::optional<std::string> session_filter,
                        std::string remote)
     : m_stream(std::move(stream)),
       m_hub(hub),
@@ -35,14 +35,14 @@ SseSession::SseSession(boost::beast::tcp_stream stream, SseHub& hub, std::option
       m_remote(std::move(remote)),
       m_heartbeat(m_stream.get_executor()) {}
 
-SseSession::~SseSession() = default;
+SseSubscriber::~SseSubscriber() = default;
 
-bool SseSession::wanted(const SseFrame& frame) const {
+bool SseSubscriber::wanted(const SseFrame& frame) const {
   if (!m_session_filter || frame.seq == 0 || frame.session_id.empty()) return true;  // global events go to all
   return frame.session_id == *m_session_filter;
 }
 
-void SseSession::start(std::string head, std::optional<std::uint64_t> last_event_id) {
+void SseSubscriber::start(std::string head, std::optional<std::uint64_t> last_event_id) {
   enqueue(make_frame(std::move(head) + "retry: " + std::to_string(m_hub.limits().retry_hint.count()) + "\n\n"));
   if (last_event_id) {
     auto replay = m_hub.replay_after(*last_event_id);
@@ -75,12 +75,12 @@ void SseSession::start(std::string head, std::optional<std::uint64_t> last_event
   write_next();
 }
 
-void SseSession::push(const SseFramePtr& frame) {
+void SseSubscriber::push(const SseFramePtr& frame) {
   if (m_closed || !wanted(*frame)) return;
   if (accept(frame)) write_next();
 }
 
-bool SseSession::accept(SseFramePtr frame) {
+bool SseSubscriber::accept(SseFramePtr frame) {
   const auto& limits = m_hub.limits();
   const std::size_t frames = m_queue.size() + m_held.size();
   const std::size_t bytes = m_queued_bytes + m_held_bytes;
@@ -98,7 +98,7 @@ bool SseSession::accept(SseFramePtr frame) {
   return true;
 }
 
-void SseSession::read_archive(std::uint64_t after, std::uint64_t through) {
+void SseSubscriber::read_archive(std::uint64_t after, std::uint64_t through) {
   m_hub.archive()(after, kArchivePageEvents,
                   [self = shared_from_this(), after, through](std::optional<ArchivePage> page) {
                     if (self->m_closed) return;
@@ -139,7 +139,7 @@ void SseSession::read_archive(std::uint64_t after, std::uint64_t through) {
                   });
 }
 
-void SseSession::finish_catch_up() {
+void SseSubscriber::finish_catch_up() {
   m_catching_up = false;
   while (!m_held.empty()) {
     enqueue(std::move(m_held.front()));
@@ -150,12 +150,12 @@ void SseSession::finish_catch_up() {
   if (m_finishing && !m_writing && m_queue.empty()) close("finished");
 }
 
-void SseSession::enqueue(SseFramePtr frame) {
+void SseSubscriber::enqueue(SseFramePtr frame) {
   m_queued_bytes += frame->bytes.size();
   m_queue.push_back(std::move(frame));
 }
 
-void SseSession::write_next() {
+void SseSubscriber::write_next() {
   if (m_writing || m_closed || m_queue.empty()) return;
   m_writing = true;
   std::vector<boost::asio::const_buffer> buffers;
@@ -179,7 +179,7 @@ void SseSession::write_next() {
   });
 }
 
-void SseSession::watch_for_close() {
+void SseSubscriber::watch_for_close() {
   // An EventSource sends nothing after its request, so any completion here (EOF, reset, stray bytes) ends it.
   m_stream.socket().async_read_some(boost::asio::buffer(&m_probe, 1),
                                     [self = shared_from_this()](const boost::system::error_code&, std::size_t) {
@@ -187,7 +187,7 @@ void SseSession::watch_for_close() {
                                     });
 }
 
-void SseSession::schedule_heartbeat() {
+void SseSubscriber::schedule_heartbeat() {
   m_heartbeat.expires_after(m_hub.limits().heartbeat);
   m_heartbeat.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
     auto self = weak.lock();
@@ -201,12 +201,12 @@ void SseSession::schedule_heartbeat() {
   });
 }
 
-void SseSession::finish() {
+void SseSubscriber::finish() {
   m_finishing = true;
   if (!m_writing && m_queue.empty() && !m_catching_up) close("finished");
 }
 
-void SseSession::close(std::string_view reason) {
+void SseSubscriber::close(std::string_view reason) {
   if (m_closed) return;
   m_closed = true;
   spdlog::debug("sse: closing client {}: {}", m_remote, reason);

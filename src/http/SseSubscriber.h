@@ -17,14 +17,14 @@ namespace switchboard::http {
 // One client of GET /events after the response head: a bounded queue of shared frames, one write in flight.
 //
 // A client that falls further behind than the hub's limits is disconnected (and logged) instead of growing
-// memory or slowing anyone else; it reconnects with Last-Event-ID and catches up from history. A client that
+// memory or slowing anyone else; it reconnects with Last-Event-ID and catches up from the replay buffer. A client that
 // vanishes is noticed by a pending one-byte read (EventSource never sends anything after its request) or by
 // the write timeout. Heartbeat comments keep proxies and idle timers from closing a quiet stream.
-class SseSession : public std::enable_shared_from_this<SseSession> {
+class SseSubscriber : public std::enable_shared_from_this<SseSubscriber> {
  public:
-  SseSession(boost::beast::tcp_stream stream, SseHub& hub, std::optional<std::string> session_filter,
+  SseSubscriber(boost::beast::tcp_stream stream, SseHub& hub, std::optional<std::string> session_filter,
              std::string remote);
-  ~SseSession();
+  ~SseSubscriber();
 
   // Sends `head` (the HTTP response head), the retry hint, then the replay after `last_event_id` (if any), then
   // live frames.
@@ -55,7 +55,7 @@ class SseSession : public std::enable_shared_from_this<SseSession> {
   boost::asio::steady_timer m_heartbeat;
   std::deque<SseFramePtr> m_queue;
   bool m_catching_up = false;
-  std::deque<SseFramePtr> m_held;  // newer frames (memory history, live) waiting for the archive's older ones
+  std::deque<SseFramePtr> m_held;  // newer frames (replay buffer, live) waiting for the archive's older ones
   std::size_t m_held_bytes = 0;
   std::size_t m_queued_bytes = 0;
   std::vector<SseFramePtr> m_in_flight;

@@ -16,7 +16,7 @@ namespace switchboard::http {
 // be final: Content-Length and Connection already set (prepare_payload(), keep_alive()), no chunked body.
 void append_wire_bytes(const boost::beast::http::response<boost::beast::http::string_body>& response, std::string& out);
 
-// A response with only the fields every answer of HttpSession carries: what HttpSession::make_response builds.
+// A response with only the fields every answer of HttpConnection carries: what HttpConnection::make_response builds.
 struct PlainResponse {
   boost::beast::http::status status;
   unsigned version;  // 10 or 11, as Beast numbers them

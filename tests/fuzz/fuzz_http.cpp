@@ -1,5 +1,5 @@
-// libFuzzer target for the HTTP request path: bytes -> a real connected socket -> HttpSession (Beast parser,
-// limits, the security checks, routing) -> Dispatcher with the real core methods / SseSession -> bytes back.
+// libFuzzer target for the HTTP request path: bytes -> a real connected socket -> HttpConnection (Beast parser,
+// limits, the security checks, routing) -> Dispatcher with the real core methods / SseSubscriber -> bytes back.
 //
 // Per input: a socketpair; one end becomes the session's tcp::socket (remote_endpoint fails on it, which the
 // session tolerates), the other is the client. The input is written to the client end in two or three pieces cut
@@ -23,7 +23,7 @@
 //     (application/json other than the identity document) and no event stream unless the token occurs in the
 //     input; Access-Control-Allow-Origin only ever names the allow-listed origin; no Set-Cookie, ever (a cookie
 //     would reach every server on the host);
-//   - no leak: after the client end is closed, the session object is gone, `context.sessions` is empty, the hub
+//   - no leak: after the client end is closed, the connection object is gone, `context.connections` is empty, the hub
 //     has no client, no RPC call is in flight, the server's descriptor is closed and the io_context has no
 //     outstanding work (no stray timer or operation);
 //   - report_bug() traps.
@@ -54,7 +54,7 @@
 #include "daemon/CoreMethods.h"
 #include "http/HttpContext.h"
 #include "http/HttpSecurity.h"
-#include "http/HttpSession.h"
+#include "http/HttpConnection.h"
 #include "http/SseHub.h"
 #include "switchboard/bus/Egress.h"
 #include "switchboard/bus/EventBus.h"
@@ -81,17 +81,17 @@ constexpr std::size_t kMaxHeaderBytes = 2048;
   } while (false)
 
 // Process-wide state, built once: initialize publishes on the installed bus, and only one egress may exist.
-// The hub is an egress sink with a small history, filled once at start-up (kPublished events for two sessions,
+// The hub is an egress sink with a small replay buffer, filled once at start-up (kPublished events for two sessions,
 // of which the last 16 are retained), so GET /events with Last-Event-ID / ?lastEventId / ?session= exercises
 // replay, the gap notice and the session filter. (Requests may publish more, e.g. initialize's client.attached,
-// which is internal today; the checks below do not assume the history is fixed.)
+// which is internal today; the checks below do not assume the replay buffer is fixed.)
 constexpr int kPublished = 24;
 
 struct World {
   World() : hub(limits()), context(dispatcher, hub) {}
   static switchboard::http::SseLimits limits() {
     switchboard::http::SseLimits limits;
-    limits.history_events = 16;
+    limits.replay_events = 16;
     return limits;
   }
 
@@ -418,15 +418,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Client client;
   client.fd = fds[1];
 
-  std::weak_ptr<switchboard::http::HttpSession> session_ref;
+  std::weak_ptr<switchboard::http::HttpConnection> connection_ref;
   {
     boost::asio::ip::tcp::socket socket(world.io);
     boost::system::error_code error;
     socket.assign(boost::asio::ip::tcp::v4(), server_fd, error);
     FUZZ_CHECK(!error);
-    auto session = std::make_shared<switchboard::http::HttpSession>(std::move(socket), world.context);
-    session_ref = session;
-    session->start();
+    auto connection = std::make_shared<switchboard::http::HttpConnection>(std::move(socket), world.context);
+    connection_ref = connection;
+    connection->start();
   }
 
   // Two or three pieces, cut at fractions of the input chosen by the first byte's nibbles.
@@ -450,8 +450,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ::close(client.fd);
   client.fd = -1;
   pump(client);
-  FUZZ_CHECK(session_ref.expired());
-  FUZZ_CHECK(world.context.sessions.empty());
+  FUZZ_CHECK(connection_ref.expired());
+  FUZZ_CHECK(world.context.connections.empty());
   FUZZ_CHECK(world.hub.client_count() == 0);
   FUZZ_CHECK(world.dispatcher.calls_in_flight() == 0);
   FUZZ_CHECK(::fcntl(server_fd, F_GETFD) == -1 && errno == EBADF);  // nothing else opened an fd meanwhile

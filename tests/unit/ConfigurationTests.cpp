@@ -384,7 +384,7 @@ TEST_CASE("configuration: the settings' defaults are the daemon's defaults", "[c
   CHECK(http.server.allow_remote == http_defaults.server.allow_remote);
   CHECK(http.max_body_bytes == http_defaults.max_body_bytes);
   CHECK(http.sse.heartbeat == http_defaults.sse.heartbeat);
-  CHECK(http.sse.history_events == http_defaults.sse.history_events);
+  CHECK(http.sse.replay_events == http_defaults.sse.replay_events);
   // The adapters' declared defaults are their configurations' defaults.
   const auto agents = table().defaults().agents;
   CHECK(agents.text("agents.claude.bin") == switchboard::adapters::claude::ClaudeCodeConfig{}.executable);
@@ -453,7 +453,7 @@ TEST_CASE("configuration: every setting reaches the option it configures", "[con
   settings.http_allowed_origins = {"o"};
   settings.http_max_body_bytes = 4096;
   settings.http_sse_heartbeat_ms = 77;
-  settings.http_sse_history_events = 55;
+  settings.http_sse_replay_events = 55;
   settings.stdio_max_line_bytes = 2048;
   settings.store_max_events = 5000;
   settings.permissions_headless = "allow";
@@ -476,7 +476,7 @@ TEST_CASE("configuration: every setting reaches the option it configures", "[con
   CHECK(http.cors_origins == std::vector<std::string>{"o"});
   CHECK(http.max_body_bytes == 4096);
   CHECK(http.sse.heartbeat == std::chrono::milliseconds(77));
-  CHECK(http.sse.history_events == 55);
+  CHECK(http.sse.replay_events == 55);
 }
 
 // The registry's family of agents a user names (acp_agents.<name>).

@@ -118,7 +118,7 @@ class EngineOverHttp {
     });
   }
   std::size_t open_connections() {
-    return on_reactor([this] { return m_context.sessions.size(); });
+    return on_reactor([this] { return m_context.connections.size(); });
   }
   std::size_t calls_in_flight() {
     return on_reactor([this] { return m_dispatcher.calls_in_flight(); });

@@ -341,7 +341,7 @@ TEST_CASE("SSE: reconnect with Last-Event-ID loses nothing and duplicates nothin
 
 TEST_CASE("SSE: an explicit gap event when history no longer covers the request", "[http][sse]") {
   switchboard::http::SseLimits limits;
-  limits.history_events = 50;
+  limits.replay_events = 50;
   HttpHarness h(limits);
   h.publish_deltas(200);
   auto client = open_events(h, "", {"Last-Event-ID: 10"});
@@ -384,7 +384,7 @@ TEST_CASE("SSE: heartbeat comments on a quiet stream", "[http][sse]") {
 TEST_CASE("SSE: a slow client is cut off while a fast one receives everything", "[http][sse]") {
   switchboard::http::SseLimits limits;
   limits.client_queue_frames = 256;
-  limits.history_events = 100000;
+  limits.replay_events = 100000;
   HttpHarness h(limits);
   auto slow = open_events(h, "", {}, /*receive_buffer=*/4096);  // never reads again
   auto fast = open_events(h);

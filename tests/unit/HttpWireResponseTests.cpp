@@ -10,7 +10,7 @@
 
 #include "http/WireResponse.h"
 
-// HttpSession writes its responses through append_wire_bytes instead of Beast's serializer, and the plain ones
+// HttpConnection writes its responses through append_wire_bytes instead of Beast's serializer, and the plain ones
 // (send_plain) through append_plain_response without a Beast message at all. The rule: for every response the
 // session can build, the bytes are exactly the ones Beast would have written.
 
@@ -52,7 +52,7 @@ TEST_CASE("http wire response: byte for byte what Beast's serializer writes, for
           if (status == bhttp::status::no_content && !body.empty()) continue;
           for (const bool cors : {false, true}) {
             for (const bool extra : {false, true}) {
-              // Built the way HttpSession::make_response and handle() build theirs.
+              // Built the way HttpConnection::make_response and handle() build theirs.
               Response response{status, version};
               response.set(bhttp::field::server, "switchboard");
               response.set(bhttp::field::content_type, "application/json");
