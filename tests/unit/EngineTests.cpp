@@ -603,37 +603,34 @@ TEST_CASE("engine: a configured default model is the one marked default in the a
   fast.is_default = true;  // the agent's own choice
   p::ModelInfo slow;
   slow.id = "slow";
-  engine::EngineConfig config;
-  SECTION("the configured model is offered: it alone is marked") {
-    config.default_models["scripted"] = "slow";
-    EngineFixture f(true, config);
-    f.control->offered_models = {fast, slow};
-    const auto session = f.create();
-    f.send(session, "a");
-    f.settle();
-    const auto updates = f.all<p::SessionUpdatedEvent>();
+  // One turn of an agent offering {fast, slow} under a configured default model; the fixture for what follows.
+  const auto after_one_turn = [&](const std::string& configured) {
+    engine::EngineConfig config;
+    config.default_models["scripted"] = configured;
+    auto f = std::make_unique<EngineFixture>(true, config);
+    f->control->offered_models = {fast, slow};
+    f->send(f->create(), "a");
+    f->settle();
+    const auto updates = f->all<p::SessionUpdatedEvent>();
     REQUIRE(updates.size() == 1);
     REQUIRE(updates[0].session.models);
-    CHECK_FALSE(updates[0].session.models->at(0).is_default.has_value());
-    CHECK(updates[0].session.models->at(1).is_default == true);
-    const auto listed = f.engine->list_agents().at(0).models;
+    REQUIRE(updates[0].session.models->size() == 2);
+    return std::make_pair(std::move(f), *updates[0].session.models);
+  };
+  SECTION("the configured model is offered: it alone is marked") {
+    const auto [f, models] = after_one_turn("slow");
+    CHECK_FALSE(models[0].is_default.has_value());
+    CHECK(models[1].is_default == true);
+    const auto listed = f->engine->list_agents().at(0).models;
     REQUIRE(listed);
     CHECK_FALSE(listed->at(0).is_default.has_value());
     CHECK(listed->at(1).is_default == true);
-    CHECK(f.control->inputs.at(0).model == std::optional<std::string>("slow"));
+    CHECK(f->control->inputs.at(0).model == std::optional<std::string>("slow"));
   }
   SECTION("the configured model is not offered: the agent's mark stands") {
-    config.default_models["scripted"] = "elsewhere";
-    EngineFixture f(true, config);
-    f.control->offered_models = {fast, slow};
-    const auto session = f.create();
-    f.send(session, "a");
-    f.settle();
-    const auto updates = f.all<p::SessionUpdatedEvent>();
-    REQUIRE(updates.size() == 1);
-    REQUIRE(updates[0].session.models);
-    CHECK(updates[0].session.models->at(0).is_default == true);
-    CHECK_FALSE(updates[0].session.models->at(1).is_default.has_value());
+    const auto [f, models] = after_one_turn("elsewhere");
+    CHECK(models[0].is_default == true);
+    CHECK_FALSE(models[1].is_default.has_value());
   }
 }
 
