@@ -320,9 +320,13 @@ TEST_CASE("opencode e2e: the models OpenCode offers reach the session, its defau
 
 TEST_CASE("opencode: two sessions in two directories stream at once on one server and each keeps its own events", "[e2e][opencode]") {
   e2e::AgentProfile profile = opencode();
-  // Both answers are picked by what was asked (rules), not by the order the two requests reach the mock.
+  // Both answers are picked by what was asked (rules), not by the order the two requests reach the mock. Each
+  // stream stops halfway (after its role chunk and 6 of its 12 deltas) until the other got as far, so the two
+  // overlap however late the second request comes (a loaded machine once started it after the first had ended).
   profile.script = [](Json rules) { return Json{{"rules", std::move(rules)}}; };
-  const auto slow = [](const std::string& text) { return Json{{"text", text}, {"chunks", 12}, {"delay_ms", 250}}; };
+  const auto slow = [](const std::string& text) {
+    return Json{{"text", text}, {"chunks", 12}, {"delay_ms", 100}, {"barrier", {{"name", "halfway"}, {"parties", 2}, {"at_event", 7}}}};
+  };
   const std::string alpha = "alpha one two three four five six seven";
   const std::string beta = "beta eight nine ten eleven twelve thirteen fourteen";
   e2e::AgentWorld world(profile, Json::array({Json{{"match", {{"last_user_text_contains", "alpha"}}}, {"reply", slow(alpha)}},

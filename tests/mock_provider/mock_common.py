@@ -181,12 +181,38 @@ def start_sse(handler, headers=None):
     handler.close_connection = True
 
 
+_barriers = {}
+_barriers_lock = threading.Lock()
+
+
+def _barrier(server, name, parties):
+    """The one threading.Barrier a server's streams share under `name`."""
+    with _barriers_lock:
+        key = (id(server), name)
+        if key not in _barriers:
+            _barriers[key] = threading.Barrier(parties)
+        return _barriers[key]
+
+
+def meet_at_barrier(handler, seq, spec):
+    """Holds this stream until `parties` streams naming the same barrier got there, so a test can make two
+    streams overlap whatever order and delay their requests arrive with. Gives up after `timeout_ms` (default
+    60 s) and logs it; the stream then goes on, and the test that relied on the overlap fails on its own."""
+    barrier = _barrier(handler.server, spec["name"], int(spec.get("parties", 2)))
+    try:
+        barrier.wait(spec.get("timeout_ms", 60000) / 1000)
+    except threading.BrokenBarrierError:
+        handler.server.recorder.write({"type": "barrier_timeout", "seq": seq, "time": round(time.time(), 3),
+                                       "barrier": spec["name"]})
+
+
 def stream_sse(handler, seq, events, reply):
-    """Writes (name, data) events as SSE frames with the reply's `delay_ms` / `disconnect_after`, then logs how
-    the stream ended. A name of None writes a data-only frame (Chat Completions); data that is a string is
-    written as it is (its `[DONE]`)."""
+    """Writes (name, data) events as SSE frames with the reply's `delay_ms` / `disconnect_after` / `barrier`,
+    then logs how the stream ended. A name of None writes a data-only frame (Chat Completions); data that is a
+    string is written as it is (its `[DONE]`)."""
     delay = reply.get("delay_ms", 0) / 1000
     cut = reply.get("disconnect_after")
+    barrier = reply.get("barrier")
     sent = 0
     outcome = "complete"
     try:
@@ -194,6 +220,8 @@ def stream_sse(handler, seq, events, reply):
             if cut is not None and sent >= cut:
                 outcome = "disconnected by script"
                 break
+            if barrier is not None and sent == int(barrier.get("at_event", 0)):
+                meet_at_barrier(handler, seq, barrier)
             if sent and delay:
                 time.sleep(delay)
             payload = data if isinstance(data, str) else json.dumps(data)

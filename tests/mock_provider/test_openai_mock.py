@@ -202,6 +202,34 @@ class ChatCompletionsTest(MockServerCase):
         self.assertEqual(chunks[-1]["usage"]["total_tokens"], 55)
         self.assertTrue(all(c["object"] == "chat.completion.chunk" for c in chunks))
 
+    def test_a_barrier_holds_each_stream_until_the_other_got_there(self):
+        reply = {"text": "together", "chunks": 2, "barrier": {"name": "pair", "parties": 2, "at_event": 1}}
+        self.start({"rules": [{"match": {"last_user_text_contains": "x"}, "reply": reply}]})
+        first_done = threading.Event()
+
+        def first():
+            self.chat([{"role": "user", "content": "x one"}])
+            first_done.set()
+
+        thread = threading.Thread(target=first)
+        thread.start()
+        # Alone at the barrier, the first stream holds (its role chunk was sent, its content was not).
+        self.assertFalse(first_done.wait(0.5))
+        _, _, body = self.chat([{"role": "user", "content": "x two"}])
+        self.assertTrue(first_done.wait(5))
+        thread.join()
+        self.assertEqual("".join(c["choices"][0]["delta"].get("content", "") for c in self.chunks(body) if c["choices"]),
+                         "together")
+        self.assertNotIn("barrier_timeout", [r["type"] for r in self.records()])
+
+    def test_a_barrier_nobody_else_reaches_gives_up_and_says_so(self):
+        reply = {"text": "alone", "barrier": {"name": "pair", "parties": 2, "timeout_ms": 200}}
+        self.start({"turns": [reply]})
+        _, _, body = self.chat([{"role": "user", "content": "x"}])
+        self.assertEqual("".join(c["choices"][0]["delta"].get("content", "") for c in self.chunks(body) if c["choices"]),
+                         "alone")
+        self.assertIn("barrier_timeout", [r["type"] for r in self.records()])
+
     def test_no_usage_chunk_unless_asked(self):
         self.start({"turns": [{"text": "x"}]})
         _, _, body = self.chat([{"role": "user", "content": "hi"}], include_usage=False)
