@@ -71,8 +71,7 @@ class AcpAdapter::ModeFilter final : public ForwardingListener {
 };
 
 AcpAdapter::AcpAdapter(boost::asio::io_context& io, AdapterListener& listener, AcpConfig config)
-    : m_io(io),
-      m_listener(listener),
+    : m_listener(listener),
       m_config(std::move(config)),
       m_filter(std::make_unique<ModeFilter>(*this, listener)),
       m_translator(*m_filter, m_config.agent),

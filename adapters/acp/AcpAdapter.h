@@ -88,7 +88,6 @@ class AcpAdapter final : public AgentAdapter {
   void on_process_exit(const std::string& reason);
   void turn_ended();
 
-  boost::asio::io_context& m_io;
   AdapterListener& m_listener;
   AcpConfig m_config;
   std::unique_ptr<ModeFilter> m_filter;

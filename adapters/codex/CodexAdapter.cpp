@@ -40,8 +40,7 @@ class CodexAdapter::TurnWatch : public ForwardingListener {
 };
 
 CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listener, CodexConfig config)
-    : m_io(io),
-      m_listener(listener),
+    : m_listener(listener),
       m_config(std::move(config)),
       m_watch(std::make_unique<TurnWatch>(*this, listener)),
       m_translator(std::make_unique<CodexTranslator>(*m_watch)),

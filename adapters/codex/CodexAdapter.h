@@ -69,7 +69,6 @@ class CodexAdapter final : public AgentAdapter {
   // SIGKILLs the commands Codex is running for this thread (cancel and stop); returns how many.
   std::size_t kill_thread_commands();
 
-  boost::asio::io_context& m_io;
   AdapterListener& m_listener;
   CodexConfig m_config;
   std::unique_ptr<TurnWatch> m_watch;
