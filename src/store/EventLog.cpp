@@ -67,6 +67,7 @@ EventLog::EventLog(boost::asio::io_context& io, StoreWorker& worker, EventLogOpt
       m_reserved(m_table->reserved()),
       m_lost(m_table->lost()),
       m_flush_timer(io),
+      m_patience_timer(io),
       m_retry_timer(io),
       m_next_retry_delay(options.retry_delay),
       m_reserve_retry_timer(io),
@@ -201,27 +202,43 @@ void EventLog::start_batch() {
   m_in_flight = events;
   note_backlog();
 
-  m_worker.submit_background(
-      "event log commit",
-      [table = m_table, events, compactions = std::move(compactions), max_events = m_options.max_events,
-       chunk = m_options.trim_chunk_events](Database& db) -> StoreResult<AppendOutcome> {
-        AppendOutcome outcome = table->append(db.sql(), *events, compactions, EventTable::Duplicates::Fail);
-        // Retention right after the commit (already durable): one bounded chunk per batch keeps pace with
-        // appends, since a batch never holds more than max_batch_events; start_trim() chains more if needed.
-        try {
-          outcome.excess_rows = table->trim(db.sql(), max_events, chunk);
-        } catch (...) {
-          outcome.trim_error = error_from_current_exception("event log retention");
-        }
-        return outcome;
-      },
-      [self = std::weak_ptr(m_self), compaction_count](StoreResult<AppendOutcome> result) {
-        if (const auto log = self.lock()) (*log)->on_batch_done(std::move(result), compaction_count);
-      });
+  auto commit = [table = m_table, events, compactions = std::move(compactions), max_events = m_options.max_events,
+                 chunk = m_options.trim_chunk_events](Database& db) -> StoreResult<AppendOutcome> {
+    AppendOutcome outcome = table->append(db.sql(), *events, compactions, EventTable::Duplicates::Fail);
+    // Retention right after the commit (already durable): one bounded chunk per batch keeps pace with
+    // appends, since a batch never holds more than max_batch_events; start_trim() chains more if needed.
+    try {
+      outcome.excess_rows = table->trim(db.sql(), max_events, chunk);
+    } catch (...) {
+      outcome.trim_error = error_from_current_exception("event log retention");
+    }
+    return outcome;
+  };
+  auto done = [self = std::weak_ptr(m_self), compaction_count](StoreResult<AppendOutcome> result) {
+    if (const auto log = self.lock()) (*log)->on_batch_done(std::move(result), compaction_count);
+  };
+  // Somebody waiting for a flush makes this commit foreground work; otherwise it may use the idle class, for a
+  // while (arm_patience_timer).
+  if (!m_flush_waiters.empty()) {
+    m_worker.submit("event log commit", std::move(commit), std::move(done));
+    return;
+  }
+  m_worker.submit_background("event log commit", std::move(commit), std::move(done));
+  arm_patience_timer();
+}
+
+void EventLog::arm_patience_timer() {
+  m_patience_timer.expires_after(m_options.background_patience);
+  m_patience_timer.async_wait([self = std::weak_ptr(m_self)](const boost::system::error_code& error) {
+    const auto log = self.lock();
+    if (!log || error || !(*log)->m_in_flight) return;  // gone, cancelled, or committed meanwhile
+    (*log)->m_worker.expedite();
+  });
 }
 
 void EventLog::on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions) {
   Batch batch = std::exchange(m_in_flight, nullptr);
+  m_patience_timer.cancel();
   if (m_closed) return;  // close() handed these events over again, with everything else
   if (!result) {
     // Back to the front of the queue, in order, and due at once when the retry comes.
@@ -345,6 +362,9 @@ void EventLog::flush(StoreCallback<std::uint64_t> done) {
     return;
   }
   m_flush_waiters.push_back(FlushWaiter{m_last_seq, std::move(done)});
+  // The batch in flight (maybe in the idle class) now has somebody waiting behind it; the next one is started
+  // as foreground work once it is back.
+  if (m_in_flight) m_worker.expedite();
   maybe_flush();
 }
 
@@ -402,6 +422,7 @@ void EventLog::close() {
   if (m_closed) return;
   m_closed = true;
   m_flush_timer.cancel();
+  m_patience_timer.cancel();
   m_retry_timer.cancel();
 
   // Everything not known to be committed, the in-flight batch included: its outcome is not known yet, so the

@@ -34,6 +34,10 @@ struct EventLogOptions {
   // A batch is committed once this many events are pending, or flush_delay after the first of them.
   std::size_t flush_events = 512;
   std::chrono::milliseconds flush_delay{5};
+  // A commit nobody waits for runs in the store thread's idle class (StoreWorker::submit_background). One still
+  // running after this long, because every core is busy elsewhere, is expedited to the normal class, so a
+  // saturated machine delays commits by this much, not for as long as the load lasts. A flush() expedites at once.
+  std::chrono::milliseconds background_patience{200};
   // Bounds one transaction, and the reactor's hand-over of a batch (moving this many pointers).
   std::size_t max_batch_events = 8192;
   // Retention deletes at most this many rows per transaction (one per commit, more chained while over).
@@ -106,8 +110,9 @@ class EventLog : public bus::EventSink {
   // Deletes the message.delta and tool.output rows of a finished turn (the full message events stay), once every event seen so
   // far is committed (with the batch that carries them, or at once). Gets the number of rows deleted.
   void compact_turn(std::string session_id, std::string turn_id, StoreCallback<std::size_t> done);
-  // Commits everything accepted so far without waiting for the batch timer; gets the committed seq, or the
-  // error of a failed attempt (the events stay queued for retry).
+  // Commits everything accepted so far without waiting for the batch timer, in the store thread's normal class
+  // (a batch already in flight is expedited); gets the committed seq, or the error of a failed attempt (the
+  // events stay queued for retry).
   void flush(StoreCallback<std::uint64_t> done);
 
   // Called once per failure kind while commits keep failing (e.g. to publish an error event); again after
@@ -137,6 +142,8 @@ class EventLog : public bus::EventSink {
   void maybe_flush();
   void arm_flush_timer();
   void start_batch();
+  // Expedites the batch in flight if it is still there when background_patience has passed.
+  void arm_patience_timer();
   void on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions);
   void on_batch_failed(const StoreError& error);
   void submit_compaction(PendingCompaction pending);
@@ -168,6 +175,7 @@ class EventLog : public bus::EventSink {
 
   boost::asio::steady_timer m_flush_timer;
   bool m_flush_timer_armed = false;
+  boost::asio::steady_timer m_patience_timer;
   boost::asio::steady_timer m_retry_timer;
   bool m_waiting_retry = false;
   std::chrono::milliseconds m_next_retry_delay;

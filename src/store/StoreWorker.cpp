@@ -117,7 +117,7 @@ void StoreWorker::thread_main(std::filesystem::path path, DatabaseOptions option
 void StoreWorker::run_task(Task& task, Database* db) {
   {
     std::lock_guard lock(m_mutex);
-    set_idle_class(task.background && m_foreground_pending == 0);
+    set_idle_class(task.background && m_foreground_pending == 0 && task.number > m_expedited_through);
   }
   task.run(db);
   std::lock_guard lock(m_mutex);
@@ -139,6 +139,7 @@ void StoreWorker::enqueue(std::unique_ptr<Task> task) {
   {
     std::lock_guard lock(m_mutex);
     if (m_accepting) {
+      task->number = ++m_enqueued;
       if (!task->background) {
         ++m_foreground_pending;
         set_idle_class(false);  // the worker may be in idle-class work that this job now waits behind
@@ -149,6 +150,12 @@ void StoreWorker::enqueue(std::unique_ptr<Task> task) {
     }
   }
   task->run(nullptr);  // posts (or sets) the "not open" error; never runs the caller's callback inline
+}
+
+void StoreWorker::expedite() {
+  std::lock_guard lock(m_mutex);
+  m_expedited_through = m_enqueued;
+  set_idle_class(false);
 }
 
 class StoreWorker::DisposeTask final : public Task {

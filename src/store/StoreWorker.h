@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -57,6 +58,12 @@ class StoreWorker {
   template <class Job>
   void submit_background(const char* what, Job job, std::function<void(std::invoke_result_t<Job&, Database&>)> done);
 
+  // Lifts every job queued so far, the one running included, out of the idle class: background work somebody
+  // now waits for, or that has waited too long. On a machine whose cores are all busy (an agent compiling) an
+  // idle-class job gets almost no CPU, so without this an event log commit could wait for as long as the load
+  // lasts. Background jobs queued after the call use the idle class again. Safe to call from any thread.
+  void expedite();
+
   // Drops `object` on the worker thread, after the jobs submitted before. For the last reference to something
   // expensive to destroy (a committed batch of thousands of events), so the reactor does not pay for it.
   void dispose(std::shared_ptr<const void> object);
@@ -80,6 +87,7 @@ class StoreWorker {
     virtual ~Task() = default;
     virtual void run(Database* db) = 0;  // db is null when the database is not open
     bool background = false;             // may run in the SCHED_IDLE class
+    std::uint64_t number = 0;            // its place in submission order, from 1 (set by enqueue)
   };
   template <class Job, class Result>
   class PostingTask;
@@ -113,6 +121,9 @@ class StoreWorker {
   pid_t m_native_tid = 0;
   bool m_idle_class = false;
   std::size_t m_foreground_pending = 0;
+  // Jobs are numbered as they are queued; those numbered up to m_expedited_through never use the idle class.
+  std::uint64_t m_enqueued = 0;
+  std::uint64_t m_expedited_through = 0;
 };
 
 // ---- templates ---------------------------------------------------------------------------------------------

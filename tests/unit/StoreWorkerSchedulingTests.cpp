@@ -6,21 +6,26 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
 
 #include "store/Database.h"
+#include "store/Store.h"
 #include "store/StoreWorker.h"
 #include "support/StoreTestSupport.h"
 
 // Background store work (the event log's commits) runs in SCHED_IDLE so that it never holds a CPU the reactor
-// wants; any other job moves the worker back out at once, even in the middle of a background job.
+// wants; any other job moves the worker back out at once, even in the middle of a background job, and so does
+// StoreWorker::expedite: the event log calls it when a commit has waited too long or somebody waits for it.
 
 namespace store_worker_scheduling_tests {
 
 using namespace switchboard::store;
+using switchboard::testing::make_store_event;
+using switchboard::testing::run_handlers_until;
 using switchboard::testing::StoreTempDir;
 
 // What StoreWorker checks before using SCHED_IDLE: CAP_SYS_NICE (root here; an unprivileged user normally lacks
@@ -93,6 +98,123 @@ TEST_CASE("store worker: a job queued behind idle-class work lifts the worker ou
   REQUIRE(last);
   CHECK(*last == SCHED_OTHER);
   io.run();
+}
+
+// A background job that occupies the store thread until something lifts it out of SCHED_IDLE, or `patience`
+// passes; it records the class it ended in. Jobs queued after it wait behind it, as a commit would behind a
+// long idle-class job on a machine whose cores are all busy.
+struct IdleBlocker {
+  std::atomic<bool> started{false};
+  std::atomic<int> policy_at_start{-1};
+  std::atomic<int> policy_at_end{-1};
+
+  void submit(StoreWorker& worker, std::chrono::milliseconds patience) {
+    worker.submit_background(
+        "idle blocker",
+        [this, patience](Database&) -> StoreResult<int> {
+          policy_at_start = ::sched_getscheduler(0);
+          started = true;
+          const auto until = std::chrono::steady_clock::now() + patience;
+          while (::sched_getscheduler(0) == SCHED_IDLE && std::chrono::steady_clock::now() < until) {
+            std::this_thread::yield();
+          }
+          policy_at_end = ::sched_getscheduler(0);
+          return 0;
+        },
+        [](StoreResult<int>) {});
+    while (!started.load()) std::this_thread::yield();
+  }
+};
+
+TEST_CASE("store worker: expedite lifts the running background job and those queued, not later ones", "[store]") {
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  StoreWorker worker(io);
+  REQUIRE(worker.open(dir.db()));
+  if (!has_cap_sys_nice()) {
+    WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
+    return;
+  }
+  IdleBlocker blocker;
+  blocker.submit(worker, std::chrono::seconds(20));
+  std::atomic<int> queued_policy{-1};
+  worker.submit_background(
+      "queued before", [&](Database&) -> StoreResult<int> { return queued_policy = ::sched_getscheduler(0); },
+      [](StoreResult<int>) {});
+  worker.expedite();
+  std::atomic<int> later_policy{-1};
+  worker.submit_background(
+      "queued after", [&](Database&) -> StoreResult<int> { return later_policy = ::sched_getscheduler(0); },
+      [](StoreResult<int>) {});
+  io.run();  // returns once every job's result is posted and run
+  CHECK(blocker.policy_at_start.load() == SCHED_IDLE);
+  CHECK(blocker.policy_at_end.load() == SCHED_OTHER);
+  CHECK(queued_policy.load() == SCHED_OTHER);
+  CHECK(later_policy.load() == SCHED_IDLE);
+}
+
+std::unique_ptr<Store> open_store(boost::asio::io_context& io, const StoreTempDir& dir,
+                                  std::chrono::milliseconds patience) {
+  StoreOptions options;
+  options.event_log.background_patience = patience;
+  auto store = Store::open(io, dir.db(), options);
+  REQUIRE(store);
+  return std::move(*store);
+}
+
+TEST_CASE("event log: a commit stuck behind idle-class work is expedited after background_patience", "[store]") {
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  if (!has_cap_sys_nice()) {
+    WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
+    return;
+  }
+  SECTION("with a patience of 50 ms the blocker is lifted, and the commit follows") {
+    auto store = open_store(io, dir, std::chrono::milliseconds(50));
+    IdleBlocker blocker;
+    blocker.submit(store->worker(), std::chrono::seconds(20));
+    store->events().on_event(make_store_event(store->events().last_seq() + 1));
+    const std::uint64_t wanted = store->events().last_seq();
+    REQUIRE(run_handlers_until(io, [&] { return store->events().committed_seq() >= wanted; }));
+    CHECK(blocker.policy_at_start.load() == SCHED_IDLE);
+    CHECK(blocker.policy_at_end.load() == SCHED_OTHER);
+  }
+  SECTION("with a patience of an hour nothing lifts it: the 300 ms the blocker waits pass in the idle class") {
+    auto store = open_store(io, dir, std::chrono::hours(1));
+    IdleBlocker blocker;
+    blocker.submit(store->worker(), std::chrono::milliseconds(300));
+    store->events().on_event(make_store_event(store->events().last_seq() + 1));
+    const std::uint64_t wanted = store->events().last_seq();
+    REQUIRE(run_handlers_until(io, [&] { return store->events().committed_seq() >= wanted; }));
+    CHECK(blocker.policy_at_end.load() == SCHED_IDLE);
+  }
+}
+
+TEST_CASE("event log: a flush lifts the idle-class work its commit waits behind", "[store]") {
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  if (!has_cap_sys_nice()) {
+    WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
+    return;
+  }
+  auto store = open_store(io, dir, std::chrono::hours(1));
+  EventLog& log = store->events();
+  IdleBlocker blocker;
+  blocker.submit(store->worker(), std::chrono::seconds(20));
+  log.on_event(make_store_event(log.last_seq() + 1));
+  SECTION("the batch not started yet: it is started as foreground work") {}
+  SECTION("the batch already in flight behind the blocker") {
+    // The batch timer (5 ms) starts it; it then waits behind the blocker, unsaved.
+    io.run_for(std::chrono::milliseconds(50));
+    CHECK(log.unsaved_count() == 1);
+    CHECK(blocker.policy_at_end.load() == -1);
+  }
+  std::optional<StoreResult<std::uint64_t>> flushed;
+  log.flush([&](StoreResult<std::uint64_t> result) { flushed = result; });
+  REQUIRE(run_handlers_until(io, [&] { return flushed.has_value(); }));
+  REQUIRE(*flushed);
+  CHECK(**flushed == log.last_seq());
+  CHECK(blocker.policy_at_end.load() == SCHED_OTHER);
 }
 
 }  // namespace store_worker_scheduling_tests
