@@ -223,22 +223,35 @@ void EventLog::start_batch() {
     m_worker.submit("event log commit", std::move(commit), std::move(done));
     return;
   }
-  m_worker.submit_background("event log commit", std::move(commit), std::move(done));
+  submit_patiently("event log commit", std::move(commit), std::move(done));
+}
+
+template <class Job, class Done>
+void EventLog::submit_patiently(const char* what, Job job, Done done) {
+  ++m_background_jobs;
+  m_worker.submit_background(what, std::move(job),
+                             [self = std::weak_ptr(m_self), done = std::move(done)](auto result) mutable {
+                               if (const auto log = self.lock()) --(*log)->m_background_jobs;
+                               done(std::move(result));
+                             });
   arm_patience_timer();
 }
 
 void EventLog::arm_patience_timer() {
+  if (m_patience_timer_armed) return;  // it fires within background_patience of this job's submission anyway
+  m_patience_timer_armed = true;
   m_patience_timer.expires_after(m_options.background_patience);
   m_patience_timer.async_wait([self = std::weak_ptr(m_self)](const boost::system::error_code& error) {
     const auto log = self.lock();
-    if (!log || error || !(*log)->m_in_flight) return;  // gone, cancelled, or committed meanwhile
-    (*log)->m_worker.expedite();
+    if (!log || error) return;  // gone, or cancelled by close()
+    (*log)->m_patience_timer_armed = false;
+    // Some may be younger than background_patience: lifting them early costs nothing but their idle class.
+    if ((*log)->m_background_jobs > 0) (*log)->m_worker.expedite();
   });
 }
 
 void EventLog::on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions) {
   Batch batch = std::exchange(m_in_flight, nullptr);
-  m_patience_timer.cancel();
   if (m_closed) return;  // close() handed these events over again, with everything else
   if (!result) {
     // Back to the front of the queue, in order, and due at once when the retry comes.
@@ -313,18 +326,20 @@ void EventLog::on_batch_failed(const StoreError& error) {
 }
 
 void EventLog::submit_compaction(PendingCompaction pending) {
-  m_worker.submit_background(
+  StoreCallback<std::size_t> done = std::move(pending.done);
+  if (!done) done = [](StoreResult<std::size_t>) {};
+  submit_patiently(
       "compact turn",
       [table = m_table, compaction = std::move(pending.compaction)](Database& db) -> StoreResult<std::size_t> {
         return table->compact(db.sql(), compaction);
       },
-      std::move(pending.done));
+      std::move(done));
 }
 
 void EventLog::start_trim() {
   if (m_trim_queued) return;
   m_trim_queued = true;
-  m_worker.submit_background(
+  submit_patiently(
       "event log retention",
       [table = m_table, max_events = m_options.max_events, chunk = m_options.trim_chunk_events](
           Database& db) -> StoreResult<std::uint64_t> { return table->trim(db.sql(), max_events, chunk); },

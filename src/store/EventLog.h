@@ -34,9 +34,10 @@ struct EventLogOptions {
   // A batch is committed once this many events are pending, or flush_delay after the first of them.
   std::size_t flush_events = 512;
   std::chrono::milliseconds flush_delay{5};
-  // A commit nobody waits for runs in the store thread's idle class (StoreWorker::submit_background). One still
-  // running after this long, because every core is busy elsewhere, is expedited to the normal class, so a
-  // saturated machine delays commits by this much, not for as long as the load lasts. A flush() expedites at once.
+  // Commits, compactions and retention nobody waits for run in the store thread's idle class
+  // (StoreWorker::submit_background). One still outstanding after this long, because every core is busy
+  // elsewhere, is expedited to the normal class, so a saturated machine delays them by about this much, not for
+  // as long as the load lasts. A flush() expedites at once.
   std::chrono::milliseconds background_patience{200};
   // Bounds one transaction, and the reactor's hand-over of a batch (moving this many pointers).
   std::size_t max_batch_events = 8192;
@@ -142,7 +143,11 @@ class EventLog : public bus::EventSink {
   void maybe_flush();
   void arm_flush_timer();
   void start_batch();
-  // Expedites the batch in flight if it is still there when background_patience has passed.
+  // Submits background work (a commit, a compaction, retention) that arm_patience_timer watches.
+  template <class Job, class Done>
+  void submit_patiently(const char* what, Job job, Done done);
+  // Unless armed already: expedites the store's queue when background_patience has passed and some of the
+  // log's background jobs are still outstanding.
   void arm_patience_timer();
   void on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions);
   void on_batch_failed(const StoreError& error);
@@ -176,6 +181,8 @@ class EventLog : public bus::EventSink {
   boost::asio::steady_timer m_flush_timer;
   bool m_flush_timer_armed = false;
   boost::asio::steady_timer m_patience_timer;
+  bool m_patience_timer_armed = false;
+  std::size_t m_background_jobs = 0;  // submitted with submit_patiently, result not back yet
   boost::asio::steady_timer m_retry_timer;
   bool m_waiting_retry = false;
   std::chrono::milliseconds m_next_retry_delay;

@@ -162,7 +162,7 @@ std::unique_ptr<Store> open_store(boost::asio::io_context& io, const StoreTempDi
   return std::move(*store);
 }
 
-TEST_CASE("event log: a commit stuck behind idle-class work is expedited after background_patience", "[store]") {
+TEST_CASE("event log: its background work stuck behind idle-class work is expedited after background_patience", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
   if (!has_cap_sys_nice()) {
@@ -177,6 +177,21 @@ TEST_CASE("event log: a commit stuck behind idle-class work is expedited after b
     const std::uint64_t wanted = store->events().last_seq();
     REQUIRE(run_handlers_until(io, [&] { return store->events().committed_seq() >= wanted; }));
     CHECK(blocker.policy_at_start.load() == SCHED_IDLE);
+    CHECK(blocker.policy_at_end.load() == SCHED_OTHER);
+  }
+  SECTION("a compaction of events committed already is watched the same way") {
+    auto store = open_store(io, dir, std::chrono::milliseconds(50));
+    EventLog& log = store->events();
+    log.on_event(make_store_event(log.last_seq() + 1));
+    const std::uint64_t wanted = log.last_seq();
+    REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() >= wanted; }));
+    IdleBlocker blocker;
+    blocker.submit(store->worker(), std::chrono::seconds(20));
+    std::optional<StoreResult<std::size_t>> removed;
+    log.compact_turn("s-1", "t-1", [&](StoreResult<std::size_t> result) { removed = result; });
+    REQUIRE(run_handlers_until(io, [&] { return removed.has_value(); }));
+    REQUIRE(*removed);
+    CHECK(**removed == 1);  // the one delta
     CHECK(blocker.policy_at_end.load() == SCHED_OTHER);
   }
   SECTION("with a patience of an hour nothing lifts it: the 300 ms the blocker waits pass in the idle class") {
