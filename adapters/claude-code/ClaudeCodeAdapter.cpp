@@ -114,6 +114,7 @@ void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
   launch.model = options.model;
   launch.permission_mode = mode;
   launch.resume_session_id = options.resume_provider_session_id;
+  launch.partial_messages = options.stream_text;
   if (auto failed = m_cli.spawn(CliLaunch{command_line(launch), options.cwd, std::move(environment), m_config.exec_shim,
                                           "claude[" + options.session_id + "]"})) {
     return done(*failed);

@@ -10,9 +10,10 @@ std::vector<std::string> command_line(const LaunchOptions& options) {
   argv.insert(argv.end(), options.leading_arguments.begin(), options.leading_arguments.end());
   argv.insert(argv.end(), {"-p", "--input-format", "stream-json", "--output-format", "stream-json",
                            // stream-json output with -p refuses to run without --verbose.
-                           "--verbose", "--include-partial-messages",
-                           // A hidden flag: permission prompts become can_use_tool control requests on stdout.
-                           "--permission-prompt-tool", "stdio"});
+                           "--verbose"});
+  if (options.partial_messages) argv.push_back("--include-partial-messages");
+  // A hidden flag: permission prompts become can_use_tool control requests on stdout.
+  argv.insert(argv.end(), {"--permission-prompt-tool", "stdio"});
   if (options.resume_session_id) {
     argv.push_back("--resume");
     argv.push_back(*options.resume_session_id);

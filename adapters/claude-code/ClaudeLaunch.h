@@ -19,9 +19,13 @@ struct LaunchOptions {
   std::optional<std::string> model;
   std::optional<std::string> permission_mode;
   std::optional<std::string> resume_session_id;  // the CLI's own session id (system/init session_id)
+  // --include-partial-messages: stream_event lines (text and thinking deltas) before each whole message. Without
+  // it the CLI writes only whole messages, and answers a one-turn run measurably sooner (docs/performance.md).
+  bool partial_messages = true;
 };
 
-// Duplex stream-json with partial messages and permission prompts on stdio, as the Agent SDK runs it.
+// Duplex stream-json with permission prompts on stdio (and partial messages unless turned off), as the Agent
+// SDK runs it.
 std::vector<std::string> command_line(const LaunchOptions& options);
 
 // The version in what `claude --version` prints ("2.1.197 (Claude Code)" gives "2.1.197"; discovery runs it,

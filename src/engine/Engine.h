@@ -38,6 +38,11 @@ struct EngineConfig {
   // clients, whose agents.list soon wants the versions), or only once agents.list asks (the daemon of one
   // `switchboard run`: its turn needs no version, and a probe would compete with the agent's own start).
   bool defer_discovery = false;
+  // Whether agents are asked to stream text as it is written (message.delta events before each
+  // message.completed). Off for the daemon of a `switchboard run` whose output shows only whole messages: an
+  // agent may then skip its partial messages (Claude Code's stream-json mode is slower with them), and a client
+  // that attaches to that daemon sees each message once it is complete, as it does for a compacted turn.
+  bool stream_text = true;
 };
 
 // Owns the sessions, the rule book and the request broker, and routes every method to them. Knows nothing of
@@ -114,6 +119,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   SessionPersistence* persistence() override { return m_persistence; }
   const adapters::AgentDescriptor* agent(const std::string& name) const override;
   std::optional<std::string> default_model(const std::string& agent) const override;
+  bool stream_text() const override { return m_config.stream_text; }
   RequestBroker& requests() override { return m_broker; }
   void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) override;
   // RequestBroker::Host (publish and can_ask_someone above): a rule a client chose is in force at once, and

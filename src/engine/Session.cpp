@@ -151,6 +151,7 @@ void Session::start_adapter() {
   const auto* descriptor = m_services.agent(m_info.agent);
   m_adapter = descriptor->create(*this);
   adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
+  options.stream_text = m_services.stream_text();
   m_adapter->start(options, [this](std::optional<adapters::AdapterError> error) {
     if (error && error->code == ErrorCode::ConversationLost && m_provider_session_id && !m_shutting_down) {
       // The adapter may be the caller: destroy it after this call returns.

@@ -31,6 +31,8 @@ class SessionServices {
   virtual const adapters::AgentDescriptor* agent(const std::string& name) const = 0;
   // The configured default model for the agent, if any (the last step of resolve_model).
   virtual std::optional<std::string> default_model(const std::string& agent) const = 0;
+  // EngineConfig::stream_text: what the session's agent is started with (StartOptions::stream_text).
+  virtual bool stream_text() const = 0;
   // Where the session's permission and question requests are opened, answered and resolved.
   virtual RequestBroker& requests() = 0;
   // The models an agent offered one of its sessions: remembered for agents.list and for the agent's next new

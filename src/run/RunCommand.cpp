@@ -22,11 +22,13 @@ namespace {
 // daemon stops its agents first) before it stops waiting.
 constexpr auto kCloseLimit = std::chrono::seconds(20);
 
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
 OutputStreams output_streams(boost::asio::io_context& io) {
   OutputStreams streams;
   streams.out = std::make_shared<transport::FdWriter>(io, STDOUT_FILENO);
   streams.err = std::make_shared<transport::FdWriter>(io, STDERR_FILENO);
-  streams.err_is_terminal = ::isatty(STDERR_FILENO) == 1;
+  streams.err_is_terminal = stderr_is_terminal();
   const char* no_colour = std::getenv("NO_COLOR");
   streams.colour = streams.err_is_terminal && (no_colour == nullptr || *no_colour == '\0');
   return streams;
@@ -87,6 +89,10 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   // with the agent's start for the cores (a second Node for Claude Code). They run if a client that attaches to
   // this daemon lists the agents.
   daemon_options.engine.defer_discovery = true;
+  // Nobody here shows text as it is written, unless the output does: the agent may then write whole messages
+  // only, which makes Claude Code's turn measurably shorter (docs/performance.md). A client that attaches to
+  // this daemon sees each message once it is complete. An attached run leaves the user's daemon as it is.
+  daemon_options.engine.stream_text = shows_streamed_text(options.output, stderr_is_terminal());
   daemon::Daemon host(std::move(daemon_options));
   auto& io = host.io();
   int exit_code = kRunFailed;

@@ -35,6 +35,10 @@ class RunOutput {
 
 std::unique_ptr<RunOutput> make_output(boost::asio::io_context& io, OutputFormat format, OutputStreams streams);
 
+// Whether that output shows text as the agent writes it (message.delta events): ndjson passes every event on,
+// text streams the answer when stderr is a terminal, json prints the result only.
+bool shows_streamed_text(OutputFormat format, bool err_is_terminal);
+
 // The result as one line of JSON (what --output json prints; the data of ndjson's last line).
 std::string encode_result(const protocol::RunResult& result);
 

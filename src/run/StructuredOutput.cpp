@@ -33,4 +33,13 @@ std::unique_ptr<RunOutput> make_output(boost::asio::io_context& io, OutputFormat
   return std::make_unique<TextOutput>(io, std::move(streams));
 }
 
+bool shows_streamed_text(OutputFormat format, bool err_is_terminal) {
+  switch (format) {
+    case OutputFormat::Json: return false;
+    case OutputFormat::Ndjson: return true;
+    case OutputFormat::Text: break;
+  }
+  return err_is_terminal;
+}
+
 }  // namespace switchboard::run

@@ -13,7 +13,7 @@ prompt:
   {"text": "the answer"}             end the turn normally with this final text (the default end)
   {"echo": true}                     end the turn normally, the final text "you said: <the prompt>"
 
-$FAKE_PID: a file the fake writes its pid to at start. Every permission decision is appended to $FAKE_RECORD.
+$FAKE_PID: a file the fake writes its pid to at start; $FAKE_ARGV: one it writes its arguments to, as JSON. Every permission decision is appended to $FAKE_RECORD.
 Each `--version` (the daemon's discovery probe) appends a line to $FAKE_PROBED."""
 
 import json
@@ -177,6 +177,10 @@ def main():
                 out.write("--version\n")
         print("9.9.9 (Claude Code)")
         return 0
+    argv_path = os.environ.get("FAKE_ARGV")
+    if argv_path:
+        with open(argv_path, "w", encoding="utf-8") as out:
+            json.dump(sys.argv[1:], out)
     path = os.environ.get("FAKE_PID")
     if path:
         with open(path, "w", encoding="utf-8") as out:

@@ -192,6 +192,11 @@ TEST_CASE("claude launch: the command line is duplex stream-json with stdio perm
   CHECK(std::vector<std::string>(argv.begin() + 10, argv.end()) ==
         std::vector<std::string>{"--resume", "7584fa35-b0cd-4230-bd5d-2e432322c9c7", "--model", "claude-sonnet-mock",
                                  "--permission-mode", "plan"});
+  // Whole messages only (no client shows text as it streams): the one flag goes, nothing else changes.
+  LaunchOptions whole;
+  whole.partial_messages = false;
+  CHECK(command_line(whole) == std::vector<std::string>{"claude", "-p", "--input-format", "stream-json", "--output-format",
+                                                        "stream-json", "--verbose", "--permission-prompt-tool", "stdio"});
 }
 
 TEST_CASE("claude launch: the environment points the CLI at the provider and switches off everything else", "[claude][messages]") {

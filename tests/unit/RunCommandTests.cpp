@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -55,13 +56,14 @@ struct World {
   fs::path record = tmp.path() / "record.ndjson";
   fs::path agent_pid = tmp.path() / "agent.pid";
   fs::path child_pid = tmp.path() / "child.pid";
+  fs::path agent_argv = tmp.path() / "agent.argv";
 
   World() { fs::create_directories(work); }
 
   std::vector<std::string> env(const json& steps) const {
     return {"SWITCHBOARD_CLAUDE_BIN=" + std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fake_agents/scripted_claude.py",
             "FAKE_TURN=" + steps.dump(), "FAKE_RECORD=" + record.string(), "FAKE_PID=" + agent_pid.string(),
-            "FAKE_CHILD_PID=" + child_pid.string(), "SWITCHBOARD_HEADLESS_POLICY=", "SWITCHBOARD_REQUEST_TIMEOUT=",
+            "FAKE_CHILD_PID=" + child_pid.string(), "FAKE_ARGV=" + agent_argv.string(), "SWITCHBOARD_HEADLESS_POLICY=", "SWITCHBOARD_REQUEST_TIMEOUT=",
             "SWITCHBOARD_LOG_LEVEL=", "NO_COLOR="};
   }
 
@@ -75,6 +77,13 @@ struct World {
     RunProcess process(tmp.path(), args(run_args), env(steps));
     REQUIRE(process.started());
     return process.wait();
+  }
+
+  // Whether the agent was last started with --include-partial-messages (its text streamed as it is written).
+  bool agent_asked_for_partial_messages() const {
+    const auto argv = json::parse(read_text_file(agent_argv), nullptr, false);
+    REQUIRE(argv.is_array());
+    return std::find(argv.begin(), argv.end(), "--include-partial-messages") != argv.end();
   }
 
   // The permission decisions the agent received, in order ("allow", "deny", or null for an interrupt).
@@ -292,6 +301,19 @@ TEST_CASE("run: the daemon it hosts starts the agent without running its `--vers
   CHECK(outcome.exit == 0);
   CHECK(parse_result(outcome)["status"] == "completed");
   CHECK(read_text_file(probed).empty());
+}
+
+TEST_CASE("run: the daemon it hosts asks the agent for partial messages only when the output shows them", "[run]") {
+  // json prints the result only, text streams the answer only on a terminal (stderr here is a pipe), ndjson passes
+  // every event on. Without partial messages the answer arrives whole, in the result and the events alike.
+  World world;
+  for (const auto& [format, streamed] : {std::pair{"json", false}, {"text", false}, {"ndjson", true}}) {
+    INFO("--output " << format);
+    const auto outcome = world.run({"--output", format, "go"}, json::array({json{{"text", "the whole answer"}}}));
+    CHECK(outcome.exit == 0);
+    CHECK(outcome.out.find("the whole answer") != std::string::npos);
+    CHECK(world.agent_asked_for_partial_messages() == streamed);
+  }
 }
 
 TEST_CASE("run: exit 3 when the agent cannot start", "[run]") {
@@ -517,6 +539,8 @@ TEST_CASE("run: colours on a terminal only, and never with NO_COLOR", "[run]") {
     CHECK(seen.find("Bash") != std::string::npos);
     CHECK((seen.find("\033[3") != std::string::npos) == !no_colour);
     CHECK(read_text_file(out_path) == "fine\n");
+    // The answer streams on the terminal, so the agent was asked for its partial messages.
+    CHECK(world.agent_asked_for_partial_messages());
   }
 }
 
@@ -552,6 +576,8 @@ TEST_CASE("run: with a daemon running for the data directory, the run is its cli
     const auto result = parse_result(world.run({"--output", "json", "go"}));
     CHECK(result["attached"] == true);
     CHECK(result["text"] == "from serve");  // the daemon's agent configuration, not the run's
+    // A json run changes nothing in the user's daemon: its agent streams for the daemon's other clients.
+    CHECK(world.agent_asked_for_partial_messages());
     switchboard::testing::DaemonClient client({"--log-level", "off", "stdio", "--data-dir", world.data.string()}, world.env(json::array()));
     client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "check"}}}});
     const auto listed = client.call("session.get", {{"sessionId", result["sessionId"]}});

@@ -51,6 +51,9 @@ struct StartOptions {
   std::optional<std::string> model;
   std::optional<std::string> mode;
   std::optional<std::string> resume_provider_session_id;  // resume the agent's own session
+  // Whether some client shows text as it is written (EngineConfig::stream_text). When false an adapter may ask
+  // its agent for whole messages only, and report no TextDelta; MessageCompleted carries the text either way.
+  bool stream_text = true;
 };
 
 struct TurnInput {
