@@ -227,14 +227,19 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
 
  private:
   bool send_to_group(int signal) {
-    // First what escaped the group (tools an agent started with setsid), found by parentage while the child is
-    // alive to be their ancestor; then the group the child leads (POSIX_SPAWN_SETPGROUP with pgid 0), by its
-    // negative pid.
-    if (signal == SIGTERM || signal == SIGKILL) {
-      for (const pid_t started : processes_started_by(m_pid)) ::kill(started, signal);
+    // What escaped the group (tools an agent started with setsid) is found by parentage, so it is listed while the
+    // child is alive to be their ancestor. It is signalled only after the group the child leads
+    // (POSIX_SPAWN_SETPGROUP with pgid 0): killing the child's own children first would let a child that waits for
+    // them see them die and exit by itself, with a status that hides the kill.
+    std::vector<pid_t> started;
+    if (signal == SIGTERM || signal == SIGKILL) started = processes_started_by(m_pid);
+    const bool delivered = ::kill(-m_pid, signal) == 0;
+    const int group_errno = errno;
+    for (const pid_t pid : started) ::kill(pid, signal);
+    if (delivered) return true;
+    if (group_errno != ESRCH) {
+      spdlog::warn("{}: cannot send signal {} to its group: {}", m_log_name, signal, std::strerror(group_errno));
     }
-    if (::kill(-m_pid, signal) == 0) return true;
-    if (errno != ESRCH) spdlog::warn("{}: cannot send signal {} to its group: {}", m_log_name, signal, std::strerror(errno));
     return false;
   }
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "switchboard/process/GroupMembers.h"
 
@@ -57,12 +58,18 @@ std::size_t ProcessGroupRegistry::kill_all_now() const noexcept {
 }
 
 std::size_t ProcessGroupRegistry::kill_all_and_descendants() const {
+  // Listed first, while the group leaders are alive to be the ancestors; killed after the groups, as
+  // ChildProcess does, so that no leader sees its children die and exits on its own first.
+  std::vector<pid_t> started;
   for (const auto& slot : m_groups) {
     const pid_t pgid = slot.load();
     if (pgid <= 1) continue;
-    for (const pid_t started : processes_started_by(pgid)) ::kill(started, SIGKILL);
+    const auto found = processes_started_by(pgid);
+    started.insert(started.end(), found.begin(), found.end());
   }
-  return kill_all_now();
+  const std::size_t groups = kill_all_now();
+  for (const pid_t pid : started) ::kill(pid, SIGKILL);
+  return groups;
 }
 
 }  // namespace switchboard::process

@@ -39,8 +39,8 @@ class ProcessGroupRegistry {
   // SIGKILLs every registered group; the entries stay (the leaders are still to be reaped by their owners).
   // Async-signal-safe and errno-preserving. Returns how many groups were signalled.
   std::size_t kill_all_now() const noexcept;
-  // The same, first killing what each group's leader started outside its group (tools in sessions of their own,
-  // found by parentage in /proc). Not async-signal-safe: for the daemon's orderly shutdown.
+  // The same, and also what each group's leader started outside its group (tools in sessions of their own, found
+  // by parentage in /proc while the leaders live). Not async-signal-safe: for the daemon's orderly shutdown.
   std::size_t kill_all_and_descendants() const;
 
  private:
