@@ -231,7 +231,11 @@ void EventLog::submit_patiently(const char* what, Job job, Done done) {
   ++m_background_jobs;
   m_worker.submit_background(what, std::move(job),
                              [self = std::weak_ptr(m_self), done = std::move(done)](auto result) mutable {
-                               if (const auto log = self.lock()) --(*log)->m_background_jobs;
+                               if (const auto log = self.lock()) {
+                                 // Nothing left to watch: a timer still armed would only hold the io_context
+                                 // (a daemon shutting down would wait out the patience for nothing).
+                                 if (--(*log)->m_background_jobs == 0) (*log)->disarm_patience_timer();
+                               }
                                done(std::move(result));
                              });
   arm_patience_timer();
@@ -243,11 +247,17 @@ void EventLog::arm_patience_timer() {
   m_patience_timer.expires_after(m_options.background_patience);
   m_patience_timer.async_wait([self = std::weak_ptr(m_self)](const boost::system::error_code& error) {
     const auto log = self.lock();
-    if (!log || error) return;  // gone, or cancelled by close()
+    if (!log || error) return;  // gone, or cancelled: by close(), or because no job is left to watch
     (*log)->m_patience_timer_armed = false;
     // Some may be younger than background_patience: lifting them early costs nothing but their idle class.
     if ((*log)->m_background_jobs > 0) (*log)->m_worker.expedite();
   });
+}
+
+void EventLog::disarm_patience_timer() {
+  if (!m_patience_timer_armed) return;
+  m_patience_timer_armed = false;
+  m_patience_timer.cancel();  // its handler sees operation_aborted and leaves the flag to whoever arms it next
 }
 
 void EventLog::on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions) {

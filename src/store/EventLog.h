@@ -149,6 +149,7 @@ class EventLog : public bus::EventSink {
   // Unless armed already: expedites the store's queue when background_patience has passed and some of the
   // log's background jobs are still outstanding.
   void arm_patience_timer();
+  void disarm_patience_timer();
   void on_batch_done(StoreResult<AppendOutcome> result, std::size_t compactions);
   void on_batch_failed(const StoreError& error);
   void submit_compaction(PendingCompaction pending);

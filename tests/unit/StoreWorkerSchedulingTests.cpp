@@ -205,6 +205,25 @@ TEST_CASE("event log: its background work stuck behind idle-class work is expedi
   }
 }
 
+TEST_CASE("event log: with its background work done it leaves the io_context nothing to wait for", "[store]") {
+  // The patience timer watches background jobs only while there are some: a daemon that has nothing left to do
+  // stops at once, instead of waiting out the patience (every `switchboard run` with a data directory paid
+  // 200 ms for it).
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  auto store = open_store(io, dir, std::chrono::hours(1));
+  EventLog& log = store->events();
+  log.on_event(make_store_event(log.last_seq() + 1));
+  const std::uint64_t wanted = log.last_seq();
+  REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() >= wanted; }));
+  // Without CAP_SYS_NICE the commit is background work all the same (at nice +19): the timer is armed either way.
+  const auto started = std::chrono::steady_clock::now();
+  io.restart();
+  io.run_for(std::chrono::seconds(10));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(io.stopped());
+}
+
 TEST_CASE("event log: a flush lifts the idle-class work its commit waits behind", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
