@@ -40,6 +40,14 @@ bool has_cap_sys_nice() {
   return limit.rlim_cur == RLIM_INFINITY || static_cast<long long>(limit.rlim_cur) >= 20 - (::getpriority(PRIO_PROCESS, 0) + 3);
 }
 
+// True (with a warning in the report) when the worker cannot enter SCHED_IDLE here, so a test of the idle class
+// has nothing to observe and returns.
+bool idle_class_untestable() {
+  if (has_cap_sys_nice()) return false;
+  WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
+  return true;
+}
+
 TEST_CASE("store worker: background jobs run in SCHED_IDLE and others in the normal class", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
@@ -66,10 +74,7 @@ TEST_CASE("store worker: a job queued behind idle-class work lifts the worker ou
   boost::asio::io_context io{1};
   StoreWorker worker(io);
   REQUIRE(worker.open(dir.db()));
-  if (!has_cap_sys_nice()) {
-    WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
-    return;
-  }
+  if (idle_class_untestable()) return;
   std::atomic<int> stage{0};
   int policy_before = -1;
   int policy_after = -1;
@@ -131,10 +136,7 @@ TEST_CASE("store worker: expedite lifts the running background job and those que
   boost::asio::io_context io{1};
   StoreWorker worker(io);
   REQUIRE(worker.open(dir.db()));
-  if (!has_cap_sys_nice()) {
-    WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
-    return;
-  }
+  if (idle_class_untestable()) return;
   IdleBlocker blocker;
   blocker.submit(worker, std::chrono::seconds(20));
   std::atomic<int> queued_policy{-1};
@@ -165,10 +167,7 @@ std::unique_ptr<Store> open_store(boost::asio::io_context& io, const StoreTempDi
 TEST_CASE("event log: its background work stuck behind idle-class work is expedited after background_patience", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
-  if (!has_cap_sys_nice()) {
-    WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
-    return;
-  }
+  if (idle_class_untestable()) return;
   SECTION("with a patience of 50 ms the blocker is lifted, and the commit follows") {
     auto store = open_store(io, dir, std::chrono::milliseconds(50));
     IdleBlocker blocker;
@@ -227,10 +226,7 @@ TEST_CASE("event log: with its background work done it leaves the io_context not
 TEST_CASE("event log: a flush lifts the idle-class work its commit waits behind", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
-  if (!has_cap_sys_nice()) {
-    WARN("SKIPPED: no CAP_SYS_NICE, so the worker never enters SCHED_IDLE");
-    return;
-  }
+  if (idle_class_untestable()) return;
   auto store = open_store(io, dir, std::chrono::hours(1));
   EventLog& log = store->events();
   IdleBlocker blocker;
