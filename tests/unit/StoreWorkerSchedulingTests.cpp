@@ -164,6 +164,13 @@ std::unique_ptr<Store> open_store(boost::asio::io_context& io, const StoreTempDi
   return std::move(*store);
 }
 
+// Appends one event to `log` and runs the handlers until it is committed.
+void append_and_await_commit(boost::asio::io_context& io, EventLog& log) {
+  log.on_event(make_store_event(log.last_seq() + 1));
+  const std::uint64_t wanted = log.last_seq();
+  REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() >= wanted; }));
+}
+
 TEST_CASE("event log: its background work stuck behind idle-class work is expedited after background_patience", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
@@ -172,18 +179,14 @@ TEST_CASE("event log: its background work stuck behind idle-class work is expedi
     auto store = open_store(io, dir, std::chrono::milliseconds(50));
     IdleBlocker blocker;
     blocker.submit(store->worker(), std::chrono::seconds(20));
-    store->events().on_event(make_store_event(store->events().last_seq() + 1));
-    const std::uint64_t wanted = store->events().last_seq();
-    REQUIRE(run_handlers_until(io, [&] { return store->events().committed_seq() >= wanted; }));
+    append_and_await_commit(io, store->events());
     CHECK(blocker.policy_at_start.load() == SCHED_IDLE);
     CHECK(blocker.policy_at_end.load() == SCHED_OTHER);
   }
   SECTION("a compaction of events committed already is watched the same way") {
     auto store = open_store(io, dir, std::chrono::milliseconds(50));
     EventLog& log = store->events();
-    log.on_event(make_store_event(log.last_seq() + 1));
-    const std::uint64_t wanted = log.last_seq();
-    REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() >= wanted; }));
+    append_and_await_commit(io, log);
     IdleBlocker blocker;
     blocker.submit(store->worker(), std::chrono::seconds(20));
     std::optional<StoreResult<std::size_t>> removed;
@@ -197,9 +200,7 @@ TEST_CASE("event log: its background work stuck behind idle-class work is expedi
     auto store = open_store(io, dir, std::chrono::hours(1));
     IdleBlocker blocker;
     blocker.submit(store->worker(), std::chrono::milliseconds(300));
-    store->events().on_event(make_store_event(store->events().last_seq() + 1));
-    const std::uint64_t wanted = store->events().last_seq();
-    REQUIRE(run_handlers_until(io, [&] { return store->events().committed_seq() >= wanted; }));
+    append_and_await_commit(io, store->events());
     CHECK(blocker.policy_at_end.load() == SCHED_IDLE);
   }
 }
@@ -211,10 +212,7 @@ TEST_CASE("event log: with its background work done it leaves the io_context not
   StoreTempDir dir;
   boost::asio::io_context io{1};
   auto store = open_store(io, dir, std::chrono::hours(1));
-  EventLog& log = store->events();
-  log.on_event(make_store_event(log.last_seq() + 1));
-  const std::uint64_t wanted = log.last_seq();
-  REQUIRE(run_handlers_until(io, [&] { return log.committed_seq() >= wanted; }));
+  append_and_await_commit(io, store->events());
   // Without CAP_SYS_NICE the commit is background work all the same (at nice +19): the timer is armed either way.
   const auto started = std::chrono::steady_clock::now();
   io.restart();
