@@ -52,7 +52,7 @@ std::string recorded_history_text() {
 }
 
 std::string user_line(const std::string& text, const std::string& extra = "") {
-  return R"({"type":"user","sessionId":"s-2","cwd":"/work/project","uuid":"u-)" + std::to_string(text.size()) +
+  return R"({"type":"user","sessionId":"s-2","cwd":"/srv/repo/project","uuid":"u-)" + std::to_string(text.size()) +
          R"(","timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":)" + nlohmann::json(text).dump() + "}" + extra + "}\n";
 }
 
@@ -95,7 +95,7 @@ TEST_CASE("claude history: a recorded session replays as prompts, messages, tool
 
 TEST_CASE("claude history: interrupts, API errors, meta lines and bad lines are handled and never fatal", "[claude][history]") {
   ConfigDir config;
-  const auto file = config.project("-work-project") / "s-2.jsonl";
+  const auto file = config.project("-srv-repo-project") / "s-2.jsonl";
   std::string text;
   text += "this is not json\r\n";
   text += "\n";
@@ -141,7 +141,7 @@ TEST_CASE("claude history: a missing file reads as nothing", "[claude][history]"
 
 TEST_CASE("claude history: listing shows a directory's sessions newest first with their titles", "[claude][history]") {
   ConfigDir config;
-  const auto project = config.project(project_directory_name("/work/project"));
+  const auto project = config.project(project_directory_name("/srv/repo/project"));
   ConfigDir::write(project / (kRecordedSession + ".jsonl"), recorded_history_text(), /*age_seconds=*/300);
   ConfigDir::write(project / "22222222-aaaa-4bbb-8ccc-dddddddddddd.jsonl",
                    R"({"type":"summary","summary":"Refactor the parser","leafUuid":"x"})" "\n" + std::string("garbage\n") +
@@ -159,12 +159,12 @@ TEST_CASE("claude history: listing shows a directory's sessions newest first wit
   ConfigDir::write(project / "agent-1234.jsonl", user_line("a sub-agent transcript"));
   ConfigDir::write(project / "notes.txt", "not a session");
 
-  const auto listing = list_history(config.root, "/work/project");
+  const auto listing = list_history(config.root, "/srv/repo/project");
   REQUIRE(listing.sessions.size() == 4);
   CHECK(listing.sessions[0].provider_session_id == "22222222-aaaa-4bbb-8ccc-dddddddddddd");
   CHECK(listing.sessions[0].title == "Refactor the parser");
   CHECK(listing.sessions[0].prompts == 2);
-  CHECK(listing.sessions[0].cwd == "/work/project");
+  CHECK(listing.sessions[0].cwd == "/srv/repo/project");
   CHECK(listing.sessions[1].title == "My title");
   CHECK(listing.sessions[2].provider_session_id == kRecordedSession);
   CHECK(listing.sessions[2].title == "create [[bash: touch created_bypass.txt && echo bypassed]]");
@@ -177,7 +177,7 @@ TEST_CASE("claude history: listing shows a directory's sessions newest first wit
   CHECK(listing.skipped_files == 1);  // the queue-only file
   CHECK(listing.skipped_lines == 1);  // "garbage"
 
-  CHECK(list_history(config.root, "/work/elsewhere").sessions.empty());
+  CHECK(list_history(config.root, "/srv/repo/elsewhere").sessions.empty());
 }
 
 TEST_CASE("claude history: a cut project name is found through the working directory its sessions record", "[claude][history]") {

@@ -53,15 +53,15 @@ TEST_CASE("claude messages: images are inlined before the prompt and other files
   image.media_type = "image/png";
   image.base64_data = "iVBORw0KGgo=";
   PreparedAttachment notes;
-  notes.path = "/work/notes.md";
+  notes.path = "/srv/repo/notes.md";
   PreparedAttachment huge;
-  huge.path = "/work/huge.png";
+  huge.path = "/srv/repo/huge.png";
   huge.note = "the image is too large to inline";
   const auto message = user_message("look", {notes, image, huge});
   const nlohmann::json expected_content = nlohmann::json::parse(R"x([
     {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
     {"type":"text","text":"look"},
-    {"type":"text","text":"Attached files (read them as needed):\n- /work/notes.md\n- /work/huge.png (the image is too large to inline)"}
+    {"type":"text","text":"Attached files (read them as needed):\n- /srv/repo/notes.md\n- /srv/repo/huge.png (the image is too large to inline)"}
   ])x");
   CHECK(message["message"]["content"] == expected_content);
 }

@@ -81,7 +81,7 @@ void check_clean(const Harness& h) {
 }
 
 const std::string kInit =
-    R"({"type":"system","subtype":"init","cwd":"/work/project","session_id":"sess-1","tools":["Task","Bash","Read"],)"
+    R"({"type":"system","subtype":"init","cwd":"/srv/repo/project","session_id":"sess-1","tools":["Task","Bash","Read"],)"
     R"("mcp_servers":[],"model":"claude-opus-4-8[1m]","permissionMode":"default","claude_code_version":"2.1.197","uuid":"u0"})";
 
 std::string stream(const std::string& event, const std::string& parent = "null") {
@@ -622,7 +622,7 @@ TEST_CASE("claude translator: permission asks describe the tool and suggest a ru
   h.feed(can_use_tool("r-prefix", R"("tool_name":"Bash","input":{"command":"npm run test -- --watch","description":"Run the tests"},)"
                                   R"("permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm run test:*"}],"behavior":"allow","destination":"localSettings"}])"));
   h.feed(can_use_tool("r-glob", R"("tool_name":"Bash","input":{"command":"ls *.txt"})"));
-  h.feed(can_use_tool("r-write", R"("tool_name":"Write","input":{"file_path":"/work/project/src/a.cpp","content":"x"},)"
+  h.feed(can_use_tool("r-write", R"("tool_name":"Write","input":{"file_path":"/srv/repo/project/src/a.cpp","content":"x"},)"
                                  R"("permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Write","ruleContent":"/src/**"}],"behavior":"allow","destination":"session"}])"));
   h.feed(can_use_tool("r-abs", R"("tool_name":"Read","input":{"file_path":"/tmp/notes.txt"},)"
                                R"("permission_suggestions":[{"type":"addRules","rules":[{"toolName":"Read","ruleContent":"//tmp/**"}],"behavior":"allow","destination":"session"}])"));
@@ -644,9 +644,9 @@ TEST_CASE("claude translator: permission asks describe the tool and suggest a ru
   CHECK(rule(ps[0]) == "Bash npm run test*");
   CHECK(ps[1].description == "Run: ls *.txt");
   CHECK(rule(ps[1]) == "Bash ls \\*.txt");  // no suggestion: the exact command, glob characters escaped
-  CHECK(ps[2].description == "Write /work/project/src/a.cpp");
-  CHECK(ps[2].subject == "/work/project/src/a.cpp");
-  CHECK(rule(ps[2]) == "Write /work/project/src/*");  // project-relative, placed under the CLI's cwd
+  CHECK(ps[2].description == "Write /srv/repo/project/src/a.cpp");
+  CHECK(ps[2].subject == "/srv/repo/project/src/a.cpp");
+  CHECK(rule(ps[2]) == "Write /srv/repo/project/src/*");  // project-relative, placed under the CLI's cwd
   CHECK(rule(ps[3]) == "Read /tmp/*");
   CHECK(rule(ps[4]) == "Read /root/.bashrc");  // ~ cannot be placed without guessing: the exact path
   CHECK(ps[5].description == "Fetch https://example.com/a");

@@ -26,13 +26,13 @@ TEST_CASE("Codex request params are always objects and carry the thread's policy
   CHECK_FALSE(kRpcOptions.send_jsonrpc_member);
 
   ThreadOptions options;
-  options.cwd = "/work";
+  options.cwd = "/srv/repo";
   options.policy = *policy_for_mode("untrusted");
-  CHECK(thread_params(options) == Json::parse(R"({"cwd":"/work","approvalPolicy":"untrusted","sandbox":"workspace-write"})"));
+  CHECK(thread_params(options) == Json::parse(R"({"cwd":"/srv/repo","approvalPolicy":"untrusted","sandbox":"workspace-write"})"));
   CHECK(thread_params(ThreadOptions{}).is_object());
 
   options.model = "gpt-5.5";
-  CHECK(reopen_thread_params("thr", options) == Json::parse(R"({"threadId":"thr","excludeTurns":true,"cwd":"/work","approvalPolicy":"untrusted",
+  CHECK(reopen_thread_params("thr", options) == Json::parse(R"({"threadId":"thr","excludeTurns":true,"cwd":"/srv/repo","approvalPolicy":"untrusted",
                                                                 "sandbox":"workspace-write","model":"gpt-5.5"})"));
 
   CHECK(turn_start_params("thr", "hi", {}, std::nullopt, std::nullopt) == Json::parse(R"({"threadId":"thr","input":[{"type":"text","text":"hi"}]})"));
