@@ -447,7 +447,7 @@ void EventLog::close() {
   if (m_closed) return;
   m_closed = true;
   m_flush_timer.cancel();
-  m_patience_timer.cancel();
+  disarm_patience_timer();
   m_retry_timer.cancel();
 
   // Everything not known to be committed, the in-flight batch included: its outcome is not known yet, so the
