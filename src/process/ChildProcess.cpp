@@ -315,8 +315,12 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
     if (info.si_pid == 0) return false;  // still running (a spurious wake-up)
     // Whatever the child left behind in its group goes with it, and so does what it started in sessions of
     // their own (setsid): no parentage leads to those once the child is dead (they are the daemon's children
-    // now, see OrphanReaper.h), but they carry its origin mark in their environment.
-    send_to_group(SIGKILL);
+    // now, see OrphanReaper.h), but they carry its origin mark in their environment. So the group alone is
+    // signalled here, not send_to_group(): its search by parentage would find nothing a dead leader still
+    // parents, at the price of reading every process's stat on the way to the exit status.
+    if (::kill(-m_pid, SIGKILL) != 0 && errno != ESRCH) {
+      spdlog::warn("{}: cannot kill what is left of its group: {}", m_log_name, std::strerror(errno));
+    }
     kill_marked_survivors();
     int status = 0;
     pid_t reaped;
@@ -330,7 +334,7 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
   void kill_marked_survivors() {
     if (m_origin.empty()) return;
     std::size_t killed = 0;
-    for (const pid_t pid : processes_with_environment(kOriginVariable, m_origin)) {
+    for (const pid_t pid : processes_with_environment(kOriginVariable, m_origin, m_pid)) {
       if (pid != m_pid && ::kill(pid, SIGKILL) == 0) ++killed;
     }
     if (killed > 0) spdlog::info("{}: killed {} process(es) it had started outside its group", m_log_name, killed);

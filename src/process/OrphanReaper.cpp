@@ -1,57 +1,38 @@
 #include "process/OrphanReaper.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <string>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
+#include "process/ProcFs.h"
 #include "process/ProcessGroupRegistry.h"
 
 namespace switchboard::process {
 namespace {
 
-struct Child {
-  pid_t pid = 0;
-  char state = '?';
-};
+using Child = procfs::ProcessStat;
 
-// /proc/<pid>/stat: "pid (comm) state ppid ...", where comm may hold spaces and parentheses: read after the last ')'.
-bool read_stat(const char* pid, pid_t& ppid, char& state) {
-  std::ifstream in(std::string("/proc/") + pid + "/stat");
-  std::string text;
-  if (!std::getline(in, text)) return false;
-  const auto close = text.rfind(')');
-  if (close == std::string::npos || close + 4 >= text.size()) return false;
-  state = text[close + 2];
-  ppid = static_cast<pid_t>(std::atol(text.c_str() + close + 4));
-  return true;
-}
-
-// The children of this process that ChildProcess does not own (it registers each until it has reaped it).
+// The children of this process that ChildProcess does not own (it registers each until it has reaped it). This runs
+// on every SIGCHLD: the children files answer from the daemon's own children, and only a kernel without them makes
+// it scan every process on the machine.
 std::vector<Child> unowned_children() {
   std::vector<Child> children;
-  const pid_t self = ::getpid();
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return children;
-  while (const dirent* entry = ::readdir(proc)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    pid_t ppid = 0;
-    char state = '?';
-    if (!read_stat(entry->d_name, ppid, state) || ppid != self) continue;
-    const auto pid = static_cast<pid_t>(std::atol(entry->d_name));
-    if (ProcessGroupRegistry::the().contains(pid)) continue;
-    children.push_back(Child{pid, state});
+  if (auto own = procfs::own_children()) {
+    children = std::move(*own);
+  } else {
+    const pid_t self = ::getpid();
+    for (const auto& process : procfs::all_processes()) {
+      if (process.ppid == self) children.push_back(process);
+    }
   }
-  ::closedir(proc);
+  std::erase_if(children, [](const Child& child) { return ProcessGroupRegistry::the().contains(child.pid); });
   return children;
 }
 

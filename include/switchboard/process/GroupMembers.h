@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,10 @@ std::vector<pid_t> detached_descendants_of(pid_t leader);
 // no parentage leads back to: Codex runs commands in a sandbox with a PID namespace of its own, whose setup
 // process exits, so the command is reparented to init; Codex marks each command's environment with its thread
 // id (CODEX_THREAD_ID), which is how it is found.
-std::vector<pid_t> processes_with_environment(std::string_view name, std::string_view value);
+// With `first_holder`, the process the variable was first given to (alive or an unreaped zombie), only processes
+// started no earlier than it are read: none older can have inherited it, and reading each environment is the
+// expensive part of the scan. Without it, or when that process is gone, every process is read.
+std::vector<pid_t> processes_with_environment(std::string_view name, std::string_view value,
+                                              std::optional<pid_t> first_holder = std::nullopt);
 
 }  // namespace switchboard::process
