@@ -37,14 +37,6 @@ bool lists(const std::vector<process::procfs::ProcessStat>& processes, pid_t pid
   return std::any_of(processes.begin(), processes.end(), [pid](const auto& process) { return process.pid == pid; });
 }
 
-// The clock /proc/<pid>/stat's start time counts in: clock ticks since boot, from /proc/uptime.
-unsigned long long ticks_since_boot() {
-  std::ifstream in("/proc/uptime");
-  double seconds = 0;
-  REQUIRE(in >> seconds);
-  return static_cast<unsigned long long>(seconds * static_cast<double>(::sysconf(_SC_CLK_TCK)));
-}
-
 void stop(boost::asio::io_context& io, process::ChildProcess& child) {
   child.kill();
   REQUIRE(run_until(io, [&] { return child.finished(); }));
@@ -122,17 +114,26 @@ TEST_CASE("procfs: an environment variable is matched whole, also across the rea
 TEST_CASE("group members: a scan from a first holder skips the processes older than it", "[process]") {
   boost::asio::io_context io{1};
   auto older_record = std::make_shared<ProcessRecord>();
-  auto older_spec = shell("exec sleep 1013");
+  // sleep itself, not through a shell: spawn returns once the child has exec'd, so its environment is readable
+  // (while a process execs, /proc may show no environment for a moment).
+  process::SpawnSpec older_spec;
+  older_spec.program = "sleep";
+  older_spec.args = {"1013"};
   older_spec.environment.set("SWITCHBOARD_TEST_MARK_AGE", "same");
   auto older = spawn_ok(io, std::move(older_spec), older_record);
   // Start times count clock ticks: the holder must start at least a tick later than the older process.
   const auto older_stat = process::procfs::read_stat(older->pid());
   REQUIRE(older_stat);
-  while (ticks_since_boot() <= older_stat->start_ticks + 1) ::usleep(5000);
+  ::usleep(static_cast<useconds_t>(3'000'000 / ::sysconf(_SC_CLK_TCK)));
   auto holder_record = std::make_shared<ProcessRecord>();
-  auto holder_spec = shell("exec sleep 1014");
+  process::SpawnSpec holder_spec;
+  holder_spec.program = "sleep";
+  holder_spec.args = {"1014"};
   holder_spec.environment.set("SWITCHBOARD_TEST_MARK_AGE", "same");
   auto holder = spawn_ok(io, std::move(holder_spec), holder_record);
+  const auto holder_stat = process::procfs::read_stat(holder->pid());
+  REQUIRE(holder_stat);
+  REQUIRE(holder_stat->start_ticks > older_stat->start_ticks);
 
   auto all = process::processes_with_environment("SWITCHBOARD_TEST_MARK_AGE", "same");
   std::sort(all.begin(), all.end());
