@@ -18,35 +18,35 @@ namespace switchboard::adapters {
 namespace {
 
 AgentDescriptor make_pi(const AgentContext& context) {
-  return pi::pi_agent(context.io, pi::pi_config(context.settings, context.exec_shim));
+  return pi::pi_agent(context.io, pi::pi_config(context.settings));
 }
 
 AgentDescriptor make_claude(const AgentContext& context) {
-  return claude::claude_code_agent(context.io, claude::claude_code_config(context.settings, context.exec_shim));
+  return claude::claude_code_agent(context.io, claude::claude_code_config(context.settings));
 }
 
 AgentDescriptor make_codex(const AgentContext& context) {
-  return codex::codex_agent(context.io, codex::codex_config(context.settings, context.exec_shim));
+  return codex::codex_agent(context.io, codex::codex_config(context.settings));
 }
 
 AgentDescriptor make_opencode(const AgentContext& context) {
-  return opencode::opencode_agent(context.io, opencode::opencode_config(context.settings, context.exec_shim));
+  return opencode::opencode_agent(context.io, opencode::opencode_config(context.settings));
 }
 
 AgentDescriptor make_grok(const AgentContext& context) {
-  return grok::grok_agent(context.io, grok::grok_config(context.settings, context.exec_shim));
+  return grok::grok_agent(context.io, grok::grok_config(context.settings));
 }
 
 AgentDescriptor make_acp(const AgentContext& context) {
-  return acp::configured_acp_agent(context.io, acp::configured_acp_config(context.settings, context.exec_shim));
+  return acp::configured_acp_agent(context.io, acp::configured_acp_config(context.settings));
 }
 
 AgentDescriptor make_named_acp(const AgentContext& context, const std::string& name) {
-  return acp::named_acp_agent(context.io, context.settings, name, context.exec_shim);
+  return acp::named_acp_agent(context.io, context.settings, name);
 }
 
 AgentDescriptor make_replay(const AgentContext& context) {
-  return replay::replay_agent(context.io, context.settings, context.exec_shim);
+  return replay::replay_agent(context.io, context.settings, context.self_executable);
 }
 
 const std::array kBuiltinAgents{
@@ -110,8 +110,8 @@ std::optional<NamedAgentProblem> check_named_agents(std::span<const AgentRegistr
 }
 
 std::vector<AgentDescriptor> descriptors_of(std::span<const AgentRegistration> agents, boost::asio::io_context& io,
-                                            const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
-  const AgentContext context{io, exec_shim, settings};
+                                            const config::AgentSettings& settings, const std::filesystem::path& self_executable) {
+  const AgentContext context{io, self_executable, settings};
   std::vector<AgentDescriptor> descriptors;
   descriptors.reserve(agents.size());
   for (const auto& agent : agents) {

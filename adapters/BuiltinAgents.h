@@ -22,7 +22,7 @@ namespace switchboard::adapters {
 // What every agent's factory gets besides its own keys' values.
 struct AgentContext {
   boost::asio::io_context& io;
-  std::filesystem::path exec_shim;  // the daemon's own binary: children die with it (process/ExecShim.h)
+  std::filesystem::path self_executable;  // the daemon's own binary (the replay agent runs it as its CLI)
   const config::AgentSettings& settings;
 };
 
@@ -62,6 +62,6 @@ std::optional<NamedAgentProblem> check_named_agents(std::span<const AgentRegistr
 // The agents' descriptors, configured from the merged `settings`: the single agents', then each family's in
 // name order.
 std::vector<AgentDescriptor> descriptors_of(std::span<const AgentRegistration> agents, boost::asio::io_context& io,
-                                            const config::AgentSettings& settings, const std::filesystem::path& exec_shim);
+                                            const config::AgentSettings& settings, const std::filesystem::path& self_executable);
 
 }  // namespace switchboard::adapters

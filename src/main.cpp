@@ -24,7 +24,6 @@
 #include "daemon/Daemon.h"
 #include "daemon/DataDirectory.h"
 #include "daemon/Logging.h"
-#include "process/ExecShim.h"
 #include "replay/ClaudeReplay.h"
 #include "process/FatalSignalCleanup.h"
 #include "run/RunCommand.h"
@@ -92,9 +91,6 @@ std::function<std::vector<switchboard::adapters::AgentDescriptor>(boost::asio::i
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `switchboard __exec-shim ...` is how the daemon starts agents (see process/ExecShim.h): it must exec at
-  // once, before any option parsing or logging set-up.
-  if (switchboard::process::is_exec_shim_call(argc, argv)) return switchboard::process::run_exec_shim(argc, argv);
   // `switchboard __replay-claude ...`: the replay agent's stand-in for the Claude Code CLI (adapters/replay/).
   if (switchboard::adapters::replay::is_replay_claude_call(argc, argv)) {
     return switchboard::adapters::replay::run_replay_claude(argc, argv);

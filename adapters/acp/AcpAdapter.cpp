@@ -131,7 +131,7 @@ void AcpAdapter::start(const StartOptions& options, Completion done) {
   }
   std::vector<std::string> argv{m_config.executable};
   argv.insert(argv.end(), m_config.arguments.begin(), m_config.arguments.end());
-  if (auto failed = m_cli.spawn(CliLaunch{std::move(argv), options.cwd, environment_with(changes), m_config.exec_shim,
+  if (auto failed = m_cli.spawn(CliLaunch{std::move(argv), options.cwd, environment_with(changes),
                                           m_config.agent + "[" + options.session_id + "]"})) {
     return done(*failed);
   }
@@ -327,7 +327,6 @@ AgentDescriptor acp_agent(boost::asio::io_context& io, AcpConfig config) {
   VersionProbeSpec probe;
   probe.agent = config.agent;
   probe.executable = config.executable;
-  probe.exec_shim = config.exec_shim;
   probe.install_hint = config.install_hint.empty() ? install_hint(config.agent) : config.install_hint;
   probe.parse_version = [](std::string_view output) { return first_version_in(output); };
   probe.capabilities = AcpAdapter::static_capabilities();

@@ -43,7 +43,6 @@ struct AcpConfig {
   EnvironmentChanges environment;            // fixed changes to the daemon's environment
   AcpPrepare prepare;                        // optional: changes made at each start
   nlohmann::json session_meta;               // `_meta` of session/new and session/load; null: none
-  std::filesystem::path exec_shim;
   std::string client_version = "0";
   CliTimeouts timeouts;
   std::string install_hint;                  // why it may be missing and what to set; empty: the built-ins' hint

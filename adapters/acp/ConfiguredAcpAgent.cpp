@@ -42,7 +42,7 @@ std::vector<std::string> list_at(const config::AgentSettings& settings, std::str
 
 // The agent `agent` of the keys under `table` (agents.acp, acp_agents.gemini); nullopt without a bin.
 std::optional<AcpConfig> config_at(const config::AgentSettings& settings, const std::string& table, const std::string& agent,
-                                   const std::string& display_name, const std::filesystem::path& exec_shim) {
+                                   const std::string& display_name) {
   auto bin = settings.text(table + ".bin");
   if (!bin) return std::nullopt;
   AcpConfig config;
@@ -59,7 +59,6 @@ std::optional<AcpConfig> config_at(const config::AgentSettings& settings, const 
       config.environment.set.emplace_back(assignment.substr(0, equals), assignment.substr(equals + 1));
     }
   }
-  config.exec_shim = exec_shim;
   return config;
 }
 
@@ -89,14 +88,13 @@ AgentDescriptor unconfigured_agent(boost::asio::io_context& io, const std::strin
 std::span<const config::AgentSettingSpec> configured_acp_settings() { return kSettings; }
 std::span<const config::AgentSettingSpec> named_acp_settings() { return kNamedSettings; }
 
-std::optional<AcpConfig> configured_acp_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
-  return config_at(settings, "agents.acp", "acp", "ACP agent", exec_shim);
+std::optional<AcpConfig> configured_acp_config(const config::AgentSettings& settings) {
+  return config_at(settings, "agents.acp", "acp", "ACP agent");
 }
 
-AgentDescriptor named_acp_agent(boost::asio::io_context& io, const config::AgentSettings& settings, const std::string& name,
-                                const std::filesystem::path& exec_shim) {
+AgentDescriptor named_acp_agent(boost::asio::io_context& io, const config::AgentSettings& settings, const std::string& name) {
   const std::string table = std::string(kNamedAcpTable) + "." + name;
-  if (auto config = config_at(settings, table, name, name, exec_shim)) {
+  if (auto config = config_at(settings, table, name, name)) {
     config->install_hint = "(check " + table + ".bin in the config file: a path, or a name on PATH)";
     return acp_agent(io, std::move(*config));
   }

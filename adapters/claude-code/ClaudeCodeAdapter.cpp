@@ -115,7 +115,7 @@ void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
   launch.permission_mode = mode;
   launch.resume_session_id = options.resume_provider_session_id;
   launch.partial_messages = options.stream_text;
-  if (auto failed = m_cli.spawn(CliLaunch{command_line(launch), options.cwd, std::move(environment), m_config.exec_shim,
+  if (auto failed = m_cli.spawn(CliLaunch{command_line(launch), options.cwd, std::move(environment),
                                           "claude[" + options.session_id + "]"})) {
     return done(*failed);
   }

@@ -30,7 +30,6 @@ struct ClaudeCodeConfig {
   std::string agent_name = "claude";
   std::vector<std::string> leading_arguments;
   ProviderEndpoint endpoint;          // unset fields: the user's own configuration decides
-  std::filesystem::path exec_shim;    // the daemon's own binary: children die with it (see process/ExecShim.h)
   CliTimeouts timeouts;               // start: spawn → initialize answered
   // Reads attachments (blocking file I/O) off the reactor thread.
   std::shared_ptr<boost::asio::thread_pool> file_pool;
@@ -105,7 +104,7 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
 // Claude Code's keys (agents.claude.*), for the setting table (adapters/BuiltinAgents.h).
 std::span<const config::AgentSettingSpec> claude_code_settings();
 // The configuration those keys give; what they leave unset keeps ClaudeCodeConfig's defaults.
-ClaudeCodeConfig claude_code_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim);
+ClaudeCodeConfig claude_code_config(const config::AgentSettings& settings);
 
 // The descriptor the engine registers under "claude": discovery probes `claude --version` once, in the
 // background, and caches what it found.

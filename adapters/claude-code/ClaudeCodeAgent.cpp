@@ -75,10 +75,9 @@ const std::array kSettings{
 
 std::span<const config::AgentSettingSpec> claude_code_settings() { return kSettings; }
 
-ClaudeCodeConfig claude_code_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
+ClaudeCodeConfig claude_code_config(const config::AgentSettings& settings) {
   ClaudeCodeConfig config;
   if (auto bin = settings.text("agents.claude.bin")) config.executable = *bin;
-  config.exec_shim = exec_shim;
   config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
   return config;
 }

@@ -83,7 +83,7 @@ void CodexAdapter::start(const StartOptions& options, Completion done) {
   m_resume_thread_id = options.resume_provider_session_id;
 
   if (auto failed = m_cli.spawn(CliLaunch{command_line(m_config.executable), options.cwd, environment_with(environment_for(m_config.endpoint)),
-                                          m_config.exec_shim, "codex[" + options.session_id + "]"})) {
+                                          "codex[" + options.session_id + "]"})) {
     return done(*failed);
   }
   // Usable once the thread is open: initialize → initialized → thread/start or thread/resume.

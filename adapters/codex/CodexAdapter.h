@@ -23,7 +23,6 @@ namespace switchboard::adapters::codex {
 struct CodexConfig {
   std::string executable = "codex";               // a path, or a name looked up on PATH
   std::optional<ProviderEndpoint> endpoint;       // none: the user's own Codex configuration decides
-  std::filesystem::path exec_shim;                // the daemon's own binary: children die with it
   std::string client_version = "0";               // sent as clientInfo.version
   CliTimeouts timeouts;                            // start: spawn → thread started or resumed
 };
@@ -89,7 +88,7 @@ class CodexAdapter final : public AgentAdapter {
 std::span<const config::AgentSettingSpec> codex_settings();
 // The configuration those keys give: a provider endpoint only when agents.codex.provider.base_url is set; what
 // they leave unset keeps CodexConfig's and ProviderEndpoint's defaults.
-CodexConfig codex_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim);
+CodexConfig codex_config(const config::AgentSettings& settings);
 
 // The descriptor the engine registers under "codex": discovery probes `codex --version` once, in the
 // background, and caches what it found.

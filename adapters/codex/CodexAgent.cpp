@@ -74,10 +74,9 @@ const std::array kSettings{
 
 std::span<const config::AgentSettingSpec> codex_settings() { return kSettings; }
 
-CodexConfig codex_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
+CodexConfig codex_config(const config::AgentSettings& settings) {
   CodexConfig config;
   if (auto bin = settings.text("agents.codex.bin")) config.executable = *bin;
-  config.exec_shim = exec_shim;
   if (auto base_url = settings.text("agents.codex.provider.base_url")) {
     ProviderEndpoint endpoint;
     endpoint.base_url = *base_url;

@@ -33,7 +33,7 @@ std::optional<AdapterError> CliProcess::spawn(CliLaunch launch) {
   spec.args.assign(launch.argv.begin() + 1, launch.argv.end());
   spec.working_directory = std::move(launch.cwd);
   spec.environment = std::move(launch.environment);
-  spec.exec_shim = std::move(launch.exec_shim);
+  spec.dies_with_daemon = true;  // an agent never outlives the daemon, however it ends
   spec.stderr_options.log_name = std::move(launch.log_name);
 
   process::ChildProcess::Handlers handlers;

@@ -52,7 +52,6 @@ struct CliLaunch {
   std::vector<std::string> argv;  // argv[0]: the executable (a path, or a name looked up on PATH)
   std::string cwd;
   process::Environment environment;
-  std::filesystem::path exec_shim;  // the daemon's own binary: the child dies with it
   std::string log_name;             // prefixes its forwarded stderr: "claude[<session id>]"
 };
 

@@ -46,7 +46,6 @@ AgentDescriptor describe_cli_agent(boost::asio::io_context& io, std::string agen
   probe.agent = agent;
   probe.executable = config.executable;
   if constexpr (requires { config.leading_arguments; }) probe.leading_arguments = config.leading_arguments;
-  probe.exec_shim = config.exec_shim;
   probe.install_hint = install_hint(agent);
   probe.parse_version = parse_version;
   probe.capabilities = Adapter::static_capabilities();

@@ -66,7 +66,7 @@ void VersionProbe::run() {
   const auto argv = version_command(m_executable, m_spec.leading_arguments);
   spec.program = argv.front();
   spec.args.assign(argv.begin() + 1, argv.end());
-  spec.exec_shim = m_spec.exec_shim;
+  spec.dies_with_daemon = true;
   process::ChildProcess::Handlers handlers;
   handlers.on_stdout_line = [weak = weak_from_this()](std::string_view line) {
     if (auto self = weak.lock()) self->m_output.append(line).append("\n");

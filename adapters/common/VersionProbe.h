@@ -28,7 +28,6 @@ struct VersionProbeSpec {
   std::string agent;       // "claude": the AgentInfo's name and the log lines' prefix
   std::string executable;  // a path, or a name looked up on PATH
   std::vector<std::string> leading_arguments;  // before `--version`: a stand-in's own (the replay agent's)
-  std::filesystem::path exec_shim;
   // What to tell a user whose executable is missing, after "'<executable>' not found ".
   std::string install_hint;
   // The version in the probe's stdout; none when the output is not a version.

@@ -37,10 +37,9 @@ const std::array kSettings{
 
 std::span<const config::AgentSettingSpec> grok_settings() { return kSettings; }
 
-GrokConfig grok_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
+GrokConfig grok_config(const config::AgentSettings& settings) {
   GrokConfig config;
   if (auto bin = settings.text("agents.grok.bin")) config.executable = *bin;
-  config.exec_shim = exec_shim;
   if (auto base_url = settings.text("agents.grok.provider.base_url")) {
     GrokProvider provider;
     provider.base_url = *base_url;
@@ -60,7 +59,6 @@ acp::AcpConfig acp_config_for(GrokConfig config) {
   acp.executable = config.executable;
   acp.arguments = arguments();
   acp.environment = environment_for(config.provider);
-  acp.exec_shim = config.exec_shim;
   if (auto provider = config.provider) {
     acp.prepare = [provider = *provider]() -> std::variant<EnvironmentChanges, std::string> {
       if (provider.model.empty()) return std::string("agents.grok.provider.model is needed with agents.grok.provider.base_url");

@@ -17,13 +17,12 @@ namespace switchboard::adapters::grok {
 struct GrokConfig {
   std::string executable = "grok";
   std::optional<GrokProvider> provider;  // none: the user's own GROK_HOME
-  std::filesystem::path exec_shim;
 };
 
 // Grok's keys (agents.grok.*), for the setting table (adapters/BuiltinAgents.h).
 std::span<const config::AgentSettingSpec> grok_settings();
 // The configuration those keys give: a provider only when agents.grok.provider.base_url is set.
-GrokConfig grok_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim);
+GrokConfig grok_config(const config::AgentSettings& settings);
 // What the ACP adapter runs for it.
 acp::AcpConfig acp_config_for(GrokConfig config);
 

@@ -31,10 +31,9 @@ const std::array kSettings{
 
 std::span<const config::AgentSettingSpec> opencode_settings() { return kSettings; }
 
-OpenCodeConfig opencode_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
+OpenCodeConfig opencode_config(const config::AgentSettings& settings) {
   OpenCodeConfig config;
   if (auto bin = settings.text("agents.opencode.bin")) config.executable = *bin;
-  config.exec_shim = exec_shim;
   if (const auto* idle = settings.find("agents.opencode.idle_stop"); idle != nullptr && std::holds_alternative<std::int64_t>(*idle)) {
     config.idle_stop = std::chrono::milliseconds(std::get<std::int64_t>(*idle));
   }

@@ -27,7 +27,6 @@ VersionProbeSpec probe_spec(const OpenCodeConfig& config) {
   VersionProbeSpec spec;
   spec.agent = "opencode";
   spec.executable = config.executable;
-  spec.exec_shim = config.exec_shim;
   spec.install_hint = install_hint("opencode");
   spec.parse_version = &parse_version_output;
   spec.capabilities = OpenCodeSession::static_capabilities();
@@ -83,7 +82,7 @@ SharedServer::Spec OpenCodeRuntime::server_spec(const std::string& cwd) {
   spec.identity = CliIdentity{"OpenCode", "opencode"};
   spec.timeouts = m_config.timeouts;
   spec.launch = CliLaunch{{m_probe->executable(), "serve", "--hostname", "127.0.0.1", "--port", "0"}, cwd,
-                          environment_with(changes), m_config.exec_shim, "opencode"};
+                          environment_with(changes), "opencode"};
   spec.listening_port = [](std::string_view line) -> std::optional<std::uint16_t> {
     if (line.substr(0, kListening.size()) != kListening) return std::nullopt;
     const auto port = std::stoi(std::string(line.substr(kListening.size())));

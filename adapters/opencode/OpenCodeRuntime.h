@@ -25,7 +25,6 @@ class OpenCodeSession;
 // How the daemon runs OpenCode.
 struct OpenCodeConfig {
   std::string executable = "opencode";  // a path, or a name looked up on PATH
-  std::filesystem::path exec_shim;
   CliTimeouts timeouts;
   // With no turn in progress for this long the server is stopped (0: never).
   std::chrono::milliseconds idle_stop{std::chrono::minutes(10)};

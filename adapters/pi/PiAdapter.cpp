@@ -161,7 +161,7 @@ void PiAdapter::launch(const PiLauncher& launcher, const StartOptions& options) 
     m_model = *options.model;
   }
   // Pi's own configuration (~/.pi/agent, PI_CODING_AGENT_DIR) is the user's: the environment goes on unchanged.
-  if (auto failed = m_cli.spawn(CliLaunch{std::move(argv), options.cwd, environment_with({}), m_runtime.config().exec_shim,
+  if (auto failed = m_cli.spawn(CliLaunch{std::move(argv), options.cwd, environment_with({}),
                                           "pi[" + options.session_id + "]"})) {
     return done(*failed);
   }

@@ -45,12 +45,11 @@ const std::array kSettings{
 
 std::span<const config::AgentSettingSpec> pi_settings() { return kSettings; }
 
-PiConfig pi_config(const config::AgentSettings& settings, const std::filesystem::path& exec_shim) {
+PiConfig pi_config(const config::AgentSettings& settings) {
   PiConfig config;
   if (auto bin = settings.text("agents.pi.bin")) config.executable = *bin;
   config.node = settings.text("agents.pi.node");
   if (auto dir = settings.text("agents.pi.extension_dir")) config.extension_dir = *dir;
-  config.exec_shim = exec_shim;
   return config;
 }
 

@@ -132,7 +132,7 @@ void PiRuntime::probe(std::vector<std::string> argv, std::function<void(bool, co
   process::SpawnSpec spec;
   spec.program = argv.front();
   spec.args.assign(argv.begin() + 1, argv.end());
-  spec.exec_shim = m_config.exec_shim;
+  spec.dies_with_daemon = true;
   m_output.clear();
   process::ChildProcess::Handlers handlers;
   std::weak_ptr<PiRuntime> weak = weak_from_this();

@@ -26,7 +26,6 @@ struct PiConfig {
   std::string executable = "pi";        // a path, or a name looked up on PATH
   std::optional<std::string> node;      // the Node to run it with; none: discovery picks one (PiRuntime)
   std::filesystem::path extension_dir;  // where our permission extension is written for Pi to load
-  std::filesystem::path exec_shim;      // the daemon's own binary: children die with it
   CliTimeouts timeouts;
 };
 

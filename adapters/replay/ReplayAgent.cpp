@@ -30,15 +30,14 @@ std::span<const config::AgentSettingSpec> replay_settings() { return kSettings; 
 bool replay_enabled(const config::AgentSettings& settings) { return settings.text("agents.replay.recording").has_value(); }
 
 AgentDescriptor replay_agent(boost::asio::io_context& io, const config::AgentSettings& settings,
-                             const std::filesystem::path& exec_shim) {
+                             const std::filesystem::path& self_executable) {
   const auto recording = settings.text("agents.replay.recording").value_or("");
   claude::ClaudeCodeConfig config;
   config.agent_name = "replay";
   // The stand-in is this binary: the exec shim is the daemon's own executable.
-  config.executable = exec_shim.string();
+  config.executable = self_executable.string();
   config.leading_arguments = {kReplayClaudeCommand, "--recording", recording, "--slowdown",
                               std::to_string(settings.integer("agents.replay.slowdown").value_or(1))};
-  config.exec_shim = exec_shim;
   config.file_pool = std::make_shared<boost::asio::thread_pool>(1);
   auto descriptor = claude::claude_code_agent(io, std::move(config));
   // A recording has no history of its own to list or import.

@@ -20,6 +20,6 @@ std::span<const config::AgentSettingSpec> replay_settings();
 bool replay_enabled(const config::AgentSettings& settings);
 
 AgentDescriptor replay_agent(boost::asio::io_context& io, const config::AgentSettings& settings,
-                             const std::filesystem::path& exec_shim);
+                             const std::filesystem::path& self_executable);
 
 }  // namespace switchboard::adapters::replay

@@ -17,9 +17,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
-#include "process/ExecShim.h"
 #include "switchboard/process/ExecutableLookup.h"
-#include "process/PosixSpawn.h"
+#include "process/Spawn.h"
 #include "process/ProcessGroupRegistry.h"
 #include "process/StderrForwarder.h"
 #include "process/StdinWriter.h"
@@ -429,18 +428,6 @@ ProcessResult<std::unique_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io
   argv.reserve(spec.args.size() + 1);
   argv.push_back(spec.program);
   argv.insert(argv.end(), spec.args.begin(), spec.args.end());
-  std::filesystem::path spawned = *executable;
-  if (!spec.exec_shim.empty()) {
-    auto shim = find_executable(spec.exec_shim.string(), "", {});
-    if (!shim) {
-      auto error = shim.error();
-      error.message = "exec shim unusable: " + error.message;
-      return error;
-    }
-    argv = exec_shim_argv(shim->string(), ::getpid(), executable->string(), argv);
-    spawned = *shim;
-  }
-
   auto& registry = ProcessGroupRegistry::the();
   if (registry.size() >= ProcessGroupRegistry::kCapacity) {
     return ProcessError{ProcessError::Code::ResourceExhausted,
@@ -451,7 +438,8 @@ ProcessResult<std::unique_ptr<ChildProcess>> ChildProcess::spawn(boost::asio::io
   // Everything the child starts inherits the mark (unless a tool clears its environment), which is how what it
   // started in sessions of its own is found when it exits.
   spec.environment.set(std::string(kOriginVariable), random_id("", 12));
-  auto child = spawn_with_pipes(spawned, argv, spec.environment.entries(), spec.working_directory);
+  auto child = spawn_with_pipes(*executable, argv, spec.environment.entries(),
+                                SpawnOptions{spec.working_directory, spec.dies_with_daemon});
   if (!child) return child.error();
   const pid_t pid = child->pid;
 

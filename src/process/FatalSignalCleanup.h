@@ -9,8 +9,8 @@ namespace switchboard::process {
 // default, or a sanitizer's, so crash reports are unchanged) and lets the signal take its course again. It
 // allocates nothing and takes no locks. Call once, early in main(), from the main thread; idempotent.
 //
-// What this cannot cover: SIGKILL of the daemon and _exit() (no handler runs). The first is what the exec shim
-// (ExecShim.h) is for; code that calls _exit() deliberately (the "second Ctrl-C" path) calls kill_all_now()
+// What this cannot cover: SIGKILL of the daemon and _exit() (no handler runs). The first is what the death signal
+// (SpawnSpec::dies_with_daemon, Spawn.h) is for; code that calls _exit() deliberately (the "second Ctrl-C" path) calls kill_all_now()
 // itself first.
 void install_fatal_signal_cleanup();
 

@@ -128,11 +128,9 @@ HistoryOutcome<adapters::HistoryReadStats> read_session(const std::optional<fs::
 
 std::span<const config::AgentSettingSpec> fake_server_settings() { return kSettings; }
 
-adapters::AgentDescriptor fake_server_agent(boost::asio::io_context& io, const config::AgentSettings& settings,
-                                            const fs::path& exec_shim) {
+adapters::AgentDescriptor fake_server_agent(boost::asio::io_context& io, const config::AgentSettings& settings) {
   FakeServerConfig config;
   if (auto bin = settings.text("agents.fakeserver.bin")) config.executable = *bin;
-  config.exec_shim = exec_shim;
   auto descriptor = adapters::describe_runtime("fakeserver", std::make_shared<FakeServerRuntime>(io, std::move(config)));
   descriptor.list_history = [dir = sessions_dir()](const std::string& cwd) { return list_sessions(dir, cwd); };
   descriptor.read_history = [dir = sessions_dir()](const std::string& cwd, const std::string& id, adapters::HistorySink& sink) {

@@ -15,7 +15,6 @@ std::span<const config::AgentSettingSpec> fake_server_settings();
 
 // The descriptor registered as "fakeserver" in the test daemon (tests/fake_server_agent/TestDaemonAgents.cpp):
 // its runtime, and the agent's own history read from the files the server keeps.
-adapters::AgentDescriptor fake_server_agent(boost::asio::io_context& io, const config::AgentSettings& settings,
-                                            const std::filesystem::path& exec_shim);
+adapters::AgentDescriptor fake_server_agent(boost::asio::io_context& io, const config::AgentSettings& settings);
 
 }  // namespace switchboard::testing::fake_server

@@ -28,7 +28,6 @@ adapters::VersionProbeSpec probe_spec(const FakeServerConfig& config) {
   adapters::VersionProbeSpec spec;
   spec.agent = "fakeserver";
   spec.executable = config.executable;
-  spec.exec_shim = config.exec_shim;
   spec.install_hint = adapters::install_hint("fakeserver");
   spec.parse_version = &parse_version;
   spec.capabilities = FakeServerSession::static_capabilities();
@@ -57,7 +56,7 @@ void FakeServerRuntime::when_running(const std::string& cwd, adapters::Completio
         spec.identity = adapters::CliIdentity{"the fake server agent", "fakeserver"};
         spec.timeouts = m_config.timeouts;
         spec.launch = adapters::CliLaunch{{m_probe->executable(), "serve"}, cwd, adapters::environment_with({}),
-                                          m_config.exec_shim, "fakeserver"};
+                                          "fakeserver"};
         spec.listening_port = [](std::string_view line) -> std::optional<std::uint16_t> {
           if (line.substr(0, kListening.size()) != kListening) return std::nullopt;
           return static_cast<std::uint16_t>(std::stoi(std::string(line.substr(kListening.size()))));

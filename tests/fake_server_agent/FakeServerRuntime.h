@@ -26,7 +26,6 @@ class FakeServerSession;
 
 struct FakeServerConfig {
   std::string executable = "fake_server_agent.py";
-  std::filesystem::path exec_shim;
   adapters::CliTimeouts timeouts;
 };
 

@@ -10,7 +10,7 @@ namespace switchboard::adapters {
 namespace {
 
 AgentDescriptor make_fake_server(const AgentContext& context) {
-  return testing::fake_server::fake_server_agent(context.io, context.settings, context.exec_shim);
+  return testing::fake_server::fake_server_agent(context.io, context.settings);
 }
 
 }  // namespace

@@ -423,10 +423,10 @@ TEST_CASE("child process: spawn failures are typed errors", "[process]") {
     spec.program = "/nonexistent/bin/tool";
     CHECK(spawn_error(spec).code == ProcessError::Code::ExecutableNotFound);
   }
-  SECTION("a missing executable through the exec shim") {
+  SECTION("a path that does not exist, for a child that dies with the daemon") {
     SpawnSpec spec;
-    spec.program = "switchboard-no-such-cli";
-    spec.exec_shim = SWITCHBOARD_BINARY;
+    spec.program = "/nonexistent/bin/tool";
+    spec.dies_with_daemon = true;
     CHECK(spawn_error(spec).code == ProcessError::Code::ExecutableNotFound);
   }
   SECTION("a file without execute permission") {

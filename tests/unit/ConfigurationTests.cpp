@@ -390,7 +390,7 @@ TEST_CASE("configuration: the settings' defaults are the daemon's defaults", "[c
   CHECK(agents.text("agents.claude.bin") == switchboard::adapters::claude::ClaudeCodeConfig{}.executable);
   CHECK(agents.text("agents.codex.bin") == switchboard::adapters::codex::CodexConfig{}.executable);
   CHECK(agents.text("agents.codex.provider.model") == switchboard::adapters::codex::ProviderEndpoint{}.model);
-  CHECK_FALSE(switchboard::adapters::codex::codex_config(agents, "/shim").endpoint);
+  CHECK_FALSE(switchboard::adapters::codex::codex_config(agents).endpoint);
 }
 
 TEST_CASE("configuration: the agents' keys are declared by their adapters, not by src/config", "[config]") {
@@ -429,13 +429,11 @@ TEST_CASE("configuration: each agent's keys reach its adapter's configuration", 
   settings.agents.set("agents.codex.provider.api_key", std::string("sk-test"));
   settings.agents.set("agents.codex.provider.model", std::string("m-1"));
   settings.agents.set("agents.codex.provider.home", std::string("/h/codex"));
-  const auto claude = switchboard::adapters::claude::claude_code_config(settings.agents, "/shim");
+  const auto claude = switchboard::adapters::claude::claude_code_config(settings.agents);
   CHECK(claude.executable == "/opt/claude");
-  CHECK(claude.exec_shim == "/shim");
   CHECK(claude.file_pool != nullptr);
-  const auto codex = switchboard::adapters::codex::codex_config(settings.agents, "/shim");
+  const auto codex = switchboard::adapters::codex::codex_config(settings.agents);
   CHECK(codex.executable == "/opt/codex");
-  CHECK(codex.exec_shim == "/shim");
   REQUIRE(codex.endpoint);
   CHECK(codex.endpoint->base_url == "http://127.0.0.1:9/v1");
   CHECK(codex.endpoint->api_key == "sk-test");
@@ -585,7 +583,7 @@ TEST_CASE("configuration: each named ACP agent is an agent of its own, one witho
   const std::vector<switchboard::adapters::AgentRegistration> registry{
       {"single", [] { return std::span<const switchboard::config::AgentSettingSpec>(); }, stand_in}, named_acp_family(),
       {"single", [] { return std::span<const switchboard::config::AgentSettingSpec>(); }, stand_in}};
-  const auto descriptors = switchboard::adapters::descriptors_of(registry, io, configuration.settings.agents, "/shim");
+  const auto descriptors = switchboard::adapters::descriptors_of(registry, io, configuration.settings.agents, "/usr/bin/switchboard");
   std::vector<std::string> names;
   for (const auto& descriptor : descriptors) names.push_back(descriptor.name);
   // The single agents first, in the registry's order, then the named ones by name.

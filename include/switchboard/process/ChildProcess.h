@@ -38,9 +38,9 @@ struct StopPolicy {
 // One supervised child process (an agent CLI) with pipes on its stdin, stdout and stderr, on the daemon's
 // io_context. This is what every adapter builds on; it owns the whole life of the child:
 //
-// - spawn(): posix_spawn with only fds 0-2 inherited, a new process group, default signals, an explicit
-//   environment and working directory (PosixSpawn.h); the executable is resolved first, so a missing CLI is an
-//   ExecutableNotFound value. Optionally through the exec shim (ExecShim.h) so the child dies with the daemon.
+// - spawn(): a vfork-style clone with only fds 0-2 inherited, a new process group, default signals, an explicit
+//   environment and working directory (Spawn.h); the executable is resolved first, so a missing CLI is an
+//   ExecutableNotFound value. Optionally with a parent-death signal, so the child dies with the daemon.
 // - stdout is split into lines (capped: an over-long line is skipped, counted and reported, and the stream
 //   recovers at the next '\n'; a '\r' before '\n' is dropped); EOF is reported.
 // - stderr goes to the log, rate-limited, and its tail is kept for stderr_tail() (StderrForwarder.h).

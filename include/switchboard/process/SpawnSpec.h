@@ -41,10 +41,10 @@ struct SpawnSpec {
   // open makes this wait the full time).
   std::chrono::milliseconds exit_drain_timeout{2000};
 
-  // Non-empty: start the child through this binary's exec shim (`<exec_shim> __exec-shim ...`, see ExecShim.h)
-  // so the kernel kills it if the daemon dies without cleaning up. Normally the daemon's own executable
-  // (/proc/self/exe resolved at startup).
-  std::filesystem::path exec_shim;
+  // The kernel kills the child if the daemon dies without cleaning up (SIGKILL, or a crash no handler saw):
+  // PR_SET_PDEATHSIG, set in the child before it execs (process/Spawn.h). It fires when the *thread* that
+  // spawned the child ends, so spawn from the io_context thread. Every agent CLI is started this way.
+  bool dies_with_daemon = false;
 
   // Tests only: watch for the exit by polling waitpid(pid, WNOHANG) as on kernels without pidfd_open.
   bool force_exit_polling = false;

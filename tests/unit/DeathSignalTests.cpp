@@ -14,11 +14,10 @@
 #include <spdlog/spdlog.h>
 
 #include "switchboard/process/ChildProcess.h"
-#include "process/ExecShim.h"
 #include "process/FatalSignalCleanup.h"
 #include "support/ProcessTestSupport.h"
 
-namespace exec_shim_tests {
+namespace death_signal_tests {
 
 using namespace switchboard::process;
 using switchboard::testing::process_gone;
@@ -28,10 +27,10 @@ using switchboard::testing::run_until;
 using switchboard::testing::shell;
 using switchboard::testing::wait_process_gone;
 
-constexpr const char* kOrphanChildTest = "exec shim child: a daemon that spawns sleep and waits";
+constexpr const char* kOrphanChildTest = "death signal child: a daemon that spawns sleep and waits";
 constexpr const char* kCrashChildTest = "fatal signal cleanup child: a daemon that spawns sleep and aborts";
 constexpr const char* kExitChildTest = "fatal signal cleanup child: a daemon that spawns sleep and exits";
-constexpr const char* kUseShimVariable = "SWITCHBOARD_PROCESS_TEST_USE_SHIM";
+constexpr const char* kDeathSignalVariable = "SWITCHBOARD_PROCESS_TEST_DEATH_SIGNAL";
 
 // Prints "grandchild <pid>" for the parent test, straight to fd 1 (Catch's banner shares stdout).
 void announce_grandchild(pid_t pid) {
@@ -48,14 +47,14 @@ struct FakeDaemon {
   pid_t grandchild = 0;
 };
 
-FakeDaemon start_fake_daemon(boost::asio::io_context& io, const char* test_name, bool use_shim) {
+FakeDaemon start_fake_daemon(boost::asio::io_context& io, const char* test_name, bool death_signal) {
   FakeDaemon daemon;
   SpawnSpec spec;
   spec.program = std::filesystem::read_symlink("/proc/self/exe").string();
   spec.args = {test_name};
   // The fake daemon's own children would not inherit this: from_daemon() drops SWITCHBOARD_*. It is only
   // for the fake daemon itself.
-  spec.environment = Environment::from_daemon().set(kUseShimVariable, use_shim ? "1" : "0");
+  spec.environment = Environment::from_daemon().set(kDeathSignalVariable, death_signal ? "1" : "0");
   // Under ASan, LeakSanitizer would turn the deliberate exit() with live objects into exit code 23.
   const auto asan = spec.environment.get("ASAN_OPTIONS").value_or("");
   spec.environment.set("ASAN_OPTIONS", asan.empty() ? "detect_leaks=0" : asan + ":detect_leaks=0");
@@ -78,8 +77,8 @@ std::unique_ptr<ChildProcess> spawn_sleep_as_daemon(boost::asio::io_context& io)
   SpawnSpec spec;
   spec.program = "sleep";
   spec.args = {"1000"};
-  const char* use_shim = std::getenv(kUseShimVariable);
-  if (use_shim != nullptr && std::string(use_shim) == "1") spec.exec_shim = SWITCHBOARD_BINARY;
+  const char* death_signal = std::getenv(kDeathSignalVariable);
+  spec.dies_with_daemon = death_signal != nullptr && std::string(death_signal) == "1";
   auto child = ChildProcess::spawn(io, std::move(spec), {});
   REQUIRE(child);
   announce_grandchild((*child)->pid());
@@ -111,54 +110,34 @@ TEST_CASE(kExitChildTest, "[.process-child]") {
   std::exit(0);  // no destructor runs: only the atexit hook can clean up
 }
 
-TEST_CASE("exec shim: the child runs in place of the shim with a parent-death signal", "[process]") {
+TEST_CASE("spawn: a child that dies with the daemon starts clean: default signals, none blocked, only 0-2 open", "[process]") {
   boost::asio::io_context io{1};
+  ::signal(SIGPIPE, SIG_IGN);  // as the daemon does: an ignored disposition would survive exec
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGUSR1);
+  ::pthread_sigmask(SIG_BLOCK, &blocked, nullptr);  // and a blocked signal would stay blocked
   auto record = std::make_shared<ProcessRecord>();
-  auto spec = shell("echo $$; tr '\\0' ' ' < /proc/$$/cmdline; echo");
-  spec.exec_shim = SWITCHBOARD_BINARY;
-  spec.args.push_back("argv0-check");
+  auto spec = shell("grep -E '^(SigBlk|SigIgn)' /proc/$$/status; ls /proc/$$/fd | sort -n | tr '\\n' ' '; echo; pwd");
+  spec.dies_with_daemon = true;
+  spec.working_directory = "/usr";
   auto child = ChildProcess::spawn(io, spec, record_into(record));
+  ::pthread_sigmask(SIG_UNBLOCK, &blocked, nullptr);
   REQUIRE(child);
   REQUIRE(run_until(io, [&] { return (*child)->finished(); }));
   CHECK(*record->exit == ExitStatus::exited(0));
-  REQUIRE(record->lines.size() == 2);
-  CHECK(record->lines[0] == std::to_string((*child)->pid()));  // exec'd in place: same pid, same group
-  // The shell was exec'd with argv[0] as written, not the shim's arguments.
-  CHECK(record->lines[1].starts_with("/bin/sh -c "));
-  CHECK(record->lines[1].find("__exec-shim") == std::string::npos);
-  CHECK((*child)->executable() == "/bin/sh");
+  REQUIRE(record->lines.size() == 4);
+  CHECK(record->lines[0] == "SigBlk:\t0000000000000000");
+  CHECK(record->lines[1] == "SigIgn:\t0000000000000000");
+  // The shell's own descriptors (ls runs in a process of its own): nothing of the test binary's.
+  CHECK(record->lines[2] == "0 1 2 ");
+  CHECK(record->lines[3] == "/usr");
 }
 
-TEST_CASE("exec shim: argv layout and refusal of a malformed command line", "[process]") {
-  const auto argv = exec_shim_argv("/usr/bin/switchboard", 42, "/bin/sh", {"sh", "-c", "true"});
-  CHECK(argv == std::vector<std::string>{"/usr/bin/switchboard", "__exec-shim", "--parent-pid=42", "--exec=/bin/sh",
-                                         "--", "sh", "-c", "true"});
-  std::vector<std::string> bad = {"switchboard", "__exec-shim", "--parent-pid=x", "--exec=/bin/true", "--", "true"};
-  std::vector<char*> pointers;
-  for (auto& arg : bad) pointers.push_back(arg.data());
-  pointers.push_back(nullptr);
-  CHECK(is_exec_shim_call(static_cast<int>(bad.size()), pointers.data()));
-  CHECK(run_exec_shim(static_cast<int>(bad.size()), pointers.data()) == 2);
-}
-
-TEST_CASE("exec shim: a target that vanished after the lookup exits 127 with a message", "[process]") {
+TEST_CASE("death signal: the agent dies when the daemon is SIGKILLed", "[process]") {
   boost::asio::io_context io{1};
-  auto record = std::make_shared<ProcessRecord>();
-  SpawnSpec spec;
-  spec.program = SWITCHBOARD_BINARY;
-  const auto argv = exec_shim_argv(SWITCHBOARD_BINARY, ::getpid(), "/nonexistent/tool", {"tool"});
-  spec.args.assign(argv.begin() + 1, argv.end());
-  auto child = ChildProcess::spawn(io, spec, record_into(record));
-  REQUIRE(child);
-  REQUIRE(run_until(io, [&] { return (*child)->finished(); }));
-  CHECK(*record->exit == ExitStatus::exited(127));
-  CHECK((*child)->stderr_tail().find("cannot execute /nonexistent/tool") != std::string::npos);
-}
-
-TEST_CASE("exec shim: the agent dies when the daemon is SIGKILLed", "[process]") {
-  boost::asio::io_context io{1};
-  SECTION("through the shim the kernel kills it") {
-    auto daemon = start_fake_daemon(io, kOrphanChildTest, /*use_shim=*/true);
+  SECTION("with the death signal the kernel kills it") {
+    auto daemon = start_fake_daemon(io, kOrphanChildTest, /*death_signal=*/true);
     REQUIRE(daemon.grandchild > 0);
     CHECK_FALSE(process_gone(daemon.grandchild));
     ::kill(daemon.process->pid(), SIGKILL);  // the daemon only, as `kill -9 <daemon>` would
@@ -167,8 +146,8 @@ TEST_CASE("exec shim: the agent dies when the daemon is SIGKILLed", "[process]")
     if (!gone) ::kill(-daemon.grandchild, SIGKILL);
     CHECK(gone);
   }
-  SECTION("without the shim it would survive (what the shim is for)") {
-    auto daemon = start_fake_daemon(io, kOrphanChildTest, /*use_shim=*/false);
+  SECTION("without it the agent would survive (what the signal is for)") {
+    auto daemon = start_fake_daemon(io, kOrphanChildTest, /*death_signal=*/false);
     REQUIRE(daemon.grandchild > 0);
     ::kill(daemon.process->pid(), SIGKILL);
     REQUIRE(run_until(io, [&] { return daemon.process->finished(); }));
@@ -181,7 +160,7 @@ TEST_CASE("exec shim: the agent dies when the daemon is SIGKILLed", "[process]")
 
 TEST_CASE("fatal signal cleanup: a crashing daemon takes its agents with it", "[process]") {
   boost::asio::io_context io{1};
-  auto daemon = start_fake_daemon(io, kCrashChildTest, /*use_shim=*/false);
+  auto daemon = start_fake_daemon(io, kCrashChildTest, /*death_signal=*/false);
   REQUIRE(daemon.grandchild > 0);
   REQUIRE(run_until(io, [&] { return daemon.process->finished(); }));
   CHECK(*daemon.record->exit == ExitStatus::signaled(SIGABRT));  // the crash still reads as a crash
@@ -192,7 +171,7 @@ TEST_CASE("fatal signal cleanup: a crashing daemon takes its agents with it", "[
 
 TEST_CASE("fatal signal cleanup: exit() without destructors still kills the agents", "[process]") {
   boost::asio::io_context io{1};
-  auto daemon = start_fake_daemon(io, kExitChildTest, /*use_shim=*/false);
+  auto daemon = start_fake_daemon(io, kExitChildTest, /*death_signal=*/false);
   REQUIRE(daemon.grandchild > 0);
   REQUIRE(run_until(io, [&] { return daemon.process->finished(); }));
   CHECK(*daemon.record->exit == ExitStatus::exited(0));
@@ -201,4 +180,4 @@ TEST_CASE("fatal signal cleanup: exit() without destructors still kills the agen
   CHECK(gone);
 }
 
-}  // namespace exec_shim_tests
+}  // namespace death_signal_tests
