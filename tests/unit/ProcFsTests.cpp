@@ -113,24 +113,21 @@ TEST_CASE("procfs: an environment variable is matched whole, also across the rea
 
 TEST_CASE("group members: a scan from a first holder skips the processes older than it", "[process]") {
   boost::asio::io_context io{1};
-  auto older_record = std::make_shared<ProcessRecord>();
   // sleep itself, not through a shell: spawn returns once the child has exec'd, so its environment is readable
   // (while a process execs, /proc may show no environment for a moment).
-  process::SpawnSpec older_spec;
-  older_spec.program = "sleep";
-  older_spec.args = {"1013"};
-  older_spec.environment.set("SWITCHBOARD_TEST_MARK_AGE", "same");
-  auto older = spawn_ok(io, std::move(older_spec), older_record);
+  const auto marked_sleep = [&io](const char* seconds) {
+    process::SpawnSpec spec;
+    spec.program = "sleep";
+    spec.args = {seconds};
+    spec.environment.set("SWITCHBOARD_TEST_MARK_AGE", "same");
+    return spawn_ok(io, std::move(spec), std::make_shared<ProcessRecord>());
+  };
+  auto older = marked_sleep("1013");
   // Start times count clock ticks: the holder must start at least a tick later than the older process.
   const auto older_stat = process::procfs::read_stat(older->pid());
   REQUIRE(older_stat);
   ::usleep(static_cast<useconds_t>(3'000'000 / ::sysconf(_SC_CLK_TCK)));
-  auto holder_record = std::make_shared<ProcessRecord>();
-  process::SpawnSpec holder_spec;
-  holder_spec.program = "sleep";
-  holder_spec.args = {"1014"};
-  holder_spec.environment.set("SWITCHBOARD_TEST_MARK_AGE", "same");
-  auto holder = spawn_ok(io, std::move(holder_spec), holder_record);
+  auto holder = marked_sleep("1014");
   const auto holder_stat = process::procfs::read_stat(holder->pid());
   REQUIRE(holder_stat);
   REQUIRE(holder_stat->start_ticks > older_stat->start_ticks);
