@@ -189,11 +189,11 @@ std::size_t CodexAdapter::kill_thread_commands() {
   if (process == nullptr) return 0;
   // What left the app-server's group, found by parentage; then what Codex's sandbox hid from that (a PID
   // namespace whose setup process exits leaves the command a child of init), found by the thread id Codex puts
-  // in every command's environment.
+  // in every command's environment. Commands start after the app-server, so older processes are not read.
   std::size_t killed = process->kill_detached_descendants();
   const std::string& thread = m_translator->thread_id();
   if (!thread.empty()) {
-    for (const pid_t pid : process::processes_with_environment("CODEX_THREAD_ID", thread)) {
+    for (const pid_t pid : process::processes_with_environment("CODEX_THREAD_ID", thread, process->pid())) {
       if (pid != process->pid() && ::kill(pid, SIGKILL) == 0) ++killed;
     }
   }

@@ -370,7 +370,8 @@ class ConsoleTest(unittest.TestCase):
         request = self.card()
         focused = self.js("return document.activeElement.className")
         self.assertIn("allow-once", focused, "Allow once must be focused, never Always")
-        self.assertEqual(self.state_badge(), "awaiting_input")
+        # The card comes with permission.requested, the badge with the session.state that follows it in the stream.
+        self.wait("the awaiting-input badge", lambda: self.state_badge() == "awaiting_input", timeout=10)
         self.assertEqual(self.js("return document.querySelector('.request-card .rule-tool').value"), "Bash")
         self.shot("03-permission-card")
         self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
@@ -591,7 +592,8 @@ class ConsoleTest(unittest.TestCase):
         self.open_console(session)
         self.type_prompt("anything: the recording decides")
         request = self.card()
-        self.assertEqual(self.state_badge(), "awaiting_input")
+        # The card comes with permission.requested, the badge with the session.state that follows it in the stream.
+        self.wait("the awaiting-input badge", lambda: self.state_badge() == "awaiting_input", timeout=10)
         self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
         self.wait_text("Mock model: the tool returned: made")
         self.wait_idle()
