@@ -45,7 +45,9 @@ class FdReader : public std::enable_shared_from_this<FdReader> {
   bool m_stopped = false;
   OnData m_on_data;
   OnEnd m_on_end;
-  std::array<char, 64 * 1024> m_buffer{};
+  // Not zeroed: read() fills what it returns, and zeroing 64 KiB would cost every reader (one per pipe and
+  // connection, several per agent) sixteen page faults before its first byte arrives.
+  std::array<char, 64 * 1024> m_buffer;
 };
 
 }  // namespace switchboard::transport
