@@ -323,9 +323,11 @@ TEST_CASE("opencode: two sessions in two directories stream at once on one serve
   // Both answers are picked by what was asked (rules), not by the order the two requests reach the mock. Each
   // stream stops halfway (after its role chunk and 6 of its 12 deltas) until the other got as far, so the two
   // overlap however late the second request comes (a loaded machine once started it after the first had ended).
+  // The second half is slow enough (6 × 250 ms) for OpenCode to relay the other stream's first half meanwhile:
+  // under ASan with the other suite job busy, 100 ms deltas once let it deliver one stream whole before the other.
   profile.script = [](Json rules) { return Json{{"rules", std::move(rules)}}; };
   const auto slow = [](const std::string& text) {
-    return Json{{"text", text}, {"chunks", 12}, {"delay_ms", 100}, {"barrier", {{"name", "halfway"}, {"parties", 2}, {"at_event", 7}}}};
+    return Json{{"text", text}, {"chunks", 12}, {"delay_ms", 250}, {"barrier", {{"name", "halfway"}, {"parties", 2}, {"at_event", 7}}}};
   };
   const std::string alpha = "alpha one two three four five six seven";
   const std::string beta = "beta eight nine ten eleven twelve thirteen fourteen";
