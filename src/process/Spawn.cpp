@@ -90,6 +90,7 @@ struct ChildSetup {
   int pipe_ends[3] = {-1, -1, -1};          // onto 0, 1, 2; each above 2 (make_pipe)
   bool dies_with_parent = false;
   pid_t parent = 0;
+  int descriptor_limit = 0;  // above every open descriptor: for closing them one by one without close_range
   // Written by the child only: the failed step's errno and what the step was.
   int error = 0;
   const char* failed_step = nullptr;
@@ -131,7 +132,11 @@ __attribute__((no_sanitize("address", "undefined"))) int child_main(void* argume
   for (int target = 0; target < 3; ++target) {
     if (::syscall(SYS_dup2, setup.pipe_ends[target], target) != target) fail_in_child(setup, "dup2");
   }
-  if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) fail_in_child(setup, "close_range");
+  if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+    // A kernel older than 5.9 (a Debian 12 container on an older host): one close per possible descriptor.
+    if (errno != ENOSYS) fail_in_child(setup, "close_range");
+    for (int fd = 3; fd < setup.descriptor_limit; ++fd) ::syscall(SYS_close, fd);
+  }
   if (setup.working_directory != nullptr && ::syscall(SYS_chdir, setup.working_directory) != 0) {
     fail_in_child(setup, "chdir");
   }
@@ -185,6 +190,8 @@ ProcessResult<SpawnedChild> spawn_with_pipes(const std::filesystem::path& execut
   setup.pipe_ends[2] = err->write.get();
   setup.dies_with_parent = options.dies_with_parent;
   setup.parent = ::getpid();
+  const long open_max = ::sysconf(_SC_OPEN_MAX);
+  setup.descriptor_limit = open_max > 0 && open_max < (1 << 20) ? static_cast<int>(open_max) : (1 << 20);
 
   void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return system_error("cannot run " + executable.string() + ": no stack for the child", errno);

@@ -40,7 +40,8 @@ struct SpawnOptions {
 //   calls setsid();
 // - three pipes, created O_CLOEXEC, whose child ends are dup2'ed onto 0, 1 and 2 (dup2 clears close-on-exec on
 //   the copy, so only the copies cross the exec);
-// - every other descriptor closed (close_range(3, ~0)): Asio creates its sockets, epoll and eventfd descriptors
+// - every other descriptor closed (close_range(3, ~0), or one close each below the descriptor limit on a kernel
+//   older than 5.9): Asio creates its sockets, epoll and eventfd descriptors
 //   without close-on-exec, and an agent must not inherit the daemon's listening socket or client connections;
 // - the working directory set in the child, never in the daemon;
 // - the parent-death signal, if asked, then a check that the parent is still the same (it may have died before

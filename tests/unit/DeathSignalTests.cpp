@@ -1,8 +1,18 @@
 #include <catch2/catch.hpp>
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <iterator>
 
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +41,13 @@ constexpr const char* kOrphanChildTest = "death signal child: a daemon that spaw
 constexpr const char* kCrashChildTest = "fatal signal cleanup child: a daemon that spawns sleep and aborts";
 constexpr const char* kExitChildTest = "fatal signal cleanup child: a daemon that spawns sleep and exits";
 constexpr const char* kDeathSignalVariable = "SWITCHBOARD_PROCESS_TEST_DEATH_SIGNAL";
+
+// Every line a child wrote, for a failure's message.
+std::string testing_lines(const ProcessRecord& record) {
+  std::string text;
+  for (const auto& line : record.lines) text += line + "\n";
+  return text;
+}
 
 // Prints "grandchild <pid>" for the parent test, straight to fd 1 (Catch's banner shares stdout).
 void announce_grandchild(pid_t pid) {
@@ -132,6 +149,58 @@ TEST_CASE("spawn: a child that dies with the daemon starts clean: default signal
   // The shell's own descriptors (ls runs in a process of its own): nothing of the test binary's.
   CHECK(record->lines[2] == "0 1 2 ");
   CHECK(record->lines[3] == "/usr");
+}
+
+constexpr const char* kNoCloseRangeChildTest = "spawn child: without close_range a spawned child gets only fds 0-2";
+
+// Makes close_range(2) fail with ENOSYS in this process from now on, as on a kernel older than 5.9 (a Debian 12
+// container on an older host). Irreversible: only for a child process of the test.
+void refuse_close_range() {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+  REQUIRE(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+  REQUIRE(::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0);
+  REQUIRE(::syscall(SYS_close_range, 1000U, 1000U, 0U) == -1);
+  REQUIRE(errno == ENOSYS);
+}
+
+TEST_CASE(kNoCloseRangeChildTest, "[.process-child]") {
+  refuse_close_range();
+  // A descriptor without close-on-exec, as Asio's sockets are: the spawn must still keep it from the child.
+  int leaked[2];
+  REQUIRE(::pipe(leaked) == 0);
+  boost::asio::io_context io{1};
+  auto record = std::make_shared<ProcessRecord>();
+  auto spec = shell("ls /proc/$$/fd | sort -n | tr '\\n' ' '; echo");
+  spec.dies_with_daemon = true;
+  auto child = ChildProcess::spawn(io, spec, record_into(record));
+  REQUIRE(child);
+  REQUIRE(run_until(io, [&] { return (*child)->finished(); }));
+  REQUIRE(record->lines.size() == 1);
+  const std::string line = "child fds: " + record->lines[0] + "\n";
+  REQUIRE(::write(1, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+}
+
+TEST_CASE("spawn: on a kernel without close_range every descriptor above 2 is still closed in the child", "[process]") {
+  boost::asio::io_context io{1};
+  auto record = std::make_shared<ProcessRecord>();
+  SpawnSpec spec;
+  spec.program = std::filesystem::read_symlink("/proc/self/exe").string();
+  spec.args = {kNoCloseRangeChildTest};
+  auto tester = ChildProcess::spawn(io, std::move(spec), record_into(record));
+  REQUIRE(tester);
+  REQUIRE(run_until(io, [&] { return (*tester)->finished(); }));
+  INFO(testing_lines(*record));
+  CHECK(*record->exit == ExitStatus::exited(0));
+  CHECK(std::find(record->lines.begin(), record->lines.end(), "child fds: 0 1 2 ") != record->lines.end());
 }
 
 TEST_CASE("death signal: the agent dies when the daemon is SIGKILLed", "[process]") {
