@@ -18,7 +18,7 @@ struct ProcessError {
     WorkingDirectoryInvalid,  // the requested working directory does not exist or is not a directory
     InvalidSpec,              // empty program, NUL bytes in an argument, a bad environment name
     ResourceExhausted,        // out of file descriptors, processes or registry slots
-    SpawnFailed,              // any other failure of pipe creation or posix_spawn
+    SpawnFailed,              // any other failure of pipe creation or the spawn
     StdinQueueFull,           // write_stdin would exceed the bounded stdin queue; nothing was queued
     StdinClosed,              // write_stdin after close_stdin, after the child closed its stdin, or after exit
   };
