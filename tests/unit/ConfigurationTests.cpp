@@ -583,7 +583,7 @@ TEST_CASE("configuration: each named ACP agent is an agent of its own, one witho
   const std::vector<switchboard::adapters::AgentRegistration> registry{
       {"single", [] { return std::span<const switchboard::config::AgentSettingSpec>(); }, stand_in}, named_acp_family(),
       {"single", [] { return std::span<const switchboard::config::AgentSettingSpec>(); }, stand_in}};
-  const auto descriptors = switchboard::adapters::descriptors_of(registry, io, configuration.settings.agents, "/usr/bin/switchboard");
+  const auto descriptors = switchboard::adapters::descriptors_of(registry, io, configuration.settings.agents, std::filesystem::path());
   std::vector<std::string> names;
   for (const auto& descriptor : descriptors) names.push_back(descriptor.name);
   // The single agents first, in the registry's order, then the named ones by name.

@@ -137,7 +137,8 @@ TEST_CASE("spawn: a child that dies with the daemon starts clean: default signal
   auto record = std::make_shared<ProcessRecord>();
   auto spec = shell("grep -E '^(SigBlk|SigIgn)' /proc/$$/status; ls /proc/$$/fd | sort -n | tr '\\n' ' '; echo; pwd");
   spec.dies_with_daemon = true;
-  spec.working_directory = "/usr";
+  switchboard::testing::TempDir dir;
+  spec.working_directory = dir.path();
   auto child = ChildProcess::spawn(io, spec, record_into(record));
   ::pthread_sigmask(SIG_UNBLOCK, &blocked, nullptr);
   REQUIRE(child);
@@ -148,7 +149,7 @@ TEST_CASE("spawn: a child that dies with the daemon starts clean: default signal
   CHECK(record->lines[1] == "SigIgn:\t0000000000000000");
   // The shell's own descriptors (ls runs in a process of its own): nothing of the test binary's.
   CHECK(record->lines[2] == "0 1 2 ");
-  CHECK(record->lines[3] == "/usr");
+  CHECK(record->lines[3] == dir.path().string());
 }
 
 constexpr const char* kNoCloseRangeChildTest = "spawn child: without close_range a spawned child gets only fds 0-2";
