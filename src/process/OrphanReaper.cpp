@@ -19,18 +19,14 @@ namespace {
 
 using Child = procfs::ProcessStat;
 
-// The children of this process that ChildProcess does not own (it registers each until it has reaped it). This runs
-// on every SIGCHLD: the children files answer from the daemon's own children, and only a kernel without them makes
-// it scan every process on the machine.
+// The children of this process that ChildProcess does not own (it registers each until it has reaped it).
 std::vector<Child> unowned_children() {
+  // Every process's stat, not /proc/self/task/*/children: a child adopted onto a thread while the list is read
+  // can be missed there, and a zombie the reaper misses stays until the next SIGCHLD (seen once under load).
   std::vector<Child> children;
-  if (auto own = procfs::own_children()) {
-    children = std::move(*own);
-  } else {
-    const pid_t self = ::getpid();
-    for (const auto& process : procfs::all_processes()) {
-      if (process.ppid == self) children.push_back(process);
-    }
+  const pid_t self = ::getpid();
+  for (const auto& process : procfs::all_processes()) {
+    if (process.ppid == self) children.push_back(process);
   }
   std::erase_if(children, [](const Child& child) { return ProcessGroupRegistry::the().contains(child.pid); });
   return children;

@@ -180,13 +180,15 @@ TEST_CASE(kNoCloseRangeChildTest, "[.process-child]") {
   REQUIRE(::pipe(leaked) == 0);
   boost::asio::io_context io{1};
   auto record = std::make_shared<ProcessRecord>();
-  auto spec = shell("ls /proc/$$/fd | sort -n | tr '\\n' ' '; echo");
+  // No pipeline: while one runs the shell itself holds a pipe end, which would show in its listing.
+  auto spec = shell("ls /proc/$$/fd");
   spec.dies_with_daemon = true;
   auto child = ChildProcess::spawn(io, spec, record_into(record));
   REQUIRE(child);
   REQUIRE(run_until(io, [&] { return (*child)->finished(); }));
-  REQUIRE(record->lines.size() == 1);
-  const std::string line = "child fds: " + record->lines[0] + "\n";
+  std::string fds;
+  for (const auto& fd : record->lines) fds += fd + " ";
+  const std::string line = "child fds: " + fds + "\n";
   REQUIRE(::write(1, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
 }
 
