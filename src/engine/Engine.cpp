@@ -116,8 +116,14 @@ void Engine::restore(PersistedState state) {
     info.live = false;  // no agent process survives a daemon restart
     info.state = protocol::SessionState::Idle;
     const auto work = state.outstanding.find(info.session_id);
-    const bool has_work = work != state.outstanding.end();
-    add_session(std::move(info)).restore(has_work ? std::optional<OutstandingWork>(work->second) : std::nullopt);
+    if (work != state.outstanding.end() && !work->second.empty()) {
+      add_session(std::move(info)).restore(work->second);
+      continue;
+    }
+    const std::int64_t created_at = info.created_at;
+    std::string id = info.session_id;
+    auto [it, inserted] = m_dormant.emplace(std::move(id), std::move(info));
+    if (inserted) m_list_order.insert({created_at, it->first}, &it->second);
   }
   for (auto& rule : state.rules) m_rules.restore(std::move(rule));
 }
@@ -174,7 +180,7 @@ Session& Engine::add_session(protocol::SessionInfo info) {
   std::string id = info.session_id;
   const std::int64_t created_at = info.created_at;
   auto [it, inserted] = m_sessions.emplace(std::move(id), std::make_unique<Session>(static_cast<SessionServices&>(*this), std::move(info)));
-  if (inserted) m_list_order.insert({created_at, it->first}, it->second.get());
+  if (inserted) m_list_order.insert({created_at, it->first}, &it->second->info());
   return *it->second;
 }
 
@@ -196,9 +202,20 @@ const adapters::AgentDescriptor* Engine::agent(const std::string& name) const {
   return nullptr;
 }
 
-Session* Engine::find(const std::string& session_id) const {
-  const auto it = m_sessions.find(session_id);
-  return it == m_sessions.end() ? nullptr : it->second.get();
+Session* Engine::find(const std::string& session_id) {
+  if (const auto it = m_sessions.find(session_id); it != m_sessions.end()) return it->second.get();
+  auto dormant = m_dormant.extract(session_id);
+  if (dormant.empty()) return nullptr;
+  // add_session points the session's list position at the Session's own info before anything reads it again.
+  Session& woken = add_session(std::move(dormant.mapped()));
+  woken.restore(std::nullopt);  // as restore() would have: its first start resumes the agent's last session
+  return &woken;
+}
+
+const protocol::SessionInfo* Engine::info_of(const std::string& session_id) const {
+  if (const auto it = m_sessions.find(session_id); it != m_sessions.end()) return &it->second->info();
+  const auto dormant = m_dormant.find(session_id);
+  return dormant == m_dormant.end() ? nullptr : &dormant->second;
 }
 
 void Engine::models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) {
@@ -348,9 +365,9 @@ void Engine::import_session(const protocol::SessionImportParams& params, Then<pr
 }
 
 Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id) const {
-  const auto* session = find(session_id);
-  if (session == nullptr) return unknown_session(session_id);
-  return session->info();
+  const auto* info = info_of(session_id);
+  if (info == nullptr) return unknown_session(session_id);
+  return *info;
 }
 
 namespace {
@@ -381,16 +398,15 @@ protocol::SessionListResult Engine::list_sessions(const protocol::SessionListPar
   if (params.cursor) {
     after = SessionListIndex::parse_cursor(*params.cursor);
     if (!after) {
-      const auto* session = find(*params.cursor);
-      if (session == nullptr) return {};
-      after = SessionListIndex::Position{session->info().created_at, *params.cursor};
+      const auto* info = info_of(*params.cursor);
+      if (info == nullptr) return {};
+      after = SessionListIndex::Position{info->created_at, *params.cursor};
     }
   }
   const auto limit = static_cast<std::size_t>(params.limit.value_or(50));
   protocol::SessionListResult result;
   std::optional<SessionListIndex::Position> last;
-  m_list_order.visit_after(after, [&](const SessionListIndex::Position& position, const Session& session) {
-    const auto& info = session.info();
+  m_list_order.visit_after(after, [&](const SessionListIndex::Position& position, const protocol::SessionInfo& info) {
     if (!matches_list_filters(params, info)) return true;
     if (result.sessions.size() == limit) {  // one more matches: there is a next page
       result.next_cursor = SessionListIndex::cursor_for(*last);
@@ -453,7 +469,7 @@ void Engine::delete_session(const std::string& session_id, Done done) {
   forget(std::nullopt);
 }
 
-Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session_id) const {
+Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session_id) {
   const auto* session = find(session_id);
   if (session == nullptr) return unknown_session(session_id);
   protocol::SessionAttachResult result;
@@ -521,7 +537,7 @@ void Engine::remove_rule(const std::string& rule_id, Done done) {
 
 Outcome<protocol::RememberedRule> Engine::add_session_rule(const std::string& session_id, protocol::PermissionRule rule,
                                                           bool allow) {
-  if (find(session_id) == nullptr) return unknown_session(session_id);
+  if (info_of(session_id) == nullptr) return unknown_session(session_id);
   auto remembered = m_rules.add(protocol::RuleScope::Session, session_id, {}, std::move(rule), allow);
   publish_rules_changed();
   return remembered;

@@ -61,6 +61,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
 
   // Loads what the store kept from earlier runs: sessions come back cold (no agent process), those with
   // outstanding prompts as `interrupted`, remembered project/always rules in force. Call before serving.
+  // A session with nothing outstanding stays dormant (its info only) until a call needs the session itself.
   void restore(PersistedState state);
 
   // Begins every agent's discovery first, if it has not begun (EngineConfig::defer_discovery).
@@ -73,7 +74,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void rename(const std::string& session_id, const std::string& title, Then<protocol::SessionInfo> done);
   void archive(const std::string& session_id, bool archived, Then<protocol::SessionInfo> done);
   void delete_session(const std::string& session_id, Done done);
-  Outcome<protocol::SessionAttachResult> attach(const std::string& session_id) const;
+  Outcome<protocol::SessionAttachResult> attach(const std::string& session_id);
   void set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done);
   void set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done);
   void send(protocol::SessionSendParams params, Session::SendDone done);
@@ -127,9 +128,12 @@ class Engine : private SessionServices, private RequestBroker::Host {
   std::string remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
                             protocol::PermissionRule rule) override;
 
-  // The one place a Session is made (created, imported, restored).
+  // The one place a Session is made (created, imported, restored, woken from dormant).
   Session& add_session(protocol::SessionInfo info);
-  Session* find(const std::string& session_id) const;
+  // The session, made from its dormant entry if it has none yet; null if there is no such session.
+  Session* find(const std::string& session_id);
+  // What session.get and session.list show of a session, without making a Session of a dormant one.
+  const protocol::SessionInfo* info_of(const std::string& session_id) const;
   void publish_rules_changed();
   // Runs `apply` on the session, publishes session.updated and stores the result; `done` gets the new info or
   // the error (an unknown session, what `apply` refused, or a storage failure: the change is then in effect
@@ -151,10 +155,15 @@ class Engine : private SessionServices, private RequestBroker::Host {
   RuleBook m_rules;
   RequestBroker m_broker;  // before the sessions: they cancel their requests as they go
   std::map<std::string, std::unique_ptr<Session>> m_sessions;
+  // Restored sessions nothing has needed since this daemon started: their stored info only. A daemon whose store
+  // holds thousands of sessions (one per `switchboard run`, say) starts without making a Session for each; the
+  // first call that needs one (a send, a change, a delete, a rule) makes it (find). Sessions restored with
+  // outstanding prompts are made at once: their queue and interrupted prompt live in the Session.
+  std::map<std::string, protocol::SessionInfo> m_dormant;
   // By agent: the models its sessions last reported while this daemon runs (not stored: an agent's offer can
   // change between runs, and it reports it again when it next starts).
   std::map<std::string, std::vector<protocol::ModelInfo>> m_agent_models;
-  SessionListIndex m_list_order;  // m_sessions in session.list's order
+  SessionListIndex m_list_order;  // m_sessions and m_dormant in session.list's order
   std::set<std::string> m_answering_client_ids;
   int m_answering_clients = 0;
   std::function<std::uint64_t()> m_last_seq;

@@ -6,15 +6,15 @@
 #include <string>
 #include <string_view>
 
-namespace switchboard::engine {
+#include "switchboard/protocol/generated/Types.h"
 
-class Session;
+namespace switchboard::engine {
 
 // The order session.list pages through, kept as sessions come and go: newest first (createdAt), the session id
 // breaking ties. A page starts at its cursor with one lookup and reads on from there, so its cost does not grow
 // with the number of sessions (sorting them all on every call cost 29 ms at 20,000; see docs/performance.md).
-// It holds no session data of its own, only where each session sits; createdAt never changes once a session
-// exists.
+// It holds no session data of its own, only where each session sits and where its info lives (in its Session, or
+// in the engine's dormant entry until a Session is made); createdAt never changes once a session exists.
 class SessionListIndex {
  public:
   struct Position {
@@ -22,11 +22,12 @@ class SessionListIndex {
     std::string session_id;
   };
 
-  void insert(Position position, const Session* session) { m_order.insert_or_assign(std::move(position), session); }
+  // Adds the session, or points its position at where its info lives now.
+  void insert(Position position, const protocol::SessionInfo* info) { m_order.insert_or_assign(std::move(position), info); }
   void erase(const Position& position) { m_order.erase(position); }
   std::size_t size() const { return m_order.size(); }
 
-  // Calls visit(position, session) for every session after `after` (all of them without it), in list order,
+  // Calls visit(position, info) for every session after `after` (all of them without it), in list order,
   // until visit returns false. `after` need not be in the index (its session may be gone since).
   template <class Visit>
   void visit_after(const std::optional<Position>& after, Visit visit) const {
@@ -46,7 +47,7 @@ class SessionListIndex {
       return a.created_at != b.created_at ? a.created_at > b.created_at : a.session_id > b.session_id;
     }
   };
-  std::map<Position, const Session*, NewestFirst> m_order;
+  std::map<Position, const protocol::SessionInfo*, NewestFirst> m_order;
 };
 
 }  // namespace switchboard::engine

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -175,6 +177,48 @@ TEST_CASE("session.list still takes a bare session id as the cursor, as earlier 
   CHECK(page.sessions[1].session_id == expected[3]);
   params.cursor = "s-gone";
   CHECK(f.engine->list_sessions(params).sessions.empty());
+}
+
+TEST_CASE("session.list: restored sessions a call wakes keep their place and show the change, and the rest stay listed",
+          "[engine][session-list]") {
+  // Restored sessions stay dormant (their stored info only) until a call needs the session: a rename wakes one,
+  // session.get and attach see the same info before and after, and the list shows it where it was.
+  std::vector<p::SessionInfo> sessions;
+  for (int i = 0; i < 9; ++i) sessions.push_back(session("s-" + std::to_string(20 + i), 700 + i));
+  ListFixture f(sessions);
+  const auto expected = expected_order(sessions);
+
+  const auto before = std::get<p::SessionInfo>(f.engine->get_session(expected[4]));
+  CHECK(before.session_id == expected[4]);
+  CHECK_FALSE(before.live);
+  CHECK(before.state == p::SessionState::Idle);
+
+  std::optional<engine::Outcome<p::SessionInfo>> renamed;
+  f.engine->rename(expected[4], "woken", [&](auto outcome) { renamed = std::move(outcome); });
+  f.io.run();
+  f.io.restart();
+  REQUIRE(renamed);
+  REQUIRE(std::holds_alternative<p::SessionInfo>(*renamed));
+  CHECK(std::get<p::SessionInfo>(*renamed).title == std::optional<std::string>("woken"));
+
+  const auto attached = std::get<p::SessionAttachResult>(f.engine->attach(expected[6]));  // wakes a second one
+  CHECK(attached.session.session_id == expected[6]);
+  CHECK(attached.queue.empty());
+  CHECK_FALSE(attached.interrupted);
+
+  f.remove(expected[0]);  // a dormant one goes, never woken by anything else
+  p::SessionListParams params;
+  params.limit = 3;
+  const auto pages = f.pages(params);
+  std::vector<std::string> rest(expected.begin() + 1, expected.end());
+  CHECK(flat(pages) == rest);
+  p::SessionListParams all;
+  all.limit = 50;
+  for (const auto& listed : f.engine->list_sessions(all).sessions) {
+    CAPTURE(listed.session_id);
+    CHECK(listed.title == (listed.session_id == expected[4] ? std::optional<std::string>("woken") : std::nullopt));
+  }
+  CHECK(std::holds_alternative<engine::EngineError>(f.engine->get_session(expected[0])));
 }
 
 }  // namespace session_list_tests
