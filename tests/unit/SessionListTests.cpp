@@ -64,6 +64,13 @@ p::SessionInfo session(std::string id, std::int64_t created_at, std::string agen
   return info;
 }
 
+// `count` sessions "s-<first_number + i>", created one millisecond apart from `first_created` on.
+std::vector<p::SessionInfo> numbered_sessions(int count, int first_number, std::int64_t first_created) {
+  std::vector<p::SessionInfo> sessions;
+  for (int i = 0; i < count; ++i) sessions.push_back(session("s-" + std::to_string(first_number + i), first_created + i));
+  return sessions;
+}
+
 // The order the rule states: newest first, the larger id first among sessions created in the same millisecond.
 std::vector<std::string> expected_order(std::vector<p::SessionInfo> sessions) {
   std::sort(sessions.begin(), sessions.end(), [](const auto& a, const auto& b) {
@@ -99,8 +106,7 @@ TEST_CASE("session.list pages through every session once, newest first, ties by 
 
 TEST_CASE("session.list: a page after sessions deleted meanwhile goes on where the last one ended",
           "[engine][session-list]") {
-  std::vector<p::SessionInfo> sessions;
-  for (int i = 0; i < 12; ++i) sessions.push_back(session("s-" + std::to_string(10 + i), 5000 + i));
+  const auto sessions = numbered_sessions(12, 10, 5000);
   ListFixture f(sessions);
   const auto expected = expected_order(sessions);
   p::SessionListParams params;
@@ -164,8 +170,7 @@ TEST_CASE("session.list filters by agent, directory, archived and text (title or
 }
 
 TEST_CASE("session.list still takes a bare session id as the cursor, as earlier versions gave", "[engine][session-list]") {
-  std::vector<p::SessionInfo> sessions;
-  for (int i = 0; i < 6; ++i) sessions.push_back(session("s-" + std::to_string(i), 10 + i));
+  const auto sessions = numbered_sessions(6, 0, 10);
   ListFixture f(sessions);
   const auto expected = expected_order(sessions);
   p::SessionListParams params;
@@ -183,8 +188,7 @@ TEST_CASE("session.list: restored sessions a call wakes keep their place and sho
           "[engine][session-list]") {
   // Restored sessions stay dormant (their stored info only) until a call needs the session: a rename wakes one,
   // session.get and attach see the same info before and after, and the list shows it where it was.
-  std::vector<p::SessionInfo> sessions;
-  for (int i = 0; i < 9; ++i) sessions.push_back(session("s-" + std::to_string(20 + i), 700 + i));
+  const auto sessions = numbered_sessions(9, 20, 700);
   ListFixture f(sessions);
   const auto expected = expected_order(sessions);
 
