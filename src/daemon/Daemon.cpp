@@ -310,6 +310,9 @@ void Daemon::begin_shutdown(protocol::DaemonShutdownEventReason reason) {
 
 void Daemon::announce_shutdown(protocol::DaemonShutdownEventReason reason) {
   m_bus.publish_global(protocol::DaemonShutdownEvent{reason});
+  // The last event: nothing is left to batch it with, so the log commits what it holds now instead of after its
+  // batching delay, while the clients are still being closed (the loop cannot end before that commit is back).
+  if (m_store) m_store->events().flush([](const store::StoreResult<std::uint64_t>&) {});
   m_runtime_file.remove();
   if (m_stdio) {
     m_stdio->when_output_drained([this] { wait_for_clients_then_finish(); });

@@ -103,7 +103,8 @@ std::optional<std::string> RuntimeFile::write(const fs::path& directory, const s
     }
     rest.remove_prefix(static_cast<std::size_t>(n));
   }
-  ok = ok && ::fsync(fd) == 0;
+  // No fsync: the file describes this running process, so after a crash of the machine it is stale whatever it
+  // holds, and its readers take an unreadable one as no daemon. The rename keeps readers from seeing half of it.
   ::close(fd);
   if (!ok || ::rename(temp_path.c_str(), final_path.c_str()) != 0) {
     const std::string why = std::strerror(errno);

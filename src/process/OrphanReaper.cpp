@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -16,6 +17,21 @@
 
 namespace switchboard::process {
 namespace {
+
+// How long after a SIGCHLD the reaper looks. Most SIGCHLDs are an agent's (or a probe's) own exit, which its
+// ChildProcess reaps at once: looking a moment later usually finds no zombie left, and then no process is
+// listed at all (a listing reads every process's stat: milliseconds on a desktop). One look serves a burst.
+constexpr auto kReapDelay = std::chrono::milliseconds(20);
+
+// Whether any child of this process is a zombie, owned or not: waitid's WNOWAIT leaves it for its reaper.
+bool any_zombie_child() {
+  siginfo_t info{};
+  int rc;
+  do {
+    rc = ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT);
+  } while (rc < 0 && errno == EINTR);
+  return rc == 0 && info.si_pid != 0;
+}
 
 using Child = procfs::ProcessStat;
 
@@ -34,7 +50,7 @@ std::vector<Child> unowned_children() {
 
 }  // namespace
 
-OrphanReaper::OrphanReaper(boost::asio::io_context& io) : m_sigchld(io) {
+OrphanReaper::OrphanReaper(boost::asio::io_context& io) : m_sigchld(io), m_reap_timer(io) {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
     spdlog::warn("cannot become a child subreaper ({}): tools an agent detached may outlive it", std::strerror(errno));
     return;
@@ -59,9 +75,23 @@ void OrphanReaper::wait_for_signal() {
     // A SIGCHLD that arrived just before stop() has its handler queued already, without an error: cancelling
     // cannot reach it, so the flag does. Re-arming then would keep the io_context running for ever.
     if (error || m_stopped) return;
-    reap();
+    if (!m_reap_scheduled) {
+      m_reap_scheduled = true;
+      m_reap_timer.expires_after(kReapDelay);
+      m_reap_timer.async_wait([this](const boost::system::error_code& timer_error) {
+        if (timer_error || m_stopped) return;
+        m_reap_scheduled = false;
+        reap_if_any_zombie();
+      });
+    }
     wait_for_signal();
   });
+}
+
+void OrphanReaper::reap_if_any_zombie() {
+  // No zombie child at all: nothing adopted has exited (ChildProcess reaped its own). Otherwise the list of
+  // processes says whose it is: a ChildProcess may simply not have reaped its child yet.
+  if (any_zombie_child()) reap();
 }
 
 std::size_t OrphanReaper::reap() {
@@ -93,6 +123,7 @@ void OrphanReaper::stop() {
   m_stopped = true;
   boost::system::error_code ignored;
   m_sigchld.cancel(ignored);
+  m_reap_timer.cancel();
 }
 
 std::vector<pid_t> OrphanReaper::adopted_children() {

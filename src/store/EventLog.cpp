@@ -190,6 +190,12 @@ void EventLog::start_batch() {
   std::move(m_pending.begin(), end, std::back_inserter(*events));
   m_pending.erase(m_pending.begin(), end);
   // What is left (over max_batch_events) keeps m_first_pending_at: it is overdue, and goes right after.
+  if (m_pending.empty() && m_flush_timer_armed) {
+    // Taken early (a flush, a full batch): a timer left armed would hold the io_context for nothing, and a
+    // daemon at its end would wait it out. Its handler, already queued or not, sees the cancellation.
+    m_flush_timer_armed = false;
+    m_flush_timer.cancel();
+  }
 
   // Compactions whose events all ride in this batch commit with it, in the same transaction.
   const std::uint64_t through = events->back()->seq;

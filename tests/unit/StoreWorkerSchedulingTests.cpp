@@ -221,6 +221,28 @@ TEST_CASE("event log: with its background work done it leaves the io_context not
   CHECK(io.stopped());
 }
 
+TEST_CASE("event log: a flush that takes every pending event leaves no batch timer to wait for", "[store]") {
+  // A daemon flushes its log at the end of its shutdown (Daemon::announce_shutdown) so that it need not wait out
+  // the batching delay; a timer left armed with nothing to batch would hold its loop just the same.
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  StoreOptions options;
+  options.event_log.flush_delay = std::chrono::hours(1);
+  auto opened = Store::open(io, dir.db(), options);
+  REQUIRE(opened);
+  EventLog& log = (*opened)->events();
+  log.on_event(make_store_event(log.last_seq() + 1));  // arms the batch timer: an hour
+  std::optional<StoreResult<std::uint64_t>> flushed;
+  log.flush([&](StoreResult<std::uint64_t> result) { flushed = result; });
+  const auto started = std::chrono::steady_clock::now();
+  io.run_for(std::chrono::seconds(10));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(io.stopped());
+  REQUIRE(flushed);
+  REQUIRE(*flushed);
+  CHECK(**flushed == log.last_seq());
+}
+
 TEST_CASE("event log: a flush lifts the idle-class work its commit waits behind", "[store]") {
   StoreTempDir dir;
   boost::asio::io_context io{1};
