@@ -159,11 +159,17 @@ std::optional<int> Daemon::open_store() {
   return std::nullopt;
 }
 
-void Daemon::close_store() {
+void Daemon::close_event_log() {
   if (!m_store) return;
   m_compaction.reset();
-  m_history.log = nullptr;
   m_egress.remove_sink(m_store->events());
+  m_store->events().close();
+}
+
+void Daemon::close_store() {
+  if (!m_store) return;
+  close_event_log();
+  m_history.log = nullptr;
   m_engine.set_persistence(nullptr);
   m_store->close();
 }
@@ -310,9 +316,11 @@ void Daemon::begin_shutdown(protocol::DaemonShutdownEventReason reason) {
 
 void Daemon::announce_shutdown(protocol::DaemonShutdownEventReason reason) {
   m_bus.publish_global(protocol::DaemonShutdownEvent{reason});
-  // The last event: nothing is left to batch it with, so the log commits what it holds now instead of after its
-  // batching delay, while the clients are still being closed (the loop cannot end before that commit is back).
-  if (m_store) m_store->events().flush([](const store::StoreResult<std::uint64_t>&) {});
+  // The last wire event (the engine is sealed; client.detached, which may follow, is internal), and every call
+  // is refused now. So the event log closes at once: one final commit takes what it holds, the compactions and
+  // the release of unused seqs, while the clients are being closed, instead of a batch after its batching delay
+  // and another when the store closes.
+  close_event_log();
   m_runtime_file.remove();
   if (m_stdio) {
     m_stdio->when_output_drained([this] { wait_for_clients_then_finish(); });

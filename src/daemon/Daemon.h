@@ -94,7 +94,9 @@ class Daemon {
   // Opens the database, restores the engine's sessions and rules, and makes the event log the egress's
   // durable sink (seqs continue from the highest stored). Returns an exit code on failure.
   std::optional<int> open_store();
-  // After the reactor stopped: the log takes the last events, commits and closes.
+  // Once daemon.shutdown is out: the log takes the last events (one final commit, queued) and leaves the egress.
+  void close_event_log();
+  // After the reactor stopped: the event log if still open, then the database (its final checkpoint).
   void close_store();
   // Claims the data directory and starts listening; returns an exit code on failure.
   std::optional<int> start_http();
