@@ -31,7 +31,8 @@ class OrphanReaper {
 
   // False when the kernel refused to make this process a subreaper (it then keeps working as before).
   bool active() const { return m_active; }
-  // Reaps every adopted child that has exited; returns how many. Runs by itself kReapDelay after a SIGCHLD.
+  // Reaps every adopted child that has exited; returns how many. Runs by itself 20 ms after a SIGCHLD, when the
+  // kernel says some child is a zombie.
   std::size_t reap();
   // SIGKILLs every adopted child still alive (daemon shutdown: nothing the daemon started outlives it); they are
   // reaped as they die. Returns how many were signalled.
