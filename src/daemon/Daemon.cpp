@@ -225,6 +225,14 @@ std::optional<int> Daemon::start_http() {
 }
 
 int Daemon::run_stdio() {
+  if (m_options.prestart) {
+    // After the claim, so that a data directory another daemon holds starts nothing; before the store, whose
+    // opening (milliseconds, a disk sync or more) the agent's start-up (a second or so) then hides.
+    if (!m_options.ephemeral) {
+      if (auto failed = claim_data_dir()) return *failed;
+    }
+    m_engine.prestart(*m_options.prestart);
+  }
   if (auto failed = open_store()) return *failed;
   if (m_options.http) {
     if (auto failed = start_http()) return *failed;

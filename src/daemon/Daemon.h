@@ -60,6 +60,9 @@ struct DaemonOptions {
   // SIGINT/SIGTERM start a graceful shutdown. Off when the process has its own use for them (`switchboard
   // run` cancels its turn first, then ends the daemon it hosts by closing the connection).
   bool handle_signals = true;
+  // The agent the one client of this daemon is about to start a new session with (a hosted `switchboard run`):
+  // it starts before the store opens, so that its start-up overlaps the daemon's (Engine::prestart).
+  std::optional<engine::AgentPrestart> prestart;
   // The agents this daemon can host (adapters/ builds them; the daemon knows none by name).
   std::function<std::vector<adapters::AgentDescriptor>(boost::asio::io_context&)> agents;
 };

@@ -139,6 +139,7 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
     boost::asio::steady_timer deadline;
     Wait(boost::asio::io_context& io, std::function<void()> then) : done(std::move(then)), deadline(io) {}
   };
+  m_prestarted.reset();  // started for a session that never came: it has done nothing worth keeping
   auto wait = std::make_shared<Wait>(m_io, std::move(done));
   auto finish = [this, weak = std::weak_ptr<Engine*>(m_self)](Wait& w) {
     if (!w.done || weak.expired()) return;
@@ -216,6 +217,26 @@ const protocol::SessionInfo* Engine::info_of(const std::string& session_id) cons
   if (const auto it = m_sessions.find(session_id); it != m_sessions.end()) return &it->second->info();
   const auto dormant = m_dormant.find(session_id);
   return dormant == m_dormant.end() ? nullptr : &dormant->second;
+}
+
+void Engine::prestart(const AgentPrestart& prestart) {
+  const auto* descriptor = agent(prestart.agent);
+  if (descriptor == nullptr || m_sealed) return;  // the session's own start will say what is wrong
+  adapters::StartOptions options{"prestarted", prestart.cwd, prestart.model, prestart.mode, std::nullopt};
+  options.stream_text = m_config.stream_text;
+  m_prestarted = std::make_unique<PrestartedAgent>(m_io, *descriptor, prestart.agent, std::move(options));
+}
+
+std::unique_ptr<adapters::AgentAdapter> Engine::take_prestarted(const std::string& agent, const adapters::StartOptions& options,
+                                                                adapters::AdapterListener& listener) {
+  if (!m_prestarted) return nullptr;
+  auto prestarted = std::move(m_prestarted);
+  if (!prestarted->fits(agent, options)) {
+    spdlog::debug("engine: the agent started ahead does not fit session {}; it is stopped", options.session_id);
+    return nullptr;
+  }
+  prestarted->adopt(listener);
+  return prestarted;
 }
 
 void Engine::models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) {

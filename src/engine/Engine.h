@@ -15,6 +15,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "engine/EngineError.h"
+#include "engine/PrestartedAgent.h"
 #include "engine/RequestBroker.h"
 #include "engine/RuleBook.h"
 #include "engine/Session.h"
@@ -45,6 +46,14 @@ struct EngineConfig {
   bool stream_text = true;
 };
 
+// The agent a session about to be created will start, known before the session exists (Engine::prestart).
+struct AgentPrestart {
+  std::string agent;
+  std::string cwd;
+  std::optional<std::string> model;
+  std::optional<std::string> mode;
+};
+
 // Owns the sessions, the rule book and the request broker, and routes every method to them. Knows nothing of
 // JSON-RPC or transports: EngineMethods binds it to the dispatcher, and everything clients see leaves through the
 // bus. Sessions see it only as their SessionServices, the broker only as its Host.
@@ -63,6 +72,13 @@ class Engine : private SessionServices, private RequestBroker::Host {
   // outstanding prompts as `interrupted`, remembered project/always rules in force. Call before serving.
   // A session with nothing outstanding stays dormant (its info only) until a call needs the session itself.
   void restore(PersistedState state);
+
+  // Starts the agent a session will soon want, before that session exists, so that the agent's start-up runs
+  // while the daemon is still starting (a hosted `switchboard run`, whose daemon opens its store meanwhile). The
+  // first session to start an agent takes it if it fits (same agent, directory, model and mode; a new
+  // conversation); one that does not fit ends it, and so does the shutdown. A start that fails is dropped: the
+  // session then starts its agent as usual, and hears why it fails from that start.
+  void prestart(const AgentPrestart& prestart);
 
   // Begins every agent's discovery first, if it has not begun (EngineConfig::defer_discovery).
   std::vector<protocol::AgentInfo> list_agents();
@@ -123,6 +139,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
   bool stream_text() const override { return m_config.stream_text; }
   RequestBroker& requests() override { return m_broker; }
   void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) override;
+  std::unique_ptr<adapters::AgentAdapter> take_prestarted(const std::string& agent, const adapters::StartOptions& options,
+                                                          adapters::AdapterListener& listener) override;
   // RequestBroker::Host (publish and can_ask_someone above): a rule a client chose is in force at once, and
   // stored if it outlives the session (project, always).
   std::string remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
@@ -168,6 +186,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   int m_answering_clients = 0;
   std::function<std::uint64_t()> m_last_seq;
   bool m_sealed = false;
+  std::unique_ptr<PrestartedAgent> m_prestarted;  // prestart(), until a session takes it or the shutdown
   bus::Subscription m_attached;
   bus::Subscription m_detached;
   // Blocking file reads (agents' history hooks); one thread, created on first use, joined by the destructor.

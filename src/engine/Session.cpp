@@ -148,10 +148,10 @@ void Session::start_adapter() {
     for (auto& waiter : waiters) waiter(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
     return;
   }
-  const auto* descriptor = m_services.agent(m_info.agent);
-  m_adapter = descriptor->create(*this);
   adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
   options.stream_text = m_services.stream_text();
+  m_adapter = m_services.take_prestarted(m_info.agent, options, *this);
+  if (!m_adapter) m_adapter = m_services.agent(m_info.agent)->create(*this);
   m_adapter->start(options, [this](std::optional<adapters::AdapterError> error) {
     if (error && error->code == ErrorCode::ConversationLost && m_provider_session_id && !m_shutting_down) {
       // The adapter may be the caller: destroy it after this call returns.

@@ -38,6 +38,10 @@ class SessionServices {
   // The models an agent offered one of its sessions: remembered for agents.list and for the agent's next new
   // sessions, which then know them before their agent first starts.
   virtual void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) = 0;
+  // The agent started ahead of its session (Engine::prestart), if it fits these start options: `listener` (the
+  // session) hears from it from now on, and its start() completes when the agent is ready. Null: start one.
+  virtual std::unique_ptr<adapters::AgentAdapter> take_prestarted(const std::string& agent, const adapters::StartOptions& options,
+                                                                  adapters::AdapterListener& listener) = 0;
 };
 
 }  // namespace switchboard::engine

@@ -332,6 +332,12 @@ class ChildProcess::State : public std::enable_shared_from_this<State> {
 
   void kill_marked_survivors() {
     if (m_origin.empty()) return;
+    // As a child subreaper the daemon adopts every orphan of its descendants: whatever the child started and left
+    // alive (or dying: a zombie stays listed until the reaper takes it) now hangs under a child of the daemon
+    // that no ChildProcess owns. With no such child there is nothing to find, and the scan of every process on
+    // the machine (milliseconds on a desktop, on the way out of every agent) is skipped. Without the subreaper
+    // an orphan goes to init, and only the scan finds it.
+    if (is_child_subreaper() && !has_unowned_child()) return;
     std::size_t killed = 0;
     for (const pid_t pid : processes_with_environment(kOriginVariable, m_origin, m_pid)) {
       if (pid != m_pid && ::kill(pid, SIGKILL) == 0) ++killed;

@@ -1,9 +1,12 @@
 #include "switchboard/process/GroupMembers.h"
 
+#include <sys/prctl.h>
+
 #include <set>
 #include <string>
 
 #include "process/ProcFs.h"
+#include "process/ProcessGroupRegistry.h"
 
 namespace switchboard::process {
 
@@ -74,6 +77,20 @@ std::vector<pid_t> processes_with_environment(std::string_view name, std::string
     if (procfs::environment_contains(entry.pid, wanted)) found.push_back(entry.pid);
   }
   return found;
+}
+
+bool is_child_subreaper() {
+  int subreaper = 0;
+  return ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper != 0;
+}
+
+bool has_unowned_child() {
+  const auto children = procfs::own_children();
+  if (!children) return true;
+  for (const auto& child : *children) {
+    if (!ProcessGroupRegistry::the().contains(child.pid)) return true;
+  }
+  return false;
 }
 
 }  // namespace switchboard::process

@@ -14,6 +14,7 @@
 
 #include "process/ProcFs.h"
 #include "process/ProcessGroupRegistry.h"
+#include "switchboard/process/GroupMembers.h"
 
 namespace switchboard::process {
 namespace {
@@ -110,6 +111,8 @@ std::size_t OrphanReaper::reap() {
 }
 
 std::size_t OrphanReaper::kill_adopted() {
+  // Usually nothing was adopted: the scan of every process (unowned_children) is for when something was.
+  if (!has_unowned_child()) return 0;
   std::size_t killed = 0;
   for (const auto& child : unowned_children()) {
     if (child.state == 'Z' || child.state == 'X') continue;

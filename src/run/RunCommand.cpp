@@ -93,6 +93,10 @@ int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   // only, which makes Claude Code's turn measurably shorter (docs/performance.md). A client that attaches to
   // this daemon sees each message once it is complete. An attached run leaves the user's daemon as it is.
   daemon_options.engine.stream_text = shows_streamed_text(options.output, stderr_is_terminal());
+  // A new session's agent is known now: it starts while the daemon opens its store (Engine::prestart).
+  if (!options.session_id && !options.continue_newest) {
+    daemon_options.prestart = engine::AgentPrestart{options.agent, options.cwd, options.model, options.mode};
+  }
   daemon::Daemon host(std::move(daemon_options));
   auto& io = host.io();
   int exit_code = kRunFailed;

@@ -10,6 +10,7 @@
 #include "daemon/EngineMethods.h"
 #include "support/RecordingPeer.h"
 #include "support/ScriptedAdapter.h"
+#include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/rpc/Dispatcher.h"
 
@@ -773,6 +774,98 @@ TEST_CASE("engine: session.list pages newest first", "[engine]") {
   auto sorted = seen;
   std::sort(sorted.begin(), sorted.end());
   CHECK(sorted == ids);  // every session exactly once
+}
+
+// ---- An agent started ahead of its session (Engine::prestart) ------------------------------------------------
+
+TEST_CASE("engine: the first new session that fits takes the agent started ahead, with what it reported meanwhile", "[engine]") {
+  EngineFixture f;
+  p::ModelInfo fast;
+  fast.id = "fast";
+  f.control->offered_models = {fast};
+  f.engine->prestart(engine::AgentPrestart{"scripted", f.cwd, std::nullopt, std::nullopt});
+  f.settle();
+  // Started and ready before any session exists; the models it offered wait for the session.
+  REQUIRE(f.control->starts == 1);
+  CHECK(f.control->start_options[0].session_id == "prestarted");
+  CHECK(f.control->start_options[0].cwd == f.cwd);
+  CHECK(f.all<p::SessionUpdatedEvent>().empty());
+
+  const auto session = f.create();
+  auto sent = f.send(session, "hello");
+  f.settle();
+  REQUIRE(*sent);
+  CHECK(std::holds_alternative<p::SessionSendResult>(**sent));
+  CHECK(f.control->starts == 1);  // no second agent
+  REQUIRE(f.control->inputs.size() == 1);
+  CHECK(f.control->inputs[0].text == "hello");
+  CHECK(f.all<p::TurnStoppedEvent>().size() == 1);
+  const auto updates = f.all<p::SessionUpdatedEvent>();
+  REQUIRE(updates.size() == 1);
+  CHECK(updates[0].session.session_id == session);
+  REQUIRE(updates[0].session.models);
+  CHECK(updates[0].session.models->at(0).id == "fast");
+
+  // Taken once: the next session starts an agent of its own.
+  f.send(f.create(), "again");
+  f.settle();
+  CHECK(f.control->starts == 2);
+}
+
+TEST_CASE("engine: a session takes the agent started ahead while its start is still under way", "[engine]") {
+  EngineFixture f;
+  f.engine->prestart(engine::AgentPrestart{"scripted", f.cwd, std::nullopt, std::nullopt});
+  // Created and sent to without letting the reactor run: the agent's start has not completed yet.
+  p::SessionCreateParams params;
+  params.agent = "scripted";
+  params.cwd = f.cwd;
+  std::optional<engine::Outcome<p::SessionInfo>> created;
+  f.engine->create_session(params, [&](engine::Outcome<p::SessionInfo> outcome) { created = std::move(outcome); });
+  REQUIRE(created);
+  REQUIRE(std::holds_alternative<p::SessionInfo>(*created));
+  auto sent = f.send(std::get<p::SessionInfo>(*created).session_id, "hello");
+  CHECK(f.control->inputs.empty());
+  f.settle();
+  REQUIRE(*sent);
+  CHECK(std::holds_alternative<p::SessionSendResult>(**sent));
+  CHECK(f.control->starts == 1);
+  REQUIRE(f.control->inputs.size() == 1);
+  CHECK(f.all<p::TurnStoppedEvent>().size() == 1);
+}
+
+TEST_CASE("engine: a session that does not fit the agent started ahead starts its own, and that one is ended", "[engine]") {
+  EngineFixture f;
+  testing::TempDir elsewhere;
+  f.engine->prestart(engine::AgentPrestart{"scripted", elsewhere.path().string(), std::nullopt, std::nullopt});
+  f.settle();
+  REQUIRE(f.control->starts == 1);
+  const auto session = f.create(std::string("other-model"));
+  f.send(session, "hello");
+  f.settle();
+  REQUIRE(f.control->starts == 2);
+  CHECK(f.control->start_options[1].session_id == session);
+  CHECK(f.control->start_options[1].model == "other-model");
+  // Ended, not kept for later: a session in the directory it was started for starts its own agent too.
+  f.send(f.create(std::nullopt, elsewhere.path().string()), "there");
+  f.settle();
+  CHECK(f.control->starts == 3);
+}
+
+TEST_CASE("engine: an agent started ahead that failed is dropped, and the session's own start decides", "[engine]") {
+  EngineFixture f;
+  f.control->fail_start = adapters::AdapterError{p::ErrorCode::AgentUnavailable, "not yet"};
+  f.engine->prestart(engine::AgentPrestart{"scripted", f.cwd, std::nullopt, std::nullopt});
+  f.settle();
+  REQUIRE(f.control->starts == 1);
+  f.control->fail_start.reset();
+  const auto session = f.create();
+  auto sent = f.send(session, "hello");
+  f.settle();
+  CHECK(f.control->starts == 2);
+  REQUIRE(*sent);
+  CHECK(std::holds_alternative<p::SessionSendResult>(**sent));
+  CHECK(f.all<p::AgentErrorEvent>().empty());  // the failure ahead of the session is no news to it
+  CHECK(f.all<p::TurnStoppedEvent>().size() == 1);
 }
 
 }  // namespace engine_tests

@@ -11,6 +11,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "switchboard/process/ChildProcess.h"
+#include "switchboard/process/GroupMembers.h"
 #include "process/OrphanReaper.h"
 #include "support/ProcessTestSupport.h"
 
@@ -98,6 +99,37 @@ TEST_CASE("orphan reaper: adopted processes still alive at shutdown are killed a
   REQUIRE(testing::run_until(io, [&] { return agent->finished(); }));
   REQUIRE(record->exit);
   CHECK(record->exit->signal == SIGKILL);
+}
+
+TEST_CASE("orphan reaper: only a child no ChildProcess owns counts as adopted, and without one the sweep finds nothing", "[process]") {
+  boost::asio::io_context io{1};
+  process::OrphanReaper reaper(io);
+  REQUIRE(reaper.active());
+  CHECK(process::is_child_subreaper());
+  testing::TempDir dir;
+  const auto pid_file = dir.path() / "tool.pid";
+  auto record = std::make_shared<ProcessRecord>();
+  auto agent = spawn_ok(io, testing::shell("echo started; read line; (setsid sleep 1006 </dev/null >/dev/null 2>&1 & echo $! > '" +
+                                           pid_file.string() + "'); exec cat"),
+                        record);
+  REQUIRE(testing::run_until(io, [&] { return !record->lines.empty(); }));
+  // The agent is this process's child, but an owned one.
+  CHECK_FALSE(process::has_unowned_child());
+  CHECK(reaper.kill_adopted() == 0);
+  CHECK(agent->running());
+
+  REQUIRE(agent->write_stdin("go\n"));
+  pid_t tool = 0;
+  REQUIRE(testing::run_until(io, [&] {
+    std::ifstream in(pid_file);
+    return static_cast<bool>(in >> tool) && tool > 0 && parent_and_state(tool).first == ::getpid();
+  }));
+  CHECK(process::has_unowned_child());
+  CHECK(reaper.kill_adopted() == 1);
+  CHECK(testing::run_until(io, [&] { return !exists(tool); }));
+  CHECK_FALSE(process::has_unowned_child());  // reaped, not left as a zombie
+  agent->kill();
+  REQUIRE(testing::run_until(io, [&] { return agent->finished(); }));
 }
 
 TEST_CASE("orphan reaper: once stopped it lets the io_context finish, even with a SIGCHLD already delivered", "[process]") {

@@ -33,4 +33,14 @@ std::vector<pid_t> detached_descendants_of(pid_t leader);
 std::vector<pid_t> processes_with_environment(std::string_view name, std::string_view value,
                                               std::optional<pid_t> first_holder = std::nullopt);
 
+// Whether this process is a child subreaper (PR_SET_CHILD_SUBREAPER, OrphanReaper): the orphans of its
+// descendants then become its children instead of init's.
+bool is_child_subreaper();
+
+// Whether this process has a child, alive or a zombie, that no ChildProcess owns (ProcessGroupRegistry): an orphan
+// it adopted as a subreaper, or one started by other means. True when it cannot tell (a kernel without
+// /proc/<pid>/task/<tid>/children). It reads this process's own children, not every process on the machine: the
+// question to ask before a scan of all of them, which usually has nothing to find.
+bool has_unowned_child();
+
 }  // namespace switchboard::process

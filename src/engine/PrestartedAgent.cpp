@@ -1,0 +1,58 @@
+#include "engine/PrestartedAgent.h"
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+namespace switchboard::engine {
+
+PrestartedAgent::PrestartedAgent(boost::asio::io_context& io, const adapters::AgentDescriptor& descriptor,
+                                 std::string agent, adapters::StartOptions options)
+    : m_io(io), m_agent_name(std::move(agent)), m_options(std::move(options)) {
+  m_agent = descriptor.create(*this);
+  m_agent->start(m_options, [weak = std::weak_ptr<PrestartedAgent*>(m_self)](std::optional<adapters::AdapterError> error) {
+    if (auto self = weak.lock()) (*self)->started(std::move(error));
+  });
+}
+
+PrestartedAgent::~PrestartedAgent() {
+  // Destroying the agent's adapter may report on_unavailable: nobody is listening any more.
+  m_listener = nullptr;
+  m_self.reset();
+  m_agent.reset();
+}
+
+bool PrestartedAgent::fits(const std::string& agent, const adapters::StartOptions& options) const {
+  const bool failed = m_start_outcome && m_start_outcome->has_value();
+  return !m_gone && !failed && agent == m_agent_name && options.cwd == m_options.cwd && options.model == m_options.model &&
+         options.mode == m_options.mode && options.stream_text == m_options.stream_text &&
+         !options.resume_provider_session_id;
+}
+
+void PrestartedAgent::adopt(adapters::AdapterListener& listener) {
+  m_listener = &listener;
+  auto held = std::exchange(m_held, {});
+  for (auto& event : held) event(listener);
+}
+
+void PrestartedAgent::start(const adapters::StartOptions&, adapters::Completion done) {
+  // Already started with options that fit (Engine::take_prestarted checked them).
+  if (!m_start_outcome) {
+    m_start_done = std::move(done);
+    return;
+  }
+  // Completed later, as every adapter's start does: the caller is still setting up when start() returns.
+  boost::asio::post(m_io, [done = std::move(done), outcome = *m_start_outcome] { done(outcome); });
+}
+
+void PrestartedAgent::started(std::optional<adapters::AdapterError> error) {
+  if (error) spdlog::info("{}: the agent started ahead of its session did not start: {}", m_agent_name, error->message);
+  m_start_outcome = error;
+  if (m_start_done) std::exchange(m_start_done, nullptr)(std::move(error));
+}
+
+void PrestartedAgent::on_unavailable(adapters::Unavailable event) {
+  if (m_listener == nullptr) m_gone = true;
+  relay(&AdapterListener::on_unavailable, std::move(event));
+}
+
+}  // namespace switchboard::engine
