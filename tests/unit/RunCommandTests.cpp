@@ -316,6 +316,35 @@ TEST_CASE("run: the daemon it hosts asks the agent for partial messages only whe
   }
 }
 
+TEST_CASE("run: the daemon it hosts starts a new session's agent before it opens its store, and the session takes it", "[run]") {
+  // The order is the daemon's log (one thread): the agent's start, then the store's summary. One agent only.
+  World world;
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const auto fresh = world.run({"--log-level", "debug", "--output", "json", "go"});
+  CHECK(fresh.exit == 0);
+  CHECK(parse_result(fresh)["status"] == "completed");
+  const auto prestarted = fresh.err.find("claude[prestarted]: started");
+  REQUIRE(prestarted != std::string::npos);
+  const auto store_opened = fresh.err.find("store: ");
+  REQUIRE(store_opened != std::string::npos);
+  CHECK(prestarted < store_opened);
+  CHECK(count(fresh.err, "]: started ") == 1);
+
+  // A continued session is known only once the store is read, and its agent resumes a conversation: it starts as
+  // the turn begins.
+  const auto continued = world.run({"--log-level", "debug", "--continue", "--output", "json", "again"});
+  CHECK(continued.exit == 0);
+  CHECK(continued.err.find("prestarted") == std::string::npos);
+  const auto started = continued.err.find("]: started ");
+  REQUIRE(started != std::string::npos);
+  CHECK(continued.err.find("store: ") < started);
+  CHECK(count(continued.err, "]: started ") == 1);
+}
+
 TEST_CASE("run: exit 3 when the agent cannot start", "[run]") {
   World world;
   auto env = world.env(json::array());
