@@ -233,9 +233,17 @@ int Daemon::run_stdio() {
     }
     m_engine.prestart(*m_options.prestart);
   }
-  if (auto failed = open_store()) return *failed;
+  // A daemon that cannot start ends the agent it started ahead now, while the reaper that kills what the agent
+  // left behind still exists (it is destroyed before the engine).
+  if (auto failed = open_store()) {
+    m_engine.drop_prestarted();
+    return *failed;
+  }
   if (m_options.http) {
-    if (auto failed = start_http()) return *failed;
+    if (auto failed = start_http()) {
+      m_engine.drop_prestarted();
+      return *failed;
+    }
   } else if (m_data_dir_claimed) {
     // How other clients attach (and who holds the data directory, for a second daemon started on it by mistake).
     if (auto error = write_runtime_file(nlohmann::json::object())) spdlog::warn("{}", *error);

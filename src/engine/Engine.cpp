@@ -224,8 +224,10 @@ void Engine::prestart(const AgentPrestart& prestart) {
   if (descriptor == nullptr || m_sealed) return;  // the session's own start will say what is wrong
   adapters::StartOptions options{"prestarted", prestart.cwd, prestart.model, prestart.mode, std::nullopt};
   options.stream_text = m_config.stream_text;
-  m_prestarted = std::make_unique<PrestartedAgent>(m_io, *descriptor, prestart.agent, std::move(options));
+  m_prestarted = std::make_unique<PrestartedAgent>(*descriptor, prestart.agent, std::move(options));
 }
+
+void Engine::drop_prestarted() { m_prestarted.reset(); }
 
 std::unique_ptr<adapters::AgentAdapter> Engine::take_prestarted(const std::string& agent, const adapters::StartOptions& options,
                                                                 adapters::AdapterListener& listener) {

@@ -79,6 +79,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
   // conversation); one that does not fit ends it, and so does the shutdown. A start that fails is dropped: the
   // session then starts its agent as usual, and hears why it fails from that start.
   void prestart(const AgentPrestart& prestart);
+  // Ends the agent prestart() started if no session has taken it (a daemon that could not start after all).
+  void drop_prestarted();
 
   // Begins every agent's discovery first, if it has not begun (EngineConfig::defer_discovery).
   std::vector<protocol::AgentInfo> list_agents();

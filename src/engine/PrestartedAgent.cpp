@@ -1,13 +1,11 @@
 #include "engine/PrestartedAgent.h"
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 namespace switchboard::engine {
 
-PrestartedAgent::PrestartedAgent(boost::asio::io_context& io, const adapters::AgentDescriptor& descriptor,
-                                 std::string agent, adapters::StartOptions options)
-    : m_io(io), m_agent_name(std::move(agent)), m_options(std::move(options)) {
+PrestartedAgent::PrestartedAgent(const adapters::AgentDescriptor& descriptor, std::string agent, adapters::StartOptions options)
+    : m_agent_name(std::move(agent)), m_options(std::move(options)) {
   m_agent = descriptor.create(*this);
   m_agent->start(m_options, [weak = std::weak_ptr<PrestartedAgent*>(m_self)](std::optional<adapters::AdapterError> error) {
     if (auto self = weak.lock()) (*self)->started(std::move(error));
@@ -29,19 +27,20 @@ bool PrestartedAgent::fits(const std::string& agent, const adapters::StartOption
 }
 
 void PrestartedAgent::adopt(adapters::AdapterListener& listener) {
+  // What the agent reports while the held events play is held too, so nothing overtakes them.
+  while (!m_held.empty()) {
+    auto held = std::exchange(m_held, {});
+    for (auto& event : held) event(listener);
+  }
   m_listener = &listener;
-  auto held = std::exchange(m_held, {});
-  for (auto& event : held) event(listener);
 }
 
 void PrestartedAgent::start(const adapters::StartOptions&, adapters::Completion done) {
-  // Already started with options that fit (Engine::take_prestarted checked them).
-  if (!m_start_outcome) {
-    m_start_done = std::move(done);
-    return;
-  }
-  // Completed later, as every adapter's start does: the caller is still setting up when start() returns.
-  boost::asio::post(m_io, [done = std::move(done), outcome = *m_start_outcome] { done(outcome); });
+  // Already started with options that fit (Engine::take_prestarted checked them). A start that has completed
+  // completes this one before it returns, as the contract allows: posted, it could reach a session deleted in
+  // the meantime, or arrive after an on_unavailable() the agent reports in between.
+  if (m_start_outcome) return done(*m_start_outcome);
+  m_start_done = std::move(done);
 }
 
 void PrestartedAgent::started(std::optional<adapters::AdapterError> error) {

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::engine {
@@ -19,12 +17,11 @@ namespace switchboard::engine {
 // It is an AgentAdapter wrapping the agent's own adapter, and the listener of that adapter. Until a session takes
 // it (Engine::take_prestarted) it holds what the agent reports (the models it offers, an error); the session that
 // takes it becomes the listener, hears what was held, in order, and then everything as it happens. The session's
-// start() completes when the agent's own start has completed (at once if it already has). Every other call goes
-// straight to the agent's adapter.
+// start() completes when the agent's own start has completed (before it returns if it already has). Every other
+// call goes straight to the agent's adapter. Its log name says "prestarted" where a session's says its id.
 class PrestartedAgent final : public adapters::AgentAdapter, private adapters::AdapterListener {
  public:
-  PrestartedAgent(boost::asio::io_context& io, const adapters::AgentDescriptor& descriptor, std::string agent,
-                  adapters::StartOptions options);
+  PrestartedAgent(const adapters::AgentDescriptor& descriptor, std::string agent, adapters::StartOptions options);
   ~PrestartedAgent() override;
 
   // Whether a session with this agent and these start options can take it: the same directory, model, mode and
@@ -74,7 +71,6 @@ class PrestartedAgent final : public adapters::AgentAdapter, private adapters::A
   }
   void started(std::optional<adapters::AdapterError> error);
 
-  boost::asio::io_context& m_io;
   const std::string m_agent_name;
   const adapters::StartOptions m_options;
   adapters::AdapterListener* m_listener = nullptr;

@@ -836,19 +836,40 @@ TEST_CASE("engine: a session takes the agent started ahead while its start is st
 TEST_CASE("engine: a session that does not fit the agent started ahead starts its own, and that one is ended", "[engine]") {
   EngineFixture f;
   testing::TempDir elsewhere;
-  f.engine->prestart(engine::AgentPrestart{"scripted", elsewhere.path().string(), std::nullopt, std::nullopt});
+  // Each differs from the session in one thing only: its directory, its model, its mode.
+  const std::vector<engine::AgentPrestart> misfits{
+      {"scripted", elsewhere.path().string(), std::nullopt, std::nullopt},
+      {"scripted", f.cwd, std::string("other-model"), std::nullopt},
+      {"scripted", f.cwd, std::nullopt, std::string("plan")},
+  };
+  int starts = 0;
+  for (const auto& misfit : misfits) {
+    INFO("prestarted in " << misfit.cwd << " with model " << misfit.model.value_or("-") << " and mode " << misfit.mode.value_or("-"));
+    f.engine->prestart(misfit);
+    f.settle();
+    REQUIRE(f.control->starts == starts + 1);
+    const auto session = f.create();
+    f.send(session, "hello");
+    f.settle();
+    REQUIRE(f.control->starts == starts + 2);
+    CHECK(f.control->start_options.back().session_id == session);
+    CHECK_FALSE(f.control->start_options.back().model);
+    CHECK_FALSE(f.control->start_options.back().mode);
+    starts += 2;
+  }
+  // Ended, not kept for later: a session the last one would have fitted (mode plan) starts its own agent too.
+  p::SessionCreateParams params;
+  params.agent = "scripted";
+  params.cwd = f.cwd;
+  params.mode = "plan";
+  std::optional<engine::Outcome<p::SessionInfo>> created;
+  f.engine->create_session(params, [&](engine::Outcome<p::SessionInfo> outcome) { created = std::move(outcome); });
+  REQUIRE(created);
+  REQUIRE(std::holds_alternative<p::SessionInfo>(*created));
+  f.send(std::get<p::SessionInfo>(*created).session_id, "there");
   f.settle();
-  REQUIRE(f.control->starts == 1);
-  const auto session = f.create(std::string("other-model"));
-  f.send(session, "hello");
-  f.settle();
-  REQUIRE(f.control->starts == 2);
-  CHECK(f.control->start_options[1].session_id == session);
-  CHECK(f.control->start_options[1].model == "other-model");
-  // Ended, not kept for later: a session in the directory it was started for starts its own agent too.
-  f.send(f.create(std::nullopt, elsewhere.path().string()), "there");
-  f.settle();
-  CHECK(f.control->starts == 3);
+  CHECK(f.control->starts == starts + 1);
+  CHECK(f.control->start_options.back().mode == "plan");
 }
 
 TEST_CASE("engine: an agent started ahead that failed is dropped, and the session's own start decides", "[engine]") {

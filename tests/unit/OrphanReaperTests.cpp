@@ -113,7 +113,8 @@ TEST_CASE("orphan reaper: only a child no ChildProcess owns counts as adopted, a
                                            pid_file.string() + "'); exec cat"),
                         record);
   REQUIRE(testing::run_until(io, [&] { return !record->lines.empty(); }));
-  // The agent is this process's child, but an owned one.
+  // The agent is this process's child, but an owned one. (ctest runs each case in a process of its own, so no
+  // other test's child is around to count.)
   CHECK_FALSE(process::has_unowned_child());
   CHECK(reaper.kill_adopted() == 0);
   CHECK(agent->running());
