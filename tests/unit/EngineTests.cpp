@@ -872,6 +872,19 @@ TEST_CASE("engine: a session that does not fit the agent started ahead starts it
   CHECK(f.control->start_options.back().mode == "plan");
 }
 
+TEST_CASE("engine: an agent started ahead under a name no agent has starts nothing, and the session starts its own", "[engine]") {
+  EngineFixture f;
+  f.engine->prestart(engine::AgentPrestart{"no-such-agent", f.cwd, std::nullopt, std::nullopt});
+  f.settle();
+  CHECK(f.control->starts == 0);
+  auto sent = f.send(f.create(), "hello");
+  f.settle();
+  REQUIRE(*sent);
+  CHECK(std::holds_alternative<p::SessionSendResult>(**sent));
+  REQUIRE(f.control->starts == 1);
+  CHECK(f.control->start_options[0].session_id != "prestarted");
+}
+
 TEST_CASE("engine: an agent started ahead that failed is dropped, and the session's own start decides", "[engine]") {
   EngineFixture f;
   f.control->fail_start = adapters::AdapterError{p::ErrorCode::AgentUnavailable, "not yet"};
