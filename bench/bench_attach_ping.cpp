@@ -2,10 +2,10 @@
 // two more `switchboard stdio` on the same directory attach to it. The same sequential ping round trip is timed
 // four ways, in alternating blocks so that drift on the machine hits all of them alike:
 //   hosted    to the hosting process's stdin/stdout (the path a TUI has when it starts the daemon);
-//   attached  through an attached `switchboard stdio` that handed its stdin/stdout to the daemon (the default
-//             since session 9: the daemon serves the pipes itself, the attacher only waits);
-//   relay     through an attached `switchboard stdio --relay` (copies stdin/stdout to the daemon's socket: what
-//             `attached` was before, and still is for a terminal or a regular file);
+//   attached  through an attached `switchboard stdio` that handed its stdin/stdout to the daemon (the default:
+//             the daemon serves the pipes itself, the attacher only waits);
+//   relay     through an attached `switchboard stdio --relay` (copies stdin/stdout to the daemon's socket: what an
+//             attached stdio does for a terminal or a regular file);
 //   socket    straight to the socket from this process (the daemon's side of the relay, without the relay).
 // Target (issue 16): attaching adds <= 10 us at the median (attached - hosted), overall and paired by block.
 //
@@ -37,7 +37,7 @@ namespace {
 
 using namespace bench;
 
-// Short blocks: on the 2-CPU VM of session 9 the round trip was seen to switch between two regimes (about 9 us
+// Short blocks: on a 2-CPU VM the round trip was seen to switch between two regimes (about 9 us
 // and about 100 us), even within one run, so each row is also compared with the hosted block right next to it
 // (`paired` below), not only overall.
 constexpr int kBlocks = 100;
