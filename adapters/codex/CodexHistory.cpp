@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <map>
 #include <system_error>
 #include <utility>
@@ -11,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "codex/CodexPermissions.h"
+#include "common/ApplyPatch.h"
 #include "common/HistoryFile.h"
 #include "common/NativeJson.h"
 #include "switchboard/support/Clock.h"
@@ -138,39 +138,17 @@ std::string resolve_path(const std::string& path, const std::string& cwd) {
 // an update's diff is the patch's hunks for it; a deletion has none (the patch does not hold the old text).
 json patch_input(std::string_view patch, const std::string& cwd) {
   json changes = json::array();
-  std::string diff;
-  const auto finish_file = [&] {
-    if (!changes.empty() && changes.back()["kind"] != "delete") changes.back()["diff"] = diff;
-    diff.clear();
-  };
-  constexpr std::array headers{std::pair{std::string_view("*** Add File: "), "add"},
-                               std::pair{std::string_view("*** Update File: "), "update"},
-                               std::pair{std::string_view("*** Delete File: "), "delete"}};
-  std::size_t pos = 0;
-  while (pos < patch.size()) {
-    auto eol = patch.find('\n', pos);
-    if (eol == std::string_view::npos) eol = patch.size();
-    const std::string_view line = patch.substr(pos, eol - pos);
-    pos = eol + 1;
-    bool header = false;
-    for (const auto& [prefix, kind] : headers) {
-      if (!line.starts_with(prefix)) continue;
-      finish_file();
-      changes.push_back({{"path", resolve_path(std::string(line.substr(prefix.size())), cwd)}, {"kind", kind}});
-      header = true;
+  for (const auto& file : read_apply_patch(patch)) {
+    json change{{"path", resolve_path(file.path, cwd)}};
+    switch (file.action) {
+      case PatchAction::Add: change["kind"] = "add"; break;
+      case PatchAction::Update: change["kind"] = "update"; break;
+      case PatchAction::Delete: change["kind"] = "delete"; break;
     }
-    if (header || changes.empty() || line.starts_with("*** Begin Patch") || line.starts_with("*** End Patch") ||
-        line == "*** End of File") {
-      continue;
-    }
-    if (line.starts_with("*** Move to: ")) {
-      changes.back()["movePath"] = resolve_path(std::string(line.substr(std::strlen("*** Move to: "))), cwd);
-      continue;
-    }
-    const bool added_file = changes.back()["kind"] == "add";
-    diff.append(added_file && line.starts_with('+') ? line.substr(1) : line).append("\n");
+    if (file.move_to) change["movePath"] = resolve_path(*file.move_to, cwd);
+    if (file.action != PatchAction::Delete) change["diff"] = file.body;
+    changes.push_back(std::move(change));
   }
-  finish_file();
   return {{"changes", std::move(changes)}};
 }
 

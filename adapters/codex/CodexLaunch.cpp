@@ -1,27 +1,8 @@
 #include "codex/CodexLaunch.h"
 
-#include <cstdio>
-#include <fstream>
-#include <system_error>
+#include "common/PrivateHome.h"
 
 namespace switchboard::adapters::codex {
-namespace {
-
-std::filesystem::path normalized(const std::filesystem::path& path) {
-  std::error_code error;
-  auto canonical = std::filesystem::weakly_canonical(path, error);
-  return error ? path.lexically_normal() : canonical;
-}
-
-bool same_place(const std::filesystem::path& a, const std::filesystem::path& b) {
-  auto left = normalized(a).string();
-  auto right = normalized(b).string();
-  while (left.size() > 1 && left.back() == '/') left.pop_back();
-  while (right.size() > 1 && right.back() == '/') right.pop_back();
-  return left == right;
-}
-
-}  // namespace
 
 std::vector<std::string> command_line(const std::string& executable) { return {executable, "app-server"}; }
 
@@ -61,32 +42,8 @@ std::string config_toml(const ProviderEndpoint& endpoint) {
 
 std::optional<std::string> write_private_home(const ProviderEndpoint& endpoint, const std::optional<std::string>& home,
                                               const std::optional<std::string>& inherited_codex_home) {
-  if (endpoint.codex_home.empty()) return "no private CODEX_HOME configured";
-  if (home && !home->empty() && same_place(endpoint.codex_home, std::filesystem::path(*home) / ".codex")) {
-    return "refusing to use the user's own Codex home " + endpoint.codex_home.string();
-  }
-  if (inherited_codex_home && !inherited_codex_home->empty() && same_place(endpoint.codex_home, *inherited_codex_home)) {
-    return "refusing to use the daemon's CODEX_HOME " + endpoint.codex_home.string();
-  }
-  std::error_code error;
-  std::filesystem::create_directories(endpoint.codex_home, error);
-  if (error) return "cannot create " + endpoint.codex_home.string() + ": " + error.message();
-  const auto path = endpoint.codex_home / "config.toml";
-  if (std::filesystem::exists(path, error)) {
-    std::ifstream in(path);
-    std::string first;
-    std::getline(in, first);
-    if (first != kConfigMarker) return "refusing to overwrite " + path.string() + ", which switchboard did not write";
-  }
-  const auto temporary = endpoint.codex_home / "config.toml.switchboard-tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << config_toml(endpoint);
-    if (!out.flush()) return "cannot write " + temporary.string();
-  }
-  std::filesystem::rename(temporary, path, error);
-  if (error) return "cannot write " + path.string() + ": " + error.message();
-  return std::nullopt;
+  const PrivateHome codex_home{endpoint.codex_home, "Codex", "CODEX_HOME", ".codex", std::string(kHomeMarker)};
+  return adapters::write_private_home(codex_home, config_toml(endpoint), home, inherited_codex_home);
 }
 
 EnvironmentChanges environment_for(const std::optional<ProviderEndpoint>& endpoint) {

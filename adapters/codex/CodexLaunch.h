@@ -40,10 +40,12 @@ inline constexpr std::string_view kApiKeyVariable = "SWITCHBOARD_CODEX_API_KEY";
 // marks the file as ours.
 std::string config_toml(const ProviderEndpoint& endpoint);
 inline constexpr std::string_view kConfigMarker = "# Written by switchboard for a private CODEX_HOME; do not edit.";
+// The file that marks a CODEX_HOME as switchboard's own.
+inline constexpr std::string_view kHomeMarker = ".switchboard-codex-home";
 
-// Writes <codex_home>/config.toml (creating the directory), atomically. Refuses (returns why) when codex_home is
-// the user's own Codex home (~/.codex, or $CODEX_HOME of the daemon's environment), or when a config.toml that
-// switchboard did not write is already there: the user's configuration is never touched.
+// Writes config_toml() into the private CODEX_HOME (common/PrivateHome.h): refused (returns why) when codex_home is
+// the user's own Codex home (~/.codex, or $CODEX_HOME of the daemon's environment) or holds files switchboard did
+// not write, so the user's configuration is never touched.
 std::optional<std::string> write_private_home(const ProviderEndpoint& endpoint, const std::optional<std::string>& home,
                                               const std::optional<std::string>& inherited_codex_home);
 

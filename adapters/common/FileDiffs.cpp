@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/ApplyPatch.h"
+
 namespace switchboard::adapters {
 
 protocol::FileDiff replacement(std::string path, std::string old_text, std::string new_text) {
@@ -60,55 +62,15 @@ std::vector<protocol::FileDiff> hunks(const std::string& path, std::string_view 
 }
 
 std::vector<protocol::FileDiff> patch_diffs(std::string_view patch) {
-  constexpr std::string_view kAdd = "*** Add File: ";
-  constexpr std::string_view kUpdate = "*** Update File: ";
-  constexpr std::string_view kDelete = "*** Delete File: ";
-  enum class Section { None, Add, Update };
   std::vector<protocol::FileDiff> out;
-  Section section = Section::None;
-  std::string path;
-  std::string body;  // the section's lines so far
-  const auto flush = [&] {
-    // A header without a path names no file: nothing to show (a FileDiff's path is never empty).
-    if (section == Section::Add && !path.empty()) out.push_back(whole_file(path, body));
-    if (section == Section::Update && !path.empty()) {
-      // An apply_patch body has no file headers: marked as a hunk from its first line, a removed "-- x" or an
-      // added "++ x" line (written "--- x", "+++ x") is not taken for one.
-      if (!body.starts_with("@@")) body.insert(0, "@@\n");
-      for (auto& hunk : hunks(path, body)) out.push_back(std::move(hunk));
-    }
-    section = Section::None;
-    body.clear();
-  };
-  for (std::size_t start = 0; start < patch.size();) {
-    auto end = patch.find('\n', start);
-    if (end == std::string_view::npos) end = patch.size();
-    auto line = patch.substr(start, end - start);
-    start = end + 1;
-    if (line.ends_with('\r')) line.remove_suffix(1);
-    if (line.starts_with("*** ")) {
-      // A new file's header, the end of the patch, or a marker inside a section ("*** Move to:", "*** End of File").
-      const bool add = line.starts_with(kAdd);
-      const bool update = line.starts_with(kUpdate);
-      if (add || update || line.starts_with(kDelete) || line.starts_with("*** End Patch")) {
-        flush();
-        if (add || update) {
-          section = add ? Section::Add : Section::Update;
-          auto named = line.substr(add ? kAdd.size() : kUpdate.size());
-          while (!named.empty() && (named.front() == ' ' || named.front() == '\t')) named.remove_prefix(1);
-          while (!named.empty() && (named.back() == ' ' || named.back() == '\t')) named.remove_suffix(1);
-          path = std::string(named);
-        }
-      }
-      continue;
-    }
-    if (section == Section::Add) {
-      if (line.starts_with('+')) body.append(line.substr(1)).push_back('\n');
-    } else if (section == Section::Update) {
-      body.append(line).push_back('\n');
-    }
+  for (auto& file : read_apply_patch(patch)) {
+    if (file.action == PatchAction::Add) out.push_back(whole_file(std::move(file.path), std::move(file.body)));
+    if (file.action != PatchAction::Update) continue;
+    // An apply_patch body has no file headers: marked as a hunk from its first line, a removed "-- x" or an
+    // added "++ x" line (written "--- x", "+++ x") is not taken for one.
+    if (!file.body.starts_with("@@")) file.body.insert(0, "@@\n");
+    for (auto& hunk : hunks(file.path, file.body)) out.push_back(std::move(hunk));
   }
-  flush();
   return out;
 }
 

@@ -27,10 +27,9 @@ protocol::FileDiff whole_file(std::string path, std::string content);
 // "\ No newline at end of file" marker, "index …") are skipped.
 std::vector<protocol::FileDiff> hunks(const std::string& path, std::string_view unified);
 
-// The changes of a whole apply_patch envelope ("*** Begin Patch", then per file "*** Add File: <path>" with its
-// lines prefixed "+", "*** Update File: <path>" (maybe "*** Move to: <path>") with its hunks, or "*** Delete File:
-// <path>", then "*** End Patch"): an added file whole, an updated one hunk by hunk under its original path. A
-// deleted file gives none: the envelope does not say what was in it, and a diff from "" would say it was empty.
+// The changes of a whole apply_patch envelope (read as common/ApplyPatch.h says): an added file whole, an updated
+// one hunk by hunk under its original path. A deleted file gives none: the envelope does not say what was in it,
+// and a diff from "" would say it was empty.
 std::vector<protocol::FileDiff> patch_diffs(std::string_view patch);
 
 }  // namespace switchboard::adapters

@@ -8,6 +8,7 @@
 #include "acp/AcpTranslator.h"
 #include "common/HistoryFile.h"
 #include "common/NativeJson.h"
+#include "common/PercentEncoding.h"
 #include "switchboard/support/Clock.h"
 
 namespace switchboard::adapters::grok {
@@ -43,20 +44,7 @@ json read_json_file(const fs::path& file) {
 
 }  // namespace
 
-std::string encoded_cwd(const std::string& cwd) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : cwd) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+std::string encoded_cwd(const std::string& cwd) { return percent_encoded(cwd); }
 
 HistoryOutcome<HistoryList> list_history(const fs::path& grok_home, const std::string& cwd) {
   HistoryList list;

@@ -1,24 +1,14 @@
 #include "grok/GrokLaunch.h"
 
-#include <fstream>
-#include <system_error>
-
+#include "common/PrivateHome.h"
 #include "common/TomlString.h"
 
 namespace switchboard::adapters::grok {
-
-namespace fs = std::filesystem;
 
 namespace {
 
 // Retries of one model request: Grok adds a fixed recovery of its own on top (4 attempts over ~44 s in all).
 constexpr int kMaxRetries = 1;
-
-bool same_place(const fs::path& a, const fs::path& b) {
-  std::error_code error;
-  if (fs::equivalent(a, b, error)) return true;
-  return fs::weakly_canonical(a, error) == fs::weakly_canonical(b, error);
-}
 
 }  // namespace
 
@@ -45,37 +35,8 @@ std::string config_toml(const GrokProvider& provider) {
 
 std::optional<std::string> write_private_home(const GrokProvider& provider, const std::optional<std::string>& home,
                                               const std::optional<std::string>& inherited_grok_home) {
-  const fs::path& dir = provider.grok_home;
-  if (dir.empty()) return "no private GROK_HOME configured";
-  if (home && !home->empty() && same_place(dir, fs::path(*home) / ".grok")) {
-    return "refusing to use the user's own Grok home " + dir.string();
-  }
-  if (inherited_grok_home && !inherited_grok_home->empty() && same_place(dir, *inherited_grok_home)) {
-    return "refusing to use the daemon's GROK_HOME " + dir.string();
-  }
-  std::error_code error;
-  const auto marker = dir / kHomeMarker;
-  if (!fs::exists(marker, error)) {
-    // A new home is made ours; an existing one with files in it is somebody else's.
-    if (fs::exists(dir, error) && !fs::is_empty(dir, error)) {
-      return "refusing to use " + dir.string() + ", which holds files switchboard did not write";
-    }
-    fs::create_directories(dir, error);
-    if (error) return "cannot create " + dir.string() + ": " + error.message();
-    std::ofstream mark(marker, std::ios::trunc);
-    mark << "This GROK_HOME belongs to switchboard: it rewrites config.toml at every start of Grok Build.\n";
-    if (!mark.flush()) return "cannot write " + marker.string();
-  }
-  const auto path = dir / "config.toml";
-  const auto temporary = dir / "config.toml.switchboard-tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << config_toml(provider);
-    if (!out.flush()) return "cannot write " + temporary.string();
-  }
-  fs::rename(temporary, path, error);
-  if (error) return "cannot write " + path.string() + ": " + error.message();
-  return std::nullopt;
+  const PrivateHome grok_home{provider.grok_home, "Grok Build", "GROK_HOME", ".grok", std::string(kHomeMarker)};
+  return adapters::write_private_home(grok_home, config_toml(provider), home, inherited_grok_home);
 }
 
 EnvironmentChanges environment_for(const std::optional<GrokProvider>& provider) {

@@ -34,9 +34,10 @@ inline constexpr std::string_view kHomeMarker = ".switchboard-grok-home";
 // engine's policy, not Grok's built-in allow-list of "safe" commands, decides.
 std::string config_toml(const GrokProvider& provider);
 
-// Writes <grok_home>/config.toml anew at every start (Grok may have rewritten it). Refuses (returns why) when
-// grok_home is the user's own Grok home (~/.grok, or the daemon's $GROK_HOME), or a directory with files that
-// switchboard did not make its own: the user's configuration is never touched.
+// Writes config_toml() into the private GROK_HOME (common/PrivateHome.h) anew at every start (Grok may have
+// rewritten it). Refuses (returns why) when grok_home is the user's own Grok home (~/.grok, or the daemon's
+// $GROK_HOME), or a directory with files that switchboard did not make its own: the user's configuration is
+// never touched.
 std::optional<std::string> write_private_home(const GrokProvider& provider, const std::optional<std::string>& home,
                                               const std::optional<std::string>& inherited_grok_home);
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/NativeJson.h"
+#include "common/PercentEncoding.h"
 #include "opencode/OpenCodeRuntime.h"
 
 namespace switchboard::adapters::opencode {
@@ -16,22 +17,6 @@ namespace {
 
 AdapterError no_such_mode(std::string_view mode) {
   return AdapterError{ErrorCode::Unsupported, "OpenCode has no mode '" + std::string(mode) + "' (ask, accept-edits, full-access)"};
-}
-
-// A directory as a query parameter value.
-std::string url_encoded(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : text) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 // The session's rules, whatever the user's configuration says: OpenCode asks before every shell command and
@@ -120,7 +105,7 @@ protocol::AgentCapabilities OpenCodeSession::static_capabilities() {
   return capabilities;
 }
 
-std::string OpenCodeSession::target(const std::string& path) const { return path + "?directory=" + url_encoded(m_cwd); }
+std::string OpenCodeSession::target(const std::string& path) const { return path + "?directory=" + percent_encoded(m_cwd, "/"); }
 
 void OpenCodeSession::request(http::verb method, const std::string& path, const json& body, std::function<void(Answer)> then) {
   HttpRequest request;

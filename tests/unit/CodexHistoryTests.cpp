@@ -191,9 +191,10 @@ TEST_CASE("codex history: malformed lines, context messages and unfinished turns
                                  {"output", "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nls: cannot access\n"}});
   text += line("response_item", {{"type", "function_call"}, {"name", "docs__search"}, {"call_id", "call_2"}, {"arguments", R"({"q":"x"})"}});
   text += line("response_item", {{"type", "function_call_output"}, {"call_id", "call_2"}, {"output", {{"content", "found nothing"}, {"success", false}}}});
+  // A patch written with CRLF line ends and a path padded with a space reads as the LF one would.
   text += line("response_item", {{"type", "custom_tool_call"}, {"name", "apply_patch"}, {"call_id", "call_3"},
-                                 {"input", "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-old\n+new\n"
-                                           "*** Delete File: /abs/gone.txt\n*** End Patch\n"}});
+                                 {"input", "*** Begin Patch\r\n*** Update File: a.txt \r\n*** Move to: b.txt\r\n@@\r\n-old\r\n+new\r\n"
+                                           "*** Delete File: /abs/gone.txt\r\n*** End Patch\r\n"}});
   text += line("response_item", {{"type", "custom_tool_call_output"}, {"call_id", "call_3"}, {"output", "Exit code: 0\nOutput:\nSuccess.\n"}});
   text += line("response_item", {{"type", "web_search_call"}, {"id", "ws_1"}, {"status", "completed"}, {"action", {{"type", "search"}, {"query", "codex rollout"}}}});
   text += line("event_msg", {{"type", "error"}, {"message", "stream disconnected"}});
