@@ -12,6 +12,7 @@
 #include "grok/GrokAgent.h"
 #include "opencode/OpenCodeAgent.h"
 #include "pi/PiAgent.h"
+#include "replay/ClaudeReplay.h"
 #include "replay/ReplayAgent.h"
 
 namespace switchboard::adapters {
@@ -56,13 +57,29 @@ const std::array kBuiltinAgents{
     AgentRegistration{"pi", &pi::pi_settings, &make_pi},
     AgentRegistration{"grok", &grok::grok_settings, &make_grok},
     AgentRegistration{"acp", &acp::configured_acp_settings, &make_acp},
-    AgentRegistration{"replay", &replay::replay_settings, &make_replay, &replay::replay_enabled},
+    AgentRegistration{.name = "replay",
+                      .settings = &replay::replay_settings,
+                      .make = &make_replay,
+                      .enabled = &replay::replay_enabled,
+                      .helper_command = replay::kReplayClaudeCommand,
+                      .run_helper = &replay::run_replay_claude},
     AgentRegistration{acp::kNamedAcpTable, &acp::named_acp_settings, nullptr, nullptr, &make_named_acp},
 };
 
 }  // namespace
 
 std::span<const AgentRegistration> builtin_agent_entries() { return kBuiltinAgents; }
+
+std::optional<int> run_agent_helper(std::span<const AgentRegistration> agents, int argc, char** argv) {
+  if (argc < 2 || argv[1] == nullptr) return std::nullopt;
+  const std::string_view command = argv[1];
+  for (const auto& agent : agents) {
+    if (agent.run_helper != nullptr && !agent.helper_command.empty() && agent.helper_command == command) {
+      return agent.run_helper(argc, argv);
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<config::AgentSettingSpec> settings_of(std::span<const AgentRegistration> agents) {
   std::vector<config::AgentSettingSpec> specs;

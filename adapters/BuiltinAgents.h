@@ -35,6 +35,10 @@ struct AgentRegistration {
   // Whether the agent is hosted with these settings (an agent that exists only when configured); none: always.
   bool (*enabled)(const config::AgentSettings& settings) = nullptr;
   AgentDescriptor (*make_named)(const AgentContext& context, const std::string& name) = nullptr;
+  // A command the agent runs this binary as, in its CLI's place (`switchboard <helper_command> ...`; the replay
+  // agent's stand-in for Claude Code), and its entry point. main() hands such a call over before anything else.
+  std::string_view helper_command = {};
+  int (*run_helper)(int argc, char** argv) = nullptr;
 };
 
 // Claude Code, Codex, ...: what `switchboard` ships.
@@ -43,6 +47,10 @@ std::span<const AgentRegistration> builtin_agent_entries();
 // The agents this executable hosts. Defined once per executable: adapters/HostedAgents.cpp gives `switchboard`
 // the built-in ones; a test daemon defines its own list (tests/fake_server_agent/TestDaemonAgents.cpp).
 std::span<const AgentRegistration> hosted_agent_entries();
+
+// A call of one of the agents' helper commands (argv[1] is its name): runs it and gives its exit code. None for
+// every other call.
+std::optional<int> run_agent_helper(std::span<const AgentRegistration> agents, int argc, char** argv);
 
 // The agents' keys, in the given order: what the setting table is built with.
 std::vector<config::AgentSettingSpec> settings_of(std::span<const AgentRegistration> agents);

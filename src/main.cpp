@@ -13,18 +13,17 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 
 #include "BuiltinAgents.h"
 #include "acp/AcpCommand.h"
+#include "client/AttachRelay.h"
+#include "client/DaemonLink.h"
 #include "config/Configuration.h"
-#include "config/DaemonWiring.h"
 #include "config/SettingTable.h"
-#include "daemon/AttachRelay.h"
 #include "daemon/Daemon.h"
+#include "daemon/DaemonWiring.h"
 #include "daemon/DataDirectory.h"
 #include "daemon/Logging.h"
-#include "replay/ClaudeReplay.h"
 #include "process/FatalSignalCleanup.h"
 #include "run/RunCommand.h"
 #include "run/RunCommandLine.h"
@@ -91,9 +90,9 @@ std::function<std::vector<switchboard::adapters::AgentDescriptor>(boost::asio::i
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `switchboard __replay-claude ...`: the replay agent's stand-in for the Claude Code CLI (adapters/replay/).
-  if (switchboard::adapters::replay::is_replay_claude_call(argc, argv)) {
-    return switchboard::adapters::replay::run_replay_claude(argc, argv);
+  // A command an agent runs this binary as, in its CLI's place (adapters/BuiltinAgents.h, helper_command).
+  if (auto code = switchboard::adapters::run_agent_helper(switchboard::adapters::hosted_agent_entries(), argc, argv)) {
+    return *code;
   }
   // A crash or exit() of the daemon SIGKILLs the agent process groups it started (process/FatalSignalCleanup.h).
   switchboard::process::install_fatal_signal_cleanup();
@@ -195,29 +194,27 @@ int main(int argc, char** argv) {
     std::cerr << "switchboard: " << *error << "\n";
     return switchboard::daemon::kExitUsage;
   }
-  auto options = config::daemon_options(settings);
+  auto options = switchboard::daemon::daemon_options(settings);
   options.ephemeral = ephemeral;
   options.agents = hosted_agents(settings);
   if (*stdio) {
     // A daemon already runs on this data directory: become its client rather than a second daemon, so this
-    // stdio client shares its sessions and events with every other client (daemon/AttachRelay.h).
-    if (!ephemeral && !standalone && !stdio_http) {
-      const auto data_dir = options.data_dir.value_or(switchboard::daemon::DataDirectory::default_path());
-      if (auto socket = switchboard::daemon::connect_to_running_daemon(data_dir)) {
-        spdlog::debug("attaching to the daemon running on {}", data_dir.string());
-        return switchboard::daemon::attach_stdio(
-            data_dir, *socket, options.stdin_fd, options.stdout_fd,
-            attach_relay ? switchboard::daemon::AttachMode::Relay : switchboard::daemon::AttachMode::Handoff);
-      }
+    // stdio client shares its sessions and events with every other client (client/AttachRelay.h).
+    namespace client = switchboard::client;
+    const auto attach = standalone || stdio_http ? client::Attach::Never : client::Attach::IfRunning;
+    if (auto socket = client::running_daemon(options, attach)) {
+      return client::attach_stdio(options.data_dir.value_or(switchboard::daemon::DataDirectory::default_path()), *socket,
+                                  options.stdin_fd, options.stdout_fd,
+                                  attach_relay ? client::AttachMode::Relay : client::AttachMode::Handoff);
     }
-    if (stdio_http) options.http = config::http_options(settings);
+    if (stdio_http) options.http = switchboard::daemon::http_options(settings);
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_stdio();
   }
   if (*acp_command) return switchboard::acp::run_acp(std::move(acp_options), std::move(options));
   if (*run) return switchboard::run::run_headless(std::move(*run_options), std::move(options));
   if (*serve) {
-    options.http = config::http_options(settings);
+    options.http = switchboard::daemon::http_options(settings);
     switchboard::daemon::Daemon daemon(options);
     return daemon.run_serve();
   }

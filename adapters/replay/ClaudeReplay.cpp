@@ -218,10 +218,6 @@ class Replay {
 
 }  // namespace
 
-bool is_replay_claude_call(int argc, char** argv) {
-  return argc >= 2 && argv[1] != nullptr && std::string_view(argv[1]) == kReplayClaudeCommand;
-}
-
 int run_replay_claude(int argc, char** argv) {
   const auto options = parse_options(argc, argv);
   if (!options) {

@@ -11,7 +11,7 @@ namespace switchboard::adapters::replay {
 // `--version` prints the recorded CLI's version. Blocking I/O throughout: it is a process of its own.
 inline constexpr const char* kReplayClaudeCommand = "__replay-claude";
 
-bool is_replay_claude_call(int argc, char** argv);
+// The registry's entry point for it (BuiltinAgents.cpp): argv[1] is kReplayClaudeCommand.
 int run_replay_claude(int argc, char** argv);
 
 }  // namespace switchboard::adapters::replay

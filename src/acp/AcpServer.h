@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "acp/AcpUpdates.h"
-#include "run/RpcConnection.h"
+#include "client/RpcConnection.h"
 #include "switchboard/transport/FdReader.h"
 #include "switchboard/transport/FdWriter.h"
 #include "switchboard/transport/LineFramer.h"
@@ -125,7 +125,7 @@ class AcpServer {
   Options m_options;
   std::function<void(int)> m_done;
   std::function<void()> m_on_daemon_initialized;
-  run::RpcConnection m_daemon;
+  client::RpcConnection m_daemon;
   int m_in_fd;
   transport::LineFramer m_framer;
   std::shared_ptr<transport::FdReader> m_reader;

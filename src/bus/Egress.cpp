@@ -108,10 +108,16 @@ void Egress::deliver(const EncodedEventPtr& event) {
   for (std::size_t i = 0; i < m_sinks.size(); ++i) m_sinks[i]->on_event(event);
 }
 
+void Egress::take_seqs_from(SeqSupply& supply) {
+  continue_after(supply.last_seq());
+  m_supply = &supply;
+  supply.start_supplying(*this);
+}
+
 void Egress::on_grant_limit(EncodedEventPtr event) {
   if (!m_asked && event->seq >= m_ask_seq) {
     m_asked = true;  // one request per grant
-    if (m_running_low) m_running_low();
+    if (m_supply) m_supply->on_running_low();
   }
   if (m_held.empty() && event->seq <= m_granted_through) {
     deliver(event);
@@ -121,15 +127,15 @@ void Egress::on_grant_limit(EncodedEventPtr event) {
   update_threshold();
 }
 
-void Egress::grant_seqs(std::uint64_t through, std::uint64_t ask_at) {
-  m_granted_through = through;
-  m_ask_seq = ask_at;
+void Egress::grant_seqs(SeqGrant grant) {
+  m_granted_through = grant.through;
+  m_ask_seq = grant.ask_at;
   m_asked = false;
   release_held();
   if (m_numbered_seq >= m_ask_seq) {
     // Used up already (a burst while the grant was on its way): ask again at once.
     m_asked = true;
-    if (m_running_low) m_running_low();
+    if (m_supply) m_supply->on_running_low();
   }
   update_threshold();
 }

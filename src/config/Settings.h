@@ -10,7 +10,7 @@
 namespace switchboard::config {
 
 // Every value a user can configure, typed, after the layers are merged (config/Configuration.h). The member
-// initializers are the defaults; the daemon's own option structs are filled from these (config/DaemonWiring.h),
+// initializers are the defaults; the daemon's own option structs are filled from these (daemon/DaemonWiring.h),
 // so a default lives here and nowhere else (an agent's key: in its adapter's declaration). docs/configuration.md
 // lists every key.
 struct Settings {
@@ -37,7 +37,7 @@ struct Settings {
 
   // The agents' own keys (agents.<agent>.*), declared by their adapters (adapters/BuiltinAgents.h) and read
   // back by them: the daemon does not know what they mean, except agents.<agent>.default_model
-  // (config/DaemonWiring.h).
+  // (daemon/DaemonWiring.h).
   AgentSettings agents;
 };
 

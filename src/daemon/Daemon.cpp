@@ -144,7 +144,7 @@ std::optional<int> Daemon::open_store() {
   m_engine.restore(std::move(*state));
   // Seqs continue above every seq an earlier run may have handed out, so a client's Last-Event-ID from before
   // a restart (or a crash) still means the same event; the egress hands out only durably reserved seqs.
-  m_store->events().supply_seqs(m_egress);
+  m_egress.take_seqs_from(m_store->events());
   m_egress.add_sink(m_store->events());
   m_history.log = &m_store->events();
   // Deltas are most of a turn's events and useless once its message.completed exists: a finished turn's deltas

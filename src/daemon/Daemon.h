@@ -51,7 +51,7 @@ struct DaemonOptions {
   // directory for its runtime file). Sessions live as long as the process.
   bool ephemeral = false;
   store::StoreOptions store;
-  // Headless policy, request timeout, default models (config/DaemonWiring.h fills it from the configuration).
+  // Headless policy, request timeout, default models (daemon/DaemonWiring.h fills it from the configuration).
   engine::EngineConfig engine;
   // How long a shutdown waits for the agents to stop on their own (finishing their turn and saving their
   // conversations) before announcing daemon.shutdown and killing whatever still runs. The adapters escalate

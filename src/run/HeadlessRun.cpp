@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "switchboard/json/DecodeContext.h"
+#include "switchboard/protocol/generated/ErrorCodes.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/version.h"
 

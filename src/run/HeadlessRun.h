@@ -10,7 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "run/RpcConnection.h"
+#include "client/RpcConnection.h"
 #include "run/RunExitCode.h"
 #include "run/RunOptions.h"
 #include "run/RunOutput.h"
@@ -73,7 +73,7 @@ class HeadlessRun {
   std::unique_ptr<RunOutput> m_output;
   std::function<void(int)> m_done;
   std::function<void()> m_on_initialized;
-  RpcConnection m_connection;
+  client::RpcConnection m_connection;
   RunRecorder m_recorder;
   boost::asio::steady_timer m_timeout;
   boost::asio::steady_timer m_idle;

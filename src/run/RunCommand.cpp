@@ -1,17 +1,13 @@
 #include "run/RunCommand.h"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
 
 #include <boost/asio/post.hpp>
-#include <spdlog/spdlog.h>
 
-#include "daemon/AttachRelay.h"
-#include "process/ProcessGroupRegistry.h"
+#include "client/DaemonLink.h"
 #include "process/TwoStageSignals.h"
 #include "run/HeadlessRun.h"
 
@@ -40,12 +36,21 @@ process::TwoStageSignals::Handlers run_signals(HeadlessRun& run) {
           [](int signal) { return signal == SIGTERM ? kRunTerminated : kRunInterrupted; }, "run"};
 }
 
-// Runs the io_context until the run is over and the connection closed, bounded once the result is out.
-void run_until_closed(boost::asio::io_context& io, const HeadlessRun& run) {
-  while (!run.finished()) {
-    if (io.run_one() == 0) return;
+// What only a daemon this run hosts is told (an attached run leaves the user's daemon as it is).
+void configure_hosted_daemon(const RunOptions& options, daemon::DaemonOptions& daemon_options) {
+  daemon_options.ephemeral = options.ephemeral;
+  // The turn needs the agent's path, which discovery finds at once; the `--version` probes would only compete
+  // with the agent's start for the cores (a second Node for Claude Code). They run if a client that attaches to
+  // this daemon lists the agents.
+  daemon_options.engine.defer_discovery = true;
+  // Nobody here shows text as it is written, unless the output does: the agent may then write whole messages
+  // only, which makes Claude Code's turn measurably shorter (docs/performance.md). A client that attaches to
+  // this daemon sees each message once it is complete.
+  daemon_options.engine.stream_text = shows_streamed_text(options.output, stderr_is_terminal());
+  // A new session's agent is known now: it starts while the daemon opens its store (Engine::prestart).
+  if (!options.session_id && !options.continue_newest) {
+    daemon_options.prestart = engine::AgentPrestart{options.agent, options.cwd, options.model, options.mode};
   }
-  io.run_for(kCloseLimit);
 }
 
 }  // namespace
@@ -53,78 +58,30 @@ void run_until_closed(boost::asio::io_context& io, const HeadlessRun& run) {
 int run_headless(RunOptions options, daemon::DaemonOptions daemon_options) {
   // A reader that goes away (`| head`) must surface as EPIPE, not end the process.
   std::signal(SIGPIPE, SIG_IGN);
-  const auto data_dir = daemon_options.data_dir.value_or(daemon::DataDirectory::default_path());
-  std::optional<int> attached_socket;
-  if (!options.standalone) attached_socket = daemon::connect_to_running_daemon(data_dir);
-
-  if (attached_socket) {
-    boost::asio::io_context io{1};
-    int exit_code = kRunFailed;
-    std::unique_ptr<process::TwoStageSignals> signals;
-    const auto format = options.output;
-    HeadlessRun run(io, std::move(options), /*attached=*/true, *attached_socket, make_output(io, format, output_streams(io)),
-                    [&](int code) {
-                      exit_code = code;
-                      signals->stop();
-                    });
-    signals = std::make_unique<process::TwoStageSignals>(io, run_signals(run));
-    run.start();
-    run_until_closed(io, run);
-    return exit_code;
-  }
-
-  // No daemon runs (or this run wants its own): host one here, and talk to it over a socketpair exactly as
-  // over daemon.sock. Its stdio transport is this pair's one end; the end of the run closes the other, which
-  // the daemon takes as its stdin closing: it stops the agent and shuts down.
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    spdlog::error("run: socketpair: {}", std::strerror(errno));
-    return kRunFailed;
-  }
-  daemon_options.stdin_fd = pair[0];
-  daemon_options.stdout_fd = pair[0];
-  daemon_options.ephemeral = options.ephemeral;
-  daemon_options.handle_signals = false;  // the run's own handler cancels the turn first
-  // The turn needs the agent's path, which discovery finds at once; the `--version` probes would only compete
-  // with the agent's start for the cores (a second Node for Claude Code). They run if a client that attaches to
-  // this daemon lists the agents.
-  daemon_options.engine.defer_discovery = true;
-  // Nobody here shows text as it is written, unless the output does: the agent may then write whole messages
-  // only, which makes Claude Code's turn measurably shorter (docs/performance.md). A client that attaches to
-  // this daemon sees each message once it is complete. An attached run leaves the user's daemon as it is.
-  daemon_options.engine.stream_text = shows_streamed_text(options.output, stderr_is_terminal());
-  // A new session's agent is known now: it starts while the daemon opens its store (Engine::prestart).
-  if (!options.session_id && !options.continue_newest) {
-    daemon_options.prestart = engine::AgentPrestart{options.agent, options.cwd, options.model, options.mode};
-  }
-  daemon::Daemon host(std::move(daemon_options));
-  auto& io = host.io();
+  const auto attach = options.standalone ? client::Attach::Never : client::Attach::IfRunning;
+  const auto link = client::DaemonLink::open("run", std::move(daemon_options), attach,
+                                             [&options](daemon::DaemonOptions& hosted) { configure_hosted_daemon(options, hosted); });
+  if (!link) return kRunFailed;
+  auto& io = link->io();
   int exit_code = kRunFailed;
   std::unique_ptr<process::TwoStageSignals> signals;
   const auto format = options.output;
-  HeadlessRun run(io, std::move(options), /*attached=*/false, pair[1], make_output(io, format, output_streams(io)),
-                  [&](int code) {
+  HeadlessRun run(io, std::move(options), link->attached(), link->take_client_socket(),
+                  make_output(io, format, output_streams(io)), [&](int code) {
                     exit_code = code;
                     signals->stop();
                   });
   signals = std::make_unique<process::TwoStageSignals>(io, run_signals(run));
-  // Once the daemon answered, its transport holds duplicates of its end: closing ours lets the run see the
-  // connection end when the daemon closes it. (Not earlier: the daemon may run handlers while it opens its
-  // store, before its transport exists, and a closed end would reset the connection.)
-  bool end_closed = false;
-  run.on_initialized([&end_closed, fd = pair[0]] {
-    ::close(fd);
-    end_closed = true;
-  });
+  run.on_initialized([&link] { link->daemon_answered(); });
   run.start();
-  const int daemon_code = host.run_stdio();
-  if (!run.finished()) {
+  const int daemon_code = link->run([&run] { return run.finished(); });
+  if (link->attached()) {
+    io.run_for(kCloseLimit);  // the daemon closes the connection once it has our half-close
+  } else if (!run.finished()) {
     // The daemon could not start (its data directory is another daemon's, or unusable; it said why): that
     // is a configuration matter for the run.
-    if (!end_closed) ::close(pair[0]);
-    run.abandon(kRunInvalid, "no daemon could run for the data directory " + data_dir.string() + " (exit " +
+    run.abandon(kRunInvalid, "no daemon could run for the data directory " + link->data_dir().string() + " (exit " +
                                  std::to_string(daemon_code) + ")");
-    io.restart();
     io.run_for(std::chrono::seconds(2));
   }
   return exit_code;

@@ -9,7 +9,6 @@
 
 #include "store/Database.h"
 #include "store/StoreWorker.h"
-#include "switchboard/bus/Egress.h"
 #include "switchboard/support/Bug.h"
 
 namespace switchboard::store {
@@ -78,14 +77,14 @@ EventLog::~EventLog() {
   m_self.reset();  // handlers still queued find the log gone
 }
 
-void EventLog::supply_seqs(bus::Egress& egress) {
+bus::SeqGrant EventLog::grant() const { return {m_reserved, m_reserved - m_options.reserve_seqs / 2}; }
+
+void EventLog::start_supplying(bus::SeqConsumer& egress) {
   m_egress = &egress;
-  egress.continue_after(m_last_seq);
-  egress.on_seqs_running_low([self = std::weak_ptr(m_self)] {
-    if (const auto log = self.lock()) (*log)->reserve_more();
-  });
-  egress.grant_seqs(m_reserved, m_reserved - m_options.reserve_seqs / 2);
+  egress.grant_seqs(grant());
 }
+
+void EventLog::on_running_low() { reserve_more(); }
 
 void EventLog::reserve_more() {
   if (m_reserving || m_closed || m_egress == nullptr) return;
@@ -127,7 +126,7 @@ void EventLog::on_reserved(StoreResult<std::uint64_t> result) {
   }
   m_next_reserve_delay = m_options.retry_delay;
   m_reserved = std::max(m_reserved, *result);
-  m_egress->grant_seqs(m_reserved, m_reserved - m_options.reserve_seqs / 2);
+  m_egress->grant_seqs(grant());
 }
 
 std::vector<SeqRange> EventLog::lost_after(std::uint64_t after_seq) const {
@@ -148,7 +147,7 @@ void EventLog::on_event(const bus::EncodedEventPtr& event) {
     return;
   }
   SWITCHBOARD_ASSERT(event->seq > m_last_seq,
-                     "event seq not after the log's last seq (Egress::continue_after missing?)");
+                     "event seq not after the log's last seq (Egress::take_seqs_from missing?)");
   if (event->seq <= m_last_seq) {
     spdlog::error("event log: event {} is not after seq {}; not stored (a stored seq is never overwritten)", event->seq,
                   m_last_seq);
@@ -481,7 +480,7 @@ void EventLog::close() {
       spdlog::error("event log: closing with {} events never delivered (seqs could not be reserved)",
                     m_egress->held_count());
     }
-    m_egress->on_seqs_running_low(nullptr);
+    m_egress->end_supply();
     m_egress = nullptr;
   }
 

@@ -17,10 +17,7 @@
 #include "store/EventTable.h"
 #include "store/StoreError.h"
 #include "switchboard/bus/EncodedEvent.h"
-
-namespace switchboard::bus {
-class Egress;
-}
+#include "switchboard/bus/SeqSupply.h"
 
 namespace switchboard::store {
 
@@ -65,12 +62,12 @@ struct EventLogOptions {
 //  - data.turnId is extracted from the event bytes on the store thread (EventFields.h), so sinks need no
 //    extra parameter and the egress's EventSink interface stays as it is.
 //
-//  - It keeps the egress supplied with seqs (supply_seqs): the egress hands out only seqs below a durable
+//  - It is the egress's seq supply (bus/SeqSupply.h): the egress hands out only seqs below a durable
 //    reservation, so a seq a client saw never names another event after a crash; a restart records what the
 //    crashed run reserved but never stored as lost, and replays announce it (lost_after).
 //
-// Owned by Store; construct it with open(), wire it with supply_seqs(egress) and Egress::add_sink().
-class EventLog : public bus::EventSink {
+// Owned by Store; construct it with open(), wire it with Egress::take_seqs_from() and Egress::add_sink().
+class EventLog : public bus::EventSink, public bus::SeqSupply {
  public:
   // Reads the log's state on the store thread and waits for it. Blocking: startup only.
   static StoreResult<std::unique_ptr<EventLog>> open(boost::asio::io_context& io, StoreWorker& worker,
@@ -84,14 +81,14 @@ class EventLog : public bus::EventSink {
   // The highest seq stored or accepted: at open, the stored high-water mark or the earlier run's reservation,
   // whichever is higher, so seqs continue across restarts (never reused, even when compaction removed the
   // newest rows or a crash lost the unsaved tail).
-  std::uint64_t last_seq() const { return m_last_seq; }
+  std::uint64_t last_seq() const override { return m_last_seq; }
   // The durable seq reservation: no seq above it has been handed out.
   std::uint64_t reserved_seq() const { return m_reserved; }
 
-  // Makes the egress continue after last_seq() and hand out only reserved seqs, reserving the next block
-  // (a store job) whenever half of the current one is used. Once, before the first event. The egress must
-  // outlive close().
-  void supply_seqs(bus::Egress& egress);
+  // Grants the egress only reserved seqs, and reserves the next block (a store job) whenever half of the
+  // current one is used. Once, before the first event. The egress must outlive close().
+  void start_supplying(bus::SeqConsumer& egress) override;
+  void on_running_low() override;
 
   // Seq ranges above after_seq whose events earlier runs delivered, perhaps, but never stored (they were
   // killed first), in seq order, the first clipped to start after after_seq. Global: the events of every
@@ -155,6 +152,8 @@ class EventLog : public bus::EventSink {
   void submit_compaction(PendingCompaction pending);
   void start_trim();
   void note_backlog();
+  // The reservation as a grant: all of it, and a request for more at half of the last block.
+  bus::SeqGrant grant() const;
   void reserve_more();
   void on_reserved(StoreResult<std::uint64_t> result);
   // Appends to `rows` the in-memory events after both after_seq and rows' last seq (and of `session_id`, if
@@ -194,7 +193,7 @@ class EventLog : public bus::EventSink {
   bool m_closed = false;
   bool m_warned_after_close = false;
 
-  bus::Egress* m_egress = nullptr;  // supplied with seqs (supply_seqs)
+  bus::SeqConsumer* m_egress = nullptr;  // supplied with seqs (start_supplying), until close()
   bool m_reserving = false;
   boost::asio::steady_timer m_reserve_retry_timer;
   std::chrono::milliseconds m_next_reserve_delay;

@@ -25,7 +25,7 @@ struct StoreOptions {
 //
 //   auto store = store::Store::open(io, data_dir / store::Store::kFileName);   // before io.run()
 //   if (!store) { spdlog::error("{}", store.error().message); return kExitFailure; }
-//   egress.continue_after((*store)->events().last_seq());
+//   egress.take_seqs_from((*store)->events());      // seqs continue after the stored ones, reserved durably
 //   egress.add_sink((*store)->events());
 //   ...
 //   egress.remove_sink(store->events());   // after the last event (daemon.shutdown) went out

@@ -15,13 +15,16 @@
 #include "codex/CodexAdapter.h"
 #include "config/ConfigFile.h"
 #include "config/Configuration.h"
-#include "config/DaemonWiring.h"
 #include "config/SettingTable.h"
+#include "daemon/DaemonWiring.h"
 #include "support/ProcessTestSupport.h"
 
 namespace configuration_tests {
 
 using namespace switchboard::config;
+using switchboard::daemon::daemon_options;
+using switchboard::daemon::engine_config;
+using switchboard::daemon::http_options;
 using switchboard::testing::TempDir;
 
 // The table the binary runs with: the daemon's keys and every hosted agent's.

@@ -246,44 +246,82 @@ TEST_CASE("egress: events no sink holds any more are reused for later events", "
   egress.remove_sink(forgetting);
 }
 
+// A seq supply that grants what the test says, when it says, and counts the egress's requests.
+struct ScriptedSupply : SeqSupply {
+  std::uint64_t continue_after = 0;
+  SeqGrant first;
+  SeqConsumer* consumer = nullptr;
+  int asked = 0;
+  std::uint64_t last_seq() const override { return continue_after; }
+  void start_supplying(SeqConsumer& egress) override {
+    consumer = &egress;
+    egress.grant_seqs(first);
+  }
+  void on_running_low() override { ++asked; }
+};
+
 TEST_CASE("egress: seqs past the grant are numbered and held in order until a larger grant which is asked for once",
           "[egress]") {
   EventBus bus;
   Egress egress(bus);
   RecordingSink sink;
   egress.add_sink(sink);
-  int asked = 0;
-  egress.on_seqs_running_low([&] { ++asked; });
-  egress.grant_seqs(10, 6);
+  ScriptedSupply supply;
+  supply.first = SeqGrant{10, 6};
+  egress.take_seqs_from(supply);
+  REQUIRE(supply.consumer == &egress);
   for (int i = 0; i < 5; ++i) bus.publish("s-1", delta("a"));
-  CHECK(asked == 0);
+  CHECK(supply.asked == 0);
   CHECK(sink.events.size() == 5);
   bus.publish("s-1", delta("b"));  // seq 6 reaches the ask mark
-  CHECK(asked == 1);
+  CHECK(supply.asked == 1);
   for (int i = 0; i < 7; ++i) bus.publish("s-1", delta("c"));  // seqs 7..13: 11..13 are past the grant
-  CHECK(asked == 1);
+  CHECK(supply.asked == 1);
   CHECK(sink.events.size() == 10);
   CHECK(egress.last_seq() == 10);
   CHECK(egress.numbered_seq() == 13);
   CHECK(egress.held_count() == 3);
 
-  egress.grant_seqs(12, 100);  // releases 11 and 12; 13 still waits, and so does every event after it
+  egress.grant_seqs({12, 100});  // releases 11 and 12; 13 still waits, and so does every event after it
   CHECK(sink.events.size() == 12);
   bus.publish("s-1", delta("d"));  // seq 14
   CHECK(egress.held_count() == 2);
-  egress.grant_seqs(1000, 500);
+  egress.grant_seqs({1000, 500});
   REQUIRE(sink.events.size() == 14);
   for (std::size_t i = 0; i < sink.events.size(); ++i) CHECK(sink.events[i]->seq == i + 1);
   CHECK(egress.held_count() == 0);
-  CHECK(asked == 1);
+  CHECK(supply.asked == 1);
 
   SECTION("a grant already used up asks again at once") {
-    egress.grant_seqs(1000, 10);
-    CHECK(asked == 2);
+    egress.grant_seqs({1000, 10});
+    CHECK(supply.asked == 2);
     bus.publish("s-1", delta("e"));
-    CHECK(asked == 2);
+    CHECK(supply.asked == 2);
     CHECK(sink.events.back()->seq == 15);
   }
+  SECTION("a supply that ended is asked nothing more, and its last grant stays in force") {
+    egress.end_supply();
+    egress.grant_seqs({15, 15});  // what the supply granted last
+    bus.publish("s-1", delta("e"));  // seq 15 reaches the ask mark: nobody to ask
+    bus.publish("s-1", delta("f"));  // seq 16 is past the grant: held
+    CHECK(supply.asked == 1);
+    CHECK(egress.last_seq() == 15);
+    CHECK(egress.held_count() == 1);
+  }
+}
+
+TEST_CASE("egress: seqs continue after the supply's last seq", "[egress]") {
+  EventBus bus;
+  Egress egress(bus);
+  RecordingSink sink;
+  egress.add_sink(sink);
+  ScriptedSupply supply;
+  supply.continue_after = 1040;
+  supply.first = SeqGrant{2040, 1540};
+  egress.take_seqs_from(supply);
+  bus.publish("s-1", delta("a"));
+  REQUIRE(sink.events.size() == 1);
+  CHECK(sink.events[0]->seq == 1041);
 }
 
 TEST_CASE("egress: without a grant every seq goes out at once", "[egress]") {

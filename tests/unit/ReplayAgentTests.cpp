@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "BuiltinAgents.h"
 #include "replay/ClaudeRecording.h"
 #include "support/DaemonClient.h"
 #include "support/Eventually.h"
@@ -218,6 +220,38 @@ TEST_CASE("replay agent: a recording that cannot be read makes it unavailable, a
   INFO(created.dump());
   REQUIRE(created.contains("error"));
   CHECK(created["error"]["code"] == -32013);
+}
+
+// argv for a call of the binary with `words` after its name.
+struct Argv {
+  std::vector<std::string> words;
+  std::vector<char*> pointers;
+  explicit Argv(std::vector<std::string> given) : words(std::move(given)) {
+    for (auto& word : words) pointers.push_back(word.data());
+    pointers.push_back(nullptr);
+  }
+  int argc() const { return static_cast<int>(words.size()); }
+  char** argv() { return pointers.data(); }
+};
+
+TEST_CASE("agent registry: a call of an agent's helper command runs its entry point, any other call none", "[replay]") {
+  using switchboard::adapters::AgentRegistration;
+  using switchboard::adapters::run_agent_helper;
+  const std::array agents{
+      AgentRegistration{.name = "plain"},
+      AgentRegistration{.name = "helped", .helper_command = "__helped", .run_helper = [](int argc, char**) { return 40 + argc; }},
+  };
+  Argv helped({"switchboard", "__helped", "--flag"});
+  CHECK(run_agent_helper(agents, helped.argc(), helped.argv()) == 43);
+  Argv daemon({"switchboard", "stdio"});
+  CHECK_FALSE(run_agent_helper(agents, daemon.argc(), daemon.argv()));
+  Argv bare({"switchboard"});
+  CHECK_FALSE(run_agent_helper(agents, bare.argc(), bare.argv()));
+
+  // The binary's own registry hands `__replay-claude` to the replay agent's stand-in CLI, which refuses a call
+  // without its recording as a usage error.
+  Argv replay({"switchboard", "__replay-claude"});
+  CHECK(run_agent_helper(switchboard::adapters::builtin_agent_entries(), replay.argc(), replay.argv()) == 2);
 }
 
 }  // namespace replay_agent_tests

@@ -61,7 +61,7 @@ TEST_CASE("store: the egress hands out only reserved seqs and the log reserves m
   bus::Egress egress(bus);
   ReservationChecker checker;
   checker.log = &store->events();
-  store->events().supply_seqs(egress);
+  egress.take_seqs_from(store->events());
   egress.add_sink(store->events());
   egress.add_sink(checker);
 
@@ -117,7 +117,7 @@ TEST_CASE("store: seqs an unclean run reserved but never stored are recorded as 
       CHECK(store->events().reserved_seq() == 2040);
       bus::EventBus bus;
       bus::Egress egress(bus);
-      store->events().supply_seqs(egress);
+      egress.take_seqs_from(store->events());
       egress.add_sink(store->events());
       bus.publish("s-1", delta());
       CHECK(egress.last_seq() == 1041);

@@ -3,7 +3,6 @@
 #include <array>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -12,6 +11,7 @@
 #include "switchboard/bus/Bridge.h"
 #include "switchboard/bus/EncodedEvent.h"
 #include "switchboard/bus/EventBus.h"
+#include "switchboard/bus/SeqSupply.h"
 #include "switchboard/json/JsonWriter.h"
 
 namespace switchboard::bus {
@@ -19,30 +19,30 @@ namespace switchboard::bus {
 // The single way out of the daemon for events. It is the only wildcard subscriber that reaches the wire: for
 // each bus event it asks the bridge, assigns the next seq, serializes the event once and hands the same
 // bytes to every sink in registration order. Owned by the daemon; one per bus (asserted).
-class Egress {
+class Egress final : public SeqConsumer {
  public:
   explicit Egress(EventBus& bus);
   Egress(const Egress&) = delete;
   Egress& operator=(const Egress&) = delete;
-  ~Egress();
+  ~Egress() override;
 
   void add_sink(EventSink& sink);
   void remove_sink(EventSink& sink);
 
   // The highest seq delivered to the sinks.
-  std::uint64_t last_seq() const { return m_last_seq; }
-  // Seqs continue after `seq` (the durable log restores this across restarts).
+  std::uint64_t last_seq() const override { return m_last_seq; }
+  // Seqs continue after `seq`.
   void continue_after(std::uint64_t seq) { m_last_seq = m_numbered_seq = seq; }
 
-  // The seqs the egress may hand out. Without a grant (an ephemeral daemon, most tests) any seq goes. With one,
-  // an event numbered past `through` is held, with every event after it, in order, until a larger grant
-  // arrives; the bus never waits. `running_low` is called (once per grant) when the egress numbers the seq
-  // `ask_at`, so the grantor (the event log, which makes the grant durable first) can extend it in time.
-  void grant_seqs(std::uint64_t through, std::uint64_t ask_at);
-  void on_seqs_running_low(std::function<void()> callback) { m_running_low = std::move(callback); }
-  // The highest seq numbered: delivered, or held for want of a grant.
-  std::uint64_t numbered_seq() const { return m_numbered_seq; }
-  std::size_t held_count() const { return m_held.size(); }
+  // Seqs continue after the supply's last_seq(), and only the seqs it grants go out (SeqSupply.h): an event
+  // numbered past the grant is held, with every event after it, in order, until a larger grant arrives; the bus
+  // never waits. The supply is asked for more (once per grant) when the egress numbers the grant's ask_at.
+  // Without a supply any seq goes.
+  void take_seqs_from(SeqSupply& supply);
+  void grant_seqs(SeqGrant grant) override;
+  void end_supply() override { m_supply = nullptr; }
+  std::uint64_t numbered_seq() const override { return m_numbered_seq; }
+  std::size_t held_count() const override { return m_held.size(); }
 
   // Serializes one wire event with the given seq and timestamp (exposed for tests and the fuzzer).
   static void encode(const WireEvent& event, std::uint64_t seq, std::int64_t ts_millis, std::string& out);
@@ -66,9 +66,9 @@ class Egress {
   static constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t m_granted_through = kUnlimited;
   std::uint64_t m_ask_seq = kUnlimited;  // when to call m_running_low
-  bool m_asked = false;                  // called for the current grant
+  bool m_asked = false;                  // asked for more during the current grant
   std::uint64_t m_ask_at = kUnlimited;   // the first seq that needs on_grant_limit
-  std::function<void()> m_running_low;
+  SeqSupply* m_supply = nullptr;
   std::deque<EncodedEventPtr> m_held;  // numbered past the grant, waiting for it
   // Each event is serialized here, then copied into its EncodedEvent at its exact size: the writer keeps its
   // room from one event to the next, so no event pays for growing and trimming a fresh string.

@@ -14,7 +14,7 @@
 #include "switchboard/transport/FdWriter.h"
 #include "switchboard/transport/LineFramer.h"
 
-namespace switchboard::run {
+namespace switchboard::client {
 
 // The client side of the stdio protocol on one connected socket (the daemon's daemon.sock, or one end of a
 // socketpair whose other end a daemon in this process serves): requests out, responses matched to their
@@ -61,4 +61,4 @@ class RpcConnection {
   bool m_closed = false;
 };
 
-}  // namespace switchboard::run
+}  // namespace switchboard::client

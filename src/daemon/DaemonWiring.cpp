@@ -1,8 +1,8 @@
-#include "config/DaemonWiring.h"
+#include "daemon/DaemonWiring.h"
 
-namespace switchboard::config {
+namespace switchboard::daemon {
 
-engine::EngineConfig engine_config(const Settings& settings) {
+engine::EngineConfig engine_config(const config::Settings& settings) {
   engine::EngineConfig config;
   config.request_timeout = std::chrono::milliseconds(settings.permissions_timeout_ms);
   config.headless_policy = settings.permissions_headless == "allow" ? engine::HeadlessPolicy::Allow : engine::HeadlessPolicy::Deny;
@@ -21,8 +21,8 @@ engine::EngineConfig engine_config(const Settings& settings) {
   return config;
 }
 
-daemon::HttpOptions http_options(const Settings& settings) {
-  daemon::HttpOptions http;
+HttpOptions http_options(const config::Settings& settings) {
+  HttpOptions http;
   http.server.host = settings.http_host;
   http.server.port = static_cast<unsigned short>(settings.http_port);  // checked to be within 0..65535
   http.server.allow_remote = settings.http_allow_remote;
@@ -34,8 +34,8 @@ daemon::HttpOptions http_options(const Settings& settings) {
   return http;
 }
 
-daemon::DaemonOptions daemon_options(const Settings& settings) {
-  daemon::DaemonOptions options;
+DaemonOptions daemon_options(const config::Settings& settings) {
+  DaemonOptions options;
   options.max_line_bytes = static_cast<std::size_t>(settings.stdio_max_line_bytes);
   options.data_dir = settings.data_dir;
   options.store.event_log.max_events = static_cast<std::uint64_t>(settings.store_max_events);
@@ -43,4 +43,4 @@ daemon::DaemonOptions daemon_options(const Settings& settings) {
   return options;
 }
 
-}  // namespace switchboard::config
+}  // namespace switchboard::daemon

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <optional>
 
-namespace switchboard::daemon {
+namespace switchboard::client {
 
 // `switchboard stdio` on a data directory whose daemon already runs: rather than a second daemon (which the
 // lock refuses), this process becomes a client of that daemon's Unix-domain socket, which speaks the same
@@ -37,4 +37,4 @@ int attach_stdio(const std::filesystem::path& data_dir, int socket_fd, int in_fd
 // connection in order, 1 when the connection failed.
 int relay_stdio(int socket_fd, int in_fd, int out_fd);
 
-}  // namespace switchboard::daemon
+}  // namespace switchboard::client

@@ -1,4 +1,4 @@
-#include "daemon/AttachRelay.h"
+#include "client/AttachRelay.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -21,7 +21,7 @@
 #include "daemon/DataDirectory.h"
 #include "switchboard/transport/StdioHandoff.h"
 
-namespace switchboard::daemon {
+namespace switchboard::client {
 namespace {
 
 // Per direction: past this much unwritten input, the relay stops reading that side until the other catches up.
@@ -34,7 +34,7 @@ void consume(std::string& buffer, std::size_t n) { buffer.erase(0, n); }
 }  // namespace
 
 std::optional<int> connect_to_running_daemon(const std::filesystem::path& data_dir) {
-  std::ifstream in(RuntimeFile::path_in(data_dir));
+  std::ifstream in(daemon::RuntimeFile::path_in(data_dir));
   if (!in) return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
@@ -202,4 +202,4 @@ int relay_stdio(int socket_fd, int in_fd, int out_fd) {
   return failed ? 1 : 0;
 }
 
-}  // namespace switchboard::daemon
+}  // namespace switchboard::client

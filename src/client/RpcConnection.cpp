@@ -1,11 +1,11 @@
-#include "run/RpcConnection.h"
+#include "client/RpcConnection.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
-namespace switchboard::run {
+namespace switchboard::client {
 namespace {
 
 // How the daemon frames an event notification (transport/StdioTransport.cpp): the params follow this prefix
@@ -24,7 +24,7 @@ RpcConnection::RpcConnection(boost::asio::io_context& io, int fd, OnEvent on_eve
       m_on_closed(std::move(on_closed)),
       m_framer(kMaxLineBytes, transport::LineFramer::Handler{
                                   [this](std::string_view line) { on_line(line); },
-                                  [](std::size_t limit) { spdlog::error("run: a line from the daemon is over {} bytes; skipped", limit); }}) {}
+                                  [](std::size_t limit) { spdlog::error("daemon connection: a line from the daemon is over {} bytes; skipped", limit); }}) {}
 
 RpcConnection::~RpcConnection() {
   if (m_reader) m_reader->stop();
@@ -64,7 +64,7 @@ void RpcConnection::on_line(std::string_view line) {
   }
   const auto message = nlohmann::json::parse(line, nullptr, false);
   if (!message.is_object() || !message.contains("id") || !message["id"].is_number_integer()) {
-    spdlog::warn("run: unexpected line from the daemon: {}", line.substr(0, 200));
+    spdlog::warn("daemon connection: unexpected line from the daemon: {}", line.substr(0, 200));
     return;
   }
   const auto it = m_waiting.find(message["id"].get<std::int64_t>());
@@ -82,4 +82,4 @@ void RpcConnection::on_end() {
   if (m_on_closed) m_on_closed();
 }
 
-}  // namespace switchboard::run
+}  // namespace switchboard::client
