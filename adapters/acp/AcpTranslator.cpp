@@ -96,7 +96,6 @@ void AcpTranslator::on_update(const json& params) {
   if (kind == "tool_call_update") return on_tool_call(*update);
   if (kind == "plan") return on_plan(*update);
   if (kind == "usage_update") return on_usage_update(*update);
-  if (kind == "current_mode_update") m_mode = native::string_at(*update, "currentModeId");
   if (kind == "config_option_update") {
     // Only the model choices have a place in our events; an update without any says nothing we keep.
     auto models = offered_models(*update, false);

@@ -67,7 +67,6 @@ class AcpTranslator {
   void turn_failed(const std::string& why);
 
   const LineStats& stats() const { return m_lines.stats(); }
-  const std::optional<std::string>& current_mode() const { return m_mode; }
 
  private:
   struct ToolCall {
@@ -108,7 +107,6 @@ class AcpTranslator {
   std::map<std::string, OpenPermission> m_permissions;  // by native id (the JSON-RPC id, dumped)
   std::optional<std::string> m_turn_error;  // a vendor notification said why the turn failed
   std::optional<double> m_cost_usd;
-  std::optional<std::string> m_mode;
 };
 
 }  // namespace switchboard::adapters::acp

@@ -37,7 +37,7 @@ Daemon::Daemon(DaemonOptions options)
                m_options.engine) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
-  bind_methods(m_dispatcher, m_engine, m_history, CoreMethodsConfig{m_options.max_line_bytes});
+  bind_methods(m_dispatcher, m_engine, m_event_log, CoreMethodsConfig{m_options.max_line_bytes});
   m_engine.set_last_seq_source([this] { return m_egress.last_seq(); });
   if (m_options.handle_signals) {
     m_signals.add(SIGINT);
@@ -146,7 +146,7 @@ std::optional<int> Daemon::open_store() {
   // a restart (or a crash) still means the same event; the egress hands out only durably reserved seqs.
   m_egress.take_seqs_from(m_store->events());
   m_egress.add_sink(m_store->events());
-  m_history.log = &m_store->events();
+  m_event_log.log = &m_store->events();
   // Deltas are most of a turn's events and useless once its message.completed exists: a finished turn's deltas
   // are deleted from the log (after they are committed), so the log holds far more conversation per byte.
   m_compaction = m_bus.subscribe(protocol::EventKind::TurnStopped, [this](const bus::BusEvent& event) {
@@ -169,7 +169,7 @@ void Daemon::close_event_log() {
 void Daemon::close_store() {
   if (!m_store) return;
   close_event_log();
-  m_history.log = nullptr;
+  m_event_log.log = nullptr;
   m_engine.set_persistence(nullptr);
   m_store->close();
 }
@@ -179,7 +179,7 @@ std::optional<int> Daemon::start_http() {
   if (auto failed = claim_data_dir()) return failed;
 
   m_hub = std::make_unique<http::SseHub>(options.sse);
-  // Events before this process are in the log only; so are events the memory history has dropped.
+  // Events before this process are in the log only; so are events the replay buffer has dropped.
   m_hub->set_floor(m_egress.last_seq());
   if (m_store) {
     m_hub->set_archive([log = &m_store->events()](std::uint64_t after, std::size_t limit, auto done) {

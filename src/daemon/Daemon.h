@@ -123,7 +123,7 @@ class Daemon {
   // The store outlives the engine that writes through it (members are destroyed in reverse order).
   std::unique_ptr<store::Store> m_store;
   std::unique_ptr<StoredSessions> m_persistence;
-  EventLogAccess m_history;
+  EventLogAccess m_event_log;
   bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;
   boost::asio::signal_set m_signals{m_io};

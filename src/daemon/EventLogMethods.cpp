@@ -14,23 +14,23 @@ constexpr std::int64_t kDefaultPageSize = 200;
 
 }  // namespace
 
-void bind_event_log_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventLogAccess& history) {
-  dispatcher.bind<p::SessionEventsMethod>([&engine, &history](const p::SessionEventsParams& params,
+void bind_event_log_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventLogAccess& event_log) {
+  dispatcher.bind<p::SessionEventsMethod>([&engine, &event_log](const p::SessionEventsParams& params,
                                                               rpc::Reply<p::SessionEventsResult> reply,
                                                               const rpc::CallContext&) {
     const auto session = engine.get_session(params.session_id);
     if (const auto* error = std::get_if<engine::EngineError>(&session)) {
       return reply(rpc::RpcError{error->code, error->message, nullptr});
     }
-    if (history.log == nullptr) {
+    if (event_log.log == nullptr) {
       return reply(rpc::RpcError{p::ErrorCode::Unsupported, "this daemon keeps no event log (it runs --ephemeral)", nullptr});
     }
     const auto after = static_cast<std::uint64_t>(params.after_seq.value_or(0));
     const auto limit = static_cast<std::size_t>(params.limit.value_or(kDefaultPageSize));
     auto shared = std::make_shared<rpc::Reply<p::SessionEventsResult>>(std::move(reply));
     // Fixed at open, so read now: the callback then needs nothing from the log.
-    auto lost = history.log->lost_after(after);
-    history.log->session_events(params.session_id, after, limit, [shared, limit, lost = std::move(lost)](store::StoreResult<store::EventLog::Events> events) {
+    auto lost = event_log.log->lost_after(after);
+    event_log.log->session_events(params.session_id, after, limit, [shared, limit, lost = std::move(lost)](store::StoreResult<store::EventLog::Events> events) {
       if (!events) {
         spdlog::error("store: reading session events failed: {}", events.error());
         return (*shared)(rpc::RpcError{p::ErrorCode::StoreFailure, "reading the session's events failed", nullptr});

@@ -9,6 +9,6 @@ namespace switchboard::daemon {
 
 // The daemon's whole method table: the protocol's own methods and the engine's. The schema contract test binds
 // this same table and compares it with schema/methods in both directions.
-void bind_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventLogAccess& history, CoreMethodsConfig config);
+void bind_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventLogAccess& event_log, CoreMethodsConfig config);
 
 }  // namespace switchboard::daemon

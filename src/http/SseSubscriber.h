@@ -34,8 +34,6 @@ class SseSubscriber : public std::enable_shared_from_this<SseSubscriber> {
   // Closes once everything queued so far has been written.
   void finish();
 
-  std::size_t queued_frames() const { return m_queue.size(); }
-
  private:
   void enqueue(SseFramePtr frame);
   void write_next();

@@ -52,7 +52,6 @@ class EventTable {
   void load(SQLite::Database& db);
 
   std::uint64_t high_water() const { return m_high_water; }
-  std::uint64_t row_count() const { return m_rows; }
 
   // Seq reservation (docs/persistence.md): the egress hands out only seqs at or below a mark that is durable
   // first, so a crash cannot make a seq some client saw name another event later.

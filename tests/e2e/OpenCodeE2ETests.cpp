@@ -304,9 +304,13 @@ TEST_CASE("opencode e2e: the models OpenCode offers reach the session, its defau
   CHECK(models[1] == Json{{"id", "mock/other-model"}, {"name", "Other Mock"}, {"description", "Mock"}});
   // agents.list remembers the offer for the agent's next sessions.
   const auto agents = world.client->call("agents.list");
+  Json listed;
   for (const auto& agent : agents["result"]["agents"]) {
-    if (agent["agent"] == "opencode") CHECK(agent["models"] == models);
+    if (agent["agent"] == "opencode") listed = agent;
   }
+  INFO(agents.dump());
+  REQUIRE(listed.is_object());
+  CHECK(listed.value("models", Json()) == models);
   REQUIRE(world.client->call("session.setModel", {{"sessionId", session}, {"model", "mock/other-model"}}).contains("result"));
   const auto second = world.client->call("session.send", {{"sessionId", session}, {"text", "second-prompt-marker"}});
   INFO(second.dump());

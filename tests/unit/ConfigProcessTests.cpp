@@ -170,7 +170,7 @@ TEST_CASE("config: a bad config file stops every command with exit code 2 and na
   }
 }
 
-// A daemon hosting tests/fake_agents/fake_claude.py as Claude Code, configured by `config_text` (the agent's
+// A daemon hosting tests/support/fake_claude.py as Claude Code (one permission request per turn), configured by `config_text` (the agent's
 // binary is added) and `flags`; the fake records what it was told in `record`.
 class FakeClaudeDaemon {
  public:
@@ -182,7 +182,7 @@ class FakeClaudeDaemon {
     std::vector<std::string> args{"--log-level", "off", "stdio", "--ephemeral"};
     args.insert(args.end(), flags.begin(), flags.end());
     m_client = std::make_unique<DaemonClient>(
-        args, std::vector<std::string>{"SWITCHBOARD_CONFIG=" + file, "FAKE_CLAUDE_RECORD=" + m_record.string(),
+        args, std::vector<std::string>{"SWITCHBOARD_CONFIG=" + file, "FAKE_CLAUDE_ASK=1", "FAKE_CLAUDE_RECORD=" + m_record.string(),
                                        "SWITCHBOARD_CLAUDE_BIN=", "SWITCHBOARD_CLAUDE_DEFAULT_MODEL=",
                                        "SWITCHBOARD_HEADLESS_POLICY=", "SWITCHBOARD_REQUEST_TIMEOUT="});
     const auto init = m_client->call("initialize", {{"protocolVersion", 1},
@@ -191,7 +191,7 @@ class FakeClaudeDaemon {
     REQUIRE(init.contains("result"));
   }
 
-  static std::string fake_path() { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fake_agents/fake_claude.py"; }
+  static std::string fake_path() { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py"; }
   DaemonClient& client() { return *m_client; }
 
   // Creates a session and sends one prompt without waiting; returns its turn.started event.

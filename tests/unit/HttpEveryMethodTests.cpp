@@ -12,7 +12,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -206,9 +205,16 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
   }
   CHECK(covered.size() == methods.size());
 
-  // Exactly once: nothing more arrives on the HTTP connection, and no stdio id was answered twice.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  for (std::int64_t id = 1001; id <= next_id; ++id) CHECK(stdio.response_lines(id, std::chrono::milliseconds(0)).size() == 1);
+  // Exactly once: nothing more arrives on the HTTP connection, and no stdio id was answered twice. The stdio
+  // answers leave through one writer in order: once a last ping is answered, whatever the daemon wrote before
+  // it (a second answer included) has arrived.
+  const std::int64_t barrier = ++next_id;
+  stdio.send_line(json{{"jsonrpc", "2.0"}, {"id", barrier}, {"method", "ping"}}.dump());
+  REQUIRE(stdio.response_lines(barrier).size() == 1);
+  for (std::int64_t id = 1001; id < barrier; ++id) {
+    CAPTURE(id);
+    CHECK(stdio.response_lines(id, std::chrono::milliseconds(0)).size() == 1);
+  }
   const auto ping = http.request("POST", "/rpc", {bearer, "Content-Type: application/json"}, R"({"jsonrpc":"2.0","id":"last","method":"ping"})");
   CHECK(json::parse(ping.body).at("id") == "last");  // the next answer on the connection is the next call's
 }

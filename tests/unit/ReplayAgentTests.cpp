@@ -5,10 +5,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <variant>
 #include <vector>
 
@@ -148,28 +148,44 @@ TEST_CASE("replay agent: without a recording it is not listed, with one it is, w
   CHECK(replay.value("version", "") == "2.1.197");
 }
 
+// Matches the events of one type of one session.
+std::function<bool(const json&)> event_of(const std::string& session, const std::string& type) {
+  return [session, type](const json& e) { return e.value("sessionId", "") == session && e.value("type", "") == type; };
+}
+
 TEST_CASE("replay agent: a prompt plays the recorded turn through the Claude Code adapter, waits for the permission answer, and the turns go round", "[replay]") {
   ReplayDaemon daemon(true);
   const auto id = daemon.create_session();
   auto& client = daemon.client();
   client.send("session.send", {{"sessionId", id}, {"text", "anything at all"}, {"wait", false}});
   std::size_t at = 0;
-  const auto asked = client.wait_event("permission.requested", at, std::chrono::seconds(30));
+  const auto asked = client.wait_event(event_of(id, "permission.requested"), at, std::chrono::seconds(30));
   INFO(json(client.events()).dump(1));
   REQUIRE_FALSE(asked.is_null());
   CHECK(asked["data"]["request"]["input"]["command"] == "touch created_by_tool.txt && echo made");
-  // The turn waits for the answer, however long it takes.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The turn waits for the answer, however long it takes. The clock is the recording itself: meanwhile a second
+  // session plays the same recorded turn from its prompt to its end, which is longer than what is left of the
+  // first turn after its request. Once that turn has ended, the first one still has not.
+  const auto other = daemon.create_session();
+  client.send("session.send", {{"sessionId", other}, {"text", "meanwhile"}, {"wait", false}});
+  std::size_t other_at = at;
+  const auto other_asked = client.wait_event(event_of(other, "permission.requested"), other_at, std::chrono::seconds(30));
+  REQUIRE_FALSE(other_asked.is_null());
+  CHECK(client.call("permission.respond", {{"requestId", other_asked["data"]["request"]["requestId"]}, {"decision", "allow_once"}})
+            .contains("result"));
+  REQUIRE_FALSE(client.wait_event(event_of(other, "turn.stopped"), other_at, std::chrono::seconds(30)).is_null());
   std::size_t probe = at;
-  CHECK(client.wait_event("turn.stopped", probe, std::chrono::milliseconds(10)).is_null());
+  CHECK(client.wait_event(event_of(id, "turn.stopped"), probe, std::chrono::milliseconds(0)).is_null());
+  CHECK(client.call("session.get", {{"sessionId", id}})["result"]["session"]["state"] == "awaiting_input");
+
   const auto answered = client.call("permission.respond", {{"requestId", asked["data"]["request"]["requestId"]}, {"decision", "allow_once"}});
   CHECK(answered.contains("result"));
-  const auto stopped = client.wait_event("turn.stopped", at, std::chrono::seconds(30));
+  const auto stopped = client.wait_event(event_of(id, "turn.stopped"), at, std::chrono::seconds(30));
   REQUIRE_FALSE(stopped.is_null());
   CHECK(stopped["data"]["stopReason"] == "end_turn");
   // The recording's tool output arrived; the command itself never ran.
   std::size_t tools = 0;
-  const auto tool = client.wait_event("tool.completed", tools, std::chrono::seconds(1));
+  const auto tool = client.wait_event(event_of(id, "tool.completed"), tools, std::chrono::seconds(1));
   REQUIRE_FALSE(tool.is_null());
   CHECK_FALSE(fs::exists(daemon.work() / "created_by_tool.txt"));
 
@@ -179,7 +195,7 @@ TEST_CASE("replay agent: a prompt plays the recorded turn through the Claude Cod
   CHECK(second["result"]["text"] == "second turn ok");
   // After the last recorded turn the first comes again, with its permission request.
   client.send("session.send", {{"sessionId", id}, {"text", "once more"}, {"wait", false}});
-  const auto asked_again = client.wait_event("permission.requested", at, std::chrono::seconds(30));
+  const auto asked_again = client.wait_event(event_of(id, "permission.requested"), at, std::chrono::seconds(30));
   CHECK_FALSE(asked_again.is_null());
 }
 

@@ -44,11 +44,11 @@ using switchboard::testing::TempDir;
 using switchboard::testing::RawHttpClient;
 using switchboard::testing::SpawnedDaemon;
 
-std::string fake_claude() { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fake_agents/fake_claude.py"; }
+std::string fake_claude() { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py"; }
 
 // The fake Claude Code (one permission per turn), and no configuration of the user's own.
 std::vector<std::string> agent_env(const TempDir& tmp) {
-  return {"SWITCHBOARD_CLAUDE_BIN=" + fake_claude(), "FAKE_CLAUDE_RECORD=" + (tmp.path() / "record.ndjson").string(),
+  return {"SWITCHBOARD_CLAUDE_BIN=" + fake_claude(), "FAKE_CLAUDE_ASK=1", "FAKE_CLAUDE_RECORD=" + (tmp.path() / "record.ndjson").string(),
           "SWITCHBOARD_HEADLESS_POLICY=", "SWITCHBOARD_REQUEST_TIMEOUT="};
 }
 

@@ -30,7 +30,6 @@ class FdReader : public std::enable_shared_from_this<FdReader> {
   void start();
   // Stops reading and closes the duplicate at once; on_end is not called afterwards.
   void stop();
-  bool pollable() const { return m_pollable; }
 
  private:
   void read_async();

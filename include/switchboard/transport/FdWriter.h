@@ -42,9 +42,6 @@ class FdWriter : public std::enable_shared_from_this<FdWriter> {
   void when_drained(std::function<void()> done);
   void on_broken(std::function<void()> callback) { m_on_broken = std::move(callback); }
 
-  std::size_t backlog_bytes() const { return m_pending.size() + m_in_flight.size(); }
-  bool broken() const { return m_broken; }
-
  private:
   void kick();
   void start_write();
