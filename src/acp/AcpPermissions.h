@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "switchboard/protocol/generated/Types.h"
+
 namespace switchboard::acp {
 
 // Our permission requests as ACP's session/request_permission, and the editor's choice back as our decision.
@@ -14,10 +16,10 @@ namespace switchboard::acp {
 
 // The params of session/request_permission for our PermissionRequest `request`; `tool_call_id` is the
 // tool_call the editor was told of (or the request's own id when the agent announced none).
-nlohmann::json permission_request_params(const nlohmann::json& request, const std::string& tool_call_id);
+nlohmann::json permission_request_params(const protocol::PermissionRequest& request, const std::string& tool_call_id);
 
 // The permission.respond params for the editor's answer (a RequestPermissionResponse's result, or null for an
 // error answer): a selected option maps to its decision; cancelled, an unknown option or an error deny.
-nlohmann::json permission_respond_params(const nlohmann::json& request, const nlohmann::json& result);
+nlohmann::json permission_respond_params(const protocol::PermissionRequest& request, const nlohmann::json& result);
 
 }  // namespace switchboard::acp

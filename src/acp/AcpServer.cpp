@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -13,12 +14,15 @@
 #include "acp/AcpPrompt.h"
 #include "acp/AcpUpdates.h"
 #include "acp/JsonMembers.h"
+#include "switchboard/json/DecodeContext.h"
+#include "switchboard/json/JsonWriter.h"
 #include "switchboard/protocol/generated/Types.h"
 #include "switchboard/version.h"
 
 namespace switchboard::acp {
 namespace acp_server_detail {
 
+namespace p = protocol;
 
 // The one ACP protocol version this agent speaks.
 constexpr int kAcpProtocolVersion = 1;
@@ -29,9 +33,48 @@ constexpr int kReplayPage = 1000;
 constexpr std::size_t kStoppedTurnsKept = 64;
 
 // ACP's stopReason for ours; nullopt for `error`, which ACP has not (the prompt fails instead).
-std::optional<std::string> acp_stop_reason(const std::string& ours) {
-  if (ours == "end_turn" || ours == "cancelled" || ours == "max_tokens" || ours == "refusal") return ours;
+std::optional<std::string> acp_stop_reason(p::StopReason ours) {
+  if (ours == p::StopReason::Error) return std::nullopt;
+  return std::string(p::to_string(ours));
+}
+
+// What the daemon sent, as the schema types it. The daemon speaks the schema this binary was built from: a
+// message that does not decode is a bug, logged with where it went wrong.
+template <class T>
+std::optional<T> decoded(const nlohmann::json& text, std::string_view what) {
+  T value{};
+  json::DecodeContext context;
+  if (p::decode(text, value, context)) return value;
+  const auto& error = context.error();
+  spdlog::error("acp: {} from the daemon does not decode: {}: expected {}, got {}", what, error.pointer, error.expected, error.actual);
   return std::nullopt;
+}
+
+// A typed value back as JSON, for the parts of our messages the editor gets as they are (usage in _meta).
+template <class T>
+nlohmann::json as_json(const T& value) {
+  std::string text;
+  {
+    json::JsonWriter writer(text);
+    p::encode(writer, value);
+  }
+  return nlohmann::json::parse(text);
+}
+
+// The result of a call whose failure the editor does not hear of (the daemon's own error is expected: a
+// session deleted meanwhile, say); nullopt then, or when the result does not decode.
+template <class Method>
+std::optional<typename Method::Result> quiet_result(const nlohmann::json& response) {
+  if (!response.is_object() || !response.contains("result")) {
+    spdlog::debug("acp: {} failed: {}", Method::kName, response.dump());
+    return std::nullopt;
+  }
+  return decoded<typename Method::Result>(response["result"], std::string(Method::kName) + "'s answer");
+}
+
+// The mode the session runs in: its own, else the agent's default (the first it lists).
+std::string current_mode(const p::SessionInfo& session, const std::vector<std::string>& modes) {
+  return session.mode && !session.mode->empty() ? *session.mode : modes.front();
 }
 
 }  // namespace acp_server_detail
@@ -62,7 +105,7 @@ void AcpServer::start() {
   Json params{{"protocolVersion", protocol::kProtocolVersion},
               {"clientInfo", {{"name", "switchboard-acp"}, {"version", std::string(kVersion)}}},
               {"capabilities", {{"answersPermissions", true}}}};
-  m_daemon.call("initialize", std::move(params), [this](const Json& response) { daemon_initialized(response); });
+  m_daemon.call(p::InitializeMethod::kName, std::move(params), [this](const Json& response) { daemon_initialized(response); });
 }
 
 void AcpServer::stop() {
@@ -128,10 +171,9 @@ void AcpServer::on_editor_response(const Json& message) {
   if (it == m_asked.end()) return;  // withdrawn already: another client answered first
   auto asked = std::move(it->second);
   m_asked.erase(it);
-  m_asked_by_request.erase(string_member(asked.request, "requestId"));
   const auto& result = message.contains("result") ? message["result"] : Json(nullptr);
   // AlreadyAnswered: another client was first, in the moment between; its answer stands.
-  m_daemon.call("permission.respond", permission_respond_params(asked.request, result), [](const Json&) {});
+  m_daemon.call(p::PermissionRespondMethod::kName, permission_respond_params(asked.request, result), [](const Json&) {});
 }
 
 void AcpServer::reply(const Json& id, Json result) {
@@ -177,39 +219,53 @@ void AcpServer::initialize(const Json& id, const Json& params) {
   reply(id, std::move(result));
 }
 
+template <class Method>
+std::optional<typename Method::Result> AcpServer::result_or_reply(const Json& id, const Json& response, std::string_view what) {
+  if (!response.contains("result")) {
+    reply_error(id, acp_error_of(response, what));
+    return std::nullopt;
+  }
+  auto result = decoded<typename Method::Result>(response["result"], std::string(Method::kName) + "'s answer");
+  if (!result) reply_error(id, acp_error(AcpErrorCode::InternalError, std::string(what) + ": the daemon's answer could not be read"));
+  return result;
+}
+
+AcpServer::OpenSession* AcpServer::open_session(const std::string& session_id) {
+  const auto it = m_sessions.find(session_id);
+  return it == m_sessions.end() ? nullptr : &it->second;
+}
+
 void AcpServer::with_agent_modes(std::function<void()> then) {
   if (m_agent_modes) return then();
   m_waiting_for_modes.push_back(std::move(then));
   if (m_waiting_for_modes.size() > 1) return;
-  m_daemon.call("agents.list", Json::object(), [this](const Json& response) {
-    Json modes = Json::array();
-    const auto& agents = object_member(response, "result").value("agents", Json::array());
-    for (const auto& agent : agents) {
-      if (string_member(agent, "agent") == m_options.agent && agent.contains("modes") && agent["modes"].is_array()) modes = agent["modes"];
+  m_daemon.call(p::AgentsListMethod::kName, Json::object(), [this](const Json& response) {
+    std::vector<std::string> modes;
+    // Without an answer it can read, the editor is offered no modes; the sessions still work.
+    if (auto listed = quiet_result<p::AgentsListMethod>(response)) {
+      for (auto& agent : listed->agents) {
+        if (agent.agent == m_options.agent && agent.modes) modes = std::move(*agent.modes);
+      }
     }
     m_agent_modes = std::move(modes);
     for (auto& waiting : std::exchange(m_waiting_for_modes, {})) waiting();
   });
 }
 
-Json AcpServer::mode_state(const Json& session) const {
+Json AcpServer::mode_state(const p::SessionInfo& session) const {
   if (!m_agent_modes || m_agent_modes->empty()) return nullptr;
   Json available = Json::array();
-  for (const auto& mode : *m_agent_modes) {
-    if (mode.is_string()) available.push_back(Json{{"id", mode}, {"name", mode}});
-  }
-  auto current = string_member(session, "mode");
-  if (current.empty()) current = (*m_agent_modes)[0].get<std::string>();
-  return Json{{"currentModeId", current}, {"availableModes", std::move(available)}};
+  for (const auto& mode : *m_agent_modes) available.push_back(Json{{"id", mode}, {"name", mode}});
+  return Json{{"currentModeId", current_mode(session, *m_agent_modes)}, {"availableModes", std::move(available)}};
 }
 
-Json AcpServer::session_setup(const Json& session) {
+Json AcpServer::session_setup(const p::SessionInfo& session) {
   Json result = Json::object();
   if (auto modes = mode_state(session); !modes.is_null()) result["modes"] = std::move(modes);
-  auto options = config_options(session, m_agent_modes.value_or(Json::array()));
+  auto options = config_options(session, m_agent_modes.value_or(std::vector<std::string>{}));
   if (!options.empty()) result["configOptions"] = options;
-  // Only for sessions this editor follows (set_config_option may name another): closing one forgets its entry.
-  if (const auto id = string_member(session, "sessionId"); m_open_sessions.count(id)) m_sent_options[id] = std::move(options);
+  // Only for sessions this editor follows (set_config_option may name another).
+  if (auto* open = open_session(session.session_id)) open->sent_options = std::move(options);
   return result;
 }
 
@@ -218,14 +274,13 @@ void AcpServer::new_session(const Json& id, const Json& params) {
   if (cwd.empty()) cwd = m_options.default_cwd;
   if (cwd.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/new needs a cwd"));
   // mcpServers: the hosted agents use the MCP servers of their own configuration; the editor's are not passed on.
-  m_daemon.call("session.create", Json{{"agent", m_options.agent}, {"cwd", cwd}}, [this, id](const Json& response) {
-    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/new"));
-    const auto session = object_member(response["result"], "session");
-    const auto session_id = string_member(session, "sessionId");
-    m_open_sessions.insert(session_id);
-    with_agent_modes([this, id, session, session_id] {
+  m_daemon.call(p::SessionCreateMethod::kName, Json{{"agent", m_options.agent}, {"cwd", cwd}}, [this, id](const Json& response) {
+    auto created = result_or_reply<p::SessionCreateMethod>(id, response, "session/new");
+    if (!created) return;
+    m_sessions.try_emplace(created->session.session_id);
+    with_agent_modes([this, id, session = std::move(created->session)] {
       Json result = session_setup(session);
-      result["sessionId"] = session_id;
+      result["sessionId"] = session.session_id;
       reply(id, std::move(result));
     });
   });
@@ -234,34 +289,41 @@ void AcpServer::new_session(const Json& id, const Json& params) {
 void AcpServer::load_session(const Json& id, const Json& params) {
   const auto session_id = string_member(params, "sessionId");
   if (session_id.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/load needs a sessionId"));
-  m_daemon.call("session.get", Json{{"sessionId", session_id}}, [this, id, session_id](const Json& response) {
-    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/load"));
+  m_daemon.call(p::SessionGetMethod::kName, Json{{"sessionId", session_id}}, [this, id, session_id](const Json& response) {
+    auto got = result_or_reply<p::SessionGetMethod>(id, response, "session/load");
+    if (!got) return;
     auto replay = std::make_shared<Replay>();
     replay->acp_id = id;
     replay->session_id = session_id;
-    replay->session = object_member(response["result"], "session");
+    replay->session = std::move(got->session);
     // From now on its live events are held, and sent after the stored ones that came before them.
-    m_replays[session_id] = replay;
-    m_open_sessions.insert(session_id);
+    const auto [open, opened] = m_sessions.try_emplace(session_id);
+    replay->opened_session = opened;
+    open->second.replay = replay;
     replay_page(replay);
   });
 }
 
 void AcpServer::replay_page(std::shared_ptr<Replay> replay) {
   Json params{{"sessionId", replay->session_id}, {"afterSeq", replay->last_seq}, {"limit", kReplayPage}};
-  m_daemon.call("session.events", std::move(params), [this, replay](const Json& response) {
-    if (!response.contains("result")) {
-      m_replays.erase(replay->session_id);
-      m_open_sessions.erase(replay->session_id);
-      return reply_error(replay->acp_id, acp_error_of(response, "session/load"));
+  m_daemon.call(p::SessionEventsMethod::kName, std::move(params), [this, replay](const Json& response) {
+    auto page = result_or_reply<p::SessionEventsMethod>(replay->acp_id, response, "session/load");
+    if (!page) {
+      // A session this load began to follow is followed no more, unless a prompt of the editor's waits on it.
+      if (auto* open = open_session(replay->session_id); open != nullptr && open->replay == replay) {
+        open->replay.reset();
+        if (replay->opened_session && open->prompts.empty()) m_sessions.erase(replay->session_id);
+      }
+      return;
     }
-    const auto& result = response["result"];
-    for (const auto& envelope : result.value("events", Json::array())) {
-      replay->last_seq = std::max(replay->last_seq, envelope.value("seq", std::int64_t{0}));
-      for (auto& update : updates_for_event(envelope, UpdateReading::Replay, replay->shown_diffs)) notify_update(replay->session_id, std::move(update));
+    // The events as the daemon sent them: the updates are made from the envelope, the seqs read typed.
+    const auto& events = response["result"]["events"];
+    for (std::size_t i = 0; i < page->events.size(); ++i) {
+      replay->last_seq = std::max(replay->last_seq, page->events[i].seq);
+      for (auto& update : updates_for_event(events[i], UpdateReading::Replay, replay->shown_diffs)) notify_update(replay->session_id, std::move(update));
     }
-    if (result.contains("nextAfterSeq") && result["nextAfterSeq"].is_number_integer()) {
-      replay->last_seq = result["nextAfterSeq"].get<std::int64_t>();
+    if (page->next_after_seq) {
+      replay->last_seq = *page->next_after_seq;
       return replay_page(replay);
     }
     finish_replay(replay);
@@ -269,12 +331,17 @@ void AcpServer::replay_page(std::shared_ptr<Replay> replay) {
 }
 
 void AcpServer::finish_replay(const std::shared_ptr<Replay>& replay) {
-  m_replays.erase(replay->session_id);
-  with_agent_modes([this, replay] {
+  auto* open = open_session(replay->session_id);
+  // Closed while the stored events were read: the load is answered, and nothing of the session follows.
+  const bool followed = open != nullptr && open->replay == replay;
+  if (followed) open->replay.reset();
+  with_agent_modes([this, replay, followed] {
     reply(replay->acp_id, session_setup(replay->session));
+    auto* session = open_session(replay->session_id);
+    if (!followed || session == nullptr) return;
     // What happened while the stored events were read, in order, without what the replay already showed.
     for (const auto& envelope : replay->held) {
-      if (envelope.value("seq", std::int64_t{0}) > replay->last_seq) forward_live(replay->session_id, envelope);
+      if (envelope.value("seq", std::int64_t{0}) > replay->last_seq) forward_live(replay->session_id, *session, envelope);
     }
     ask_open_permissions(replay->session_id);
   });
@@ -286,19 +353,17 @@ void AcpServer::list_sessions(const Json& id, const Json& params) {
   if (!cwd.empty()) query["cwd"] = cwd;
   const auto cursor = string_member(params, "cursor");
   if (!cursor.empty()) query["cursor"] = cursor;
-  m_daemon.call("session.list", std::move(query), [this, id](const Json& response) {
-    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/list"));
+  m_daemon.call(p::SessionListMethod::kName, std::move(query), [this, id](const Json& response) {
+    const auto listed = result_or_reply<p::SessionListMethod>(id, response, "session/list");
+    if (!listed) return;
     Json sessions = Json::array();
-    for (const auto& session : response["result"].value("sessions", Json::array())) {
-      Json info{{"sessionId", string_member(session, "sessionId")}, {"cwd", string_member(session, "cwd")}};
-      const auto title = string_member(session, "title");
-      if (!title.empty()) info["title"] = title;
-      if (session.contains("updatedAt") && session["updatedAt"].is_number_integer()) info["updatedAt"] = iso_time(session["updatedAt"].get<std::int64_t>());
+    for (const auto& session : listed->sessions) {
+      Json info{{"sessionId", session.session_id}, {"cwd", session.cwd}, {"updatedAt", iso_time(session.updated_at)}};
+      if (session.title && !session.title->empty()) info["title"] = *session.title;
       sessions.push_back(std::move(info));
     }
     Json result{{"sessions", std::move(sessions)}};
-    const auto next = string_member(response["result"], "nextCursor");
-    if (!next.empty()) result["nextCursor"] = next;
+    if (listed->next_cursor) result["nextCursor"] = *listed->next_cursor;
     reply(id, std::move(result));
   });
 }
@@ -306,14 +371,14 @@ void AcpServer::list_sessions(const Json& id, const Json& params) {
 void AcpServer::resume_session(const Json& id, const Json& params) {
   const auto session_id = string_member(params, "sessionId");
   if (session_id.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/resume needs a sessionId"));
-  m_daemon.call("session.get", Json{{"sessionId", session_id}}, [this, id, session_id](const Json& response) {
-    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/resume"));
+  m_daemon.call(p::SessionGetMethod::kName, Json{{"sessionId", session_id}}, [this, id, session_id](const Json& response) {
+    auto got = result_or_reply<p::SessionGetMethod>(id, response, "session/resume");
+    if (!got) return;
     // Like session/load without the replay: its events are followed from now on.
-    m_open_sessions.insert(session_id);
-    const auto session = object_member(response["result"], "session");
-    with_agent_modes([this, id, session] {
+    m_sessions.try_emplace(session_id);
+    with_agent_modes([this, id, session = std::move(got->session)] {
       reply(id, session_setup(session));
-      ask_open_permissions(string_member(session, "sessionId"));
+      ask_open_permissions(session.session_id);
     });
   });
 }
@@ -321,36 +386,30 @@ void AcpServer::resume_session(const Json& id, const Json& params) {
 void AcpServer::ask_open_permissions(const std::string& session_id) {
   // A request that was open before the editor came (another client's turn waits on it) is the editor's to
   // answer too: the session's snapshot has them.
-  m_daemon.call("session.attach", Json{{"sessionId", session_id}}, [this](const Json& response) {
-    for (const auto& request : object_member(response, "result").value("permissions", Json::array())) {
-      if (string_member(request, "state") == "open") ask_permission(request);  // not one being answered
+  m_daemon.call(p::SessionAttachMethod::kName, Json{{"sessionId", session_id}}, [this](const Json& response) {
+    const auto attached = quiet_result<p::SessionAttachMethod>(response);
+    if (!attached) return;
+    for (const auto& request : attached->permissions) {
+      if (request.state == p::PermissionRequestState::Open) ask_permission(request);  // not one being answered
     }
   });
 }
 
 void AcpServer::close_session(const Json& id, const Json& params) {
   const auto session_id = string_member(params, "sessionId");
-  if (!m_open_sessions.count(session_id)) return reply_error(id, acp_error(AcpErrorCode::ResourceNotFound, "session/close: the session is not open here"));
+  const auto open = m_sessions.find(session_id);
+  if (open == m_sessions.end()) return reply_error(id, acp_error(AcpErrorCode::ResourceNotFound, "session/close: the session is not open here"));
   // ACP: closing cancels the session's work. The session itself stays stored (the console and session/load
   // still have it); this editor stops following it, so its prompts answer `cancelled` now and its open
   // permission requests are withdrawn.
-  m_open_sessions.erase(session_id);
-  m_replays.erase(session_id);
-  m_running_tools.erase(session_id);
-  m_shown_diffs.erase(session_id);
-  m_sent_options.erase(session_id);
-  std::erase_if(m_prompts, [&](const PendingPrompt& pending) {
-    if (pending.session_id != session_id) return false;
-    reply(pending.acp_id, Json{{"stopReason", "cancelled"}});
-    return true;
-  });
+  for (const auto& pending : open->second.prompts) reply(pending.acp_id, Json{{"stopReason", "cancelled"}});
+  m_sessions.erase(open);
   std::vector<std::string> asked;
-  for (const auto& [request_id, editor_id] : m_asked_by_request) {
-    const auto it = m_asked.find(editor_id);
-    if (it != m_asked.end() && string_member(it->second.request, "sessionId") == session_id) asked.push_back(request_id);
+  for (const auto& [editor_id, permission] : m_asked) {
+    if (permission.request.session_id == session_id) asked.push_back(permission.request.request_id);
   }
   for (const auto& request_id : asked) withdraw_permission(request_id);
-  m_daemon.call("session.cancel", Json{{"sessionId", session_id}}, [this, id](const Json&) { reply(id, Json::object()); });
+  m_daemon.call(p::SessionCancelMethod::kName, Json{{"sessionId", session_id}}, [this, id](const Json&) { reply(id, Json::object()); });
 }
 
 void AcpServer::prompt(const Json& id, const Json& params) {
@@ -363,37 +422,39 @@ void AcpServer::prompt(const Json& id, const Json& params) {
   if (!prompt.attachments.empty()) send["attachments"] = prompt.attachments;
   // A session the editor names without session/load (it remembered the id) is followed from now on: from
   // before the send, since the turn's first events may come before its reply.
-  const bool was_open = !m_open_sessions.insert(session_id).second;
-  m_daemon.call("session.send", std::move(send), [this, id, session_id, was_open](const Json& response) {
-    if (!response.contains("result")) {
-      if (!was_open) m_open_sessions.erase(session_id);
-      return reply_error(id, acp_error_of(response, "session/prompt"));
+  const bool was_open = !m_sessions.try_emplace(session_id).second;
+  m_daemon.call(p::SessionSendMethod::kName, std::move(send), [this, id, session_id, was_open](const Json& response) {
+    const auto sent = result_or_reply<p::SessionSendMethod>(id, response, "session/prompt");
+    auto* session = open_session(session_id);
+    if (!sent) {
+      if (!was_open && session != nullptr && session->prompts.empty() && !session->replay) m_sessions.erase(session_id);
+      return;
     }
-    const auto& result = response["result"];
-    PendingPrompt pending{id, session_id, std::nullopt, std::nullopt, false};
-    if (result.value("queued", false)) {
+    // Closed while the send was on its way: like the session's other prompts, it answers `cancelled`.
+    if (session == nullptr) return reply(id, Json{{"stopReason", "cancelled"}});
+    PendingPrompt pending{id, std::nullopt, std::nullopt, false};
+    if (sent->queued) {
       // Behind a running turn (another client's, or this editor's previous prompt): ours is the turn.started
       // that names this queue id.
-      pending.queue_id = string_member(result, "queueId");
+      pending.queue_id = sent->queue_id;
     } else {
-      pending.turn_id = string_member(result, "turnId");
-      for (auto it = m_stopped_turns.begin(); it != m_stopped_turns.end(); ++it) {
-        if (it->first == *pending.turn_id) {
-          auto stopped = std::move(it->second);
-          m_stopped_turns.erase(it);
-          return answer_prompt(std::move(pending), stopped);  // over before the reply was read
-        }
+      pending.turn_id = sent->turn_id;
+      auto& stopped = session->stopped_turns;
+      const auto over = std::find_if(stopped.begin(), stopped.end(), [&](const auto& turn) { return turn.turn_id == sent->turn_id; });
+      if (over != stopped.end()) {
+        const auto turn = std::move(*over);
+        stopped.erase(over);
+        return answer_prompt(pending, turn);  // over before the reply was read
       }
     }
-    m_prompts.push_back(std::move(pending));
+    session->prompts.push_back(std::move(pending));
   });
 }
 
 void AcpServer::set_mode(const Json& id, const Json& params) {
   Json call{{"sessionId", string_member(params, "sessionId")}, {"mode", string_member(params, "modeId")}};
-  m_daemon.call("session.setMode", std::move(call), [this, id](const Json& response) {
-    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/set_mode"));
-    reply(id, Json::object());
+  m_daemon.call(p::SessionSetModeMethod::kName, std::move(call), [this, id](const Json& response) {
+    if (result_or_reply<p::SessionSetModeMethod>(id, response, "session/set_mode")) reply(id, Json::object());
   });
 }
 
@@ -406,24 +467,31 @@ void AcpServer::set_config_option(const Json& id, const Json& params) {
   const auto value = string_member(params, "value");
   if (value.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/set_config_option needs a value (a string)"));
   Json call{{"sessionId", string_member(params, "sessionId")}, {is_model ? "model" : "mode", value}};
-  m_daemon.call(is_model ? "session.setModel" : "session.setMode", std::move(call), [this, id](const Json& response) {
-    if (!response.contains("result")) return reply_error(id, acp_error_of(response, "session/set_config_option"));
-    with_agent_modes([this, id, session = object_member(response["result"], "session")] {
+  auto answer = [this, id](p::SessionInfo session) {
+    with_agent_modes([this, id, session = std::move(session)] {
       reply(id, Json{{"configOptions", session_setup(session).value("configOptions", Json::array())}});
     });
+  };
+  if (is_model) {
+    return m_daemon.call(p::SessionSetModelMethod::kName, std::move(call), [this, id, answer](const Json& response) {
+      if (auto set = result_or_reply<p::SessionSetModelMethod>(id, response, "session/set_config_option")) answer(std::move(set->session));
+    });
+  }
+  m_daemon.call(p::SessionSetModeMethod::kName, std::move(call), [this, id, answer](const Json& response) {
+    if (auto set = result_or_reply<p::SessionSetModeMethod>(id, response, "session/set_config_option")) answer(std::move(set->session));
   });
 }
 
 void AcpServer::cancel(const Json& params) {
   const auto session_id = string_member(params, "sessionId");
-  for (auto& pending : m_prompts) {
-    // The running turn's prompt answers `cancelled` whatever the turn's own end says; prompts still queued
-    // stay queued (docs/acp.md).
-    if (pending.session_id == session_id && pending.turn_id) {
-      pending.cancel_requested = true;
+  if (auto* session = open_session(session_id)) {
+    for (auto& pending : session->prompts) {
+      // The running turn's prompt answers `cancelled` whatever the turn's own end says; prompts still queued
+      // stay queued (docs/acp.md).
+      if (pending.turn_id) pending.cancel_requested = true;
     }
   }
-  m_daemon.call("session.cancel", Json{{"sessionId", session_id}}, [](const Json&) {});
+  m_daemon.call(p::SessionCancelMethod::kName, Json{{"sessionId", session_id}}, [](const Json&) {});
 }
 
 // ---- the daemon's side ----
@@ -442,103 +510,105 @@ void AcpServer::daemon_initialized(const Json& response) {
 void AcpServer::on_event(const Json& envelope) {
   if (m_finished) return;
   const auto session_id = string_member(envelope, "sessionId");
-  if (session_id.empty() || !m_open_sessions.count(session_id)) return;
-  if (auto replay = m_replays.find(session_id); replay != m_replays.end()) {
-    replay->second->held.push_back(envelope);
+  auto* session = session_id.empty() ? nullptr : open_session(session_id);
+  if (session == nullptr) return;
+  if (session->replay) {
+    session->replay->held.push_back(envelope);
     return;
   }
-  forward_live(session_id, envelope);
+  forward_live(session_id, *session, envelope);
 }
 
-void AcpServer::forward_live(const std::string& session_id, const Json& envelope) {
+void AcpServer::forward_live(const std::string& session_id, OpenSession& session, const Json& envelope) {
   const auto type = string_member(envelope, "type");
   const auto& data = object_member(envelope, "data");
   if (type == "tool.started") {
-    m_running_tools[session_id].emplace_back(string_member(data, "tool"), string_member(data, "toolCallId"));
+    if (const auto started = decoded<p::ToolStartedEvent>(data, "tool.started")) {
+      session.running_tools.push_back(RunningTool{started->tool, started->tool_call_id});
+    }
   } else if (type == "tool.completed") {
-    auto& running = m_running_tools[session_id];
-    std::erase_if(running, [&](const auto& tool) { return tool.second == string_member(data, "toolCallId"); });
+    if (const auto completed = decoded<p::ToolCompletedEvent>(data, "tool.completed")) {
+      std::erase_if(session.running_tools, [&](const RunningTool& tool) { return tool.tool_call_id == completed->tool_call_id; });
+    }
   }
-  for (auto& update : updates_for_event(envelope, UpdateReading::Live, m_shown_diffs[session_id])) notify_update(session_id, std::move(update));
-  if (type == "session.updated") update_config_options(object_member(data, "session"));
-  if (type == "permission.requested") ask_permission(object_member(data, "request"));
-  if (type == "permission.resolved") withdraw_permission(string_member(data, "requestId"));
-  track_turns(envelope);
+  for (auto& update : updates_for_event(envelope, UpdateReading::Live, session.shown_diffs)) notify_update(session_id, std::move(update));
+  if (type == "session.updated") {
+    if (const auto updated = decoded<p::SessionUpdatedEvent>(data, "session.updated")) update_config_options(updated->session);
+  } else if (type == "permission.requested") {
+    if (const auto requested = decoded<p::PermissionRequestedEvent>(data, "permission.requested")) ask_permission(requested->request);
+  } else if (type == "permission.resolved") {
+    if (const auto resolved = decoded<p::PermissionResolvedEvent>(data, "permission.resolved")) withdraw_permission(resolved->request_id);
+  } else if (type == "turn.started") {
+    if (const auto started = decoded<p::TurnStartedEvent>(data, "turn.started")) turn_started(session, *started);
+  } else if (type == "turn.stopped") {
+    if (auto stopped = decoded<p::TurnStoppedEvent>(data, "turn.stopped")) turn_stopped(session, std::move(*stopped));
+  }
 }
 
-void AcpServer::update_config_options(const Json& session) {
+void AcpServer::update_config_options(const p::SessionInfo& info) {
   // Sent when the choices or a current value changed (a model list that arrived with the agent's start, a
   // switch made by another client), not at every rename.
-  with_agent_modes([this, session] {
-    auto options = config_options(session, m_agent_modes.value_or(Json::array()));
-    auto& sent = m_sent_options[string_member(session, "sessionId")];
-    if (options == sent) return;
-    sent = options;
-    notify_update(string_member(session, "sessionId"), Json{{"sessionUpdate", "config_option_update"}, {"configOptions", std::move(options)}});
+  with_agent_modes([this, info] {
+    auto* session = open_session(info.session_id);
+    if (session == nullptr) return;
+    auto options = config_options(info, m_agent_modes.value_or(std::vector<std::string>{}));
+    if (options == session->sent_options) return;
+    session->sent_options = options;
+    notify_update(info.session_id, Json{{"sessionUpdate", "config_option_update"}, {"configOptions", std::move(options)}});
   });
 }
 
-void AcpServer::track_turns(const Json& envelope) {
-  const auto type = string_member(envelope, "type");
-  const auto& data = object_member(envelope, "data");
-  if (type == "turn.started") {
-    const auto queue_id = string_member(data, "queueId");
-    if (queue_id.empty()) return;
-    for (auto& pending : m_prompts) {
-      if (pending.queue_id && *pending.queue_id == queue_id) pending.turn_id = string_member(data, "turnId");
-    }
-  } else if (type == "turn.stopped") {
-    const auto turn_id = string_member(data, "turnId");
-    m_running_tools.erase(string_member(envelope, "sessionId"));
-    m_shown_diffs.erase(string_member(envelope, "sessionId"));  // calls that never completed
-    for (auto it = m_prompts.begin(); it != m_prompts.end(); ++it) {
-      if (it->turn_id && *it->turn_id == turn_id) {
-        auto pending = std::move(*it);
-        m_prompts.erase(it);
-        return answer_prompt(std::move(pending), data);
-      }
-    }
-    m_stopped_turns.emplace_back(turn_id, data);
-    if (m_stopped_turns.size() > kStoppedTurnsKept) m_stopped_turns.pop_front();
+void AcpServer::turn_started(OpenSession& session, const p::TurnStartedEvent& started) {
+  if (!started.queue_id) return;
+  for (auto& pending : session.prompts) {
+    if (pending.queue_id == started.queue_id) pending.turn_id = started.turn_id;
   }
 }
 
-void AcpServer::answer_prompt(PendingPrompt pending, const Json& stopped) {
-  const auto ours = string_member(stopped, "stopReason");
+void AcpServer::turn_stopped(OpenSession& session, p::TurnStoppedEvent stopped) {
+  session.running_tools.clear();
+  session.shown_diffs.clear();  // calls that never completed
+  const auto ours = std::find_if(session.prompts.begin(), session.prompts.end(),
+                                 [&](const PendingPrompt& pending) { return pending.turn_id == stopped.turn_id; });
+  if (ours != session.prompts.end()) {
+    const auto pending = std::move(*ours);
+    session.prompts.erase(ours);
+    return answer_prompt(pending, stopped);
+  }
+  session.stopped_turns.push_back(std::move(stopped));
+  if (session.stopped_turns.size() > kStoppedTurnsKept) session.stopped_turns.pop_front();
+}
+
+void AcpServer::answer_prompt(const PendingPrompt& pending, const p::TurnStoppedEvent& stopped) {
   if (pending.cancel_requested) return reply(pending.acp_id, Json{{"stopReason", "cancelled"}});
-  if (auto reason = acp_stop_reason(ours)) {
+  if (auto reason = acp_stop_reason(stopped.stop_reason)) {
     Json result{{"stopReason", *reason}};
     // ACP v1 has no per-turn token usage (usage_update wants the context window's size, which agents do not
     // report): ours travels in the answer's _meta, as {inputTokens, outputTokens, cacheReadTokens, costUsd}.
-    if (const auto usage = stopped.find("usage"); usage != stopped.end() && usage->is_object()) {
-      result["_meta"] = Json{{"switchboard", {{"usage", *usage}}}};
-    }
+    if (stopped.usage) result["_meta"] = Json{{"switchboard", {{"usage", as_json(*stopped.usage)}}}};
     return reply(pending.acp_id, std::move(result));
   }
-  auto why = string_member(stopped, "error");
+  const auto why = stopped.error.value_or("");
   reply_error(pending.acp_id, acp_error(AcpErrorCode::InternalError, "the turn failed" + (why.empty() ? std::string() : ": " + why)));
 }
 
-void AcpServer::ask_permission(const Json& request) {
-  const auto request_id = string_member(request, "requestId");
-  if (request_id.empty() || m_asked_by_request.count(request_id)) return;
+void AcpServer::ask_permission(const p::PermissionRequest& request) {
+  const auto asked_already = [this](const std::string& request_id) {
+    return std::any_of(m_asked.begin(), m_asked.end(), [&](const auto& asked) { return asked.second.request.request_id == request_id; });
+  };
+  if (request.request_id.empty() || asked_already(request.request_id)) return;
   // The daemon resolves rule-matched asks right after announcing them: ask only what is still open once the
   // events already received were read.
-  boost::asio::post(m_io, [this, request, request_id] {
-    if (m_finished || m_asked_by_request.count(request_id) || !m_open_sessions.count(string_member(request, "sessionId"))) return;
-    if (m_resolved_requests.erase(request_id) > 0) return;
-    const auto session_id = string_member(request, "sessionId");
-    std::string tool_call_id = "permission-" + request_id;
-    const auto& running = m_running_tools[session_id];
-    for (auto it = running.rbegin(); it != running.rend(); ++it) {
-      if (it->first == string_member(request, "tool")) {
-        tool_call_id = it->second;
-        break;
-      }
-    }
+  boost::asio::post(m_io, [this, request, asked_already] {
+    auto* session = open_session(request.session_id);
+    if (m_finished || session == nullptr || asked_already(request.request_id)) return;
+    if (m_resolved_requests.erase(request.request_id) > 0) return;
+    std::string tool_call_id = "permission-" + request.request_id;
+    const auto& running = session->running_tools;
+    const auto named = std::find_if(running.rbegin(), running.rend(), [&](const RunningTool& tool) { return tool.tool == request.tool; });
+    if (named != running.rend()) tool_call_id = named->tool_call_id;
     const std::int64_t id = m_next_editor_id++;
     m_asked.emplace(id, AskedPermission{request});
-    m_asked_by_request.emplace(request_id, id);
     send_to_editor(Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "session/request_permission"},
                         {"params", permission_request_params(request, tool_call_id)}});
   });
@@ -547,20 +617,21 @@ void AcpServer::ask_permission(const Json& request) {
 void AcpServer::withdraw_permission(const std::string& request_id) {
   if (m_resolved_requests.size() > 1000) m_resolved_requests.clear();
   m_resolved_requests.insert(request_id);
-  const auto it = m_asked_by_request.find(request_id);
-  if (it == m_asked_by_request.end()) return;
+  const auto it = std::find_if(m_asked.begin(), m_asked.end(), [&](const auto& asked) { return asked.second.request.request_id == request_id; });
+  if (it == m_asked.end()) return;
   // Answered elsewhere first (console, TUI, a rule, a cancel): ACP's way to take a request back is
   // $/cancel_request; the editor's late answer, if any, is then ignored.
-  const auto id = it->second;
-  m_asked_by_request.erase(it);
-  m_asked.erase(id);
+  const auto id = it->first;
+  m_asked.erase(it);
   send_to_editor(Json{{"jsonrpc", "2.0"}, {"method", "$/cancel_request"}, {"params", {{"requestId", id}}}});
 }
 
 void AcpServer::on_daemon_closed() {
   if (m_finished) return;
-  for (auto& pending : std::exchange(m_prompts, {})) {
-    reply_error(pending.acp_id, acp_error(AcpErrorCode::InternalError, "the daemon closed the connection before the turn ended"));
+  for (auto& [session_id, session] : m_sessions) {
+    for (auto& pending : std::exchange(session.prompts, {})) {
+      reply_error(pending.acp_id, acp_error(AcpErrorCode::InternalError, "the daemon closed the connection before the turn ended"));
+    }
   }
   if (!m_editor_gone) spdlog::warn("acp: the daemon closed the connection");
   // What was written to the editor leaves first.

@@ -17,6 +17,7 @@
 
 #include "acp/AcpUpdates.h"
 #include "client/RpcConnection.h"
+#include "switchboard/protocol/generated/Methods.h"
 #include "switchboard/transport/FdReader.h"
 #include "switchboard/transport/FdWriter.h"
 #include "switchboard/transport/LineFramer.h"
@@ -58,23 +59,39 @@ class AcpServer {
   // A session/prompt waiting for its turn's end.
   struct PendingPrompt {
     Json acp_id;
-    std::string session_id;
     std::optional<std::string> turn_id;   // known from session.send, or from turn.started of its queue id
     std::optional<std::string> queue_id;  // while it waits behind another turn
     bool cancel_requested = false;        // the editor sent session/cancel: the answer is `cancelled`
-  };
-  // A session/request_permission we sent, until the editor answers or it is withdrawn.
-  struct AskedPermission {
-    Json request;  // our PermissionRequest
   };
   // A session/load in progress: live events of its session are held until the stored ones were replayed.
   struct Replay {
     Json acp_id;
     std::string session_id;
-    Json session;  // its SessionInfo
+    protocol::SessionInfo session;
     std::int64_t last_seq = 0;
     std::vector<Json> held;
     ShownDiffs shown_diffs;  // of the stored events replayed
+    bool opened_session = false;  // the editor did not follow the session before this load
+  };
+  struct RunningTool {
+    std::string tool;
+    std::string tool_call_id;
+  };
+  // One session this editor follows (it created, loaded, resumed or prompted it): its events are sent to the
+  // editor, and this is what is kept for it. Closing the session forgets all of it at once.
+  struct OpenSession {
+    std::shared_ptr<Replay> replay;     // while session/load replays its stored events
+    std::vector<PendingPrompt> prompts;
+    // Turns that ended before session.send's reply named them (the events may come first). Bounded.
+    std::deque<protocol::TurnStoppedEvent> stopped_turns;
+    // The tool calls running, newest last: a permission request names the tool, not the call.
+    std::vector<RunningTool> running_tools;
+    ShownDiffs shown_diffs;  // the running calls' diffs (live)
+    Json sent_options = Json::array();  // the config options the editor has now
+  };
+  // A session/request_permission we sent, until the editor answers or it is withdrawn.
+  struct AskedPermission {
+    protocol::PermissionRequest request;
   };
 
   // Editor side.
@@ -103,21 +120,27 @@ class AcpServer {
   void cancel(const Json& params);
   // The modes of the agent (agents.list, asked once), then `then` runs.
   void with_agent_modes(std::function<void()> then);
-  Json mode_state(const Json& session) const;
+  Json mode_state(const protocol::SessionInfo& session) const;
   // What session/new, load and resume answer besides the id: modes and config options. Remembers the options as
   // sent to the editor.
-  Json session_setup(const Json& session);
-  void update_config_options(const Json& session);
+  Json session_setup(const protocol::SessionInfo& session);
+  void update_config_options(const protocol::SessionInfo& session);
+  // The result of a call to the daemon, as the schema types it; nullopt once the editor's request `id` was
+  // answered with the error instead (the daemon's, or its answer not being what the schema says).
+  template <class Method>
+  std::optional<typename Method::Result> result_or_reply(const Json& id, const Json& response, std::string_view what);
+  OpenSession* open_session(const std::string& session_id);
 
   // Daemon side.
   void daemon_initialized(const Json& response);
   void on_event(const Json& envelope);
-  void forward_live(const std::string& session_id, const Json& envelope);
-  void track_turns(const Json& envelope);
-  void ask_permission(const Json& request);
+  void forward_live(const std::string& session_id, OpenSession& session, const Json& envelope);
+  void turn_started(OpenSession& session, const protocol::TurnStartedEvent& started);
+  void turn_stopped(OpenSession& session, protocol::TurnStoppedEvent stopped);
+  void ask_permission(const protocol::PermissionRequest& request);
   void ask_open_permissions(const std::string& session_id);
   void withdraw_permission(const std::string& request_id);
-  void answer_prompt(PendingPrompt prompt, const Json& stopped);
+  void answer_prompt(const PendingPrompt& prompt, const protocol::TurnStoppedEvent& stopped);
   void on_daemon_closed();
   void finish(int code);
 
@@ -133,21 +156,12 @@ class AcpServer {
   bool m_daemon_ready = false;
   std::vector<std::string> m_held_lines;  // editor lines that came before the daemon answered initialize
 
-  std::set<std::string> m_open_sessions;  // the sessions this editor created or loaded: their events are sent
-  std::map<std::string, std::shared_ptr<Replay>> m_replays;  // by session id
-  std::vector<PendingPrompt> m_prompts;
-  // Turns that ended before session.send's reply named them (the events may come first). Bounded.
-  std::deque<std::pair<std::string, Json>> m_stopped_turns;
-  // The tool calls running in each session, newest last: a permission request names the tool, not the call.
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> m_running_tools;  // session → (tool, id)
-  std::map<std::string, ShownDiffs> m_shown_diffs;  // session → its running calls' diffs (live)
-  std::map<std::int64_t, AskedPermission> m_asked;      // by our JSON-RPC id to the editor
-  std::map<std::string, std::int64_t> m_asked_by_request;  // our requestId → that id
+  std::map<std::string, OpenSession> m_sessions;  // by session id
+  std::map<std::int64_t, AskedPermission> m_asked;  // by our JSON-RPC id to the editor
   // Requests resolved before the post that would ask the editor ran (bounded: cleared when large).
   std::set<std::string> m_resolved_requests;
   std::int64_t m_next_editor_id = 1;
-  std::optional<Json> m_agent_modes;
-  std::map<std::string, Json> m_sent_options;  // by session: the config options the editor has now  // array of mode names (maybe empty), once asked
+  std::optional<std::vector<std::string>> m_agent_modes;  // the agent's modes (maybe none), once asked
   std::vector<std::function<void()>> m_waiting_for_modes;
   bool m_editor_gone = false;
   bool m_finished = false;

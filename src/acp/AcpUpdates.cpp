@@ -129,32 +129,26 @@ std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading,
   return updates;
 }
 
-Json config_options(const Json& session, const Json& agent_modes) {
+Json config_options(const protocol::SessionInfo& session, const std::vector<std::string>& agent_modes) {
   Json options = Json::array();
-  if (agent_modes.is_array() && !agent_modes.empty() && agent_modes[0].is_string()) {
+  if (!agent_modes.empty()) {
     Json choices = Json::array();
-    for (const auto& mode : agent_modes) {
-      if (mode.is_string()) choices.push_back(Json{{"value", mode}, {"name", mode}});
-    }
-    auto current = string_member(session, "mode");
-    if (current.empty()) current = agent_modes[0].get<std::string>();
+    for (const auto& mode : agent_modes) choices.push_back(Json{{"value", mode}, {"name", mode}});
+    const auto current = session.mode && !session.mode->empty() ? *session.mode : agent_modes.front();
     options.push_back(Json{{"id", "mode"}, {"name", "Mode"}, {"category", "mode"}, {"type", "select"},
                            {"currentValue", current}, {"options", std::move(choices)}});
   }
-  const auto models = session.is_object() && session.contains("models") && session["models"].is_array() ? session["models"] : Json::array();
   Json choices = Json::array();
   std::string fallback;
-  for (const auto& model : models) {
-    const auto id = string_member(model, "id");
-    if (id.empty()) continue;
-    Json choice{{"value", id}, {"name", string_member(model, "name").empty() ? id : string_member(model, "name")}};
-    if (const auto description = string_member(model, "description"); !description.empty()) choice["description"] = description;
+  for (const auto& model : session.models.value_or(std::vector<protocol::ModelInfo>{})) {
+    if (model.id.empty()) continue;
+    Json choice{{"value", model.id}, {"name", model.name && !model.name->empty() ? *model.name : model.id}};
+    if (model.description && !model.description->empty()) choice["description"] = *model.description;
     choices.push_back(std::move(choice));
-    if (fallback.empty() || (model.contains("isDefault") && model["isDefault"] == true)) fallback = id;
+    if (fallback.empty() || model.is_default == true) fallback = model.id;
   }
   if (choices.empty()) return options;
-  auto current = string_member(session, "model");
-  if (current.empty()) current = fallback;
+  const auto current = session.model && !session.model->empty() ? *session.model : fallback;
   const bool listed = std::any_of(choices.begin(), choices.end(), [&](const Json& choice) { return choice["value"] == current; });
   if (!listed) choices.push_back(Json{{"value", current}, {"name", current}});
   options.push_back(Json{{"id", "model"}, {"name", "Model"}, {"category", "model"}, {"type", "select"},

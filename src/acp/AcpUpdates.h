@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "switchboard/protocol/generated/Types.h"
+
 namespace switchboard::acp {
 
 // Our events as ACP `session/update` payloads (the `update` object of a SessionNotification), for
@@ -47,6 +49,6 @@ std::optional<nlohmann::json> plan_for_tool(const std::string& tool, const nlohm
 // the agent offers the session (SessionInfo.models). Each is left out when there is nothing to choose from; the
 // current value is the session's own choice, else the agent's default, else the first. A session's model that
 // the list lacks (set by name) is offered too, so the current value is always one of the choices.
-nlohmann::json config_options(const nlohmann::json& session, const nlohmann::json& agent_modes);
+nlohmann::json config_options(const protocol::SessionInfo& session, const std::vector<std::string>& agent_modes);
 
 }  // namespace switchboard::acp

@@ -11,6 +11,8 @@
 #include "acp/AcpPrompt.h"
 #include "acp/AcpUpdates.h"
 #include "support/AcpSchemaValidator.h"
+#include "switchboard/json/DecodeContext.h"
+#include "switchboard/protocol/generated/Types.h"
 #include "support/AcpSdk.h"
 #include "support/TempDir.h"
 #include "support/TextFile.h"
@@ -24,6 +26,24 @@ namespace acp_server_parts_tests {
 
 using nlohmann::json;
 using namespace switchboard::acp;
+
+// A value of a schema type, from its JSON (the test's own: it must decode).
+template <class T>
+T decoded(const json& text) {
+  T value{};
+  switchboard::json::DecodeContext context;
+  const bool ok = switchboard::protocol::decode(text, value, context);
+  INFO(context.error().pointer << ": expected " << context.error().expected);
+  REQUIRE(ok);
+  return value;
+}
+
+switchboard::protocol::SessionInfo session_info(json fields) {
+  json info{{"sessionId", "s-1"}, {"agent", "claude"}, {"cwd", "/w"}, {"archived", false}, {"state", "idle"},
+            {"live", false}, {"createdAt", 1}, {"updatedAt", 2}};
+  info.update(fields);
+  return decoded<switchboard::protocol::SessionInfo>(info);
+}
 
 json event(const std::string& type, json data) { return json{{"seq", 7}, {"type", type}, {"ts", 1}, {"sessionId", "s-1"}, {"data", std::move(data)}}; }
 
@@ -143,9 +163,10 @@ TEST_CASE("acp prompt: text and file links and embedded text and images become t
 }
 
 TEST_CASE("acp permissions: three options and each answer is its decision", "[acp-server]") {
-  const json request{{"requestId", "r-1"}, {"sessionId", "s-1"}, {"turnId", "t"}, {"tool", "Bash"}, {"input", {{"command", "rm x"}}},
-                     {"description", "Run rm x"}, {"reason", "mode"}, {"state", "open"}, {"openedAt", 1},
-                     {"suggestedRule", {{"tool", "Bash"}, {"pattern", "rm *"}}}};
+  const json request_json{{"requestId", "r-1"}, {"sessionId", "s-1"}, {"turnId", "t"}, {"tool", "Bash"}, {"input", {{"command", "rm x"}}},
+                          {"description", "Run rm x"}, {"reason", "mode"}, {"state", "open"}, {"openedAt", 1},
+                          {"suggestedRule", {{"tool", "Bash"}, {"pattern", "rm *"}}}};
+  const auto request = decoded<switchboard::protocol::PermissionRequest>(request_json);
   const auto params = permission_request_params(request, "c1");
   CHECK(params["sessionId"] == "s-1");
   CHECK(params["toolCall"]["toolCallId"] == "c1");
@@ -157,7 +178,7 @@ TEST_CASE("acp permissions: three options and each answer is its decision", "[ac
   CHECK(permission_respond_params(request, selected("allow_once")) == json{{"requestId", "r-1"}, {"decision", "allow_once"}});
   const auto always = permission_respond_params(request, selected("allow_always"));
   CHECK(always["decision"] == "allow_session");
-  CHECK(always["rule"] == request["suggestedRule"]);
+  CHECK(always["rule"] == request_json["suggestedRule"]);
   CHECK(permission_respond_params(request, selected("reject_once"))["decision"] == "deny");
   CHECK(permission_respond_params(request, json{{"outcome", {{"outcome", "cancelled"}}}})["decision"] == "deny");
   CHECK(permission_respond_params(request, selected("made_up"))["decision"] == "deny");
@@ -177,10 +198,10 @@ TEST_CASE("acp errors: our codes map to ACP codes and our message is kept with w
 
 // The e2e scenarios trust this validator with every message: it must refuse what ACP does not allow.
 TEST_CASE("acp config options: mode and model choices, the current value always one of them", "[acp-server]") {
-  const json modes = json::array({"default", "plan"});
-  const json models = json::parse(R"([{"id":"sonnet","name":"Sonnet","description":"routine"},{"id":"opus","isDefault":true},{"name":"no id"}])");
+  const std::vector<std::string> modes{"default", "plan"};
+  const json models = json::parse(R"([{"id":"sonnet","name":"Sonnet","description":"routine"},{"id":"opus","isDefault":true}])");
 
-  const auto options = config_options(json{{"sessionId", "s-1"}, {"models", models}}, modes);
+  const auto options = config_options(session_info({{"models", models}}), modes);
   REQUIRE(options.size() == 2);
   CHECK(options[0] == json::parse(R"({"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"default",
       "options":[{"value":"default","name":"default"},{"value":"plan","name":"plan"}]})"));
@@ -189,7 +210,7 @@ TEST_CASE("acp config options: mode and model choices, the current value always 
       "options":[{"value":"sonnet","name":"Sonnet","description":"routine"},{"value":"opus","name":"opus"}]})"));
 
   // The session's own choices win, and a model set by a name the list lacks is offered as well.
-  const auto chosen = config_options(json{{"mode", "plan"}, {"model", "claude-x"}, {"models", models}}, modes);
+  const auto chosen = config_options(session_info({{"mode", "plan"}, {"model", "claude-x"}, {"models", models}}), modes);
   REQUIRE(chosen.size() == 2);
   CHECK(chosen[0]["currentValue"] == "plan");
   CHECK(chosen[1]["currentValue"] == "claude-x");
@@ -197,9 +218,8 @@ TEST_CASE("acp config options: mode and model choices, the current value always 
   CHECK(chosen[1]["options"][2] == json{{"value", "claude-x"}, {"name", "claude-x"}});
 
   // Nothing to choose from: no option; without a default the first model is current.
-  CHECK(config_options(json{{"model", "m"}}, json::array()).empty());
-  CHECK(config_options(json::array(), nullptr).empty());
-  const auto first = config_options(json{{"models", json::parse(R"([{"id":"a"},{"id":"b"}])")}}, json::array());
+  CHECK(config_options(session_info({{"model", "m"}}), {}).empty());
+  const auto first = config_options(session_info({{"models", json::parse(R"([{"id":"a"},{"id":"b"}])")}}), {});
   REQUIRE(first.size() == 1);
   CHECK(first[0]["currentValue"] == "a");
 }
@@ -226,7 +246,7 @@ TEST_CASE("acp schema validator: valid messages pass and invalid ones are refuse
   CHECK_FALSE(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 3}, {"result", {{"stopReason", "error"}}}}, "session/prompt").empty());
   CHECK_FALSE(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 3}, {"result", json::object()}}, "session/new").empty());
   // What session/new and session/set_config_option answer with our config options, and config_option_update.
-  const json options = config_options(json{{"models", json::parse(R"([{"id":"a","isDefault":true}])")}}, json::array({"default"}));
+  const json options = config_options(session_info({{"models", json::parse(R"([{"id":"a","isDefault":true}])")}}), {"default"});
   CHECK(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 4}, {"result", {{"sessionId", "s"}, {"configOptions", options}}}}, "session/new").empty());
   CHECK(validator.validate(json{{"jsonrpc", "2.0"}, {"id", 5}, {"result", {{"configOptions", options}}}}, "session/set_config_option").empty());
   CHECK(validator.validate(json{{"jsonrpc", "2.0"}, {"method", "session/update"},
