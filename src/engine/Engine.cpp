@@ -186,7 +186,9 @@ Session& Engine::add_session(protocol::SessionInfo info) {
 }
 
 void Engine::publish(const std::string& session_id, protocol::EventPayload event) {
-  // After daemon.shutdown nothing more of a session reaches clients: daemon.shutdown is their last event.
+  // The engine's one door to the bus, its sessions' and its own events alike (session_id "" for a global one):
+  // after daemon.shutdown nothing more reaches clients, whichever call or late store answer it comes from;
+  // daemon.shutdown is their last event.
   if (m_sealed) return;
   m_bus.publish(bus::BusEvent{session_id, std::move(event)});
 }
@@ -290,7 +292,7 @@ void Engine::create_session(const protocol::SessionCreateParams& params, Then<pr
   auto add = [this, session, done = std::move(done)](std::optional<EngineError> error) {
     if (error) return done(*error);  // stored nowhere, so it does not exist
     Session& added = add_session(session);
-    m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
+    publish(session.session_id, protocol::SessionCreatedEvent{session});
     done(added.info());
   };
   // A session exists once it is stored: a crash right after the reply must not lose it.
@@ -377,7 +379,7 @@ void Engine::import_session(const protocol::SessionImportParams& params, Then<pr
       Engine& owner = **alive;
       Session& added = owner.add_session(session);
       added.bind_provider_session(provider_session_id);
-      owner.m_bus.publish(session.session_id, protocol::SessionCreatedEvent{session});
+      owner.publish(session.session_id, protocol::SessionCreatedEvent{session});
       done(added.info());
     };
     // Like a created session, it exists once stored; and with its run, so it resumes after a restart too.
@@ -457,7 +459,7 @@ void Engine::updated(const std::string& session_id, const Then<protocol::Session
   auto* session = find(session_id);
   if (session == nullptr) return done(unknown_session(session_id));  // deleted while the agent answered
   session->mutable_info().updated_at = unix_millis_now();
-  m_bus.publish(session_id, protocol::SessionUpdatedEvent{session->info()});
+  publish(session_id, protocol::SessionUpdatedEvent{session->info()});
   if (!m_persistence) return done(session->info());
   m_persistence->update_session(session->info(), [done, info = session->info()](std::optional<EngineError> error) {
     if (error) return done(EngineError{error->code, "the change is in effect but was not saved: " + error->message});
@@ -485,7 +487,7 @@ void Engine::delete_session(const std::string& session_id, Done done) {
     m_rules.forget_session(session_id);
     m_list_order.erase({it->second->info().created_at, session_id});
     m_sessions.erase(it);
-    m_bus.publish(session_id, protocol::SessionDeletedEvent{});
+    publish(session_id, protocol::SessionDeletedEvent{});
     done(std::nullopt);
   };
   if (m_persistence) return m_persistence->delete_session(session_id, std::move(forget));
@@ -582,7 +584,7 @@ std::string Engine::remember_rule(protocol::RuleScope scope, const std::string& 
 }
 
 void Engine::publish_rules_changed() {
-  m_bus.publish_global(protocol::RulesChangedEvent{m_rules.list(std::nullopt, std::nullopt)});
+  publish(std::string(), protocol::RulesChangedEvent{m_rules.list(std::nullopt, std::nullopt)});
 }
 
 }  // namespace switchboard::engine

@@ -168,7 +168,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void off_reactor(std::function<Outcome<T>()> work, Then<T> done);
 
   boost::asio::io_context& m_io;
-  bus::EventBus& m_bus;
+  bus::EventBus& m_bus;  // publish() is the only one that writes to it: sealed by the shutdown
   std::vector<adapters::AgentDescriptor> m_agents;
   EngineConfig m_config;
   SessionPersistence* m_persistence;

@@ -101,6 +101,11 @@ void Session::set_state(protocol::SessionState state, std::optional<std::string>
   publish(protocol::SessionStateEvent{state, std::move(reason)});
 }
 
+void Session::set_agent_life(AgentLife life) {
+  m_agent_life = life;
+  m_info.live = life == AgentLife::Running;
+}
+
 void Session::refresh_running_state() {
   if (!m_turn) return;
   set_state(m_services.requests().has_open(m_info.session_id) ? protocol::SessionState::AwaitingInput
@@ -114,16 +119,16 @@ std::vector<protocol::QueuedPrompt> Session::queue() const {
 }
 
 void Session::ensure_started(std::function<void(std::optional<EngineError>)> ready) {
-  if (m_adapter && !m_starting) return ready(std::nullopt);
+  if (m_agent_life == AgentLife::Running) return ready(std::nullopt);
   m_start_waiters.push_back(std::move(ready));
-  if (m_starting) return;
+  if (m_agent_life == AgentLife::Starting) return;
   const auto* descriptor = m_services.agent(m_info.agent);
   if (descriptor == nullptr) {
     auto waiters = std::exchange(m_start_waiters, {});
     for (auto& waiter : waiters) waiter(EngineError{ErrorCode::UnknownAgent, "no agent named " + m_info.agent});
     return;
   }
-  m_starting = true;
+  set_agent_life(AgentLife::Starting);
   if (m_look_up_last_run && !m_provider_session_id && m_services.persistence()) {
     // A session from an earlier run of the daemon: resume the agent's own session, so it has the history.
     m_look_up_last_run = false;
@@ -142,7 +147,7 @@ void Session::start_adapter() {
   if (m_shutting_down) {
     // A start that was waiting for the store when the shutdown began: no agent may start any more, and the
     // turn it was for stays stored (the session comes back interrupted).
-    m_starting = false;
+    set_agent_life(AgentLife::None);
     m_keep_stored_outstanding = true;
     auto waiters = std::exchange(m_start_waiters, {});
     for (auto& waiter : waiters) waiter(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
@@ -152,33 +157,38 @@ void Session::start_adapter() {
   options.stream_text = m_services.stream_text();
   m_adapter = m_services.take_prestarted(m_info.agent, options, *this);
   if (!m_adapter) m_adapter = m_services.agent(m_info.agent)->create(*this);
-  m_adapter->start(options, [this](std::optional<adapters::AdapterError> error) {
-    if (error && error->code == ErrorCode::ConversationLost && m_provider_session_id && !m_shutting_down) {
-      // The adapter may be the caller: destroy it after this call returns.
-      boost::asio::post(m_services.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
-      return continue_in_fresh_conversation(error->message);
-    }
-    m_starting = false;
-    if (error) {
-      m_adapter.reset();
-      m_info.live = false;
-      if (m_shutting_down) m_keep_stored_outstanding = true;  // stopped while starting: the turn was cut off
-    } else {
-      m_info.live = true;
-    }
-    auto waiters = std::exchange(m_start_waiters, {});
-    for (auto& waiter : waiters) {
-      waiter(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
-    }
-    // Stopped while it was starting: a failed start is the end of that agent.
-    if (error) notify_stopped();
-  });
+  // Wrapped: an adapter destroyed holding the start still completes it (AgentUnavailable), so the session never
+  // waits for a start that cannot come.
+  m_adapter->start(options, for_adapter([weak = std::weak_ptr<Session*>(m_self)](std::optional<adapters::AdapterError> error) {
+    if (auto self = weak.lock()) (*self)->started(std::move(error));
+  }));
+}
+
+void Session::started(std::optional<adapters::AdapterError> error) {
+  if (error && error->code == ErrorCode::ConversationLost && m_provider_session_id && !m_shutting_down) {
+    // The adapter may be the caller: destroy it after this call returns.
+    boost::asio::post(m_services.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
+    return continue_in_fresh_conversation(error->message);
+  }
+  if (error) {
+    m_adapter.reset();
+    set_agent_life(AgentLife::None);
+    if (m_shutting_down) m_keep_stored_outstanding = true;  // stopped while starting: the turn was cut off
+  } else {
+    set_agent_life(AgentLife::Running);
+  }
+  auto waiters = std::exchange(m_start_waiters, {});
+  for (auto& waiter : waiters) {
+    waiter(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
+  }
+  // Stopped while it was starting: a failed start is the end of that agent.
+  if (error) notify_stopped();
 }
 
 void Session::continue_in_fresh_conversation(const std::string& why) {
   // Decision: automatic, so that no client has to know how to recover: the send that found the conversation gone
   // goes on in a new one, and every client is told once, with a typed code, what happened and what the new
-  // conversation knows. The waiters of this start keep waiting (m_starting stays set) for the fresh agent.
+  // conversation knows. The waiters of this start keep waiting (the agent stays Starting) for the fresh agent.
   const std::string lost = *m_provider_session_id;
   m_provider_session_id.reset();
   spdlog::warn("session {}: the agent's conversation {} is gone ({}); starting a fresh one", m_info.session_id, lost, why);
@@ -212,7 +222,7 @@ void Session::restore(const std::optional<OutstandingWork>& work) {
   prompts.pop_front();
   for (auto& prompt : prompts) m_queue.push_back(Pending{std::move(prompt), std::nullopt});
   m_info.state = protocol::SessionState::Interrupted;
-  m_saved_outstanding = "restored";  // differs from any serialization: the next save always writes
+  m_saved_outstanding.reset();  // what the store holds is not known here: the next save writes
 }
 
 void Session::save_outstanding() {
@@ -230,7 +240,7 @@ void Session::save_outstanding() {
     serialized = work.running ? work.running->queue_id : std::string("-");
     for (const auto& prompt : work.queued) serialized += "," + prompt.queue_id;
   }
-  if (serialized == m_saved_outstanding) return;
+  if (m_saved_outstanding == serialized) return;
   m_saved_outstanding = std::move(serialized);
   persistence->save_outstanding(m_info.session_id, work);
 }
@@ -239,7 +249,7 @@ void Session::resume(bool wait, SendDone done) {
   if (!m_interrupted) {
     return done(EngineError{ErrorCode::NotInterrupted, "session " + m_info.session_id + " has no interrupted turn"});
   }
-  if (m_turn || m_starting) {
+  if (m_turn || m_agent_life == AgentLife::Starting) {
     return done(EngineError{ErrorCode::NotInterrupted, "session " + m_info.session_id + " is already running a turn"});
   }
   run_interrupted(wait ? std::optional<SendDone>(done) : std::nullopt);
@@ -261,7 +271,7 @@ void Session::run_interrupted(std::optional<SendDone> waiter) {
 void Session::send(protocol::SessionSendParams params, SendDone done) {
   const bool wait = params.wait.value_or(true);
   std::vector<protocol::Attachment> attachments = params.attachments.value_or(std::vector<protocol::Attachment>{});
-  if (m_turn || m_starting || !m_queue.empty() || m_interrupted) {
+  if (m_turn || m_agent_life == AgentLife::Starting || !m_queue.empty() || m_interrupted) {
     // Queued, not raced: FIFO behind the running turn; every client sees it queued.
     Pending pending;
     pending.prompt.queue_id = random_id("q-", 6);
@@ -278,7 +288,7 @@ void Session::send(protocol::SessionSendParams params, SendDone done) {
     save_outstanding();
     // Nothing running: prompts left waiting (an agent that died, an interrupted session after a restart) run
     // now, oldest first, and this one after them. Nothing is dropped and nothing overtakes.
-    if (!m_turn && !m_starting) {
+    if (!m_turn && m_agent_life != AgentLife::Starting) {
       if (m_interrupted) {
         run_interrupted(std::nullopt);
       } else {
@@ -319,25 +329,32 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
   started.queue_id = queue_id;
   started.model = resolved_model;
   publish(std::move(started));
-  ensure_started([this, turn_id, text = std::move(text), attachments = std::move(attachments),
+  ensure_started([weak = std::weak_ptr<Session*>(m_self), turn_id, text = std::move(text), attachments = std::move(attachments),
                   resolved_model](std::optional<EngineError> error) mutable {
-    if (!m_turn || m_turn->turn_id != turn_id) return;  // cancelled while starting
-    if (error) {
-      publish(protocol::AgentErrorEvent{error->message, false, turn_id});
-      adapters::TurnResult failed;
-      failed.stop_reason = protocol::StopReason::Error;
-      failed.error = error->message;
-      on_turn_end(std::move(failed));
-      return;
-    }
-    // The first prompt of a conversation that replaces a lost one carries the stored transcript before it.
-    if (m_seed) text = *std::exchange(m_seed, std::nullopt) + text;
-    m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model});
+    auto self = weak.lock();
+    if (!self) return;
+    (*self)->send_to_agent(turn_id, std::move(text), std::move(attachments), resolved_model, std::move(error));
   });
 }
 
+void Session::send_to_agent(const std::string& turn_id, std::string text, std::vector<protocol::Attachment> attachments,
+                            const std::optional<std::string>& resolved_model, std::optional<EngineError> error) {
+  if (!m_turn || m_turn->turn_id != turn_id) return;  // cancelled while starting
+  if (error) {
+    publish(protocol::AgentErrorEvent{error->message, false, turn_id});
+    adapters::TurnResult failed;
+    failed.stop_reason = protocol::StopReason::Error;
+    failed.error = error->message;
+    on_turn_end(std::move(failed));
+    return;
+  }
+  // The first prompt of a conversation that replaces a lost one carries the stored transcript before it.
+  if (m_seed) text = *std::exchange(m_seed, std::nullopt) + text;
+  m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model});
+}
+
 bool Session::cancel() {
-  if (!m_turn && m_interrupted && !m_starting) {
+  if (!m_turn && m_interrupted && m_agent_life != AgentLife::Starting) {
     // The interrupted prompt is the turn the user is cancelling: it is discarded, visibly.
     m_interrupted.reset();
     save_outstanding();
@@ -347,7 +364,7 @@ bool Session::cancel() {
   }
   if (!m_turn) return false;
   tear_down_requests();
-  if (m_adapter && !m_starting) {
+  if (m_agent_life == AgentLife::Running) {
     m_adapter->cancel();  // the adapter ends the turn with on_turn_end(Cancelled)
   } else {
     adapters::TurnResult cancelled;
@@ -371,7 +388,7 @@ void Session::set_model(const std::string& model, Done done) {
     }
     done(std::nullopt);
   };
-  if (m_adapter && !m_starting) return m_adapter->set_model(model, for_adapter(std::move(taken)));
+  if (m_agent_life == AgentLife::Running) return m_adapter->set_model(model, for_adapter(std::move(taken)));
   taken(std::nullopt);
 }
 
@@ -384,7 +401,7 @@ void Session::set_mode(const std::string& mode, Done done) {
     }
     done(std::nullopt);
   };
-  if (m_adapter && !m_starting) return m_adapter->set_mode(mode, for_adapter(std::move(taken)));
+  if (m_agent_life == AgentLife::Running) return m_adapter->set_mode(mode, for_adapter(std::move(taken)));
   taken(std::nullopt);
 }
 
@@ -401,7 +418,7 @@ void Session::stop_for_shutdown(std::function<void()> stopped) {
 
 void Session::drain_queue(bool after_stop) {
   if (m_turn || m_queue.empty() || m_shutting_down) return;  // the queue stays stored for after the restart
-  if (m_info.state == protocol::SessionState::Stopped && !after_stop) return;  // no automatic restart loops
+  if (m_agent_life == AgentLife::Died && !after_stop) return;  // no automatic restart loops
   Pending next = std::move(m_queue.front());
   m_queue.pop_front();
   start_turn(std::move(next.prompt.text), next.prompt.attachments.value_or(std::vector<protocol::Attachment>{}),
@@ -508,7 +525,8 @@ void Session::on_turn_end(adapters::TurnResult result) {
   stopped.usage = result.usage;
   stopped.error = result.error;
   publish(stopped);
-  if (m_info.state != protocol::SessionState::Stopped) set_state(protocol::SessionState::Idle);
+  // An agent that died ends its turn with `stopped` (on_unavailable), not idle.
+  if (m_agent_life != AgentLife::Died) set_state(protocol::SessionState::Idle);
   if (turn.waiter) {
     protocol::SessionSendResult summary;
     summary.queued = false;
@@ -526,6 +544,7 @@ void Session::on_unavailable(adapters::Unavailable event) {
   std::string& reason = event.reason;
   // The agent is gone for good: end the running turn as an error, then report stopped. Queued prompts stay
   // queued (never dropped): the next send restarts the agent and they run after it.
+  set_agent_life(AgentLife::Died);
   if (m_turn) {
     adapters::TurnResult failed;
     failed.stop_reason = protocol::StopReason::Error;
@@ -533,14 +552,11 @@ void Session::on_unavailable(adapters::Unavailable event) {
     // A turn cut off by the shutdown is not over for the user: its prompt stays stored and the session comes
     // back interrupted after the restart (session.resume runs it again).
     if (m_shutting_down) m_keep_stored_outstanding = true;
-    m_info.state = protocol::SessionState::Stopped;  // so on_turn_end does not announce idle in between
     on_turn_end(std::move(failed));
   }
   // The adapter may be the caller: destroy it after this call returns.
   boost::asio::post(m_services.io(), [adapter = std::shared_ptr<adapters::AgentAdapter>(std::move(m_adapter))] {});
-  m_info.live = false;
-  m_info.state = protocol::SessionState::Idle;  // force the event even if the flag above set it
-  set_state(protocol::SessionState::Stopped, std::move(reason));
+  set_state(protocol::SessionState::Stopped, std::move(reason));  // with its reason: announced even if stopped already
   notify_stopped();
 }
 

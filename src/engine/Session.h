@@ -97,8 +97,25 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
     std::string last_text;           // last completed assistant text
   };
 
+  // Where the session's agent is in its life. The wire state (idle, running, awaiting_input, stopped,
+  // interrupted) says what clients see of the conversation, not this: a turn runs while its agent still starts,
+  // and `stopped` stays on the wire after an agent died until a turn starts the next one.
+  enum class AgentLife : std::uint8_t {
+    None,      // no agent: not started yet in this daemon, or its start failed (the next turn starts one)
+    Starting,  // start() called and not completed; turns wait for it
+    Running,   // started: turns, answers and settings go to it
+    Died,      // it reported itself gone; queued prompts wait for the next send to start another
+  };
+
   void ensure_started(std::function<void(std::optional<EngineError>)> ready);
   void start_adapter();
+  // The adapter's answer to start(): the waiting turns go on, or fail with its error.
+  void started(std::optional<adapters::AdapterError> error);
+  // The turn `turn_id`, once its agent has started (or failed to), goes to the agent.
+  void send_to_agent(const std::string& turn_id, std::string text, std::vector<protocol::Attachment> attachments,
+                     const std::optional<std::string>& resolved_model, std::optional<EngineError> error);
+  // The one place the agent's life changes; `live` on the wire follows it.
+  void set_agent_life(AgentLife life);
   // The agent's own conversation is gone: say so (agent.error, ConversationLost) and start a fresh one whose
   // first prompt carries the transcript the daemon stored.
   void continue_in_fresh_conversation(const std::string& why);
@@ -124,13 +141,15 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   SessionServices& m_services;
   protocol::SessionInfo m_info;
   std::unique_ptr<adapters::AgentAdapter> m_adapter;
-  bool m_starting = false;
+  AgentLife m_agent_life = AgentLife::None;
   std::vector<std::function<void(std::optional<EngineError>)>> m_start_waiters;
   std::optional<std::string> m_provider_session_id;
   std::optional<std::string> m_seed;  // the stored transcript, put before the next prompt the agent gets
   bool m_look_up_last_run = false;  // restored from the store: find the provider session id before starting
   std::optional<protocol::QueuedPrompt> m_interrupted;
-  std::string m_saved_outstanding;  // what save_outstanding last stored, serialized ("" = nothing)
+  // What save_outstanding last stored, serialized ("" = nothing); nullopt while what the store holds is not known
+  // (a restored session), so the next save writes whatever it is.
+  std::optional<std::string> m_saved_outstanding = std::string();
   bool m_shutting_down = false;
   bool m_keep_stored_outstanding = false;  // a turn cut off by the shutdown: what is stored stays for the restart
   std::vector<std::function<void()>> m_stop_waiters;  // stop_for_shutdown callers
