@@ -97,6 +97,7 @@ protocol::AgentCapabilities ClaudeCodeAdapter::static_capabilities() {
   capabilities.model_switch = true;
   capabilities.modes = true;
   capabilities.images = true;
+  capabilities.fork = true;
   return capabilities;
 }
 
@@ -114,6 +115,7 @@ void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
   launch.model = options.model;
   launch.permission_mode = mode;
   launch.resume_session_id = options.resume_provider_session_id;
+  launch.fork_session = options.fork;
   launch.partial_messages = options.stream_text;
   if (auto failed = m_cli.spawn(CliLaunch{command_line(launch), options.cwd, std::move(environment),
                                           "claude[" + options.session_id + "]"})) {

@@ -17,6 +17,8 @@ std::vector<std::string> command_line(const LaunchOptions& options) {
   if (options.resume_session_id) {
     argv.push_back("--resume");
     argv.push_back(*options.resume_session_id);
+    // The new conversation's id reaches the session through system/init, as any other's does.
+    if (options.fork_session) argv.push_back("--fork-session");
   }
   if (options.model) {
     argv.push_back("--model");

@@ -19,6 +19,7 @@ struct LaunchOptions {
   std::optional<std::string> model;
   std::optional<std::string> permission_mode;
   std::optional<std::string> resume_session_id;  // the CLI's own session id (system/init session_id)
+  bool fork_session = false;  // continue a copy of resume_session_id under a new id (--fork-session)
   // --include-partial-messages: stream_event lines (text and thinking deltas) before each whole message. Without
   // it the CLI writes only whole messages, and answers a one-turn run measurably sooner (docs/performance.md).
   bool partial_messages = true;

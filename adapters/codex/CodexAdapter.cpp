@@ -64,6 +64,7 @@ protocol::AgentCapabilities CodexAdapter::static_capabilities() {
   capabilities.model_switch = true;
   capabilities.modes = true;
   capabilities.images = true;
+  capabilities.fork = true;
   return capabilities;
 }
 
@@ -81,6 +82,7 @@ void CodexAdapter::start(const StartOptions& options, Completion done) {
   m_thread.policy = *policy;
   m_thread.model = options.model;
   m_resume_thread_id = options.resume_provider_session_id;
+  m_fork = options.fork && m_resume_thread_id.has_value();
 
   if (auto failed = m_cli.spawn(CliLaunch{command_line(m_config.executable), options.cwd, environment_with(environment_for(m_config.endpoint)),
                                           "codex[" + options.session_id + "]"})) {
@@ -100,6 +102,7 @@ void CodexAdapter::on_initialized(const JsonRpcEndpoint::Outcome& outcome) {
     if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&listed)) return spdlog::debug("codex: model/list refused: {}", error->message);
     if (auto models = offered_models(std::get<nlohmann::json>(listed)); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
   });
+  if (m_fork) return open_thread("thread/fork", reopen_thread_params(*m_resume_thread_id, m_thread), "fork the thread");
   if (m_resume_thread_id) return open_thread("thread/resume", reopen_thread_params(*m_resume_thread_id, m_thread), "resume the thread");
   open_thread("thread/start", thread_params(m_thread), "start a thread");
 }
@@ -121,7 +124,7 @@ void CodexAdapter::on_thread_answer(const JsonRpcEndpoint::Outcome& outcome, con
       spdlog::info("codex: thread {} is open in another process ({}); continuing in a fork of it", *m_resume_thread_id, error->message);
       return open_thread("thread/fork", reopen_thread_params(*m_resume_thread_id, m_thread), "fork the thread");
     }
-    const bool lost = resume && is_missing_thread(error->message);
+    const bool lost = (resume || method == "thread/fork") && is_missing_thread(error->message);
     return fail_start("Codex could not " + what + ": " + error->message, lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
   }
   m_translator->on_thread_opened(std::get<nlohmann::json>(outcome));

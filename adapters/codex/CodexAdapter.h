@@ -76,6 +76,7 @@ class CodexAdapter final : public AgentAdapter {
   CliProcess m_cli;
   ThreadOptions m_thread;                          // cwd, policy and model the thread was opened with
   std::optional<std::string> m_resume_thread_id;
+  bool m_fork = false;  // StartOptions::fork: open a fork of m_resume_thread_id rather than the thread itself
   std::optional<ThreadPolicy> m_pending_policy;    // a mode change, sent with the next turn/start
   std::optional<std::string> m_pending_model;      // a model change, sent with the next turn/start
   bool m_turn_running = false;

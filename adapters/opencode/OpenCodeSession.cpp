@@ -42,6 +42,17 @@ json file_part(const protocol::Attachment& attachment) {
               {"url", "file://" + attachment.path}};
 }
 
+// The message an event is about, if it names one: a part's (message.part.updated, message.part.delta) or the
+// message's own (message.updated).
+std::string message_of(const json& payload) {
+  const auto* properties = native::object_at(payload, "properties");
+  if (properties == nullptr) return {};
+  if (auto id = native::string_or_empty(*properties, "messageID"); !id.empty()) return id;
+  if (const auto* part = native::object_at(*properties, "part")) return native::string_or_empty(*part, "messageID");
+  if (const auto* info = native::object_at(*properties, "info")) return native::string_or_empty(*info, "id");
+  return {};
+}
+
 }  // namespace
 
 bool is_mode(std::string_view mode) { return mode == kAskMode || mode == kAcceptEditsMode || mode == kFullAccessMode; }
@@ -102,6 +113,7 @@ protocol::AgentCapabilities OpenCodeSession::static_capabilities() {
   capabilities.model_switch = true;
   capabilities.modes = true;
   capabilities.images = true;
+  capabilities.fork = true;
   return capabilities;
 }
 
@@ -129,23 +141,43 @@ void OpenCodeSession::start(const StartOptions& options, Completion done) {
   m_model = options.model;
   m_cwd = options.cwd;
   m_runtime.when_running(options.cwd, [this, self = std::weak_ptr<OpenCodeSession*>(m_self), resume = options.resume_provider_session_id,
-                                       done = std::move(done)](std::optional<AdapterError> error) mutable {
+                                       fork = options.fork, done = std::move(done)](std::optional<AdapterError> error) mutable {
     if (self.expired()) return;
     if (error) return done(std::move(error));
-    auto opened = [this, resume, done = std::move(done)](Answer answer) {
+    auto opened = [this, resume, fork, done = std::move(done)](Answer answer) {
       if (resume && answer.status == 404) {
         return done(AdapterError{ErrorCode::ConversationLost, "OpenCode has no session " + *resume});
       }
       if (!answer.ok() || !answer.body.is_object() || native::string_or_empty(answer.body, "id").empty()) {
         return done(AdapterError{ErrorCode::AgentUnavailable, "OpenCode did not open the session: " + answer.error()});
       }
-      m_id = native::string_or_empty(answer.body, "id");
-      m_translator.set_session_id(m_id);
-      m_runtime.attach(m_id, *this);
-      if (!resume) m_listener.on_provider_session(ProviderSession{m_id});
-      offer_models();  // only queues its requests: before `done`, which may end this session's life
-      done(std::nullopt);
+      const std::string id = native::string_or_empty(answer.body, "id");
+      auto ready = [this, id, announce = !resume || fork, done]() {
+        m_id = id;
+        m_translator.set_session_id(m_id);
+        m_runtime.attach(m_id, *this);
+        if (announce) m_listener.on_provider_session(ProviderSession{m_id});
+        offer_models();  // only queues its requests: before `done`, which may end this session's life
+        done(std::nullopt);
+      };
+      if (!resume) return ready();
+      // A conversation that already has messages (resumed, or a fork's copy of one): OpenCode announces some of
+      // them again on the event stream (a fork's copies, the last answer touched when the next prompt starts),
+      // and they are no output of a turn of ours.
+      request(http::verb::get, "/session/" + id + "/message", nullptr, [this, id, ready](Answer messages) {
+        if (!messages.ok() || !messages.body.is_array()) {
+          spdlog::debug("opencode: the messages of {} could not be listed: {}", id, messages.error());
+          return ready();
+        }
+        for (const auto& message : messages.body) {
+          if (const auto* info = native::object_at(message, "info")) m_earlier_messages.insert(native::string_or_empty(*info, "id"));
+        }
+        ready();
+      });
     };
+    // A fork is a session of its own on the server, holding the conversation so far: its events name it, so they
+    // reach this session alone, whoever else continues the original.
+    if (resume && fork) return request(http::verb::post, "/session/" + *resume + "/fork", json::object(), std::move(opened));
     if (resume) return request(http::verb::get, "/session/" + *resume, nullptr, std::move(opened));
     // A title of our own: OpenCode would otherwise ask the model for one (a side request on every new session).
     request(http::verb::post, "/session", json{{"title", "switchboard session"}, {"permission", session_rules()}}, std::move(opened));
@@ -252,6 +284,7 @@ void OpenCodeSession::become_unavailable(const std::string& reason) {
 
 void OpenCodeSession::on_server_event(const json& payload) {
   m_runtime.note_activity();
+  if (!m_earlier_messages.empty() && m_earlier_messages.count(message_of(payload)) != 0) return;
   m_translator.feed(payload);
 }
 

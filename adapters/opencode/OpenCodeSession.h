@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ class OpenCodeSession final : public AgentAdapter {
   std::string m_mode{kAskMode};
   std::map<std::string, std::vector<bool>> m_multiple_choice;  // by question id: which of its questions take several labels
   std::optional<std::string> m_model;  // "provider/model"
+  // The messages an existing conversation held when this session opened it: events about them are not news.
+  std::set<std::string> m_earlier_messages;
   bool m_unavailable = false;
   std::shared_ptr<OpenCodeSession*> m_self;  // requests in flight hold a weak_ptr to it
 };

@@ -129,6 +129,7 @@ protocol::AgentCapabilities PiAdapter::static_capabilities() {
   capabilities.model_switch = true;
   capabilities.modes = true;
   capabilities.images = false;
+  capabilities.fork = true;
   return capabilities;
 }
 
@@ -152,9 +153,15 @@ void PiAdapter::launch(const PiLauncher& launcher, const StartOptions& options) 
     return done(AdapterError{ErrorCode::AgentUnavailable, "Pi could not be given its permission extension: " + *refused});
   }
   m_resume_id = options.resume_provider_session_id;
-  const std::string session = m_resume_id.value_or(new_session_uuid());
+  const bool fork = options.fork && m_resume_id;
+  // A fork is a new session (an id of ours, as a new one has) holding a copy of the conversation so far.
+  const std::string session = fork ? new_session_uuid() : m_resume_id.value_or(new_session_uuid());
   std::vector<std::string> argv{launcher.node, launcher.script, "--mode", "rpc", "--session-id", session,
                                 "-e", std::get<std::filesystem::path>(extension).string()};
+  if (fork) {
+    argv.push_back("--fork");
+    argv.push_back(*m_resume_id);
+  }
   if (options.model && !options.model->empty()) {
     argv.push_back("--model");
     argv.push_back(*options.model);

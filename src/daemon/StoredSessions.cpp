@@ -202,13 +202,14 @@ void StoredSessions::insert_session(const protocol::SessionInfo& session, Done d
   });
 }
 
-void StoredSessions::insert_imported_session(const protocol::SessionInfo& session, const std::string& provider_session_id,
+void StoredSessions::insert_imported_session(const protocol::SessionInfo& session, const engine::ConversationBinding& binding,
                                              Done done) {
   auto& sessions = m_store.sessions();
-  sessions.insert_session(to_record(session), [&sessions, id = session.session_id, provider_session_id, done = std::move(done)](
+  sessions.insert_session(to_record(session), [&sessions, id = session.session_id, binding, done = std::move(done)](
                                                   store::StoreResult<store::SessionRecord> inserted) mutable {
     if (!inserted) return done(store_failure("saving the imported session", inserted.error()));
-    sessions.add_run(id, provider_session_id, unix_millis_now(), [&sessions, id, done = std::move(done)](store::StoreResult<store::RunRecord> run) {
+    sessions.add_run(id, binding.provider_session_id, binding.fork, unix_millis_now(),
+                     [&sessions, id, done = std::move(done)](store::StoreResult<store::RunRecord> run) {
       if (run) return done(std::nullopt);
       // Without its run the session would start a fresh conversation after a restart: it is not kept.
       auto failure = store_failure("saving the imported session's run", run.error());
@@ -248,20 +249,29 @@ void StoredSessions::delete_session(const std::string& session_id, Done done) {
 }
 
 void StoredSessions::record_run(const std::string& session_id, const std::string& provider_session_id) {
-  m_store.sessions().add_run(session_id, provider_session_id, unix_millis_now(), [](store::StoreResult<store::RunRecord> result) {
+  m_store.sessions().add_run(session_id, provider_session_id, /*fork=*/false, unix_millis_now(), [](store::StoreResult<store::RunRecord> result) {
     if (!result) log_only("recording the agent's session id", result.error());
   });
 }
 
-void StoredSessions::latest_run(const std::string& session_id, std::function<void(std::optional<std::string>)> done) {
+void StoredSessions::latest_run(const std::string& session_id, std::function<void(std::optional<engine::ConversationBinding>)> done) {
   m_store.sessions().list_runs(session_id, [done = std::move(done)](store::StoreResult<std::vector<store::RunRecord>> runs) {
     if (!runs) {
       log_only("reading the session's runs", runs.error());
       return done(std::nullopt);  // the agent starts a fresh conversation rather than not at all
     }
     if (runs->empty() || runs->back().provider_session_id.empty()) return done(std::nullopt);
-    done(runs->back().provider_session_id);
+    done(engine::ConversationBinding{runs->back().provider_session_id, runs->back().fork});
   });
+}
+
+void StoredSessions::session_continuing(const std::string& agent, const std::string& provider_session_id,
+                                        std::function<void(engine::Outcome<std::optional<std::string>>)> done) {
+  m_store.sessions().find_continuing_session(agent, provider_session_id,
+                                             [done = std::move(done)](store::StoreResult<std::optional<std::string>> found) {
+                                               if (!found) return done(store_failure("finding who continues the conversation", found.error()));
+                                               done(std::move(*found));
+                                             });
 }
 
 void StoredSessions::save_outstanding(const std::string& session_id, const engine::OutstandingWork& work) {

@@ -19,13 +19,14 @@ class StoredSessions : public engine::SessionPersistence {
   static store::StoreResult<engine::PersistedState> load(boost::asio::io_context& io, store::Store& store);
 
   void insert_session(const protocol::SessionInfo& session, Done done) override;
-  void insert_imported_session(const protocol::SessionInfo& session, const std::string& provider_session_id,
+  void insert_imported_session(const protocol::SessionInfo& session, const engine::ConversationBinding& binding,
                                Done done) override;
   void update_session(const protocol::SessionInfo& session, Done done) override;
   void delete_session(const std::string& session_id, Done done) override;
   void record_run(const std::string& session_id, const std::string& provider_session_id) override;
-  void latest_run(const std::string& session_id,
-                  std::function<void(std::optional<std::string>)> done) override;
+  void latest_run(const std::string& session_id, std::function<void(std::optional<engine::ConversationBinding>)> done) override;
+  void session_continuing(const std::string& agent, const std::string& provider_session_id,
+                          std::function<void(engine::Outcome<std::optional<std::string>>)> done) override;
   void exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) override;
   void save_outstanding(const std::string& session_id, const engine::OutstandingWork& work) override;
   void add_rule(const protocol::RememberedRule& rule, Done done) override;

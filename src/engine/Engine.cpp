@@ -356,37 +356,87 @@ void Engine::import_session(const protocol::SessionImportParams& params, Then<pr
     }
     return EngineError{ErrorCode::UnknownHistorySession, "the history of " + cwd.substr(0, 500) + " has no session " + id};
   };
-  auto create = [weak = std::weak_ptr<Engine*>(m_self), params, done](Outcome<adapters::HistoryEntry> entry) mutable {
+  auto found_then_bind = [weak = std::weak_ptr<Engine*>(m_self), params, done](Outcome<adapters::HistoryEntry> entry) mutable {
     if (const auto* error = std::get_if<EngineError>(&entry)) return done(*error);
     auto self = weak.lock();
     if (!self) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
-    Engine& engine = **self;
-    const auto& history = std::get<adapters::HistoryEntry>(entry);
-    protocol::SessionInfo session;
-    session.session_id = random_id("s-", 8);
-    session.agent = params.agent;
-    session.cwd = params.cwd;
-    session.title = params.title ? params.title : !history.title.empty() ? std::optional<std::string>(history.title) : std::nullopt;
-    session.model = params.model;
-    session.mode = params.mode;
-    session.state = protocol::SessionState::Idle;
-    session.created_at = session.updated_at = unix_millis_now();
-    const std::string provider_session_id = history.provider_session_id;
-    auto add = [weak, session, provider_session_id, done](std::optional<EngineError> error) {
-      if (error) return done(*error);  // stored nowhere, so it does not exist
-      auto alive = weak.lock();
-      if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
-      Engine& owner = **alive;
-      Session& added = owner.add_session(session);
-      added.bind_provider_session(provider_session_id);
-      owner.publish(session.session_id, protocol::SessionCreatedEvent{session});
-      done(added.info());
-    };
-    // Like a created session, it exists once stored; and with its run, so it resumes after a restart too.
-    if (engine.m_persistence) return engine.m_persistence->insert_imported_session(session, provider_session_id, std::move(add));
-    add(std::nullopt);
+    (*self)->bind_imported(params, std::get<adapters::HistoryEntry>(std::move(entry)), std::move(done));
   };
-  off_reactor<adapters::HistoryEntry>(std::move(found), std::move(create));
+  off_reactor<adapters::HistoryEntry>(std::move(found), std::move(found_then_bind));
+}
+
+void Engine::bind_imported(const protocol::SessionImportParams& params, adapters::HistoryEntry history,
+                           Then<protocol::SessionInfo> done) {
+  // Two sessions of ours never drive one agent conversation: they would mix their turns in it, and an agent that
+  // serves many sessions at once would route one session's replies to the other. When another session continues
+  // it (live, or stored and cold), or another import of it is under way, the new session continues a fork of it.
+  const std::string provider_session_id = history.provider_session_id;
+  const std::string key = params.agent + '\n' + provider_session_id;
+  std::optional<std::string> holder;
+  if (m_imports_in_flight.count(key) != 0) holder = "a session this daemon is importing";
+  for (const auto& [id, session] : m_sessions) {
+    if (!holder && session->info().agent == params.agent && session->continues(provider_session_id)) {
+      holder = "this daemon's session " + id;
+    }
+  }
+  m_imports_in_flight.insert(key);
+  auto weak = std::weak_ptr<Engine*>(m_self);
+  auto finish = [weak, key, done = std::move(done)](Outcome<protocol::SessionInfo> outcome) {
+    if (auto self = weak.lock()) (*self)->m_imports_in_flight.erase((*self)->m_imports_in_flight.find(key));
+    done(std::move(outcome));
+  };
+  auto import = [weak, params, history = std::move(history), finish = std::move(finish)](
+                    Outcome<std::optional<std::string>> continued_by) mutable {
+    if (const auto* error = std::get_if<EngineError>(&continued_by)) return finish(*error);
+    auto self = weak.lock();
+    if (!self) return finish(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    (*self)->create_imported(params, history, std::get<std::optional<std::string>>(continued_by), std::move(finish));
+  };
+  if (holder || !m_persistence) return import(std::move(holder));
+  m_persistence->session_continuing(params.agent, provider_session_id,
+                                    [import = std::move(import)](Outcome<std::optional<std::string>> stored) mutable {
+                                      if (auto* id = std::get_if<std::optional<std::string>>(&stored); id && *id) {
+                                        **id = "this daemon's session " + **id;
+                                      }
+                                      import(std::move(stored));
+                                    });
+}
+
+void Engine::create_imported(const protocol::SessionImportParams& params, const adapters::HistoryEntry& history,
+                             const std::optional<std::string>& holder, Then<protocol::SessionInfo> done) {
+  const auto* descriptor = agent(params.agent);
+  const ConversationBinding binding{history.provider_session_id, holder.has_value()};
+  if (binding.fork && (descriptor == nullptr || !descriptor->discover().capabilities.fork)) {
+    return done(EngineError{ErrorCode::ConversationInUse, *holder + " continues " + params.agent + "'s conversation " +
+                                                              binding.provider_session_id + ", and " + params.agent +
+                                                              " cannot fork it (two sessions never drive one conversation)"});
+  }
+  if (binding.fork) {
+    spdlog::info("engine: {} continues {}'s conversation {}; the imported session continues a fork of it", *holder,
+                 params.agent, binding.provider_session_id);
+  }
+  protocol::SessionInfo session;
+  session.session_id = random_id("s-", 8);
+  session.agent = params.agent;
+  session.cwd = params.cwd;
+  session.title = params.title ? params.title : !history.title.empty() ? std::optional<std::string>(history.title) : std::nullopt;
+  session.model = params.model;
+  session.mode = params.mode;
+  session.state = protocol::SessionState::Idle;
+  session.created_at = session.updated_at = unix_millis_now();
+  auto add = [weak = std::weak_ptr<Engine*>(m_self), session, binding, done](std::optional<EngineError> error) {
+    if (error) return done(*error);  // stored nowhere, so it does not exist
+    auto alive = weak.lock();
+    if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    Engine& owner = **alive;
+    Session& added = owner.add_session(session);
+    added.bind_provider_session(binding);
+    owner.publish(session.session_id, protocol::SessionCreatedEvent{session});
+    done(added.info());
+  };
+  // Like a created session, it exists once stored; and with its run, so it resumes after a restart too.
+  if (m_persistence) return m_persistence->insert_imported_session(session, binding, std::move(add));
+  add(std::nullopt);
 }
 
 Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id) const {

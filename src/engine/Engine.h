@@ -102,7 +102,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
   // The agent's hooks read files on the engine's helper thread; `done` runs later on the reactor, always.
   void list_history(const protocol::HistoryListParams& params, Then<protocol::HistoryListResult> done);
   void read_history(const protocol::HistoryReadParams& params, Then<protocol::HistoryReadResult> done);
-  // A cold session bound to the agent's session: its first start resumes it. Stored with its run before `done`.
+  // A cold session bound to the agent's session: its first start resumes it, or forks it when another session of
+  // ours continues it (ConversationInUse for an agent that cannot fork). Stored with its run before `done`.
   void import_session(const protocol::SessionImportParams& params, Then<protocol::SessionInfo> done);
   // The first answer wins (later ones get AlreadyAnswered at once); `done` runs once the agent has the answer,
   // or with the typed error it refused it with (Unsupported: it takes no answers of that kind).
@@ -148,6 +149,12 @@ class Engine : private SessionServices, private RequestBroker::Host {
   std::string remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,
                             protocol::PermissionRule rule) override;
 
+  // session.import once the agent's history has the session: finds who else continues it (a session in memory,
+  // an import under way, then the store), then create_imported makes the session (`holder`: who continues the
+  // conversation, in words, if anyone does).
+  void bind_imported(const protocol::SessionImportParams& params, adapters::HistoryEntry history, Then<protocol::SessionInfo> done);
+  void create_imported(const protocol::SessionImportParams& params, const adapters::HistoryEntry& history,
+                       const std::optional<std::string>& holder, Then<protocol::SessionInfo> done);
   // The one place a Session is made (created, imported, restored, woken from dormant).
   Session& add_session(protocol::SessionInfo info);
   // The session, made from its dormant entry if it has none yet; null if there is no such session.
@@ -185,6 +192,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
   std::map<std::string, std::vector<protocol::ModelInfo>> m_agent_models;
   SessionListIndex m_list_order;  // m_sessions and m_dormant in session.list's order
   std::set<std::string> m_answering_client_ids;
+  // session.import calls between finding the agent's session and storing ours: "<agent>\n<provider session id>".
+  std::multiset<std::string> m_imports_in_flight;
   int m_answering_clients = 0;
   std::function<std::uint64_t()> m_last_seq;
   bool m_sealed = false;

@@ -132,10 +132,10 @@ void Session::ensure_started(std::function<void(std::optional<EngineError>)> rea
   if (m_look_up_last_run && !m_provider_session_id && m_services.persistence()) {
     // A session from an earlier run of the daemon: resume the agent's own session, so it has the history.
     m_look_up_last_run = false;
-    m_services.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self)](std::optional<std::string> id) {
+    m_services.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self)](std::optional<ConversationBinding> run) {
       auto self = weak.lock();
       if (!self) return;
-      if (id && !(*self)->m_provider_session_id) (*self)->m_provider_session_id = std::move(id);
+      if (run && !(*self)->m_provider_session_id) (*self)->bind_provider_session(std::move(*run));
       (*self)->start_adapter();
     });
     return;
@@ -154,6 +154,7 @@ void Session::start_adapter() {
     return;
   }
   adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
+  options.fork = m_fork_pending && m_provider_session_id.has_value();
   options.stream_text = m_services.stream_text();
   m_adapter = m_services.take_prestarted(m_info.agent, options, *this);
   if (!m_adapter) m_adapter = m_services.agent(m_info.agent)->create(*this);
@@ -191,6 +192,7 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
   // conversation knows. The waiters of this start keep waiting (the agent stays Starting) for the fresh agent.
   const std::string lost = *m_provider_session_id;
   m_provider_session_id.reset();
+  m_fork_pending = false;  // nothing left to fork: the fresh conversation is the session's own
   spdlog::warn("session {}: the agent's conversation {} is gone ({}); starting a fresh one", m_info.session_id, lost, why);
   auto seeded = [weak = std::weak_ptr<Session*>(m_self), lost](std::vector<Exchange> exchanges) {
     auto self = weak.lock();
@@ -209,6 +211,11 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
   };
   if (auto* persistence = m_services.persistence()) return persistence->exchanges(m_info.session_id, std::move(seeded));
   seeded({});
+}
+
+void Session::bind_provider_session(ConversationBinding binding) {
+  m_provider_session_id = std::move(binding.provider_session_id);
+  m_fork_pending = binding.fork;
 }
 
 void Session::restore(const std::optional<OutstandingWork>& work) {
@@ -311,6 +318,7 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
                          std::optional<std::string> queue_id, std::optional<SendDone> waiter) {
   Turn turn;
   turn.turn_id = random_id("t-", 8);
+  m_dropped_outside_turn = 0;
   turn.prompt.queue_id = turn.turn_id;
   turn.prompt.text = text;
   if (!attachments.empty()) turn.prompt.attachments = attachments;
@@ -428,11 +436,21 @@ void Session::drain_queue(bool after_stop) {
 // ---- permission and question round trips: the broker's, answered through the agent --------------------------
 
 void Session::on_permission_request(adapters::PermissionAsk ask) {
-  m_services.requests().ask_permission(*this, m_info.session_id, m_info.cwd, m_turn ? m_turn->turn_id : std::string(), std::move(ask));
+  if (outside_turn("a permission request")) {
+    // Nobody can be asked about a turn that does not exist; the agent is told no rather than left waiting.
+    if (!m_adapter) return;
+    return m_adapter->answer_permission(ask.native_id, adapters::PermissionAnswer{false, std::string("no turn is running")},
+                                        [](std::optional<adapters::AdapterError>) {});
+  }
+  m_services.requests().ask_permission(*this, m_info.session_id, m_info.cwd, m_turn->turn_id, std::move(ask));
 }
 
 void Session::on_question(adapters::QuestionAsk ask) {
-  m_services.requests().ask_question(*this, m_info.session_id, m_turn ? m_turn->turn_id : std::string(), std::move(ask));
+  if (outside_turn("a question")) {
+    if (!m_adapter) return;
+    return m_adapter->answer_question(ask.native_id, adapters::QuestionAnswer{true, {}}, [](std::optional<adapters::AdapterError>) {});
+  }
+  m_services.requests().ask_question(*this, m_info.session_id, m_turn->turn_id, std::move(ask));
 }
 
 void Session::on_request_withdrawn(adapters::RequestWithdrawn event) {
@@ -457,22 +475,42 @@ void Session::tear_down_requests() { m_services.requests().cancel_all(m_info.ses
 void Session::on_provider_session(adapters::ProviderSession event) {
   std::string& provider_session_id = event.provider_session_id;
   if (m_provider_session_id == provider_session_id) return;
+  // A new id after a fork is the fork's: the session continues it, and resumes it from now on.
+  m_fork_pending = false;
   m_provider_session_id = std::move(provider_session_id);
   // Recorded as a run, so that after a restart the session resumes the agent's own conversation.
   if (auto* persistence = m_services.persistence()) persistence->record_run(m_info.session_id, *m_provider_session_id);
 }
 
+bool Session::outside_turn(std::string_view what) {
+  if (m_turn) return false;
+  // Activity belongs to a turn, and every client shows it under one: what an agent reports between turns (late,
+  // or meant for another conversation) is dropped, and said so in the log once per gap between turns.
+  if (m_dropped_outside_turn++ == 0) {
+    spdlog::warn("session {}: the agent reported {} while no turn was running; dropped", m_info.session_id, what);
+  }
+  return true;
+}
+
+std::string Session::message_id(const std::string& agent_message_id) const {
+  // Agents number their messages in ways that repeat (per process, per turn, per API call); the turn id, which
+  // never repeats within a session, makes the id one no other message of the session has, across agent and
+  // daemon restarts alike. An agent's ids need only be unique within one turn.
+  return m_turn->turn_id + "/" + agent_message_id;
+}
+
 void Session::on_delta(adapters::TextDelta event) {
-  publish(protocol::MessageDeltaEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.message_id), event.kind,
-                                      std::move(event.text), std::move(event.parent_tool_call_id)});
+  if (outside_turn("a message delta")) return;
+  publish(protocol::MessageDeltaEvent{m_turn->turn_id, message_id(event.message_id), event.kind, std::move(event.text),
+                                      std::move(event.parent_tool_call_id)});
 }
 
 void Session::on_message(adapters::MessageCompleted event) {
+  if (outside_turn("a message")) return;
   // A sub-agent's text is not the answer to the user's prompt.
-  if (m_turn && event.kind == protocol::DeltaKind::Text && !event.parent_tool_call_id) m_turn->last_text = event.text;
-  publish(protocol::MessageCompletedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.message_id),
-                                          protocol::MessageCompletedEventRole::Assistant, event.kind, std::move(event.text),
-                                          std::move(event.parent_tool_call_id)});
+  if (event.kind == protocol::DeltaKind::Text && !event.parent_tool_call_id) m_turn->last_text = event.text;
+  publish(protocol::MessageCompletedEvent{m_turn->turn_id, message_id(event.message_id), protocol::MessageCompletedEventRole::Assistant,
+                                          event.kind, std::move(event.text), std::move(event.parent_tool_call_id)});
 }
 
 void Session::on_status(adapters::AgentStatus status) {
@@ -492,19 +530,21 @@ void Session::on_models(adapters::ModelsOffered event) {
 }
 
 void Session::on_tool_started(adapters::ToolStarted event) {
+  if (outside_turn("a tool call")) return;
   std::optional<std::vector<protocol::FileDiff>> diffs;
   if (!event.diffs.empty()) diffs = std::move(event.diffs);
-  publish(protocol::ToolStartedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.tool_call_id), std::move(event.tool),
-                                     std::move(event.input), std::move(event.parent_tool_call_id), std::move(diffs)});
+  publish(protocol::ToolStartedEvent{m_turn->turn_id, std::move(event.tool_call_id), std::move(event.tool), std::move(event.input),
+                                     std::move(event.parent_tool_call_id), std::move(diffs)});
 }
 
 void Session::on_tool_output(adapters::ToolOutput event) {
-  publish(protocol::ToolOutputEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.tool_call_id), std::move(event.text)});
+  if (outside_turn("a tool's output")) return;
+  publish(protocol::ToolOutputEvent{m_turn->turn_id, std::move(event.tool_call_id), std::move(event.text)});
 }
 
 void Session::on_tool_completed(adapters::ToolCompleted event) {
-  publish(protocol::ToolCompletedEvent{m_turn ? m_turn->turn_id : std::string(), std::move(event.tool_call_id),
-                                       std::move(event.output), event.is_error});
+  if (outside_turn("a tool's result")) return;
+  publish(protocol::ToolCompletedEvent{m_turn->turn_id, std::move(event.tool_call_id), std::move(event.output), event.is_error});
 }
 
 void Session::on_error(adapters::AgentErrorReport error) {

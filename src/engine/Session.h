@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -64,8 +65,13 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   void restore(const std::optional<OutstandingWork>& work);
   std::optional<protocol::QueuedPrompt> interrupted_prompt() const { return m_interrupted; }
   // For an imported session: the agent's own session it continues (already stored as a run), so the first start
-  // resumes it.
-  void bind_provider_session(std::string provider_session_id) { m_provider_session_id = std::move(provider_session_id); }
+  // resumes it, or forks it when another session of ours continues it.
+  void bind_provider_session(ConversationBinding binding);
+  // Whether this session continues the agent's conversation `provider_session_id` as far as it knows without the
+  // store: it is bound to it and not about to fork it. (A restored session learns its binding at its next start.)
+  bool continues(const std::string& provider_session_id) const {
+    return m_provider_session_id == provider_session_id && !m_fork_pending;
+  }
 
   std::vector<protocol::QueuedPrompt> queue() const;
 
@@ -135,6 +141,10 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   adapters::Completion for_adapter(std::function<void(std::optional<adapters::AdapterError>)> done);
   void tear_down_requests();
   void notify_stopped();
+  // True, and logged, when no turn is running to report `what` under.
+  bool outside_turn(std::string_view what);
+  // The id clients see for the agent's message `agent_message_id` of the running turn: unique within the session.
+  std::string message_id(const std::string& agent_message_id) const;
   template <class Data>
   void publish(Data data);
 
@@ -144,6 +154,9 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   AgentLife m_agent_life = AgentLife::None;
   std::vector<std::function<void(std::optional<EngineError>)>> m_start_waiters;
   std::optional<std::string> m_provider_session_id;
+  // The next start forks m_provider_session_id rather than resuming it (ConversationBinding::fork), until the
+  // agent reports the fork's own id.
+  bool m_fork_pending = false;
   std::optional<std::string> m_seed;  // the stored transcript, put before the next prompt the agent gets
   bool m_look_up_last_run = false;  // restored from the store: find the provider session id before starting
   std::optional<protocol::QueuedPrompt> m_interrupted;
@@ -157,6 +170,7 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   std::shared_ptr<Session*> m_self = std::make_shared<Session*>(this);
   std::optional<Turn> m_turn;
   std::deque<Pending> m_queue;
+  std::size_t m_dropped_outside_turn = 0;  // agent activity dropped since the last turn started
 };
 
 }  // namespace switchboard::engine

@@ -27,6 +27,14 @@ struct Exchange {
   std::string answer;
 };
 
+// Which of its agent's own conversations a session continues: what its newest run names.
+struct ConversationBinding {
+  std::string provider_session_id;
+  // The session is to continue a fork of that conversation, made when its agent next starts (an imported
+  // conversation another session of ours continues). Cleared by the run the fork's own id is recorded as.
+  bool fork = false;
+};
+
 // Everything the engine reloads at startup.
 struct PersistedState {
   std::vector<protocol::SessionInfo> sessions;
@@ -51,16 +59,19 @@ class SessionPersistence {
   virtual void insert_session(const protocol::SessionInfo& session, Done done) = 0;
   // An imported session: inserted together with a run bound to the agent's session. All or nothing: `done` gets
   // an error (and nothing stays stored) unless both were stored.
-  virtual void insert_imported_session(const protocol::SessionInfo& session, const std::string& provider_session_id,
+  virtual void insert_imported_session(const protocol::SessionInfo& session, const ConversationBinding& binding,
                                        Done done) = 0;
   virtual void update_session(const protocol::SessionInfo& session, Done done) = 0;
   virtual void delete_session(const std::string& session_id, Done done) = 0;
 
   // A run binds our session to the agent's own session id (what resuming needs).
   virtual void record_run(const std::string& session_id, const std::string& provider_session_id) = 0;
-  // The provider session id of the session's newest run, if any.
-  virtual void latest_run(const std::string& session_id,
-                          std::function<void(std::optional<std::string> provider_session_id)> done) = 0;
+  // What the session's newest run binds it to, if it has a run.
+  virtual void latest_run(const std::string& session_id, std::function<void(std::optional<ConversationBinding>)> done) = 0;
+  // The stored session of `agent`, if any, that continues the agent's conversation `provider_session_id` (its
+  // newest run names it, and not as a fork still to make); a storage failure is StoreFailure.
+  virtual void session_continuing(const std::string& agent, const std::string& provider_session_id,
+                                  std::function<void(Outcome<std::optional<std::string>>)> done) = 0;
 
   // The session's exchanges as the event log recorded them (each ended turn's prompt and final text), oldest
   // first; empty when nothing is stored. Used to seed a fresh agent conversation when the agent's own is gone.

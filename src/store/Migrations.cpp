@@ -103,10 +103,17 @@ CREATE TABLE lost_events (
 );
 )sql";
 
+// Version 4: a run may name a conversation its session is to continue a fork of (session.import of a
+// conversation another session of ours continues; docs/persistence.md). Existing runs are plain.
+constexpr std::string_view kVersion4 = R"sql(
+ALTER TABLE runs ADD COLUMN fork INTEGER NOT NULL DEFAULT 0 CHECK (fork IN (0, 1));
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
     {3, "seq reservation; lost event ranges", kVersion3},
+    {4, "runs that are forks still to make", kVersion4},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

@@ -31,7 +31,7 @@ namespace {
 constexpr std::size_t kMaxPage = 1000;
 constexpr const char* kSessionColumns =
     "id, agent, cwd, title, model, mode, archived, state, created_at, updated_at, last_seq";
-constexpr const char* kRunColumns = "id, session_id, provider_session_id, started_at, ended_at";
+constexpr const char* kRunColumns = "id, session_id, provider_session_id, started_at, ended_at, fork";
 
 StoreError not_found(std::string what) { return StoreError{StoreError::Code::NotFound, std::move(what)}; }
 
@@ -67,6 +67,7 @@ RunRecord read_run(const SQLite::Statement& row) {
   run.provider_session_id = row.getColumn(2).getString();
   run.started_at = row.getColumn(3).getInt64();
   if (!row.getColumn(4).isNull()) run.ended_at = row.getColumn(4).getInt64();
+  run.fork = row.getColumn(5).getInt() != 0;
   return run;
 }
 
@@ -191,17 +192,18 @@ void SessionStore::delete_session(std::string id, StoreCallback<void> done) {
       std::move(done));
 }
 
-void SessionStore::add_run(std::string session_id, std::string provider_session_id, std::int64_t started_at,
+void SessionStore::add_run(std::string session_id, std::string provider_session_id, bool fork, std::int64_t started_at,
                            StoreCallback<RunRecord> done) {
   m_worker.submit(
       "add run",
-      [run = RunRecord{0, std::move(session_id), std::move(provider_session_id), started_at, std::nullopt}](
+      [run = RunRecord{0, std::move(session_id), std::move(provider_session_id), started_at, std::nullopt, fork}](
           Database& db) mutable -> StoreResult<RunRecord> {
-        SQLite::Statement insert(db.sql(),
-                                 "INSERT INTO runs(session_id, provider_session_id, started_at) VALUES (?, ?, ?)");
+        SQLite::Statement insert(
+            db.sql(), "INSERT INTO runs(session_id, provider_session_id, started_at, fork) VALUES (?, ?, ?, ?)");
         insert.bind(1, run.session_id);
         insert.bind(2, run.provider_session_id);
         insert.bind(3, run.started_at);
+        insert.bind(4, run.fork ? 1 : 0);
         try {
           insert.exec();
         } catch (const SQLite::Exception& e) {
@@ -239,6 +241,24 @@ void SessionStore::list_runs(std::string session_id, StoreCallback<std::vector<R
         std::vector<RunRecord> runs;
         while (query.executeStep()) runs.push_back(read_run(query));
         return runs;
+      },
+      std::move(done));
+}
+
+void SessionStore::find_continuing_session(std::string agent, std::string provider_session_id,
+                                           StoreCallback<std::optional<std::string>> done) {
+  m_worker.submit(
+      "find the session continuing a conversation",
+      [agent = std::move(agent), provider_session_id = std::move(provider_session_id)](
+          Database& db) -> StoreResult<std::optional<std::string>> {
+        SQLite::Statement query(db.sql(),
+                                "SELECT r.session_id FROM runs r JOIN sessions s ON s.id = r.session_id "
+                                "WHERE s.agent = ? AND r.provider_session_id = ? AND r.fork = 0 "
+                                "AND r.id = (SELECT max(id) FROM runs WHERE session_id = r.session_id) LIMIT 1");
+        query.bind(1, agent);
+        query.bind(2, provider_session_id);
+        if (!query.executeStep()) return std::optional<std::string>();
+        return std::optional<std::string>(query.getColumn(0).getString());
       },
       std::move(done));
 }

@@ -31,12 +31,17 @@ class SessionStore {
   void delete_session(std::string id, StoreCallback<void> done);
 
   // NotFound if the session does not exist. Gets the run with its id.
-  void add_run(std::string session_id, std::string provider_session_id, std::int64_t started_at,
+  void add_run(std::string session_id, std::string provider_session_id, bool fork, std::int64_t started_at,
                StoreCallback<RunRecord> done);
   // NotFound if there is no such run.
   void end_run(std::int64_t run_id, std::int64_t ended_at, StoreCallback<RunRecord> done);
   // Oldest first.
   void list_runs(std::string session_id, StoreCallback<std::vector<RunRecord>> done);
+  // The session of `agent` whose newest run is `provider_session_id` (not a fork still to make), if any: the one
+  // that continues that conversation of the agent's. Reads every run (no index on provider ids: an import asks,
+  // rarely; every session start would pay for the index).
+  void find_continuing_session(std::string agent, std::string provider_session_id,
+                               StoreCallback<std::optional<std::string>> done);
 
   // Replaces the session's interrupted turn, if any. NotFound if the session does not exist.
   void mark_interrupted(InterruptedTurn turn, StoreCallback<void> done);

@@ -69,6 +69,9 @@ struct RunRecord {
   std::string provider_session_id;
   std::int64_t started_at = 0;
   std::optional<std::int64_t> ended_at;
+  // The session is to continue a fork of provider_session_id, made at its agent's next start (an imported
+  // conversation another session continues); the fork's own id then becomes a newer run.
+  bool fork = false;
 };
 
 // A turn cut short by a daemon exit or crash, kept so it can be offered for resumption. At most one per session.

@@ -77,11 +77,13 @@ std::vector<pid_t> processes_working_in(const fs::path& dir) {
   });
 }
 
-AgentWorld::AgentWorld(const AgentProfile& agent_profile, const Json& turns, bool with_http)
+AgentWorld::AgentWorld(const AgentProfile& agent_profile, const Json& turns, bool with_http, const Json& rules)
     : profile(agent_profile), binary(agent_profile.locate_cli ? agent_profile.locate_cli() : installed_cli(agent_profile.cli_name)), http(with_http) {
   fs::create_directories(tmp.path() / "home");
   fs::create_directories(work);
-  mock = std::make_unique<MockProvider>(tmp.path(), profile.script(turns), profile.mock_server);
+  auto script = profile.script(turns);
+  for (const auto& rule : rules) script["rules"].push_back(rule);  // after the profile's own (its side requests)
+  mock = std::make_unique<MockProvider>(tmp.path(), script, profile.mock_server);
   REQUIRE(mock->port() > 0);
 }
 

@@ -90,7 +90,9 @@ inline constexpr std::chrono::milliseconds kProcessScanInterval{50};
 
 class AgentWorld {
  public:
-  AgentWorld(const AgentProfile& profile, const Json& turns, bool with_http = false);
+  // `turns` are the model's replies in order; `rules` answer whichever request they match, in any order (the
+  // mock's script, tests/mock_provider/README.md).
+  AgentWorld(const AgentProfile& profile, const Json& turns, bool with_http = false, const Json& rules = Json::array());
   ~AgentWorld();  // validates every event the client saw against the schema
 
   const AgentProfile& profile;

@@ -103,6 +103,10 @@ TEST_CASE("claude e2e: a conversation from the CLI's own history is listed and i
   e2e::scenario_history_import(claude());
 }
 
+TEST_CASE("claude e2e: importing a conversation a live session continues forks it (or is refused), and both sessions answer with only their own events", "[e2e][claude]") {
+  e2e::scenario_import_live_conversation(claude());
+}
+
 TEST_CASE("claude: a missing CLI is reported by agents.list and refused by session.create", "[e2e][claude]") {
   e2e::scenario_missing_cli(claude());
 }

@@ -102,6 +102,10 @@ TEST_CASE("codex e2e: a thread from Codex's own history is listed and imported a
   e2e::scenario_history_import(codex());
 }
 
+TEST_CASE("codex e2e: importing a conversation a live session continues forks it (or is refused), and both sessions answer with only their own events", "[e2e][codex]") {
+  e2e::scenario_import_live_conversation(codex());
+}
+
 TEST_CASE("codex: a missing CLI is reported by agents.list and refused by session.create", "[e2e][codex]") {
   e2e::scenario_missing_cli(codex());
 }

@@ -42,6 +42,8 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
     bool expect_rest_after_stop = false;   // a turn.stopped waits for its idle/stopped
     std::set<std::string> open_requests;   // permission.requested not yet resolved
     bool expect_awaiting = false;          // a permission.requested waits for awaiting_input
+    std::string running_turn;              // the turn started and not yet stopped, if any
+    std::map<std::string, std::string> message_turns;  // message id -> the turn it belongs to
   };
   std::map<std::string, SessionView> sessions;
   std::set<std::string> started_turns;
@@ -55,6 +57,20 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
     const std::string turn_id = conformance_detail::data_string(event, "turnId");
     if (!turn_id.empty() && stopped_turns.count(turn_id) != 0 && type != "turn.stopped") {
       violations.push_back("an event of turn " + turn_id + " after its turn.stopped" + where);
+    }
+    const bool activity = type == "message.delta" || type == "message.completed" || type == "tool.started" ||
+                          type == "tool.output" || type == "tool.completed";
+    // (A stopped turn's late event is reported above, once.)
+    if (activity && stopped_turns.count(turn_id) == 0 && (turn_id.empty() || turn_id != view.running_turn)) {
+      violations.push_back("turn '" + turn_id + "' is not a started turn of session " + session_id +
+                           (view.running_turn.empty() ? " (none is running)" : " (turn " + view.running_turn + " is)") + where);
+    }
+    if (type == "message.delta" || type == "message.completed") {
+      const std::string message_id = conformance_detail::data_string(event, "messageId");
+      const auto [first, inserted] = view.message_turns.emplace(message_id, turn_id);
+      if (!inserted && first->second != turn_id) {
+        violations.push_back("message id " + message_id + " of turn " + first->second + " reused in turn " + turn_id + where);
+      }
     }
     if (type == "session.state") {
       const std::string state = conformance_detail::data_string(event, "state");
@@ -72,10 +88,12 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
         violations.push_back("turn " + turn_id + " started while the session was '" + view.state + "'" + where);
       }
       started_turns.insert(turn_id);
+      view.running_turn = turn_id;
     } else if (type == "turn.stopped") {
       if (started_turns.count(turn_id) == 0) violations.push_back("turn " + turn_id + " stopped but never started" + where);
       if (!stopped_turns.insert(turn_id).second) violations.push_back("turn " + turn_id + " stopped twice" + where);
       view.expect_rest_after_stop = true;
+      if (view.running_turn == turn_id) view.running_turn.clear();
       view.open_requests.clear();  // the engine tears down what the turn left open
       view.expect_awaiting = false;
     } else if (type == "permission.requested") {
@@ -582,6 +600,9 @@ void scenario_history_import(const AgentProfile& profile) {
   CHECK(read["result"]["skippedLines"] == 0);
   CHECK(read["result"]["events"].dump().find("remember: the colour is teal") != std::string::npos);
 
+  // The session that made the conversation is deleted first: the import continues the conversation itself. (While
+  // a session of ours continues it, an import makes a fork instead: scenario_import_live_conversation.)
+  REQUIRE(world.client->call("session.delete", {{"sessionId", first}}).contains("result"));
   const auto imported = world.client->call("session.import", read_params);
   INFO(imported.dump());
   REQUIRE(imported.contains("result"));
@@ -590,6 +611,105 @@ void scenario_history_import(const AgentProfile& profile) {
   const auto resumed = world.client->call("session.send", {{"sessionId", id}, {"text", "which colour?"}});
   INFO(resumed.dump());
   CHECK(resumed["result"]["text"] == "It was teal.");
+  check_lifecycle(world);
+}
+
+namespace conformance_detail {
+
+// The events of one session in a client's stream, from `from` on.
+std::vector<Json> events_of(const std::vector<Json>& events, const std::string& session_id, std::size_t from = 0) {
+  std::vector<Json> out;
+  for (std::size_t i = from; i < events.size(); ++i) {
+    if (events[i].value("sessionId", "") == session_id) out.push_back(events[i]);
+  }
+  return out;
+}
+
+// The text of the session's completed assistant messages (kind text), in order.
+std::vector<std::string> answers_in(const std::vector<Json>& events) {
+  std::vector<std::string> out;
+  for (const auto& event : events) {
+    if (event.value("type", "") == "message.completed" && event["data"].value("kind", "text") == "text") out.push_back(data_string(event, "text"));
+  }
+  return out;
+}
+
+}  // namespace conformance_detail
+
+void scenario_import_live_conversation(const AgentProfile& profile) {
+  // Each later reply answers one session's prompt, and only a request that carries the earlier exchange.
+  const auto answer = [&](const std::string& prompt, const std::string& text) {
+    return Json{{"match", {{"last_user_text_contains", prompt}, {"any_user_text_contains", "the colour is teal"}}},
+                {"reply", {{"text", text}}}};
+  };
+  AgentWorld world(profile, Json::array({profile.text("Noted: the colour is teal.", 1, 0)}), /*with_http=*/false,
+                   Json::array({answer("copy: which colour", "The copy says teal."),
+                                answer("original: which colour", "The original says teal.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto original = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", original}, {"text", "remember: the colour is teal"}})["result"]["text"] ==
+          "Noted: the colour is teal.");
+  const Json where{{"agent", profile.agent}, {"cwd", world.work.string()}};
+  Json listed;
+  CHECK(eventually([&] {
+    listed = world.client->call("history.list", where);
+    return listed.contains("result") && !listed["result"]["sessions"].empty();
+  }, std::chrono::seconds(15), kProcessScanInterval));
+  INFO(listed.dump());
+  REQUIRE(listed["result"]["sessions"].size() == 1);
+  auto import_params = where;
+  import_params["providerSessionId"] = listed["result"]["sessions"][0]["providerSessionId"];
+
+  // The original is live and continues that conversation: the import makes a fork of it, or, for an agent that
+  // cannot fork, is refused. Either way no conversation is driven by two sessions.
+  bool can_fork = false;
+  const auto agents = world.client->call("agents.list");
+  for (const auto& agent : agents["result"]["agents"]) {
+    if (agent["agent"] == profile.agent) can_fork = agent["capabilities"].value("fork", false);
+  }
+  const auto imported = world.client->call("session.import", import_params);
+  INFO(imported.dump());
+  INFO(world.transcript());
+  if (!can_fork) {
+    REQUIRE(imported.contains("error"));
+    CHECK(imported["error"]["code"] == -32021);
+    CHECK(imported["error"]["message"].get<std::string>().find(original) != std::string::npos);
+  } else {
+    REQUIRE(imported.contains("result"));
+    const std::string copy = imported["result"]["session"]["sessionId"];
+    const std::size_t copy_from = world.client->events().size();
+    const auto copied = world.client->call("session.send", {{"sessionId", copy}, {"text", "copy: which colour?"}});
+    INFO(copied.dump());
+    REQUIRE(copied.contains("result"));
+    CHECK(copied["result"]["text"] == "The copy says teal.");
+    const auto copy_events = conformance_detail::events_of(world.client->events(), copy, copy_from);
+    INFO(Json(copy_events).dump());
+    CHECK(conformance_detail::answers_in(copy_events) == std::vector<std::string>{"The copy says teal."});
+  }
+
+  // The original answers in its own conversation, which never heard the copy's prompt, and its reply reaches
+  // the original alone.
+  const std::size_t original_from = world.client->events().size();
+  const auto answered = world.client->call("session.send", {{"sessionId", original}, {"text", "original: which colour?"}});
+  INFO(answered.dump());
+  REQUIRE(answered.contains("result"));
+  CHECK(answered["result"]["stopReason"] == "end_turn");
+  CHECK(answered["result"]["text"] == "The original says teal.");
+  const auto& events = world.client->events();
+  CHECK(conformance_detail::answers_in(conformance_detail::events_of(events, original, original_from)) ==
+        std::vector<std::string>{"The original says teal."});
+  for (std::size_t i = original_from; i < events.size(); ++i) {
+    if (events[i].value("sessionId", "") != original) CHECK(events[i].dump().find("The original says teal.") == std::string::npos);
+  }
+  bool original_request_seen = false;
+  for (const auto& request : world.mock->message_requests()) {
+    const auto body = request["body"].dump();
+    if (body.find("original: which colour") == std::string::npos) continue;
+    original_request_seen = true;
+    CHECK(body.find("copy: which colour") == std::string::npos);
+  }
+  CHECK(original_request_seen);
   check_lifecycle(world);
 }
 

@@ -19,7 +19,10 @@ namespace switchboard::testing::e2e {
 // - an open permission request puts the session in `awaiting_input` until it is resolved, and is resolved once,
 //   after any `permission.responding`;
 // - a turn ends with `turn.stopped` followed by `idle` (or `stopped` when the agent died), and nothing of that
-//   turn (no event carrying its turnId) comes after it.
+//   turn (no event carrying its turnId) comes after it;
+// - a message or tool event carries the turnId of the turn running in its own session (never an empty one, never
+//   another session's);
+// - a message id names one message of its session: no other turn of the session uses it again.
 // Returns one line per broken rule (empty when all hold).
 std::vector<std::string> lifecycle_violations(const std::vector<nlohmann::json>& events);
 
@@ -54,8 +57,13 @@ void scenario_conversation_gone(const AgentProfile& profile);
 // and the next send starts a fresh CLI that resumes the conversation.
 void scenario_killed_cli(const AgentProfile& profile);
 // A conversation in the CLI's own history is listed, read as normalized events, imported as a cold session of
-// ours, and resumed.
+// ours (once the session that made it is deleted), and resumed.
 void scenario_history_import(const AgentProfile& profile);
+// While a session of ours continues a conversation, session.import of it makes a session that continues a fork
+// of it (the agent's own fork), or, for an agent that cannot fork, is refused with ConversationInUse. Either way
+// both sessions answer afterwards, each in its own conversation, and each client sees each reply under the session
+// that asked (no event outside that session's turn).
+void scenario_import_live_conversation(const AgentProfile& profile);
 // A CLI that is not there is reported by agents.list (installed false, a problem saying so) and refused by
 // session.create with AgentNotInstalled, at once.
 void scenario_missing_cli(const AgentProfile& profile);

@@ -91,4 +91,48 @@ TEST_CASE("conformance checker: a stop without a start is reported", "[conforman
   CHECK(violations[0].find("never started") != std::string::npos);
 }
 
+TEST_CASE("conformance checker: a message or tool event outside a started turn is reported", "[conformance]") {
+  // An empty turnId: what a session published for an agent that was answering another session of ours.
+  auto events = good_turn();
+  events.insert(events.begin() + 3, event(3, "message.completed",
+                                          {{"turnId", ""}, {"messageId", "m-2"}, {"role", "assistant"}, {"kind", "text"}, {"text", "x"}}));
+  auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("not a started turn of session s1") != std::string::npos);
+
+  // Another session's turn, running at the same time.
+  std::vector<Json> two{state(1, "running"), event(2, "turn.started", {{"turnId", "t1"}, {"text", "hi"}})};
+  two.push_back(event(3, "tool.started", {{"turnId", "t1"}, {"toolCallId", "c"}, {"tool", "Bash"}, {"input", Json::object()}}, "s2"));
+  violations = lifecycle_violations(two);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("not a started turn of session s2") != std::string::npos);
+
+  // Between two turns of the session.
+  auto between = good_turn();
+  between.push_back(event(11, "tool.output", {{"turnId", "t2"}, {"toolCallId", "c"}, {"text", "late"}}));
+  violations = lifecycle_violations(between);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("none is running") != std::string::npos);
+}
+
+TEST_CASE("conformance checker: a message id used again in a later turn of the session is reported", "[conformance]") {
+  auto events = good_turn();
+  events.push_back(state(11, "running"));
+  events.push_back(event(12, "turn.started", {{"turnId", "t2"}, {"text", "again"}}));
+  events.push_back(event(13, "message.delta", {{"turnId", "t2"}, {"messageId", "m"}, {"kind", "text"}, {"text", "b"}}));
+  events.push_back(event(14, "turn.stopped", {{"turnId", "t2"}, {"stopReason", "end_turn"}}));
+  events.push_back(state(15, "idle"));
+  const auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("message id m of turn t1 reused in turn t2") != std::string::npos);
+  // The same id in another session is another message.
+  auto other = good_turn();
+  other.push_back(event(11, "session.state", {{"state", "running"}}, "s2"));
+  other.push_back(event(12, "turn.started", {{"turnId", "t2"}, {"text", "hi"}}, "s2"));
+  other.push_back(event(13, "message.completed", {{"turnId", "t2"}, {"messageId", "m"}, {"role", "assistant"}, {"kind", "text"}, {"text", "b"}}, "s2"));
+  other.push_back(event(14, "turn.stopped", {{"turnId", "t2"}, {"stopReason", "end_turn"}}, "s2"));
+  other.push_back(event(15, "session.state", {{"state", "idle"}}, "s2"));
+  CHECK(lifecycle_violations(other).empty());
+}
+
 }  // namespace conformance_checker_tests

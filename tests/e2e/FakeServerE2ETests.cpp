@@ -93,6 +93,10 @@ TEST_CASE("fake server e2e: a session from the server's own history is listed an
   e2e::scenario_history_import(fake_server());
 }
 
+TEST_CASE("fake server e2e: importing a conversation a live session continues forks it (or is refused), and both sessions answer with only their own events", "[e2e][fakeserver]") {
+  e2e::scenario_import_live_conversation(fake_server());
+}
+
 TEST_CASE("fake server: a missing executable is reported by agents.list and refused by session.create", "[e2e][fakeserver]") {
   e2e::scenario_missing_cli(fake_server());
 }

@@ -118,6 +118,10 @@ TEST_CASE("grok e2e: a session from Grok's own history is listed and imported an
   e2e::scenario_history_import(grok());
 }
 
+TEST_CASE("grok e2e: importing a conversation a live session continues forks it (or is refused), and both sessions answer with only their own events", "[e2e][grok]") {
+  e2e::scenario_import_live_conversation(grok());
+}
+
 TEST_CASE("grok: a missing CLI is reported by agents.list and refused by session.create", "[e2e][grok]") {
   e2e::scenario_missing_cli(grok());
 }

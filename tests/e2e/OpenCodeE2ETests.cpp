@@ -185,6 +185,10 @@ TEST_CASE("opencode e2e: a session from OpenCode's own database is listed and re
   e2e::scenario_history_import(opencode());
 }
 
+TEST_CASE("opencode e2e: importing a conversation a live session continues forks it (or is refused), and both sessions answer with only their own events", "[e2e][opencode]") {
+  e2e::scenario_import_live_conversation(opencode());
+}
+
 TEST_CASE("opencode: a missing CLI is reported by agents.list and refused by session.create", "[e2e][opencode]") {
   e2e::scenario_missing_cli(opencode());
 }

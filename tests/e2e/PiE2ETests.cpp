@@ -126,6 +126,10 @@ TEST_CASE("pi e2e: a session from Pi's own history is listed and imported and re
   e2e::scenario_history_import(pi());
 }
 
+TEST_CASE("pi e2e: importing a conversation a live session continues forks it (or is refused), and both sessions answer with only their own events", "[e2e][pi]") {
+  e2e::scenario_import_live_conversation(pi());
+}
+
 TEST_CASE("pi e2e: with PI_CODING_AGENT_SESSION_DIR, Pi's flat session folder, its history is listed and imported and resumed", "[e2e][pi]") {
   static const e2e::AgentProfile flat = [] {
     e2e::AgentProfile p = pi();

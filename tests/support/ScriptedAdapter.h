@@ -66,6 +66,11 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     // How long each stop() takes before the adapter reports on_unavailable, one entry per stop in order (models a
     // CLI that takes time to finish and exit); a negative entry never reports. Empty: at once.
     std::deque<std::chrono::milliseconds> stop_delays;
+    // Steps played once, right after the next turn has ended: an agent that reports activity between turns.
+    Script after_turn;
+    // A resumed conversation keeps its id (as Claude Code's and Codex's do): the start reports the id it resumed,
+    // unless it forked it. Otherwise every start reports a new id, "provider-<start number>".
+    bool keep_resumed_id = false;
   };
 
   ScriptedAdapter(boost::asio::io_context& io, adapters::AdapterListener& listener, std::shared_ptr<Control> control)
@@ -94,10 +99,12 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   void start(const adapters::StartOptions& options, adapters::Completion done) override {
     ++m_control->starts;
     m_control->start_options.push_back(options);
-    later([this, done = std::move(done)] {
+    std::string id = "provider-" + std::to_string(m_control->starts);
+    if (m_control->keep_resumed_id && options.resume_provider_session_id && !options.fork) id = *options.resume_provider_session_id;
+    later([this, id, done = std::move(done)] {
       if (!m_control->fail_start && !m_control->offered_models.empty()) m_listener.on_models({m_control->offered_models});
       done(m_control->fail_start);
-      if (!m_control->fail_start) m_listener.on_provider_session({"provider-" + std::to_string(m_control->starts)});
+      if (!m_control->fail_start) m_listener.on_provider_session({id});
     });
   }
   void send(adapters::TurnInput input) override {
@@ -224,6 +231,12 @@ class ScriptedAdapter : public adapters::AgentAdapter {
       } else if (const auto* end = std::get_if<End>(&step)) {
         m_running = false;
         m_listener.on_turn_end(adapters::TurnResult{end->reason, "", protocol::Usage{10, 20, std::nullopt, std::nullopt}, std::nullopt});
+        if (!m_control->after_turn.empty()) {
+          m_script = std::exchange(m_control->after_turn, {});
+          m_step = 0;
+          m_running = true;
+          later([this] { advance(); });
+        }
         return;
       }
     }

@@ -88,15 +88,18 @@ adapters::AgentDescriptor claude_descriptor(boost::asio::io_context& io, const f
   return adapters::claude::claude_code_agent(io, std::move(config));
 }
 
-// The scripted agent, able to resume, with Claude's history hooks: imports of it can take turns.
+// The scripted agent, able to resume (and to fork, unless told otherwise), with Claude's history hooks: imports of
+// it can take turns.
 adapters::AgentDescriptor scripted_with_history(boost::asio::io_context& io, std::shared_ptr<ScriptedAdapter::Control> control,
-                                                const adapters::AgentDescriptor& claude) {
+                                                const adapters::AgentDescriptor& claude, const std::string& name = "scripted",
+                                                bool can_fork = true) {
   auto descriptor = ScriptedAdapter::descriptor(io, control);
-  descriptor.discover = [] {
+  descriptor.name = name;
+  descriptor.discover = [name, can_fork] {
     protocol::AgentInfo info;
-    info.agent = "scripted";
+    info.agent = name;
     info.installed = true;
-    info.capabilities = protocol::AgentCapabilities{true, true, true, /*resume=*/true, true, true, true, true, false};
+    info.capabilities = protocol::AgentCapabilities{true, true, true, /*resume=*/true, true, true, true, true, false, can_fork};
     return info;
   };
   descriptor.list_history = claude.list_history;
@@ -177,6 +180,22 @@ struct HistoryRun {
     return out;
   }
 };
+
+// What the store binds a session to (its newest run), read through the engine's persistence.
+std::optional<engine::ConversationBinding> latest_run(HistoryRun& run, const std::string& session_id) {
+  std::optional<std::optional<engine::ConversationBinding>> bound;
+  run.persistence->latest_run(session_id, [&](std::optional<engine::ConversationBinding> binding) { bound = std::move(binding); });
+  run.settle();
+  REQUIRE(bound);
+  return *bound;
+}
+
+std::string import_recorded(HistoryRun& run, const fs::path& project, const std::string& agent = "scripted") {
+  const auto imported = run.call("session.import", {{"agent", agent}, {"cwd", project.string()}, {"providerSessionId", kRecorded}});
+  INFO(imported.dump());
+  REQUIRE(imported.contains("result"));
+  return imported.at("result").at("session").at("sessionId");
+}
 
 std::vector<std::string> types_of(const Json& events) {
   std::vector<std::string> out;
@@ -386,11 +405,10 @@ TEST_CASE("session.import takes a title and works for an agent whose CLI is not 
   const auto& session = imported.at("result").at("session");
   CHECK(session.at("title") == "my parser work");
   CHECK(session.at("model") == "opus");
-  std::optional<std::optional<std::string>> run_id;
-  run.persistence->latest_run(session.at("sessionId"), [&](std::optional<std::string> id) { run_id = std::move(id); });
-  run.settle();
-  REQUIRE(run_id);
-  CHECK(*run_id == std::optional<std::string>(kRefactor));
+  const auto bound = latest_run(run, session.at("sessionId"));
+  REQUIRE(bound);
+  CHECK(bound->provider_session_id == kRefactor);
+  CHECK_FALSE(bound->fork);
 }
 
 TEST_CASE("history hooks run off the reactor thread and their transcript keeps turns apart", "[history]") {
@@ -557,11 +575,130 @@ TEST_CASE("Codex threads list read and import through the history methods and re
   // which is what CodexAdapter::start() passes to thread/resume.
   const auto real = run.call("session.import", {{"agent", "codex"}, {"cwd", project.string()}, {"providerSessionId", thread}});
   REQUIRE(real.contains("result"));
-  std::optional<std::optional<std::string>> run_id;
-  run.persistence->latest_run(real.at("result").at("session").at("sessionId"), [&](std::optional<std::string> id) { run_id = std::move(id); });
+  const auto bound = latest_run(run, real.at("result").at("session").at("sessionId"));
+  REQUIRE(bound);
+  CHECK(bound->provider_session_id == thread);
+  CHECK_FALSE(bound->fork);
+}
+
+}  // namespace agent_history_tests
+
+namespace agent_history_tests {
+
+TEST_CASE("session.import of a conversation a live session of ours continues makes the new session continue a fork of it", "[history]") {
+  ClaudeHome home;
+  TempDir data{"agent-history"};
+  std::string original;
+  std::string copy;
+  {
+    HistoryRun run(data.path(), home.config_dir());
+    run.control->keep_resumed_id = true;
+    original = import_recorded(run, home.project);
+    REQUIRE(run.call("session.send", {{"sessionId", original}, {"text", "go on"}}).contains("result"));
+    REQUIRE(run.control->start_options.size() == 1);
+    CHECK_FALSE(run.control->start_options.at(0).fork);  // nobody else continued it: the conversation itself
+
+    copy = import_recorded(run, home.project);
+    const auto stored = latest_run(run, copy);
+    REQUIRE(stored);
+    CHECK(stored->provider_session_id == kRecorded);
+    CHECK(stored->fork);
+    REQUIRE(run.call("session.send", {{"sessionId", copy}, {"text", "and you?"}}).contains("result"));
+    REQUIRE(run.control->start_options.size() == 2);
+    CHECK(run.control->start_options.at(1).session_id == copy);
+    CHECK(run.control->start_options.at(1).resume_provider_session_id == std::optional<std::string>(kRecorded));
+    CHECK(run.control->start_options.at(1).fork);
+    // The fork's own id is the copy's conversation from now on.
+    const auto forked = latest_run(run, copy);
+    REQUIRE(forked);
+    CHECK(forked->provider_session_id == "provider-2");
+    CHECK_FALSE(forked->fork);
+    // The original still answers, in its own conversation.
+    REQUIRE(run.call("session.send", {{"sessionId", original}, {"text", "still yours?"}}).contains("result"));
+    CHECK(run.control->start_options.size() == 2);
+  }
+  // After a restart each resumes its own conversation; neither forks again.
+  HistoryRun run(data.path(), home.config_dir());
+  REQUIRE(run.call("session.send", {{"sessionId", copy}, {"text", "one"}}).contains("result"));
+  REQUIRE(run.call("session.send", {{"sessionId", original}, {"text", "two"}}).contains("result"));
+  REQUIRE(run.control->start_options.size() == 2);
+  CHECK(run.control->start_options.at(0).resume_provider_session_id == std::optional<std::string>("provider-2"));
+  CHECK_FALSE(run.control->start_options.at(0).fork);
+  CHECK(run.control->start_options.at(1).resume_provider_session_id == std::optional<std::string>(kRecorded));
+  CHECK_FALSE(run.control->start_options.at(1).fork);
+}
+
+TEST_CASE("session.import forks a conversation a stored session continues, and a fork not made yet survives a restart", "[history]") {
+  ClaudeHome home;
+  TempDir data{"agent-history"};
+  std::string copy;
+  {
+    HistoryRun run(data.path(), home.config_dir());
+    import_recorded(run, home.project);  // cold, never started: it continues the conversation all the same
+  }
+  {
+    // The first session is only stored now (dormant): the store says who continues the conversation.
+    HistoryRun run(data.path(), home.config_dir());
+    copy = import_recorded(run, home.project);
+    CHECK(run.control->starts == 0);
+  }
+  HistoryRun run(data.path(), home.config_dir());
+  REQUIRE(run.call("session.send", {{"sessionId", copy}, {"text", "go on"}}).contains("result"));
+  REQUIRE(run.control->start_options.size() == 1);
+  CHECK(run.control->start_options.at(0).resume_provider_session_id == std::optional<std::string>(kRecorded));
+  CHECK(run.control->start_options.at(0).fork);
+}
+
+TEST_CASE("session.import of a conversation a session of ours continues is refused for an agent that cannot fork", "[history]") {
+  ClaudeHome home;
+  TempDir data{"agent-history"};
+  boost::asio::io_context descriptors_io;
+  auto claude = claude_descriptor(descriptors_io, home.config_dir());
+  auto control = std::make_shared<ScriptedAdapter::Control>();
+  std::vector<adapters::AgentDescriptor> extra{scripted_with_history(descriptors_io, control, claude, "no-fork", /*can_fork=*/false)};
+  HistoryRun run(data.path(), home.config_dir(), std::move(extra));
+  const auto first = import_recorded(run, home.project, "no-fork");
+  const auto refused = run.call("session.import", {{"agent", "no-fork"}, {"cwd", home.project.string()}, {"providerSessionId", kRecorded}});
+  INFO(refused.dump());
+  REQUIRE(refused.contains("error"));
+  CHECK(refused.at("error").at("code") == -32021);
+  CHECK(refused.at("error").at("message").get<std::string>().find(first) != std::string::npos);
+  CHECK(run.call("session.list", Json::object()).at("result").at("sessions").size() == 1);
+  // Another agent's session of the same id is no obstacle, and once the first is gone the conversation is free.
+  import_recorded(run, home.project, "scripted");
+  REQUIRE(run.call("session.delete", {{"sessionId", first}}).contains("result"));
+  const auto again = import_recorded(run, home.project, "no-fork");
+  const auto bound = latest_run(run, again);
+  REQUIRE(bound);
+  CHECK_FALSE(bound->fork);
+}
+
+TEST_CASE("two imports of one conversation at once: one continues it, the other a fork of it", "[history]") {
+  ClaudeHome home;
+  TempDir data{"agent-history"};
+  HistoryRun run(data.path(), home.config_dir());
+  const Json params{{"agent", "scripted"}, {"cwd", home.project.string()}, {"providerSessionId", kRecorded}};
+  const auto before = run.peer->responses.size();
+  for (int id : {901, 902}) {
+    run.dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "session.import"}, {"params", params}}.dump(), run.peer);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (run.peer->responses.size() < before + 2 && std::chrono::steady_clock::now() < deadline) {
+    run.io.restart();
+    run.io.run_for(std::chrono::milliseconds(10));
+  }
   run.settle();
-  REQUIRE(run_id);
-  CHECK(*run_id == std::optional<std::string>(thread));
+  REQUIRE(run.peer->responses.size() == before + 2);
+  int forks = 0;
+  for (std::size_t i = before; i < before + 2; ++i) {
+    const auto& response = run.peer->responses[i];
+    INFO(response.dump());
+    REQUIRE(response.contains("result"));
+    const auto bound = latest_run(run, response.at("result").at("session").at("sessionId"));
+    REQUIRE(bound);
+    forks += bound->fork ? 1 : 0;
+  }
+  CHECK(forks == 1);
 }
 
 }  // namespace agent_history_tests

@@ -192,6 +192,11 @@ TEST_CASE("claude launch: the command line is duplex stream-json with stdio perm
   CHECK(std::vector<std::string>(argv.begin() + 10, argv.end()) ==
         std::vector<std::string>{"--resume", "7584fa35-b0cd-4230-bd5d-2e432322c9c7", "--model", "claude-sonnet-mock",
                                  "--permission-mode", "plan"});
+  // A fork of that conversation: the same resume, and the flag that gives the copy an id of its own.
+  options.fork_session = true;
+  const auto forked = command_line(options);
+  CHECK(std::vector<std::string>(forked.begin() + 10, forked.begin() + 13) ==
+        std::vector<std::string>{"--resume", "7584fa35-b0cd-4230-bd5d-2e432322c9c7", "--fork-session"});
   // Whole messages only (no client shows text as it streams): the one flag goes, nothing else changes.
   LaunchOptions whole;
   whole.partial_messages = false;

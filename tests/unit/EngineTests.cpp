@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -657,6 +658,54 @@ TEST_CASE("engine: an agent that dies gives error then stopped, the queue surviv
   REQUIRE(f.control->inputs.size() == 3);
   CHECK(f.control->inputs[1].text == "two");
   CHECK(f.control->inputs[2].text == "three");
+}
+
+TEST_CASE("engine: message ids are unique within a session, however the agent numbers them", "[engine]") {
+  // The scripted agent calls every message "m1", as an agent that numbers messages per process or per turn does:
+  // two turns of one agent, then a third after the agent died and a new one started.
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Delta{"a"}, ScriptedAdapter::Message{"a"}, ScriptedAdapter::End{}});
+  f.control->turns.push_back({ScriptedAdapter::Delta{"b"}, ScriptedAdapter::Die{"killed"}});
+  f.control->turns.push_back({ScriptedAdapter::Delta{"c"}, ScriptedAdapter::Message{"c"}, ScriptedAdapter::End{}});
+  f.send(session, "one");
+  f.settle();
+  f.send(session, "two");
+  f.settle();
+  f.send(session, "three");
+  f.settle();
+  REQUIRE(f.control->starts == 2);
+  const auto started = f.all<p::TurnStartedEvent>();
+  REQUIRE(started.size() == 3);
+  std::map<std::string, std::string> turn_of;  // message id -> the turn it was first seen in
+  for (const auto& delta : f.all<p::MessageDeltaEvent>()) {
+    CHECK(delta.message_id.rfind(delta.turn_id, 0) == 0);
+    CHECK(turn_of.emplace(delta.message_id, delta.turn_id).first->second == delta.turn_id);
+  }
+  for (const auto& message : f.all<p::MessageCompletedEvent>()) {
+    CHECK(turn_of.emplace(message.message_id, message.turn_id).first->second == message.turn_id);
+  }
+  CHECK(turn_of.size() == 3);  // one message per turn, each with an id of its own; a delta and its message share it
+}
+
+TEST_CASE("engine: what an agent reports between turns is not published, and what it asks then is refused", "[engine]") {
+  EngineFixture f;
+  const auto session = f.create();
+  f.control->turns.push_back({ScriptedAdapter::Message{"in the turn"}, ScriptedAdapter::End{}});
+  f.control->after_turn = {ScriptedAdapter::Delta{"late"}, ScriptedAdapter::Message{"late"}, ScriptedAdapter::ToolOutput{"tool-9", "x"},
+                           ScriptedAdapter::Tool{"tool-9", "ls", "x"}, ScriptedAdapter::Ask{"Bash", "rm -rf /tmp/x"},
+                           ScriptedAdapter::AskQuestion{"which?"}};
+  f.events.clear();
+  f.send(session, "hi");
+  f.settle();
+  CHECK(f.types() == std::vector<std::string>{"session.state:running", "turn.started", "message.completed", "turn.stopped",
+                                              "session.state:idle"});
+  // The agent was not left waiting for answers nobody could give.
+  REQUIRE(f.control->permission_answers.size() == 1);
+  CHECK_FALSE(f.control->permission_answers[0].allow);
+  REQUIRE(f.control->question_answers.size() == 1);
+  CHECK(f.control->question_answers[0].rejected);
+  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Idle);
 }
 
 TEST_CASE("engine: expected failures map to stable codes", "[engine]") {

@@ -143,6 +143,7 @@ TEST_CASE("store: a hand-made version-1 file is migrated, keeping its rows and i
   REQUIRE(runs);
   REQUIRE(runs->size() == 1);
   CHECK((*runs)[0].provider_session_id == "p-1");
+  CHECK_FALSE((*runs)[0].fork);  // migration 4: runs from before are plain
   (*store)->close();
 
   SQLite::Database db(dir.db().string(), SQLite::OPEN_READONLY);

@@ -176,11 +176,11 @@ TEST_CASE("store: session list is newest first, paged by cursor, filtered", "[st
 TEST_CASE("store: runs bind a session to provider sessions", "[store]") {
   Fixture f;
   REQUIRE(f.insert(session("s-1", 1)));
-  auto first = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("s-1", "prov-a", 10, done); });
+  auto first = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("s-1", "prov-a", false, 10, done); });
   REQUIRE(first);
   CHECK(first->id > 0);
   CHECK_FALSE(first->ended_at);
-  auto second = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("s-1", "prov-b", 20, done); });
+  auto second = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("s-1", "prov-b", false, 20, done); });
   REQUIRE(second);
   auto ended = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().end_run(first->id, 15, done); });
   REQUIRE(ended);
@@ -193,7 +193,7 @@ TEST_CASE("store: runs bind a session to provider sessions", "[store]") {
   CHECK((*runs)[0].ended_at == 15);
   CHECK((*runs)[1].provider_session_id == "prov-b");
 
-  auto orphan = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("nope", "p", 1, done); });
+  auto orphan = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("nope", "p", false, 1, done); });
   REQUIRE_FALSE(orphan);
   CHECK(orphan.error().code == StoreError::Code::NotFound);
   auto no_run = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().end_run(99999, 1, done); });
@@ -205,6 +205,40 @@ TEST_CASE("store: runs bind a session to provider sessions", "[store]") {
   auto after = await_store<std::vector<RunRecord>>(f.io, [&](auto done) { f.sessions().list_runs("s-1", done); });
   REQUIRE(after);
   CHECK(after->empty());
+}
+
+TEST_CASE("store: the session continuing a conversation is the one whose newest run names it, not as a fork to make", "[store]") {
+  Fixture f;
+  REQUIRE(f.insert(session("s-old", 1)));
+  REQUIRE(f.insert(session("s-live", 2)));
+  REQUIRE(f.insert(session("s-copy", 3)));
+  REQUIRE(f.insert(session("s-codex", 4, "codex")));
+  const auto run = [&](const std::string& id, const std::string& provider, bool fork) {
+    REQUIRE(await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run(id, provider, fork, 10, done); }));
+  };
+  const auto continuing = [&](const std::string& agent, const std::string& provider) {
+    auto found = await_store<std::optional<std::string>>(
+        f.io, [&](auto done) { f.sessions().find_continuing_session(agent, provider, done); });
+    REQUIRE(found);
+    return *found;
+  };
+  run("s-old", "conv-1", false);
+  run("s-old", "conv-2", false);  // it went on in another conversation since
+  run("s-copy", "conv-3", true);  // a fork of conv-3 still to make
+  run("s-codex", "conv-3", false);
+  CHECK(continuing("claude", "conv-1") == std::nullopt);
+  CHECK(continuing("claude", "conv-2") == std::optional<std::string>("s-old"));
+  CHECK(continuing("claude", "conv-3") == std::nullopt);  // another agent's session is no claude session
+  CHECK(continuing("codex", "conv-3") == std::optional<std::string>("s-codex"));
+  run("s-live", "conv-3", false);
+  CHECK(continuing("claude", "conv-3") == std::optional<std::string>("s-live"));
+  auto runs = await_store<std::vector<RunRecord>>(f.io, [&](auto done) { f.sessions().list_runs("s-copy", done); });
+  REQUIRE(runs);
+  REQUIRE(runs->size() == 1);
+  CHECK((*runs)[0].fork);
+  // Once the fork is made, its own id is the newest run.
+  run("s-copy", "conv-4", false);
+  CHECK(continuing("claude", "conv-4") == std::optional<std::string>("s-copy"));
 }
 
 TEST_CASE("store: interrupted turns are marked, replaced, listed and cleared", "[store]") {

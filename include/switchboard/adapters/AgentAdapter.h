@@ -51,6 +51,11 @@ struct StartOptions {
   std::optional<std::string> model;
   std::optional<std::string> mode;
   std::optional<std::string> resume_provider_session_id;  // resume the agent's own session
+  // With resume_provider_session_id: continue a copy of that conversation, made with the agent's own fork, and
+  // leave the conversation itself to whoever else continues it (another session of ours holds it: two sessions
+  // never drive one conversation). The copy's id is reported with on_provider_session. The engine asks it only of
+  // an agent whose capabilities say `fork`.
+  bool fork = false;
   // Whether some client shows text as it is written (EngineConfig::stream_text). When false an adapter may ask
   // its agent for whole messages only, and report no TextDelta; MessageCompleted carries the text either way.
   bool stream_text = true;

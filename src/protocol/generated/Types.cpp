@@ -608,6 +608,7 @@ bool decode(const nlohmann::json& json, PermissionRequest& out, json::DecodeCont
   if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "tool", out.tool, context)) return false;
   if (!json::decode_required(json, "input", out.input, context)) return false;
   if (!json::decode_required(json, "description", out.description, context)) return false;
@@ -697,6 +698,7 @@ bool decode(const nlohmann::json& json, QuestionRequest& out, json::DecodeContex
   if (!json::decode_required(json, "requestId", out.request_id, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "questions", out.questions, context)) return false;
   if (out.questions.size() < 1) return context.fail_at("questions", "array of at least 1 items", json.at("questions"));
   if (!json::decode_required(json, "state", out.state, context)) return false;
@@ -719,7 +721,7 @@ void encode(json::JsonWriter& writer, const QuestionRequest& value) {
 
 bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"streaming", "permissions", "questions", "resume", "historyList", "historyRead", "modelSwitch", "modes", "images"};
+  static constexpr std::string_view kKnown[] = {"streaming", "permissions", "questions", "resume", "historyList", "historyRead", "modelSwitch", "modes", "images", "fork"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "streaming", out.streaming, context)) return false;
   if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
@@ -730,6 +732,7 @@ bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeCont
   if (!json::decode_required(json, "modelSwitch", out.model_switch, context)) return false;
   if (!json::decode_required(json, "modes", out.modes, context)) return false;
   if (!json::decode_required(json, "images", out.images, context)) return false;
+  if (!json::decode_required(json, "fork", out.fork, context)) return false;
   return true;
 }
 
@@ -753,6 +756,8 @@ void encode(json::JsonWriter& writer, const AgentCapabilities& value) {
   encode(writer, value.modes);
   writer.member_raw(",\"images\":");
   encode(writer, value.images);
+  writer.member_raw(",\"fork\":");
+  encode(writer, value.fork);
   writer.end_object();
 }
 
@@ -830,6 +835,7 @@ bool decode(const nlohmann::json& json, SessionSendResult& out, json::DecodeCont
   static constexpr std::string_view kKnown[] = {"turnId", "queued", "queueId", "stopReason", "text", "usage"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "queued", out.queued, context)) return false;
   if (!json::decode_optional(json, "queueId", out.queue_id, context)) return false;
   if (!json::decode_optional(json, "stopReason", out.stop_reason, context)) return false;
@@ -1071,6 +1077,7 @@ bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& con
   if (!json::decode_required(json, "exitCode", out.exit_code, context)) return false;
   if (!json::decode_optional(json, "sessionId", out.session_id, context)) return false;
   if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_optional(json, "agent", out.agent, context)) return false;
   if (!json::decode_required(json, "attached", out.attached, context)) return false;
   if (!json::decode_optional(json, "stopReason", out.stop_reason, context)) return false;
@@ -2089,6 +2096,7 @@ bool decode(const nlohmann::json& json, AgentErrorEvent& out, json::DecodeContex
   if (!json::decode_required(json, "message", out.message, context)) return false;
   if (!json::decode_required(json, "recoverable", out.recoverable, context)) return false;
   if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_optional(json, "code", out.code, context)) return false;
   return true;
 }
@@ -2112,6 +2120,7 @@ bool decode(const nlohmann::json& json, AgentStatusEvent& out, json::DecodeConte
   static constexpr std::string_view kKnown[] = {"turnId", "status", "message", "attempt", "maxAttempts", "retryDelayMs"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "status", out.status, context)) return false;
   if (!json::decode_optional(json, "message", out.message, context)) return false;
   if (!json::decode_optional(json, "attempt", out.attempt, context)) return false;
@@ -2250,7 +2259,9 @@ bool decode(const nlohmann::json& json, MessageCompletedEvent& out, json::Decode
   static constexpr std::string_view kKnown[] = {"turnId", "messageId", "role", "kind", "text", "parentToolCallId"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "messageId", out.message_id, context)) return false;
+  if (json::utf8_length(out.message_id) < 1) return context.fail_at("messageId", "non-empty string", json.at("messageId"));
   if (!json::decode_required(json, "role", out.role, context)) return false;
   if (!json::decode_required(json, "kind", out.kind, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
@@ -2278,7 +2289,9 @@ bool decode(const nlohmann::json& json, MessageDeltaEvent& out, json::DecodeCont
   static constexpr std::string_view kKnown[] = {"turnId", "messageId", "kind", "text", "parentToolCallId"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "messageId", out.message_id, context)) return false;
+  if (json::utf8_length(out.message_id) < 1) return context.fail_at("messageId", "non-empty string", json.at("messageId"));
   if (!json::decode_required(json, "kind", out.kind, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
   if (!json::decode_optional(json, "parentToolCallId", out.parent_tool_call_id, context)) return false;
@@ -2611,6 +2624,7 @@ bool decode(const nlohmann::json& json, ToolCompletedEvent& out, json::DecodeCon
   static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "output", "isError"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
   if (!json::decode_required(json, "output", out.output, context)) return false;
   if (!json::decode_required(json, "isError", out.is_error, context)) return false;
@@ -2632,6 +2646,7 @@ bool decode(const nlohmann::json& json, ToolOutputEvent& out, json::DecodeContex
   static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "text"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
   return true;
@@ -2650,6 +2665,7 @@ bool decode(const nlohmann::json& json, ToolStartedEvent& out, json::DecodeConte
   static constexpr std::string_view kKnown[] = {"turnId", "toolCallId", "tool", "input", "parentToolCallId", "diffs"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "toolCallId", out.tool_call_id, context)) return false;
   if (!json::decode_required(json, "tool", out.tool, context)) return false;
   if (!json::decode_required(json, "input", out.input, context)) return false;
@@ -2698,6 +2714,7 @@ bool decode(const nlohmann::json& json, TurnStartedEvent& out, json::DecodeConte
   static constexpr std::string_view kKnown[] = {"turnId", "text", "attachments", "queueId", "model"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "text", out.text, context)) return false;
   if (!json::decode_optional(json, "attachments", out.attachments, context)) return false;
   if (!json::decode_optional(json, "queueId", out.queue_id, context)) return false;
@@ -2727,6 +2744,7 @@ bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeConte
   static constexpr std::string_view kKnown[] = {"turnId", "stopReason", "text", "usage", "error"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
   if (!json::decode_required(json, "stopReason", out.stop_reason, context)) return false;
   if (!json::decode_optional(json, "text", out.text, context)) return false;
   if (!json::decode_optional(json, "usage", out.usage, context)) return false;

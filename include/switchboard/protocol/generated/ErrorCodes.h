@@ -32,6 +32,7 @@ enum class ErrorCode : std::int32_t {
   NotInterrupted = -32018,
   UnknownHistorySession = -32019,
   ConversationLost = -32020,
+  ConversationInUse = -32021,
 };
 
 struct ErrorCodeInfo {
@@ -40,7 +41,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 22> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 23> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -63,6 +64,7 @@ inline constexpr std::array<ErrorCodeInfo, 22> kErrorCodes = {{
     {ErrorCode::NotInterrupted, "NotInterrupted", "The session has no interrupted turn to resume."},
     {ErrorCode::UnknownHistorySession, "UnknownHistorySession", "The agent's history has no session with this id for this working directory."},
     {ErrorCode::ConversationLost, "ConversationLost", "The agent no longer has the conversation this session continues (its own history was deleted or never saved). Reported as agent.error with this code; the session goes on in a fresh agent conversation, seeded with the transcript the daemon stored."},
+    {ErrorCode::ConversationInUse, "ConversationInUse", "Another session of this daemon continues this agent conversation, and the agent cannot fork it (capabilities.fork is false): two sessions never drive one conversation. The message names that session."},
 }};
 
 }  // namespace switchboard::protocol

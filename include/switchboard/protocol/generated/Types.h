@@ -242,6 +242,7 @@ struct AgentCapabilities {
   bool model_switch{};
   bool modes{};
   bool images{};
+  bool fork{};  // The agent can continue a copy of one of its conversations under a new id of its own. session.import of a conversation another session of this daemon continues makes such a copy; without it that import is refused (ConversationInUse).
 };
 bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentCapabilities& value);
@@ -755,7 +756,7 @@ void encode(json::JsonWriter& writer, MessageCompletedEventRole value);
 
 struct MessageCompletedEvent {
   std::string turn_id;
-  std::string message_id;
+  std::string message_id;  // Names one message of the session: no other message of the session, in any turn, across agent and daemon restarts, has it. Its deltas and its message.completed share it.
   MessageCompletedEventRole role{};
   DeltaKind kind{};
   std::string text;
@@ -766,7 +767,7 @@ void encode(json::JsonWriter& writer, const MessageCompletedEvent& value);
 
 struct MessageDeltaEvent {
   std::string turn_id;
-  std::string message_id;
+  std::string message_id;  // Names one message of the session: no other message of the session, in any turn, across agent and daemon restarts, has it. Its deltas and its message.completed share it.
   DeltaKind kind{};
   std::string text;
   std::optional<std::string> parent_tool_call_id{};  // Set for messages a sub-agent writes: the tool call (e.g. Task) that runs it.
