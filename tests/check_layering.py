@@ -2,7 +2,7 @@
 """Fails when a module includes a header of a module it does not declare.
 
 Each library of ours (the modules of src/, the adapters, the adapter interface) declares in CMake the libraries
-it uses (cmake/SwitchboardModule.cmake). The layering check programs catch a call into an undeclared module at
+it uses (src/<module>/module.cmake, cmake/SwitchboardModule.cmake). The layering check programs catch a call into an undeclared module at
 link time; this catches what the linker cannot see: an include whose header needs none of that module's code (a
 struct, an inline function, a template). A file may include the headers of its own library, of the libraries
 it declares, and of whatever those expose publicly, transitively.
@@ -103,7 +103,7 @@ for path in sorted(files):
         target_owner = owner.get(target) or owner_of_header(target)
         if target_owner and target_owner not in permitted:
             problems.append(f"{path.relative_to(root)}:{number}: {name} includes {match.group(1)} of {target_owner}, "
-                            f"which it does not declare (its CMakeLists.txt)")
+                            f"which it does not declare (in its module.cmake)")
 for problem in problems:
     print(problem)
 if not libraries:
