@@ -7,6 +7,7 @@
 #include "acp/AcpContent.h"
 #include "common/CliRuntime.h"
 #include "common/NativeJson.h"
+#include "common/PermissionText.h"
 
 namespace switchboard::adapters::acp {
 
@@ -23,6 +24,15 @@ AdapterError no_such_mode(std::string_view mode) {
 
 // Kinds whose tools change files: what accept-edits lets through.
 bool is_edit(std::string_view tool) { return tool == "edit" || tool == "delete" || tool == "move"; }
+
+// What a tool of an ACP kind does, for the reason a request gives.
+AskedAction asked_action(std::string_view tool) {
+  if (tool == "execute") return AskedAction::ShellCommand;
+  if (is_edit(tool)) return AskedAction::FileChange;
+  if (tool == "read") return AskedAction::FileRead;
+  if (tool == "fetch") return AskedAction::WebFetch;
+  return AskedAction::Other;
+}
 
 std::string error_text(const JsonRpcEndpoint::Error& error) {
   std::string text = error.message;
@@ -57,7 +67,10 @@ class AcpAdapter::ModeFilter final : public ForwardingListener {
 
   void on_permission_request(PermissionAsk ask) override {
     const bool let_through = m_adapter.m_mode == kFullAccessMode || (m_adapter.m_mode == kAcceptEditsMode && is_edit(ask.tool));
-    if (!let_through) return ForwardingListener::on_permission_request(std::move(ask));
+    if (!let_through) {
+      ask.reason = mode_reason(m_adapter.m_mode, asked_action(ask.tool), ask.tool);
+      return ForwardingListener::on_permission_request(std::move(ask));
+    }
     m_adapter.m_translator.answer_permission(ask.native_id, true);
   }
 

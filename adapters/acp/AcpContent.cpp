@@ -4,6 +4,7 @@
 
 #include "common/LineStats.h"
 #include "common/NativeJson.h"
+#include "common/PermissionText.h"
 #include "common/RulePattern.h"
 
 namespace switchboard::adapters::acp {
@@ -161,7 +162,12 @@ PermissionAsk permission_ask(std::string native_id, const json& params) {
   if (const auto* input = native::object_at(tool_call, "rawInput")) ask.input = *input;
   ask.subject = tool_subject(tool_call);
   const std::string title = string_or_empty(tool_call, "title");
-  ask.description = !title.empty() ? title : ask.subject.empty() ? ask.tool : ask.tool + ": " + ask.subject;
+  if (ask.tool == "execute" && !ask.subject.empty()) {
+    // The command as it will run: a title is the agent's summary of it (OpenCode's is the model's description).
+    ask.description = run_description(ask.subject, title);
+  } else {
+    ask.description = !title.empty() ? title : ask.subject.empty() ? ask.tool : ask.tool + ": " + ask.subject;
+  }
   ask.suggested_rule = native::exact_rule(ask.tool, ask.subject);
   return ask;
 }

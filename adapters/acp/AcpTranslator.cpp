@@ -248,6 +248,7 @@ bool AcpTranslator::answer_permission(const std::string& native_id, bool allow) 
   if (it == m_permissions.end()) return false;
   auto open = std::move(it->second);
   m_permissions.erase(it);
+  if (!allow) m_denied = true;
   open.reply(permission_outcome(option_for(open.options, allow)));
   return true;
 }
@@ -264,6 +265,7 @@ void AcpTranslator::cancel_turn() {
 void AcpTranslator::turn_started(std::string turn_id) {
   m_turn_running = true;
   m_cancel_sent = false;
+  m_denied = false;
   m_turn_id = std::move(turn_id);
   m_messages = 0;
   m_plans = 0;
@@ -288,8 +290,10 @@ void AcpTranslator::on_prompt_answer(const JsonRpcEndpoint::Outcome& outcome) {
   }
   const auto& result = std::get<json>(outcome);
   // ACP wants `cancelled` after a session/cancel; OpenCode's ACP answers `end_turn` when the cancelled
-  // permission reached it first (its reject ends the turn). The turn was cancelled either way.
-  const auto reason = m_cancel_sent ? protocol::StopReason::Cancelled : stop_reason_of(string_or_empty(result, "stopReason"));
+  // permission reached it first (its reject ends the turn). The turn was cancelled either way. Without a cancel,
+  // `cancelled` is an agent stopping at our deny (Grok Build does): the turn is over, not cancelled.
+  auto reason = m_cancel_sent ? protocol::StopReason::Cancelled : stop_reason_of(string_or_empty(result, "stopReason"));
+  if (reason == protocol::StopReason::Cancelled && !m_cancel_sent && m_denied) reason = protocol::StopReason::EndTurn;
   std::optional<protocol::Usage> usage = prompt_usage(result);
   if (m_cost_usd) {
     if (!usage) usage = protocol::Usage{};

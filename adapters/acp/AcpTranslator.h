@@ -52,7 +52,8 @@ class AcpTranslator {
   void on_permission_request(const nlohmann::json& id, const nlohmann::json& params, JsonRpcEndpoint::Reply reply);
 
   // Our answer to an open permission request: false when none is open under that id (already answered,
-  // or withdrawn by a cancel).
+  // or withdrawn by a cancel). After a deny, a turn the agent ends `cancelled` ends `end_turn`: nobody cancelled
+  // it, and a deny ends a turn the same way for every agent (docs/protocol.md, StopReason).
   bool answer_permission(const std::string& native_id, bool allow);
   // A cancel (after session/cancel went out): every open permission request is answered `cancelled` (what ACP
   // asks of a client that cancels) and withdrawn from the engine, and the turn's answer, whatever stopReason it
@@ -95,6 +96,7 @@ class AcpTranslator {
   bool m_replaying = false;
   bool m_turn_running = false;
   bool m_cancel_sent = false;  // this turn was cancelled: its answer ends it cancelled
+  bool m_denied = false;       // a permission of this turn was denied
   std::string m_turn_id;
   // The message being streamed: its id, kind and text so far (reported whole when it closes).
   std::optional<std::string> m_message_id;

@@ -5,6 +5,7 @@
 
 #include "common/NativeJson.h"
 #include "common/PercentEncoding.h"
+#include "common/PermissionText.h"
 #include "opencode/OpenCodeRuntime.h"
 
 namespace switchboard::adapters::opencode {
@@ -42,6 +43,14 @@ json file_part(const protocol::Attachment& attachment) {
               {"url", "file://" + attachment.path}};
 }
 
+// Why OpenCode's request reaches the user: our session rules make it ask before commands and edits, which the mode
+// does not let through; anything else it asks for by its own rules.
+std::string reason_for(std::string_view mode, const std::string& permission) {
+  if (permission == "bash") return mode_reason(mode, AskedAction::ShellCommand, permission);
+  if (permission == "edit") return mode_reason(mode, AskedAction::FileChange, permission);
+  return "OpenCode's own permission rules ask before " + permission;
+}
+
 // The message an event is about, if it names one: a part's (message.part.updated, message.part.delta) or the
 // message's own (message.updated).
 std::string message_of(const json& payload) {
@@ -75,7 +84,10 @@ class OpenCodeSession::ModeFilter final : public ForwardingListener {
   void on_permission_request(PermissionAsk ask) override {
     const bool let_through = m_session.m_mode == kFullAccessMode ||
                              (m_session.m_mode == kAcceptEditsMode && ask.tool == "edit");
-    if (!let_through) return ForwardingListener::on_permission_request(std::move(ask));
+    if (!let_through) {
+      ask.reason = reason_for(m_session.m_mode, ask.tool);
+      return ForwardingListener::on_permission_request(std::move(ask));
+    }
     m_session.reply_to_permission(ask.native_id, "once", std::nullopt, [](std::optional<AdapterError> error) {
       if (error) spdlog::warn("opencode: the mode's answer was not taken: {}", error->message);
     });

@@ -6,6 +6,7 @@
 
 #include "common/FileDiffs.h"
 #include "common/NativeJson.h"
+#include "common/PermissionText.h"
 
 namespace switchboard::adapters::opencode {
 
@@ -242,8 +243,15 @@ void OpenCodeTranslator::on_permission(const json& properties) {
       patterns += pattern.get<std::string>();
     }
   }
-  ask.subject = metadata != nullptr && metadata->contains("command") ? string_or_empty(*metadata, "command") : patterns;
-  ask.description = "OpenCode asks to use " + ask.tool + (patterns.empty() ? std::string() : ": " + patterns);
+  const auto command = metadata != nullptr ? native::string_at(*metadata, "command") : std::nullopt;
+  ask.subject = command ? *command : patterns;
+  // The patterns are OpenCode's parse of the command (`touch a && echo b` gives "touch a", "echo b"): a user
+  // approving a command reads it as it will run.
+  if (command) {
+    ask.description = run_description(*command, string_or_empty(*metadata, "description"));
+  } else {
+    ask.description = "OpenCode asks to use " + ask.tool + (patterns.empty() ? std::string() : ": " + patterns);
+  }
   // What OpenCode would remember for "always" (e.g. `echo *`): the rule we suggest.
   if (const auto* always = native::array_at(properties, "always"); always != nullptr && always->size() == 1 && (*always)[0].is_string()) {
     ask.suggested_rule = protocol::PermissionRule{ask.tool, (*always)[0].get<std::string>()};

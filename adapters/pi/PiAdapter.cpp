@@ -91,7 +91,10 @@ class PiAdapter::Watch : public ForwardingListener {
   Watch(PiAdapter& adapter, AdapterListener& engine) : ForwardingListener(engine), m_adapter(adapter) {}
 
   void on_permission_request(PermissionAsk ask) override {
-    if (!mode_allows(m_adapter.m_mode, ask.tool)) return ForwardingListener::on_permission_request(std::move(ask));
+    if (!mode_allows(m_adapter.m_mode, ask.tool)) {
+      ask.reason = mode_reason(m_adapter.m_mode, asked_action(ask.tool), ask.tool);
+      return ForwardingListener::on_permission_request(std::move(ask));
+    }
     if (m_adapter.m_translator->take_dialog(ask.native_id)) m_adapter.answer_dialog(ask.native_id, PermissionAnswer{true, std::nullopt});
   }
 

@@ -39,6 +39,13 @@ bool mode_allows(std::string_view mode, std::string_view tool) {
   return mode == "accept-edits" && is_file_edit(tool);
 }
 
+AskedAction asked_action(std::string_view tool) {
+  if (tool == "bash") return AskedAction::ShellCommand;
+  if (is_file_edit(tool)) return AskedAction::FileChange;
+  if (tool == "read") return AskedAction::FileRead;
+  return AskedAction::Other;
+}
+
 std::optional<PermissionAsk> permission_ask(const std::string& id, std::string_view call) {
   const json parsed = native::parse_line(call);
   const auto tool = native::string_at(parsed, "toolName");

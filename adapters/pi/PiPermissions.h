@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/PermissionText.h"
 #include "switchboard/adapters/AgentAdapter.h"
 
 namespace switchboard::adapters::pi {
@@ -20,6 +21,8 @@ inline constexpr std::array<std::string_view, 3> kModes = {"ask", "accept-edits"
 bool is_mode(std::string_view mode);
 // Whether a call of `tool` runs without asking the engine in `mode`.
 bool mode_allows(std::string_view mode, std::string_view tool);
+// What a call of Pi's `tool` does, for the reason a request gives.
+AskedAction asked_action(std::string_view tool);
 
 // The engine's request for the call our extension's dialog `id` carries in its placeholder
 // ({"toolCallId","toolName","input"}), or none when that is not such a call.

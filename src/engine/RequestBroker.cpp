@@ -212,12 +212,9 @@ void RequestBroker::resolve_permission(const std::string& request_id, Permission
     return;
   }
   // Published once the agent has the answer, so that an answer it refuses resolves as cancelled, not as decided.
-  auto taken = [weak = std::weak_ptr<RequestBroker*>(m_self), session_id = open.session_id, resolved = std::move(resolved),
-                done = std::move(done)](std::optional<adapters::AdapterError> error) mutable {
-    if (auto self = weak.lock()) {
-      if (error) resolved.outcome = protocol::PermissionResolvedEventOutcome::Cancelled;
-      (*self)->settled(session_id, as_event(std::move(resolved)));
-    }
+  m_delivering[request_id] = Delivery{open.session_id, as_event(std::move(resolved))};
+  auto taken = [weak = std::weak_ptr<RequestBroker*>(m_self), request_id, done = std::move(done)](std::optional<adapters::AdapterError> error) {
+    if (auto self = weak.lock()) (*self)->delivered(request_id, error.has_value());
     if (done) done(completion_error(error));
   };
   asker->deliver(open.native_id, adapters::PermissionAnswer{verdict.allow, std::move(verdict.message)}, std::move(taken));
@@ -249,18 +246,28 @@ void RequestBroker::resolve_question(const std::string& request_id, QuestionOutc
     return;
   }
   // Published once the agent has the answer: one it cannot take (Unsupported) resolves the question as cancelled.
-  auto taken = [weak = std::weak_ptr<RequestBroker*>(m_self), session_id = open.session_id, resolved = std::move(resolved),
-                done = std::move(done)](std::optional<adapters::AdapterError> error) mutable {
-    if (auto self = weak.lock()) {
-      if (error) {
-        resolved.outcome = QuestionOutcome::Cancelled;
-        resolved.answers.reset();
-      }
-      (*self)->settled(session_id, as_event(std::move(resolved)));
-    }
+  m_delivering[request_id] = Delivery{open.session_id, as_event(std::move(resolved))};
+  auto taken = [weak = std::weak_ptr<RequestBroker*>(m_self), request_id, done = std::move(done)](std::optional<adapters::AdapterError> error) {
+    if (auto self = weak.lock()) (*self)->delivered(request_id, error.has_value());
     if (done) done(completion_error(error));
   };
   asker->deliver(open.native_id, std::move(answer), std::move(taken));
+}
+
+void RequestBroker::delivered(const std::string& request_id, bool refused) {
+  const auto it = m_delivering.find(request_id);
+  if (it == m_delivering.end()) return;
+  Delivery delivery = std::move(it->second);
+  m_delivering.erase(it);
+  if (refused) {
+    if (auto* permission = std::get_if<protocol::PermissionResolvedEvent>(&delivery.resolved)) {
+      permission->outcome = protocol::PermissionResolvedEventOutcome::Cancelled;
+    } else if (auto* question = std::get_if<protocol::QuestionResolvedEvent>(&delivery.resolved)) {
+      question->outcome = QuestionOutcome::Cancelled;
+      question->answers.reset();
+    }
+  }
+  settled(delivery.session_id, std::move(delivery.resolved));
 }
 
 void RequestBroker::settled(const std::string& session_id, protocol::EventPayload resolved) {
@@ -289,6 +296,12 @@ void RequestBroker::withdraw(const std::string& session_id, const std::string& n
 }
 
 void RequestBroker::cancel_all(const std::string& session_id) {
+  // Answers the agent has not confirmed yet resolve as given: the turn they decided is ending.
+  std::vector<std::string> delivering;
+  for (const auto& [id, delivery] : m_delivering) {
+    if (delivery.session_id == session_id) delivering.push_back(id);
+  }
+  for (const auto& id : delivering) delivered(id, /*refused=*/false);
   std::vector<std::string> permissions;
   for (const auto& [id, open] : m_permissions) {
     if (open.session_id == session_id) permissions.push_back(id);
@@ -307,6 +320,7 @@ void RequestBroker::cancel_all(const std::string& session_id) {
 }
 
 void RequestBroker::forget(const std::string& session_id) {
+  std::erase_if(m_delivering, [&](const auto& entry) { return entry.second.session_id == session_id; });
   cancel_all(session_id);
   m_askers.erase(session_id);
 }

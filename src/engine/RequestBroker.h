@@ -82,7 +82,9 @@ class RequestBroker {
 
   // The agent withdrew its request: resolved as cancelled, nothing is passed to the agent.
   void withdraw(const std::string& session_id, const std::string& native_id);
-  // Every open request of the session resolves as cancelled (its turn ended or was cancelled).
+  // Every open request of the session resolves as cancelled (its turn ended or was cancelled). An answer its
+  // agent is still taking resolves now, as answered: the turn's events then show every decision before the turn's
+  // end, whenever the agent confirms it (an HTTP agent's reply can come after the turn it decided is over).
   void cancel_all(const std::string& session_id);
   // The session is going away: its requests are cancelled and it hears nothing more, not even answers its agent
   // completes later.
@@ -128,6 +130,9 @@ class RequestBroker {
                         std::optional<std::string> client_id, Done done = nullptr);
   // After the agent took (or refused) an answer: publishes the resolution and tells the session, if still there.
   void settled(const std::string& session_id, protocol::EventPayload resolved);
+  // The agent took the answer to `request_id` (or refused it: the resolution becomes a cancellation), unless the
+  // resolution went out already (cancel_all) or the session is forgotten.
+  void delivered(const std::string& request_id, bool refused);
   std::optional<EngineError> check_answerable(const std::string& request_id, bool permission) const;
   Asker* asker_of(const std::string& session_id) const;
 
@@ -138,6 +143,12 @@ class RequestBroker {
   std::map<std::string, OpenPermission> m_permissions;  // by request id
   std::map<std::string, OpenQuestion> m_questions;
   std::map<std::string, Asker*> m_askers;  // by session id, for the sessions that asked and are still there
+  // Answers on their way to the agent, by request id: the session, and the resolution to publish once it has them.
+  struct Delivery {
+    std::string session_id;
+    protocol::EventPayload resolved;
+  };
+  std::map<std::string, Delivery> m_delivering;
   // Closed requests are remembered (bounded) so a late second answer gets AlreadyAnswered, not UnknownRequest.
   std::unordered_set<std::string> m_closed;
   std::deque<std::string> m_closed_order;

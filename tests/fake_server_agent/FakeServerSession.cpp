@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/NativeJson.h"
+#include "common/PermissionText.h"
 #include "fake_server_agent/FakeServerRuntime.h"
 
 namespace switchboard::testing::fake_server {
@@ -216,6 +217,8 @@ void FakeServerSession::on_server_event(const std::string& type, const json& dat
     ask.input = data.value("input", json::object());
     ask.description = string_or_empty(data, "description");
     ask.subject = ask.input.is_object() ? string_or_empty(ask.input, "command") : std::string();
+    // The server asks by the mode the prompt carried (`auto` asks nothing).
+    ask.reason = adapters::mode_reason(m_mode, ask.tool == "shell" ? adapters::AskedAction::ShellCommand : adapters::AskedAction::Other, ask.tool);
     return m_listener.on_permission_request(std::move(ask));
   }
   if (type == "tool.output") {

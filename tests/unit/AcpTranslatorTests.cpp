@@ -191,7 +191,7 @@ TEST_CASE("acp translator: models come from the config option of category model 
   CHECK(translator.stats().unknown == 0);
 }
 
-TEST_CASE("acp translator: a denied command fails its tool and ends the turn cancelled, and a cancel answers the open request cancelled", "[acp]") {
+TEST_CASE("acp translator: a denied command fails its tool and ends the turn end_turn though Grok says cancelled, and a cancel answers the open request cancelled", "[acp]") {
   struct Deciding : CodexRecordingSink {
     AcpTranslator* translator = nullptr;
     int asks = 0;
@@ -226,7 +226,8 @@ TEST_CASE("acp translator: a denied command fails its tool and ends the turn can
   CHECK(events[1] == R"(tool_started call_mock_0002 execute {"command":"rm -f nothing.txt","description":"test command"})");
   CHECK(events[2] == R"(permission 0 execute "rm -f nothing.txt")");
   CHECK(events[3].rfind(R"(tool_completed call_mock_0002 error "User rejected)", 0) == 0);
-  CHECK(events[4].rfind("turn_end cancelled", 0) == 0);
+  // Grok answers the prompt `cancelled` after a deny; nobody cancelled: the turn is over, as for every agent.
+  CHECK(events[4].rfind("turn_end end_turn", 0) == 0);
   CHECK(events[5] == R"(message turn2-1 text "Removing again.")");
   CHECK(events[6].rfind("tool_started call_mock_0003 execute", 0) == 0);
   CHECK(events[7] == R"(permission 1 execute "rm -f nothing2.txt")");
@@ -391,10 +392,23 @@ TEST_CASE("acp content: the tool name is the ACP kind, the subject the command l
   CHECK(acp::tool_subject(json::parse(R"({"kind":"edit","rawInput":{"file_path":"/w/b.txt"}})")) == "/w/b.txt");
   const auto ask = acp::permission_ask("7", json::parse(R"({"toolCall":{"kind":"execute","title":"Execute `ls *`","rawInput":{"command":"ls *"}}})"));
   CHECK(ask.subject == "ls *");
+  CHECK(ask.description == "Run: ls *");  // Grok's title only repeats the command
   // The suggested rule matches this command line only: its glob character is escaped.
   REQUIRE(ask.suggested_rule);
   CHECK(ask.suggested_rule->tool == "execute");
   CHECK(ask.suggested_rule->pattern == "ls \\*");
+}
+
+TEST_CASE("acp content: a command's permission request shows the command as it runs whatever the tool's title", "[acp]") {
+  // OpenCode's ACP titles a shell call with the model's description of it, not the command.
+  const auto opencode = acp::permission_ask("1", json::parse(R"({"toolCall":{"kind":"execute","title":"test command",
+                                                             "rawInput":{"command":"touch a && echo b","description":"test command"}}})"));
+  CHECK(opencode.description == "Run: touch a && echo b — test command");
+  const auto untitled = acp::permission_ask("2", json::parse(R"({"toolCall":{"kind":"execute","rawInput":{"command":"echo 'x; y'"}}})"));
+  CHECK(untitled.description == "Run: echo 'x; y'");
+  // Other tools keep their title.
+  const auto edit = acp::permission_ask("3", json::parse(R"({"toolCall":{"kind":"edit","title":"Edit a.txt","locations":[{"path":"/w/a.txt"}]}})"));
+  CHECK(edit.description == "Edit a.txt");
 }
 
 TEST_CASE("acp: the version is the first version number of the output", "[acp]") {

@@ -76,6 +76,25 @@ TEST_CASE("opencode translator: a recorded tool turn with a permission becomes o
   CHECK_FALSE(translator.turn_running());
 }
 
+TEST_CASE("opencode translator: a command's permission request shows the command as it runs, not OpenCode's parse of it", "[opencode]") {
+  CodexRecordingSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.turn_started();
+  // What OpenCode 1.18 sends for a compound command: its patterns are the command's parts.
+  translator.feed(event("permission.asked", {{"id", "per_1"}, {"sessionID", "ses_1"}, {"permission", "bash"},
+                                             {"patterns", {"touch a", "echo b"}}, {"metadata", {{"command", "touch a && echo b"}}},
+                                             {"always", {"touch *", "echo *"}}}));
+  // Another permission has no command: its patterns say what it is about.
+  translator.feed(event("permission.asked", {{"id", "per_2"}, {"sessionID", "ses_1"}, {"permission", "external_directory"},
+                                             {"patterns", {"/elsewhere/*"}}, {"metadata", json::object()}}));
+  REQUIRE(sink.permissions.size() == 2);
+  const auto& command = sink.permissions[0].second;
+  CHECK(command.description == "Run: touch a && echo b");
+  CHECK(command.subject == "touch a && echo b");
+  CHECK(command.input == json{{"command", "touch a && echo b"}});
+  CHECK(sink.permissions[1].second.description == "OpenCode asks to use external_directory: /elsewhere/*");
+}
+
 TEST_CASE("opencode translator: an abort ends the turn cancelled once, though OpenCode reports an error and two idles", "[opencode]") {
   CodexRecordingSink sink;
   OpenCodeTranslator translator(sink);

@@ -337,6 +337,33 @@ TEST_CASE("request broker: cancelling a session's requests leaves the others ope
   CHECK(taken(f.answer(other, p::PermissionDecision::AllowOnce)));
 }
 
+TEST_CASE("request broker: an answer the agent has not confirmed when its turn ends resolves as given before the end, once", "[engine][broker]") {
+  // An agent behind HTTP (OpenCode, the fake server agent) can end the turn a deny decided before the reply to
+  // the deny arrives: the session's end of turn (cancel_all) must not leave the decision out of the turn.
+  Fixture f;
+  f.asker.hold = true;
+  const auto denied = f.ask_permission("n-1", "make");
+  const auto question = f.ask_question("n-2");
+  const auto deny = f.answer(denied, p::PermissionDecision::Deny);
+  const auto answered = f.answer_question(question, {"this one"});
+  CHECK(f.host.all<p::PermissionResolvedEvent>().empty());
+  f.broker->cancel_all("s-1");
+  auto resolved = f.host.all<p::PermissionResolvedEvent>();
+  REQUIRE(resolved.size() == 1);
+  CHECK(resolved[0].outcome == p::PermissionResolvedEventOutcome::Denied);
+  const auto questions = f.host.all<p::QuestionResolvedEvent>();
+  REQUIRE(questions.size() == 1);
+  CHECK(questions[0].outcome == p::QuestionResolvedEventOutcome::Answered);
+  // The agent's confirmations come later: nothing is resolved twice, and each client still hears its answer taken.
+  const auto published = f.host.published.size();
+  REQUIRE(f.asker.held.size() == 2);
+  f.asker.held[0](std::nullopt);
+  f.asker.held[1](std::nullopt);
+  CHECK(f.host.published.size() == published);
+  CHECK(taken(deny));
+  CHECK(taken(answered));
+}
+
 TEST_CASE("request broker: a forgotten session hears nothing more, not even an answer its agent completes late", "[engine][broker]") {
   Fixture f;
   f.asker.hold = true;
