@@ -42,6 +42,34 @@ json read_json_file(const fs::path& file) {
   return json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
 }
 
+// The `update` of a line of updates.jsonl that is one of the session's updates (the ACP stream, or Grok's own
+// turn ends), else null.
+const json* session_update(const json& line) {
+  const std::string method = native::string_or_empty(line, "method");
+  if (method != "session/update" && method != "_x.ai/session/update") return nullptr;
+  const auto* params = native::object_at(line, "params");
+  return params != nullptr ? native::object_at(*params, "update") : nullptr;
+}
+
+bool opens_prompt(const json* update) {
+  return update != nullptr && native::string_or_empty(*update, "sessionUpdate") == "user_message_chunk";
+}
+
+// How many prompts history.read finds in the file. Only the lines that can be a prompt are parsed: the others
+// (tool output, streamed text) are most of the file.
+std::int64_t count_prompts(const fs::path& updates) {
+  JsonlReader reader(updates);
+  std::int64_t prompts = 0;
+  std::string text;
+  bool too_long = false;
+  while (reader.next(text, too_long)) {
+    if (too_long || text.find("user_message_chunk") == std::string::npos) continue;
+    const json line = native::parse_line(text);
+    if (line.is_object() && opens_prompt(session_update(line))) ++prompts;
+  }
+  return prompts;
+}
+
 }  // namespace
 
 std::string encoded_cwd(const std::string& cwd) { return percent_encoded(cwd); }
@@ -67,6 +95,7 @@ HistoryOutcome<HistoryList> list_history(const fs::path& grok_home, const std::s
     entry.created_at = parse_iso8601_millis(native::string_or_empty(summary, "created_at"));
     entry.updated_at = parse_iso8601_millis(native::string_or_empty(summary, "updated_at")).value_or(modified_at_ms(updates));
     entry.path = updates.string();
+    entry.prompts = count_prompts(updates);
     list.sessions.push_back(std::move(entry));
   }
   sort_newest_first(list);
@@ -89,7 +118,7 @@ HistoryOutcome<HistoryReadStats> read_history(const fs::path& grok_home, const s
     const auto* params = native::object_at(line, "params");
     if (params == nullptr) return true;
     const auto* update = native::object_at(*params, "update");
-    if (update != nullptr && native::string_or_empty(*update, "sessionUpdate") == "user_message_chunk") {
+    if (opens_prompt(update)) {
       if (translator.turn_running()) translator.on_prompt_answer(kEnd);
       const auto* content = native::object_at(*update, "content");
       const std::string prompt_id = session_id + "-prompt-" + std::to_string(++prompts);

@@ -88,6 +88,25 @@ TEST_CASE("grok history: a session is read as prompts, each with its turn's acti
   CHECK(sink.turns.back().stop_reason == switchboard::protocol::StopReason::Cancelled);
 }
 
+TEST_CASE("grok history: a listed session counts the prompts that history.read finds in it", "[grok]") {
+  TempDir tmp("grok-history");
+  const auto home = grok_home_with_session(tmp);
+  {
+    // A reply that only mentions the word, and a line that is not JSON: neither is a prompt.
+    std::ofstream out(home / "sessions" / grok::encoded_cwd(kCwd) / kId / "updates.jsonl", std::ios::app);
+    out << R"({"timestamp":1796150336,"method":"session/update","params":{"sessionId":"x","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a user_message_chunk is a prompt"}}}})"
+        << "\n{\"sessionUpdate\":\"user_message_chunk\"\n";
+  }
+  const auto listed = grok::list_history(home, kCwd);
+  REQUIRE(std::holds_alternative<switchboard::adapters::HistoryList>(listed));
+  const auto& list = std::get<switchboard::adapters::HistoryList>(listed);
+  REQUIRE(list.sessions.size() == 1);
+  CHECK(list.sessions[0].prompts == 3);  // "say hello", "run it", "slow one"
+  CodexRecordingSink sink;
+  REQUIRE(std::holds_alternative<switchboard::adapters::HistoryReadStats>(grok::read_history(home, kCwd, kId, sink)));
+  CHECK(sink.turns.size() == 3);
+}
+
 TEST_CASE("grok history: an unknown or malformed session id is UnknownHistorySession", "[grok]") {
   TempDir tmp("grok-history");
   const auto home = grok_home_with_session(tmp);
