@@ -165,6 +165,14 @@ void scenario_streamed_turn(const AgentProfile& profile) {
   check_lifecycle(world);
 }
 
+// What every agent's request for a shell command tells the user, whoever the agent: the command exactly as it
+// will run (never re-quoted or split), and why the user is asked.
+void check_command_request(const Json& request, const std::string& command) {
+  CHECK(request["input"]["command"] == command);
+  CHECK(request.value("description", "").find(command) != std::string::npos);
+  CHECK_FALSE(request.value("reason", "").empty());
+}
+
 void scenario_permission_allowed(const AgentProfile& profile) {
   const std::string command = "touch created_by_tool.txt && echo made";
   AgentWorld world(profile, Json::array({profile.run_command(command), profile.after_tool_output("Done.")}));
@@ -178,8 +186,7 @@ void scenario_permission_allowed(const AgentProfile& profile) {
   REQUIRE_FALSE(asked.is_null());
   const auto& request = asked["data"]["request"];
   CHECK(request["tool"] == profile.shell_tool);
-  CHECK(request["input"]["command"] == command);
-  CHECK_FALSE(request.value("description", "").empty());
+  check_command_request(request, command);
   // The session waits for the client while the request is open.
   CHECK(world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["state"] == "awaiting_input");
   const auto answer = world.client->call("permission.respond", {{"requestId", request["requestId"]}, {"decision", "allow_once"}});
@@ -196,7 +203,8 @@ void scenario_permission_allowed(const AgentProfile& profile) {
 }
 
 void scenario_permission_denied_and_late_answer(const AgentProfile& profile) {
-  AgentWorld world(profile, Json::array({profile.run_command("touch must_not_exist.txt"),
+  const std::string command = "touch must_not_exist.txt && echo made";
+  AgentWorld world(profile, Json::array({profile.run_command(command),
                                          profile.after_refused_tool("Understood, not running it.")}),
                    /*with_http=*/true);
   if (!world.ready()) return;
@@ -207,7 +215,9 @@ void scenario_permission_denied_and_late_answer(const AgentProfile& profile) {
   const auto asked = world.client->wait_event("permission.requested", at);
   INFO(world.transcript());
   REQUIRE_FALSE(asked.is_null());
+  check_command_request(asked["data"]["request"], command);
   const std::string request_id = asked["data"]["request"]["requestId"];
+  const std::string turn_id = asked["data"]["request"].value("turnId", "");
   const auto requests_at_ask = world.mock->message_requests().size();
   const auto answer = world.client->call("permission.respond", {{"requestId", request_id}, {"decision", "deny"}, {"message", "not now"}});
   CHECK(answer.contains("result"));
@@ -226,9 +236,16 @@ void scenario_permission_denied_and_late_answer(const AgentProfile& profile) {
   CHECK(resolved["data"]["outcome"] == "denied");
   const auto done = world.client->response(send);
   REQUIRE(done.contains("result"));
+  // One rule for every agent: a deny is not a cancel. The turn ends as the agent ends it (end_turn), whether it
+  // stops at the deny or the model answers it; the denial is the permission.resolved inside the turn, before its
+  // turn.stopped.
+  CHECK(done["result"]["stopReason"] == "end_turn");
+  const auto stopped = world.client->wait_event(
+      [&](const Json& e) { return e.value("type", "") == "turn.stopped" && e["data"].value("turnId", "") == turn_id; }, at);
+  REQUIRE_FALSE(stopped.is_null());
+  CHECK(stopped["data"]["stopReason"] == "end_turn");
   if (profile.deny_ends_turn) {
     // The agent stops at the deny: the turn ends there, and the model is not asked again.
-    CHECK(done["result"]["stopReason"] != "error");
     CHECK(world.mock->message_requests().size() == requests_at_ask);
   } else {
     CHECK(done["result"]["text"] == "Understood, not running it.");
