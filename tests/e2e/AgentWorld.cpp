@@ -13,6 +13,7 @@
 
 #include "support/SchemaValidator.h"
 #include "support/TextFile.h"
+#include "support/SourceTree.h"
 
 namespace switchboard::testing::e2e {
 
@@ -45,7 +46,7 @@ std::vector<pid_t> processes_where(Keep keep) {
 }  // namespace agent_world_detail
 
 std::string installed_cli(const std::string& name) {
-  const std::string command = std::string(SWITCHBOARD_SOURCE_DIR) + "/scripts/agent-path " + name + " 2>/dev/null";
+  const std::string command = source_path("scripts/agent-path") + " " + name + " 2>/dev/null";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return "";
   char buffer[4096];

@@ -8,6 +8,7 @@
 
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
+#include "support/SourceTree.h"
 
 // The shared scenarios (Conformance.h) with the fake server agent (tests/fake_server_agent): an adapter built
 // from the kit alone, for an agent that is one local HTTP+SSE server hosting every session, as OpenCode is. It
@@ -31,7 +32,7 @@ const e2e::AgentProfile& fake_server() {
     p.asking_mode = "ask";
     p.shell_tool = "shell";
     p.daemon_binary = SWITCHBOARD_TEST_DAEMON;
-    p.locate_cli = [] { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fake_server_agent/fake_server_agent.py"; };
+    p.locate_cli = [] { return switchboard::testing::source_path("tests/fake_server_agent/fake_server_agent.py"); };
     p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
       return std::vector<std::string>{"HOME=" + home.string(), "SWITCHBOARD_FAKESERVER_BIN=" + cli,
                                       "FAKE_SERVER_AGENT_BASE_URL=" + mock_url, "FAKE_SERVER_AGENT_HOME="};

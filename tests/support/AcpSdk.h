@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "support/SourceTree.h"
+
 // Where the official ACP SDK's node_modules are: what scripts/install-acp-sdk prints (it installs the pinned
 // version once, into the user's cache, and is offline afterwards), or "" when it could not. Test-only.
 
@@ -10,7 +12,7 @@ namespace switchboard::testing {
 
 inline std::string acp_sdk_modules() {
   static const std::string modules = [] {
-    const std::string command = std::string(SWITCHBOARD_SOURCE_DIR) + "/scripts/install-acp-sdk 2>/dev/null";
+    const std::string command = source_path("scripts/install-acp-sdk") + " 2>/dev/null";
     std::FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return std::string();
     char buffer[4096];

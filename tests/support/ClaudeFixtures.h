@@ -6,12 +6,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/SourceTree.h"
+
 namespace switchboard::testing {
 
 // Recorded Claude Code lines under tests/fixtures/claude-code/ (copied into the repository; tests never read the
 // capture directory they came from).
 inline std::string claude_fixture_path(const std::string& name) {
-  return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/claude-code/" + name;
+  return source_path("tests/fixtures/claude-code/") + name;
 }
 
 inline std::vector<std::string> claude_fixture_lines(const std::string& name) {

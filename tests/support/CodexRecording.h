@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "switchboard/adapters/AgentAdapter.h"
+#include "support/SourceTree.h"
 
 namespace switchboard::testing {
 
@@ -77,7 +78,7 @@ class CodexRecordingSink : public adapters::HistorySink {
 
 // Recorded `codex app-server` lines under tests/fixtures/codex/ (see its README).
 inline std::vector<std::string> codex_fixture_lines(const std::string& name) {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/codex/" + name);
+  std::ifstream in(source_path("tests/fixtures/codex/") + name);
   REQUIRE(in.good());
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {

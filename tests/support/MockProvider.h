@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/FdIo.h"
+#include "support/SourceTree.h"
 
 extern char** environ;
 
@@ -34,7 +35,7 @@ class MockProvider {
     std::ofstream(script_path) << script.dump(2);
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return;
-    std::vector<std::string> args{"python3", std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/mock_provider/" + server,
+    std::vector<std::string> args{"python3", source_path("tests/mock_provider/") + server,
                                   "--script", script_path.string(), "--log", m_log.string()};
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());

@@ -11,6 +11,7 @@
 #include "acp/AcpContent.h"
 #include "acp/AcpTranslator.h"
 #include "support/CodexRecording.h"
+#include "support/SourceTree.h"
 
 // The ACP translator fed recorded `grok agent stdio` conversations (tests/fixtures/grok/, Grok Build 1.0.41
 // against the project's Chat Completions mock; paths written as <scratch>): each line the agent wrote goes where
@@ -30,7 +31,7 @@ struct Recording {
 };
 
 Recording recorded(const std::string& name) {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/grok/" + name);
+  std::ifstream in(switchboard::testing::source_path("tests/fixtures/grok/") + name);
   REQUIRE(in.good());
   Recording recording;
   for (std::string line; std::getline(in, line);) {

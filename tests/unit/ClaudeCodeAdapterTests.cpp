@@ -11,6 +11,7 @@
 #include "claude-code/ClaudeCodeAdapter.h"
 #include "support/ClaudeRecordingSink.h"
 #include "support/RunHandlersUntil.h"
+#include "support/SourceTree.h"
 
 // The Claude Code adapter's plumbing (translator and adapter together, a real process, real pipes) against
 // tests/support/fake_claude.py, a stand-in CLI that needs no model and no installed Claude Code.
@@ -22,7 +23,7 @@ using namespace switchboard::adapters;
 using namespace switchboard::adapters::claude;
 using switchboard::testing::run_handlers_until;
 
-const std::string kFakeClaude = std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py";
+const std::string kFakeClaude = switchboard::testing::source_path("tests/support/fake_claude.py");
 
 // Sets an environment variable for one test (the adapter passes the test process's environment on).
 struct ScopedVariable {

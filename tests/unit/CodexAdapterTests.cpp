@@ -19,6 +19,7 @@
 #include "switchboard/process/ChildProcess.h"
 #include "support/CodexRecording.h"
 #include "support/ProcessTestSupport.h"
+#include "support/SourceTree.h"
 
 namespace codex_adapter_tests {
 
@@ -31,7 +32,7 @@ namespace fs = std::filesystem;
 // (tests/mock_provider/openai_mock.py). Skipped, with a warning, where Codex is not installed.
 
 std::optional<std::string> installed_codex() {
-  const std::string command = std::string(SWITCHBOARD_SOURCE_DIR) + "/scripts/agent-path codex 2>/dev/null";
+  const std::string command = switchboard::testing::source_path("scripts/agent-path") + " codex 2>/dev/null";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return std::nullopt;
   char buffer[4096];
@@ -77,7 +78,7 @@ Mock start_mock(boost::asio::io_context& io, const fs::path& dir, const nlohmann
   std::ofstream(dir / "mock.script.json") << script.dump();
   process::SpawnSpec spec;
   spec.program = "python3";
-  spec.args = {std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/mock_provider/openai_mock.py", "--script",
+  spec.args = {switchboard::testing::source_path("tests/mock_provider/openai_mock.py"), "--script",
                (dir / "mock.script.json").string(), "--log", mock.log.string()};
   process::ChildProcess::Handlers handlers;
   auto port = std::make_shared<int>(0);

@@ -16,6 +16,7 @@
 #include "support/FdIo.h"
 #include "support/ProcessTestSupport.h"
 #include "support/SpawnedDaemon.h"
+#include "support/SourceTree.h"
 
 // The configuration as users meet it: the real binary, its flags, its environment and a config file.
 
@@ -191,7 +192,7 @@ class FakeClaudeDaemon {
     REQUIRE(init.contains("result"));
   }
 
-  static std::string fake_path() { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py"; }
+  static std::string fake_path() { return switchboard::testing::source_path("tests/support/fake_claude.py"); }
   DaemonClient& client() { return *m_client; }
 
   // Creates a session and sends one prompt without waiting; returns its turn.started event.

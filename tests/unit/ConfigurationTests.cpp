@@ -18,6 +18,7 @@
 #include "config/SettingTable.h"
 #include "daemon/DaemonWiring.h"
 #include "support/ProcessTestSupport.h"
+#include "support/SourceTree.h"
 
 namespace configuration_tests {
 
@@ -598,7 +599,7 @@ TEST_CASE("configuration: each named ACP agent is an agent of its own, one witho
 }
 
 TEST_CASE("configuration: docs/configuration.md documents every key with its flag and variable", "[config]") {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/docs/configuration.md");
+  std::ifstream in(switchboard::testing::source_path("docs/configuration.md"));
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();

@@ -23,6 +23,7 @@
 #include "support/RawHttpClient.h"
 #include "support/ScriptedAdapter.h"
 #include "support/TempDir.h"
+#include "support/SourceTree.h"
 
 // Shutdown ordering, on every transport: sessions stopping because of the shutdown report it before
 // daemon.shutdown, which is the last event a client receives (or, for an agent that does not stop in time, not
@@ -214,7 +215,7 @@ struct FakeClaudeDaemon {
   explicit FakeClaudeDaemon(int persist_ms) {
     client = std::make_unique<testing::DaemonClient>(
         std::vector<std::string>{"--log-level", "warn", "stdio", "--data-dir", (dir.path() / "data").string()},
-        std::vector<std::string>{"SWITCHBOARD_CLAUDE_BIN=" + std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py",
+        std::vector<std::string>{"SWITCHBOARD_CLAUDE_BIN=" + switchboard::testing::source_path("tests/support/fake_claude.py"),
                                  "FAKE_CLAUDE_PERSIST_MS=" + std::to_string(persist_ms), "FAKE_CLAUDE_TRANSCRIPT=" + conversation});
     REQUIRE(client->call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "t"}}}}).contains("result"));
     const auto created = client->call("session.create", {{"agent", "claude"}, {"cwd", dir.path().string()}});

@@ -11,6 +11,7 @@
 
 #include "switchboard/bus/Egress.h"
 #include "switchboard/json/DecodeContext.h"
+#include "support/SourceTree.h"
 
 namespace egress_tests {
 
@@ -35,7 +36,7 @@ struct RecordedEvent {
 };
 
 std::vector<RecordedEvent> recorded_events() {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/egress/events.ndjson");
+  std::ifstream in(switchboard::testing::source_path("tests/fixtures/egress/events.ndjson"));
   std::vector<RecordedEvent> events;
   std::string line;
   while (std::getline(in, line)) {

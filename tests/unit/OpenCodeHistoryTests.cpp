@@ -12,6 +12,7 @@
 #include "opencode/OpenCodeHistory.h"
 #include "support/CodexRecording.h"
 #include "support/TempDir.h"
+#include "support/SourceTree.h"
 
 // OpenCode's own history, read from an opencode.db: the recorded session (tests/fixtures/opencode/history.sql,
 // from the e2e interrupt scenario) and rows written here for what a recording rarely holds (sub-agent
@@ -40,7 +41,7 @@ struct Database {
   std::string work = (root.path() / "work").string();
 
   Database() {
-    std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/opencode/history.sql");
+    std::ifstream in(switchboard::testing::source_path("tests/fixtures/opencode/history.sql"));
     REQUIRE(in.good());
     std::stringstream sql;
     sql << in.rdbuf();

@@ -11,6 +11,7 @@
 #include "opencode/OpenCodeRuntime.h"
 #include "opencode/OpenCodeTranslator.h"
 #include "support/CodexRecording.h"
+#include "support/SourceTree.h"
 
 // The OpenCode translator fed a recorded `opencode serve` stream (tests/fixtures/opencode/): one tool-using turn
 // of OpenCode 1.18.33 against the project's Chat Completions mock, with a permission asked and allowed. The
@@ -24,7 +25,7 @@ using switchboard::testing::CodexRecordingSink;
 
 // The payloads of the recorded /global/event stream ("data: {directory, project, payload}" lines).
 std::vector<json> recorded(const std::string& name) {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/opencode/" + name);
+  std::ifstream in(switchboard::testing::source_path("tests/fixtures/opencode/") + name);
   REQUIRE(in.good());
   std::vector<json> payloads;
   for (std::string line; std::getline(in, line);) {
@@ -330,7 +331,7 @@ TEST_CASE("opencode translator: a child's events before its task call names it w
 }
 
 TEST_CASE("opencode models: GET /config/providers gives provider/model ids, the configured one the default", "[opencode]") {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/opencode/config-providers.json");
+  std::ifstream in(switchboard::testing::source_path("tests/fixtures/opencode/config-providers.json"));
   REQUIRE(in.good());
   const auto recorded = json::parse(in);
   const auto models = switchboard::adapters::opencode::offered_models(recorded, std::string("mock/mock-model"));

@@ -16,6 +16,7 @@
 #include "pi/PiTranslator.h"
 #include "support/CodexRecording.h"
 #include "support/TempDir.h"
+#include "support/SourceTree.h"
 
 // The Pi translator fed recorded `pi --mode rpc` streams (tests/fixtures/pi/: Pi 1.6.0 against the project's Chat
 // Completions mock, with our permission extension loaded, recorded with a small driver; the scratch directory is
@@ -31,7 +32,7 @@ using switchboard::testing::CodexRecordingSink;
 namespace pi = switchboard::adapters::pi;
 
 std::vector<std::string> recorded(const std::string& name) {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/pi/" + name);
+  std::ifstream in(switchboard::testing::source_path("tests/fixtures/pi/") + name);
   REQUIRE(in.good());
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {
@@ -312,13 +313,13 @@ TEST_CASE("pi: Node 22.19 and newer run Pi, older ones and non-versions do not",
 }
 
 std::string fixture_text(const std::string& name) {
-  std::ifstream in(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/pi/" + name);
+  std::ifstream in(switchboard::testing::source_path("tests/fixtures/pi/") + name);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 TEST_CASE("pi history: a session file replays its current branch as a turn, its bad line skipped and counted", "[pi]") {
   CodexRecordingSink sink;
-  const auto stats = pi::read_history(std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/pi/session.jsonl", sink);
+  const auto stats = pi::read_history(switchboard::testing::source_path("tests/fixtures/pi/session.jsonl"), sink);
   CHECK(stats.opened);
   CHECK(stats.malformed == 1);
   INFO(json(sink.lines).dump(1));

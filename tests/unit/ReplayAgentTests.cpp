@@ -19,6 +19,7 @@
 #include "support/DaemonClient.h"
 #include "support/Eventually.h"
 #include "support/TempDir.h"
+#include "support/SourceTree.h"
 
 // The replay agent (adapters/replay/): a recorded Claude Code exchange read into turns, and played by the real
 // daemon through the Claude Code adapter, with `switchboard __replay-claude` standing in for the CLI.
@@ -34,7 +35,7 @@ using switchboard::testing::eventually;
 using switchboard::testing::TempDir;
 
 std::string recording_path() {
-  return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fixtures/claude-code/recorded-exchange-stdio-permission.ndjson";
+  return switchboard::testing::source_path("tests/fixtures/claude-code/recorded-exchange-stdio-permission.ndjson");
 }
 
 std::variant<ClaudeRecording, std::string> read_text(const std::string& text) {

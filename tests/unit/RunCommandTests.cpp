@@ -26,6 +26,7 @@
 #include "support/SchemaValidator.h"
 #include "support/TempDir.h"
 #include "support/TextFile.h"
+#include "support/SourceTree.h"
 
 // `switchboard run`, the real binary, with a scripted stand-in for Claude Code (tests/fake_agents/
 // scripted_claude.py): what a script or a CI job sees — exit codes, the three output formats, the --on-ask
@@ -61,7 +62,7 @@ struct World {
   World() { fs::create_directories(work); }
 
   std::vector<std::string> env(const json& steps) const {
-    return {"SWITCHBOARD_CLAUDE_BIN=" + std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/fake_agents/scripted_claude.py",
+    return {"SWITCHBOARD_CLAUDE_BIN=" + switchboard::testing::source_path("tests/fake_agents/scripted_claude.py"),
             "FAKE_TURN=" + steps.dump(), "FAKE_RECORD=" + record.string(), "FAKE_PID=" + agent_pid.string(),
             "FAKE_CHILD_PID=" + child_pid.string(), "FAKE_ARGV=" + agent_argv.string(), "SWITCHBOARD_HEADLESS_POLICY=", "SWITCHBOARD_REQUEST_TIMEOUT=",
             "SWITCHBOARD_LOG_LEVEL=", "NO_COLOR="};

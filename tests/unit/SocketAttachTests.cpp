@@ -27,6 +27,7 @@
 #include "support/Pipe.h"
 #include "support/ProcessTestSupport.h"
 #include "support/RawHttpClient.h"
+#include "support/SourceTree.h"
 #include "support/SpawnedDaemon.h"
 #include "support/TempDir.h"
 #include "switchboard/transport/StdioHandoff.h"
@@ -43,8 +44,9 @@ using switchboard::testing::Pipe;
 using switchboard::testing::TempDir;
 using switchboard::testing::RawHttpClient;
 using switchboard::testing::SpawnedDaemon;
+using switchboard::testing::source_path;
 
-std::string fake_claude() { return std::string(SWITCHBOARD_SOURCE_DIR) + "/tests/support/fake_claude.py"; }
+std::string fake_claude() { return source_path("tests/support/fake_claude.py"); }
 
 // The fake Claude Code (one permission per turn), and no configuration of the user's own.
 std::vector<std::string> agent_env(const TempDir& tmp) {
