@@ -25,10 +25,12 @@ for line in manifest.read_text(encoding="utf-8").splitlines():
     libraries[name] = (pathlib.Path(directory), split(public), split(private),
                        [pathlib.Path(source).resolve() for source in split(sources)])
 
-owner = {}  # file -> library
+checked_roots = [root / "src", root / "include", root / "adapters"]
+owner = {}  # file -> library: our own sources (not the generated ones, which the build writes)
 for name, (_, _, _, sources) in libraries.items():
     for source in sources:
-        owner[source] = name
+        if source.is_file() and any(source.is_relative_to(base) for base in checked_roots):
+            owner[source] = name
 
 
 def owner_of_header(path):
