@@ -157,7 +157,7 @@ TEST_CASE("restart: a second standalone daemon on the same data directory is ref
 
   Pipe err;
   const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  // (Without --standalone it would attach to the first one instead: tests/unit/SocketAttachTests.cpp.)
+  // (Without --standalone it would attach to the first one instead: tests/process/client/SocketAttachTests.cpp.)
   SpawnedDaemon second({"--log-level", "off", "stdio", "--standalone", "--data-dir", dir.string()}, null_in, null_err,
                        err.write_end());
   ::close(null_in);
