@@ -108,8 +108,7 @@ class PiAdapter::Watch : public ForwardingListener {
 };
 
 PiAdapter::PiAdapter(boost::asio::io_context& io, AdapterListener& listener, PiRuntime& runtime)
-    : m_io(io),
-      m_listener(listener),
+    : m_listener(listener),
       m_runtime(runtime),
       m_watch(std::make_unique<Watch>(*this, listener)),
       m_translator(std::make_unique<PiTranslator>(*m_watch, [this](const json& message) { m_cli.write_line(message); })),

@@ -61,7 +61,6 @@ class PiAdapter final : public AgentAdapter {
   void on_process_exit(const std::string& reason);
   void fail_start(AdapterError error);
 
-  boost::asio::io_context& m_io;
   AdapterListener& m_listener;
   PiRuntime& m_runtime;
   std::unique_ptr<Watch> m_watch;
