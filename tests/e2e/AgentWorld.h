@@ -47,6 +47,10 @@ struct AgentProfile {
   // A deny ends the agent's turn at once, without asking the model again (Grok Build, and OpenCode over ACP):
   // the denied-command scenario then expects the turn to end there instead of the model's reaction to the refusal.
   bool deny_ends_turn = false;
+  // The agent forks a conversation (agents.list's capability `fork`): importing a conversation a session of ours
+  // continues then makes a fork; without it the import is refused. Stated here so that a capability lost by
+  // mistake fails the scenario instead of turning it into the refusal path.
+  bool forks = false;
 
   // The daemon's environment (beyond the test's own) for this agent: the CLI's path, the mock's address, a HOME.
   std::function<std::vector<std::string>(const fs::path& home, const std::string& mock_base_url, const std::string& cli)>

@@ -26,6 +26,7 @@ const e2e::AgentProfile& claude() {
   static const e2e::AgentProfile profile = [] {
     e2e::AgentProfile p;
     p.agent = "claude";
+    p.forks = true;
     p.cli_name = "claude";
     p.mock_server = "anthropic_mock.py";
     p.cli_variable = "SWITCHBOARD_CLAUDE_BIN";

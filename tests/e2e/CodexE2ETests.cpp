@@ -27,6 +27,7 @@ const e2e::AgentProfile& codex() {
   static const e2e::AgentProfile profile = [] {
     e2e::AgentProfile p;
     p.agent = "codex";
+    p.forks = true;
     p.cli_name = "codex";
     p.mock_server = "openai_mock.py";
     p.cli_variable = "SWITCHBOARD_CODEX_BIN";

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "support/RawHttpClient.h"
@@ -585,6 +586,25 @@ void scenario_killed_cli(const AgentProfile& profile) {
   check_lifecycle(world);
 }
 
+namespace conformance_detail {
+
+// The agent's one conversation that history.list shows for `where`, once it is there: CLIs write their history
+// through buffers they flush on their own schedule, so the file (and the assistant's line in it) may appear a
+// moment after the turn's result was reported.
+std::string only_listed_conversation(AgentWorld& world, const Json& where) {
+  Json listed;
+  CHECK(eventually([&] {
+    listed = world.client->call("history.list", where);
+    return listed.contains("result") && !listed["result"]["sessions"].empty();
+  }, std::chrono::seconds(15), kProcessScanInterval));
+  INFO(listed.dump());
+  REQUIRE(listed.contains("result"));
+  REQUIRE(listed["result"]["sessions"].size() == 1);
+  return listed["result"]["sessions"][0]["providerSessionId"];
+}
+
+}  // namespace conformance_detail
+
 void scenario_history_import(const AgentProfile& profile) {
   AgentWorld world(profile, Json::array({profile.text("Noted: the colour is teal.", 1, 0),
                                          profile.when_any_prompt_contains("the colour is teal", "It was teal.")}));
@@ -595,17 +615,7 @@ void scenario_history_import(const AgentProfile& profile) {
   REQUIRE(world.client->call("session.send", {{"sessionId", first}, {"text", "remember: the colour is teal"}})["result"]["text"] ==
           "Noted: the colour is teal.");
   const Json where{{"agent", profile.agent}, {"cwd", world.work.string()}};
-  // CLIs write their history through buffers they flush on their own schedule, so the file (and the assistant's
-  // line in it) may appear a moment after the turn's result was reported.
-  Json listed;
-  CHECK(eventually([&] {
-    listed = world.client->call("history.list", where);
-    return listed.contains("result") && !listed["result"]["sessions"].empty();
-  }, std::chrono::seconds(15), kProcessScanInterval));
-  INFO(listed.dump());
-  REQUIRE(listed.contains("result"));
-  REQUIRE(listed["result"]["sessions"].size() == 1);
-  const std::string provider_id = listed["result"]["sessions"][0]["providerSessionId"];
+  const std::string provider_id = conformance_detail::only_listed_conversation(world, where);
   Json read;
   auto read_params = where;
   read_params["providerSessionId"] = provider_id;
@@ -668,27 +678,22 @@ void scenario_import_live_conversation(const AgentProfile& profile) {
   REQUIRE(world.client->call("session.send", {{"sessionId", original}, {"text", "remember: the colour is teal"}})["result"]["text"] ==
           "Noted: the colour is teal.");
   const Json where{{"agent", profile.agent}, {"cwd", world.work.string()}};
-  Json listed;
-  CHECK(eventually([&] {
-    listed = world.client->call("history.list", where);
-    return listed.contains("result") && !listed["result"]["sessions"].empty();
-  }, std::chrono::seconds(15), kProcessScanInterval));
-  INFO(listed.dump());
-  REQUIRE(listed["result"]["sessions"].size() == 1);
   auto import_params = where;
-  import_params["providerSessionId"] = listed["result"]["sessions"][0]["providerSessionId"];
+  import_params["providerSessionId"] = conformance_detail::only_listed_conversation(world, where);
 
   // The original is live and continues that conversation: the import makes a fork of it, or, for an agent that
   // cannot fork, is refused. Either way no conversation is driven by two sessions.
-  bool can_fork = false;
+  std::optional<bool> can_fork;
   const auto agents = world.client->call("agents.list");
   for (const auto& agent : agents["result"]["agents"]) {
     if (agent["agent"] == profile.agent) can_fork = agent["capabilities"].value("fork", false);
   }
+  INFO(agents.dump());
+  REQUIRE(can_fork == profile.forks);
   const auto imported = world.client->call("session.import", import_params);
   INFO(imported.dump());
   INFO(world.transcript());
-  if (!can_fork) {
+  if (!profile.forks) {
     REQUIRE(imported.contains("error"));
     CHECK(imported["error"]["code"] == -32021);
     CHECK(imported["error"]["message"].get<std::string>().find(original) != std::string::npos);

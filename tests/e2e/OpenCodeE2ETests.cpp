@@ -52,6 +52,7 @@ const e2e::AgentProfile& opencode() {
   static const e2e::AgentProfile profile = [] {
     e2e::AgentProfile p;
     p.agent = "opencode";
+    p.forks = true;
     p.cli_name = "opencode";
     p.mock_server = "openai_mock.py";
     p.cli_variable = "SWITCHBOARD_OPENCODE_BIN";

@@ -47,6 +47,7 @@ const e2e::AgentProfile& pi() {
   static const e2e::AgentProfile profile = [] {
     e2e::AgentProfile p;
     p.agent = "pi";
+    p.forks = true;
     p.cli_name = "pi";
     p.mock_server = "openai_mock.py";
     p.cli_variable = "SWITCHBOARD_PI_BIN";
