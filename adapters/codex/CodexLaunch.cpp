@@ -19,7 +19,8 @@ std::optional<std::string> parse_version_output(std::string_view output) {
 
 std::string config_toml(const ProviderEndpoint& endpoint) {
   std::string out;
-  out += std::string(kConfigMarker) + "\n";
+  out += kConfigMarker;
+  out += '\n';
   out += "model = " + toml_string(endpoint.model) + "\n";
   out += "model_provider = \"switchboard\"\n";
   // Threads name their own approval policy and sandbox (thread/start); these are only the fallbacks.

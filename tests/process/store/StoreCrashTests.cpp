@@ -50,7 +50,10 @@ Child spawn_child(const std::string& db_path) {
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, kDbVariable, std::strlen(kDbVariable)) != 0) env_strings.emplace_back(*e);
   }
-  env_strings.push_back(std::string(kDbVariable) + "=" + db_path);
+  std::string db_variable = kDbVariable;  // appended in place: see SourceTree.h on GCC 12's false -Warray-bounds
+  db_variable += '=';
+  db_variable += db_path;
+  env_strings.push_back(std::move(db_variable));
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);

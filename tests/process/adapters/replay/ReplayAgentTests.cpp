@@ -255,8 +255,9 @@ TEST_CASE("agent registry: a call of an agent's helper command runs its entry po
   using switchboard::adapters::AgentRegistration;
   using switchboard::adapters::run_agent_helper;
   const std::array agents{
-      AgentRegistration{.name = "plain"},
-      AgentRegistration{.name = "helped", .helper_command = "__helped", .run_helper = [](int argc, char**) { return 40 + argc; }},
+      AgentRegistration{.name = "plain", .settings = nullptr, .make = nullptr},
+      AgentRegistration{.name = "helped", .settings = nullptr, .make = nullptr, .helper_command = "__helped",
+                        .run_helper = [](int argc, char**) { return 40 + argc; }},
   };
   Argv helped({"switchboard", "__helped", "--flag"});
   CHECK(run_agent_helper(agents, helped.argc(), helped.argv()) == 43);

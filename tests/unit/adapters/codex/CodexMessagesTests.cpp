@@ -83,7 +83,8 @@ TEST_CASE("Codex private config names our provider and turns off outside traffic
   endpoint.api_key = "sk-test";
   endpoint.model = "mock \"model\"";
   const std::string toml = config_toml(endpoint);
-  CHECK(toml.rfind(std::string(kConfigMarker) + "\n", 0) == 0);
+  CHECK(toml.starts_with(kConfigMarker));
+  CHECK(toml.substr(kConfigMarker.size(), 1) == "\n");
   CHECK(toml.find("model = \"mock \\\"model\\\"\"\n") != std::string::npos);
   CHECK(toml.find("model_provider = \"switchboard\"") != std::string::npos);
   CHECK(toml.find("base_url = \"http://127.0.0.1:9/v1\"") != std::string::npos);
