@@ -465,10 +465,21 @@ def emit_openrpc_cpp(doc):
     # A raw string literal with a delimiter that cannot occur in the JSON text.
     if ")schema\"" in text:
         raise SchemaError("schema text contains the raw-string delimiter")
+    # Pieces, because a compiler need not take a literal of over 64 KiB (clang warns: -Woverlength-strings).
+    size = 16000
+    pieces = "".join(f"      R\"schema({text[i:i + size]})schema\",\n" for i in range(0, len(text), size))
     return (HEADER + "#include \"switchboard/protocol/generated/OpenRpcDocument.h\"\n\n"
+            "#include <string>\n\n"
             "namespace switchboard::protocol {\n\n"
             "std::string_view openrpc_document_text() {\n"
-            f"  static constexpr std::string_view kText = R\"schema({text})schema\";\n"
+            "  static const std::string kText = [] {\n"
+            "    constexpr std::string_view kPieces[] = {\n"
+            f"{pieces}"
+            "    };\n"
+            "    std::string text;\n"
+            "    for (const auto piece : kPieces) text += piece;\n"
+            "    return text;\n"
+            "  }();\n"
             "  return kText;\n}\n\n}  // namespace switchboard::protocol\n")
 
 

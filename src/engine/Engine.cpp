@@ -224,7 +224,11 @@ const protocol::SessionInfo* Engine::info_of(const std::string& session_id) cons
 void Engine::prestart(const AgentPrestart& prestart) {
   const auto* descriptor = agent(prestart.agent);
   if (descriptor == nullptr || m_sealed) return;  // the session's own start will say what is wrong
-  adapters::StartOptions options{"prestarted", prestart.cwd, prestart.model, prestart.mode, std::nullopt};
+  adapters::StartOptions options;
+  options.session_id = "prestarted";
+  options.cwd = prestart.cwd;
+  options.model = prestart.model;
+  options.mode = prestart.mode;
   options.stream_text = m_config.stream_text;
   m_prestarted = std::make_unique<PrestartedAgent>(*descriptor, prestart.agent, std::move(options));
 }

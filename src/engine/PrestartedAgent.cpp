@@ -23,7 +23,8 @@ bool PrestartedAgent::fits(const std::string& agent, const adapters::StartOption
   const bool failed = m_start_outcome && m_start_outcome->has_value();
   return !m_gone && !failed && agent == m_agent_name && options.cwd == m_options.cwd && options.model == m_options.model &&
          options.mode == m_options.mode && options.stream_text == m_options.stream_text &&
-         !options.resume_provider_session_id;
+         !options.resume_provider_session_id && !options.fork_through_turn_ref && options.mcp_servers.empty() &&
+         m_options.mcp_servers.empty() && options.options.empty();
 }
 
 void PrestartedAgent::adopt(adapters::AdapterListener& listener) {

@@ -43,6 +43,13 @@ class PrestartedAgent final : public adapters::AgentAdapter, private adapters::A
   }
   void set_model(const std::string& model, adapters::Completion done) override { m_agent->set_model(model, std::move(done)); }
   void set_mode(const std::string& mode, adapters::Completion done) override { m_agent->set_mode(mode, std::move(done)); }
+  void set_option(const std::string& option_id, const std::string& value, adapters::Completion done) override {
+    m_agent->set_option(option_id, value, std::move(done));
+  }
+  void rewind(const std::string& native_turn_ref, adapters::Completion done) override {
+    m_agent->rewind(native_turn_ref, std::move(done));
+  }
+  void compact(adapters::Completion done) override { m_agent->compact(std::move(done)); }
   void stop() override { m_agent->stop(); }
 
  private:
@@ -58,6 +65,11 @@ class PrestartedAgent final : public adapters::AgentAdapter, private adapters::A
   void on_request_withdrawn(adapters::RequestWithdrawn event) override { relay(&AdapterListener::on_request_withdrawn, std::move(event)); }
   void on_status(adapters::AgentStatus event) override { relay(&AdapterListener::on_status, std::move(event)); }
   void on_models(adapters::ModelsOffered event) override { relay(&AdapterListener::on_models, std::move(event)); }
+  void on_plan(adapters::PlanUpdate event) override { relay(&AdapterListener::on_plan, std::move(event)); }
+  void on_usage(adapters::UsageUpdate event) override { relay(&AdapterListener::on_usage, std::move(event)); }
+  void on_commands(adapters::CommandsOffered event) override { relay(&AdapterListener::on_commands, std::move(event)); }
+  void on_options(adapters::OptionsOffered event) override { relay(&AdapterListener::on_options, std::move(event)); }
+  void on_mcp_status(adapters::McpStatusReport event) override { relay(&AdapterListener::on_mcp_status, std::move(event)); }
   void on_turn_end(adapters::TurnResult event) override { relay(&AdapterListener::on_turn_end, std::move(event)); }
   void on_error(adapters::AgentErrorReport event) override { relay(&AdapterListener::on_error, std::move(event)); }
   void on_unavailable(adapters::Unavailable event) override;

@@ -153,7 +153,12 @@ void Session::start_adapter() {
     for (auto& waiter : waiters) waiter(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
     return;
   }
-  adapters::StartOptions options{m_info.session_id, m_info.cwd, m_info.model, m_info.mode, m_provider_session_id};
+  adapters::StartOptions options;
+  options.session_id = m_info.session_id;
+  options.cwd = m_info.cwd;
+  options.model = m_info.model;
+  options.mode = m_info.mode;
+  options.resume_provider_session_id = m_provider_session_id;
   options.fork = m_fork_pending && m_provider_session_id.has_value();
   options.stream_text = m_services.stream_text();
   m_adapter = m_services.take_prestarted(m_info.agent, options, *this);
@@ -358,7 +363,7 @@ void Session::send_to_agent(const std::string& turn_id, std::string text, std::v
   }
   // The first prompt of a conversation that replaces a lost one carries the stored transcript before it.
   if (m_seed) text = *std::exchange(m_seed, std::nullopt) + text;
-  m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model});
+  m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model, std::nullopt});
 }
 
 bool Session::cancel() {
@@ -514,7 +519,7 @@ void Session::on_message(adapters::MessageCompleted event) {
 }
 
 void Session::on_status(adapters::AgentStatus status) {
-  publish(protocol::AgentStatusEvent{m_turn ? std::optional<std::string>(m_turn->turn_id) : std::nullopt, status.status,
+  publish(protocol::AgentStatusEvent{current_turn_id(), status.status,
                                      std::move(status.message), status.attempt, status.max_attempts,
                                      status.retry_delay_ms});
 }
@@ -527,6 +532,38 @@ void Session::on_models(adapters::ModelsOffered event) {
   if (same_models(m_info.models, event.models)) return;
   m_info.models = std::move(event.models);
   publish(protocol::SessionUpdatedEvent{m_info});
+}
+
+std::optional<std::string> Session::current_turn_id() const {
+  if (!m_turn) return std::nullopt;
+  return m_turn->turn_id;
+}
+
+// What the agent reports about the session as a whole: session info keeps the latest, so a client that
+// attaches late sees it, and every client hears the change.
+void Session::on_plan(adapters::PlanUpdate event) {
+  m_info.plan = event.entries;
+  publish(protocol::PlanUpdatedEvent{current_turn_id(), std::move(event.entries)});
+}
+
+void Session::on_usage(adapters::UsageUpdate event) {
+  m_info.usage = event.usage;
+  publish(protocol::UsageUpdatedEvent{current_turn_id(), std::move(event.usage)});
+}
+
+void Session::on_commands(adapters::CommandsOffered event) {
+  m_info.commands = event.commands;
+  publish(protocol::CommandsUpdatedEvent{std::move(event.commands)});
+}
+
+void Session::on_options(adapters::OptionsOffered event) {
+  m_info.options = std::move(event.options);
+  publish(protocol::SessionUpdatedEvent{m_info});
+}
+
+void Session::on_mcp_status(adapters::McpStatusReport event) {
+  m_info.mcp_servers = event.servers;
+  publish(protocol::McpStatusEvent{std::move(event.servers)});
 }
 
 void Session::on_tool_started(adapters::ToolStarted event) {

@@ -87,6 +87,11 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   void on_request_withdrawn(adapters::RequestWithdrawn event) override;
   void on_status(adapters::AgentStatus status) override;
   void on_models(adapters::ModelsOffered event) override;
+  void on_plan(adapters::PlanUpdate event) override;
+  void on_usage(adapters::UsageUpdate event) override;
+  void on_commands(adapters::CommandsOffered event) override;
+  void on_options(adapters::OptionsOffered event) override;
+  void on_mcp_status(adapters::McpStatusReport event) override;
   void on_turn_end(adapters::TurnResult result) override;
   void on_error(adapters::AgentErrorReport error) override;
   void on_unavailable(adapters::Unavailable event) override;
@@ -143,6 +148,8 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   void notify_stopped();
   // True, and logged, when no turn is running to report `what` under.
   bool outside_turn(std::string_view what);
+  // The running turn's id, for events that may also come between turns.
+  std::optional<std::string> current_turn_id() const;
   // The id clients see for the agent's message `agent_message_id` of the running turn: unique within the session.
   std::string message_id(const std::string& agent_message_id) const;
   template <class Data>

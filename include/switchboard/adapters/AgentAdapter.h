@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -59,6 +60,21 @@ struct StartOptions {
   // Whether some client shows text as it is written (EngineConfig::stream_text). When false an adapter may ask
   // its agent for whole messages only, and report no TextDelta; MessageCompleted carries the text either way.
   bool stream_text = true;
+  // With fork: the copy keeps the conversation only up to and including the turn this reference names (a
+  // TurnResult::native_turn_ref this agent reported); unset: all of it.
+  std::optional<std::string> fork_through_turn_ref{};
+  // The MCP servers the session was created with (only for an agent whose capabilities say `mcp`). The adapter
+  // hands them to its agent in the agent's own form; their processes must end with the session.
+  std::vector<protocol::McpServer> mcp_servers{};
+  // Options set (session.setOption) before the agent reported its options: id → value, applied at start.
+  std::vector<std::pair<std::string, std::string>> options{};
+};
+
+// A prompt that names one of the commands the agent offers (`/name arguments`, name in the last CommandsOffered):
+// the engine passes it parsed, so the adapter runs it with the agent's own mechanism instead of sending text.
+struct SlashCommand {
+  std::string name;       // without the slash
+  std::string arguments;  // the rest of the line and any further lines, trimmed; may be empty
 };
 
 struct TurnInput {
@@ -66,6 +82,7 @@ struct TurnInput {
   std::string text;
   std::vector<protocol::Attachment> attachments;
   std::optional<std::string> model;  // already resolved by the engine (override → configuration → pin)
+  std::optional<SlashCommand> command{};  // set: `text` is `/name arguments` naming an offered command
 };
 
 // ---- What an adapter reports: one payload struct per event ------------------------------------------------------
@@ -159,6 +176,38 @@ struct TurnResult {
   std::string text;  // final assistant text
   std::optional<protocol::Usage> usage;
   std::optional<std::string> error;
+  // The agent's own handle on this turn in its conversation (Claude Code's prompt uuid, Codex's turn id,
+  // OpenCode's user message id, Pi's entry id, ...): the engine stores it with the turn and hands it back to
+  // rewind() and StartOptions::fork_through_turn_ref. Opaque above the adapter. Unset: the agent named none, and
+  // the turn cannot be a fork or rewind point.
+  std::optional<std::string> native_turn_ref{};
+};
+
+// The agent's plan or todo list, whole, each time it changes (an empty list: cleared).
+struct PlanUpdate {
+  std::vector<protocol::PlanEntry> entries;
+};
+
+// How full the context is now (and the cost so far), as the agent reports it during a turn.
+struct UsageUpdate {
+  protocol::ContextUsage usage;
+};
+
+// The slash commands and skills the agent offers this session, whole; the latest list replaces the earlier one.
+// Commands that only make sense in the agent's own terminal UI are left out by the adapter.
+struct CommandsOffered {
+  std::vector<protocol::AgentCommand> commands;
+};
+
+// The session's options beyond model and mode, whole, with their current values: after start, and after every
+// change (set_option, or the agent's own).
+struct OptionsOffered {
+  std::vector<protocol::SessionOption> options;
+};
+
+// The status of every MCP server the session was started with.
+struct McpStatusReport {
+  std::vector<protocol::McpServerState> servers;
 };
 
 // Something went wrong that is not the answer to an operation of ours (those complete their Completion): the
@@ -196,6 +245,11 @@ class AdapterListener {
   virtual void on_request_withdrawn(RequestWithdrawn event) = 0;
   virtual void on_status(AgentStatus event) = 0;
   virtual void on_models(ModelsOffered event) = 0;
+  virtual void on_plan(PlanUpdate event) = 0;
+  virtual void on_usage(UsageUpdate event) = 0;
+  virtual void on_commands(CommandsOffered event) = 0;
+  virtual void on_options(OptionsOffered event) = 0;
+  virtual void on_mcp_status(McpStatusReport event) = 0;
   virtual void on_turn_end(TurnResult event) = 0;
   virtual void on_error(AgentErrorReport event) = 0;
   virtual void on_unavailable(Unavailable event) = 0;
@@ -229,6 +283,16 @@ class AgentAdapter {
   // `done` once the agent has accepted the change (it applies from the next turn at the latest), or why not.
   virtual void set_model(const std::string& model, Completion done) = 0;
   virtual void set_mode(const std::string& mode, Completion done) = 0;
+  // One of the options the adapter reported (OptionsOffered); the engine has checked the id and value against
+  // that list. `done` once the agent has accepted it (it applies from the next turn); the adapter then reports
+  // OptionsOffered with the new current value. Default: Unsupported.
+  virtual void set_option(const std::string& option_id, const std::string& value, Completion done);
+  // Drops the turn `native_turn_ref` names, and every later one, from the agent's conversation, with the agent's
+  // own mechanism: its next model request no longer holds them. Called between turns only. Default: Unsupported.
+  virtual void rewind(const std::string& native_turn_ref, Completion done);
+  // Asks the agent to summarize its conversation now, between turns; reported through on_status (compacting,
+  // then compacted) as when the agent compacts on its own. Default: Unsupported.
+  virtual void compact(Completion done);
   // Graceful stop; the adapter calls on_unavailable() when the agent is gone for this session.
   virtual void stop() = 0;
 };
@@ -274,6 +338,11 @@ class HistorySink : public AdapterListener {
   void on_request_withdrawn(RequestWithdrawn) override {}
   void on_status(AgentStatus) override {}
   void on_models(ModelsOffered) override {}
+  void on_plan(PlanUpdate) override {}
+  void on_usage(UsageUpdate) override {}
+  void on_commands(CommandsOffered) override {}
+  void on_options(OptionsOffered) override {}
+  void on_mcp_status(McpStatusReport) override {}
   void on_error(AgentErrorReport) override {}
   void on_unavailable(Unavailable) override {}
 };
@@ -307,5 +376,17 @@ struct AgentDescriptor {
   // What the agent's sessions share, and its stop at daemon shutdown (AgentRuntime.h); none: nothing to stop.
   std::shared_ptr<AgentRuntime> runtime;
 };
+
+inline void AgentAdapter::set_option(const std::string&, const std::string&, Completion done) {
+  done(AdapterError{protocol::ErrorCode::Unsupported, "this agent has no options"});
+}
+
+inline void AgentAdapter::rewind(const std::string&, Completion done) {
+  done(AdapterError{protocol::ErrorCode::Unsupported, "this agent cannot rewind its conversation"});
+}
+
+inline void AgentAdapter::compact(Completion done) {
+  done(AdapterError{protocol::ErrorCode::Unsupported, "this agent cannot compact its conversation on request"});
+}
 
 }  // namespace switchboard::adapters

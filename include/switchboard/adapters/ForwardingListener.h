@@ -25,6 +25,11 @@ class ForwardingListener : public AdapterListener {
   void on_request_withdrawn(RequestWithdrawn event) override { m_next.on_request_withdrawn(std::move(event)); }
   void on_status(AgentStatus event) override { m_next.on_status(std::move(event)); }
   void on_models(ModelsOffered event) override { m_next.on_models(std::move(event)); }
+  void on_plan(PlanUpdate event) override { m_next.on_plan(std::move(event)); }
+  void on_usage(UsageUpdate event) override { m_next.on_usage(std::move(event)); }
+  void on_commands(CommandsOffered event) override { m_next.on_commands(std::move(event)); }
+  void on_options(OptionsOffered event) override { m_next.on_options(std::move(event)); }
+  void on_mcp_status(McpStatusReport event) override { m_next.on_mcp_status(std::move(event)); }
   void on_turn_end(TurnResult event) override { m_next.on_turn_end(std::move(event)); }
   void on_error(AgentErrorReport event) override { m_next.on_error(std::move(event)); }
   void on_unavailable(Unavailable event) override { m_next.on_unavailable(std::move(event)); }

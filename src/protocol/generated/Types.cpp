@@ -266,9 +266,327 @@ void encode(json::JsonWriter& writer, const ModelInfo& value) {
   writer.end_object();
 }
 
+std::string_view to_string(PlanEntryStatus value) {
+  switch (value) {
+    case PlanEntryStatus::Pending: return "pending";
+    case PlanEntryStatus::InProgress: return "in_progress";
+    case PlanEntryStatus::Completed: return "completed";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, PlanEntryStatus& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"pending\", \"in_progress\", \"completed\"", json);
+  if (*text == "pending") { out = PlanEntryStatus::Pending; return true; }
+  if (*text == "in_progress") { out = PlanEntryStatus::InProgress; return true; }
+  if (*text == "completed") { out = PlanEntryStatus::Completed; return true; }
+  return context.fail("one of \"pending\", \"in_progress\", \"completed\"", json);
+}
+
+void encode(json::JsonWriter& writer, PlanEntryStatus value) {
+  switch (value) {
+    case PlanEntryStatus::Pending: writer.quoted_raw("\"pending\""); return;
+    case PlanEntryStatus::InProgress: writer.quoted_raw("\"in_progress\""); return;
+    case PlanEntryStatus::Completed: writer.quoted_raw("\"completed\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+std::string_view to_string(PlanEntryPriority value) {
+  switch (value) {
+    case PlanEntryPriority::High: return "high";
+    case PlanEntryPriority::Medium: return "medium";
+    case PlanEntryPriority::Low: return "low";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, PlanEntryPriority& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"high\", \"medium\", \"low\"", json);
+  if (*text == "high") { out = PlanEntryPriority::High; return true; }
+  if (*text == "medium") { out = PlanEntryPriority::Medium; return true; }
+  if (*text == "low") { out = PlanEntryPriority::Low; return true; }
+  return context.fail("one of \"high\", \"medium\", \"low\"", json);
+}
+
+void encode(json::JsonWriter& writer, PlanEntryPriority value) {
+  switch (value) {
+    case PlanEntryPriority::High: writer.quoted_raw("\"high\""); return;
+    case PlanEntryPriority::Medium: writer.quoted_raw("\"medium\""); return;
+    case PlanEntryPriority::Low: writer.quoted_raw("\"low\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, PlanEntry& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"content", "status", "priority"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "content", out.content, context)) return false;
+  if (!json::decode_required(json, "status", out.status, context)) return false;
+  if (!json::decode_optional(json, "priority", out.priority, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PlanEntry& value) {
+  writer.begin_object();
+  writer.member_string("\"content\":", value.content);
+  writer.member_raw(",\"status\":");
+  encode(writer, value.status);
+  if (value.priority) {
+    writer.member_raw(",\"priority\":");
+    encode(writer, *value.priority);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, ContextUsage& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"usedTokens", "windowTokens", "costUsd", "inputTokens", "outputTokens", "cacheReadTokens"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "usedTokens", out.used_tokens, context)) return false;
+  if (out.used_tokens < 0) return context.fail_at("usedTokens", "integer >= 0", json.at("usedTokens"));
+  if (!json::decode_optional(json, "windowTokens", out.window_tokens, context)) return false;
+  if (out.window_tokens.has_value() && (*out.window_tokens) < 1) return context.fail_at("windowTokens", "integer >= 1", json.at("windowTokens"));
+  if (!json::decode_optional(json, "costUsd", out.cost_usd, context)) return false;
+  if (out.cost_usd.has_value() && (*out.cost_usd) < 0) return context.fail_at("costUsd", "number >= 0", json.at("costUsd"));
+  if (!json::decode_optional(json, "inputTokens", out.input_tokens, context)) return false;
+  if (out.input_tokens.has_value() && (*out.input_tokens) < 0) return context.fail_at("inputTokens", "integer >= 0", json.at("inputTokens"));
+  if (!json::decode_optional(json, "outputTokens", out.output_tokens, context)) return false;
+  if (out.output_tokens.has_value() && (*out.output_tokens) < 0) return context.fail_at("outputTokens", "integer >= 0", json.at("outputTokens"));
+  if (!json::decode_optional(json, "cacheReadTokens", out.cache_read_tokens, context)) return false;
+  if (out.cache_read_tokens.has_value() && (*out.cache_read_tokens) < 0) return context.fail_at("cacheReadTokens", "integer >= 0", json.at("cacheReadTokens"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const ContextUsage& value) {
+  writer.begin_object();
+  writer.member_integer("\"usedTokens\":", value.used_tokens);
+  if (value.window_tokens) {
+    writer.member_integer(",\"windowTokens\":", *value.window_tokens);
+  }
+  if (value.cost_usd) {
+    writer.member_raw(",\"costUsd\":");
+    encode(writer, *value.cost_usd);
+  }
+  if (value.input_tokens) {
+    writer.member_integer(",\"inputTokens\":", *value.input_tokens);
+  }
+  if (value.output_tokens) {
+    writer.member_integer(",\"outputTokens\":", *value.output_tokens);
+  }
+  if (value.cache_read_tokens) {
+    writer.member_integer(",\"cacheReadTokens\":", *value.cache_read_tokens);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, AgentCommand& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"name", "description", "argumentHint"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "name", out.name, context)) return false;
+  if (json::utf8_length(out.name) < 1) return context.fail_at("name", "non-empty string", json.at("name"));
+  if (!json::decode_optional(json, "description", out.description, context)) return false;
+  if (!json::decode_optional(json, "argumentHint", out.argument_hint, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const AgentCommand& value) {
+  writer.begin_object();
+  writer.member_string("\"name\":", value.name);
+  if (value.description) {
+    writer.member_string(",\"description\":", *value.description);
+  }
+  if (value.argument_hint) {
+    writer.member_string(",\"argumentHint\":", *value.argument_hint);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(SessionOptionKind value) {
+  switch (value) {
+    case SessionOptionKind::Select: return "select";
+    case SessionOptionKind::Boolean: return "boolean";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, SessionOptionKind& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"select\", \"boolean\"", json);
+  if (*text == "select") { out = SessionOptionKind::Select; return true; }
+  if (*text == "boolean") { out = SessionOptionKind::Boolean; return true; }
+  return context.fail("one of \"select\", \"boolean\"", json);
+}
+
+void encode(json::JsonWriter& writer, SessionOptionKind value) {
+  switch (value) {
+    case SessionOptionKind::Select: writer.quoted_raw("\"select\""); return;
+    case SessionOptionKind::Boolean: writer.quoted_raw("\"boolean\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, SessionOptionValue& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"value", "name", "description"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "value", out.value, context)) return false;
+  if (json::utf8_length(out.value) < 1) return context.fail_at("value", "non-empty string", json.at("value"));
+  if (!json::decode_optional(json, "name", out.name, context)) return false;
+  if (!json::decode_optional(json, "description", out.description, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionOptionValue& value) {
+  writer.begin_object();
+  writer.member_string("\"value\":", value.value);
+  if (value.name) {
+    writer.member_string(",\"name\":", *value.name);
+  }
+  if (value.description) {
+    writer.member_string(",\"description\":", *value.description);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionOption& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"id", "name", "description", "kind", "values", "currentValue"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "id", out.id, context)) return false;
+  if (json::utf8_length(out.id) < 1) return context.fail_at("id", "non-empty string", json.at("id"));
+  if (!json::decode_optional(json, "name", out.name, context)) return false;
+  if (!json::decode_optional(json, "description", out.description, context)) return false;
+  if (!json::decode_required(json, "kind", out.kind, context)) return false;
+  if (!json::decode_required(json, "values", out.values, context)) return false;
+  if (!json::decode_required(json, "currentValue", out.current_value, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionOption& value) {
+  writer.begin_object();
+  writer.member_string("\"id\":", value.id);
+  if (value.name) {
+    writer.member_string(",\"name\":", *value.name);
+  }
+  if (value.description) {
+    writer.member_string(",\"description\":", *value.description);
+  }
+  writer.member_raw(",\"kind\":");
+  encode(writer, value.kind);
+  writer.member_raw(",\"values\":");
+  encode(writer, value.values);
+  writer.member_string(",\"currentValue\":", value.current_value);
+  writer.end_object();
+}
+
+std::string_view to_string(McpTransport value) {
+  switch (value) {
+    case McpTransport::Stdio: return "stdio";
+    case McpTransport::Http: return "http";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, McpTransport& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"stdio\", \"http\"", json);
+  if (*text == "stdio") { out = McpTransport::Stdio; return true; }
+  if (*text == "http") { out = McpTransport::Http; return true; }
+  return context.fail("one of \"stdio\", \"http\"", json);
+}
+
+void encode(json::JsonWriter& writer, McpTransport value) {
+  switch (value) {
+    case McpTransport::Stdio: writer.quoted_raw("\"stdio\""); return;
+    case McpTransport::Http: writer.quoted_raw("\"http\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+std::string_view to_string(McpServerStatusKind value) {
+  switch (value) {
+    case McpServerStatusKind::Pending: return "pending";
+    case McpServerStatusKind::Connected: return "connected";
+    case McpServerStatusKind::Failed: return "failed";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, McpServerStatusKind& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"pending\", \"connected\", \"failed\"", json);
+  if (*text == "pending") { out = McpServerStatusKind::Pending; return true; }
+  if (*text == "connected") { out = McpServerStatusKind::Connected; return true; }
+  if (*text == "failed") { out = McpServerStatusKind::Failed; return true; }
+  return context.fail("one of \"pending\", \"connected\", \"failed\"", json);
+}
+
+void encode(json::JsonWriter& writer, McpServerStatusKind value) {
+  switch (value) {
+    case McpServerStatusKind::Pending: writer.quoted_raw("\"pending\""); return;
+    case McpServerStatusKind::Connected: writer.quoted_raw("\"connected\""); return;
+    case McpServerStatusKind::Failed: writer.quoted_raw("\"failed\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, McpServerState& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"name", "transport", "status", "error", "tools"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "name", out.name, context)) return false;
+  if (!json::decode_required(json, "transport", out.transport, context)) return false;
+  if (!json::decode_required(json, "status", out.status, context)) return false;
+  if (!json::decode_optional(json, "error", out.error, context)) return false;
+  if (!json::decode_optional(json, "tools", out.tools, context)) return false;
+  if (out.tools.has_value() && (*out.tools) < 0) return context.fail_at("tools", "integer >= 0", json.at("tools"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const McpServerState& value) {
+  writer.begin_object();
+  writer.member_string("\"name\":", value.name);
+  writer.member_raw(",\"transport\":");
+  encode(writer, value.transport);
+  writer.member_raw(",\"status\":");
+  encode(writer, value.status);
+  if (value.error) {
+    writer.member_string(",\"error\":", *value.error);
+  }
+  if (value.tools) {
+    writer.member_integer(",\"tools\":", *value.tools);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, ForkOrigin& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "turnId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const ForkOrigin& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  if (value.turn_id) {
+    writer.member_string(",\"turnId\":", *value.turn_id);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"sessionId", "agent", "cwd", "title", "model", "mode", "models", "archived", "state", "live", "createdAt", "updatedAt"};
+  static constexpr std::string_view kKnown[] = {"sessionId", "agent", "cwd", "title", "model", "mode", "models", "archived", "state", "live", "createdAt", "updatedAt", "plan", "usage", "commands", "options", "mcpServers", "forkedFrom"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (!json::decode_required(json, "agent", out.agent, context)) return false;
@@ -282,6 +600,12 @@ bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& c
   if (!json::decode_required(json, "live", out.live, context)) return false;
   if (!json::decode_required(json, "createdAt", out.created_at, context)) return false;
   if (!json::decode_required(json, "updatedAt", out.updated_at, context)) return false;
+  if (!json::decode_optional(json, "plan", out.plan, context)) return false;
+  if (!json::decode_optional(json, "usage", out.usage, context)) return false;
+  if (!json::decode_optional(json, "commands", out.commands, context)) return false;
+  if (!json::decode_optional(json, "options", out.options, context)) return false;
+  if (!json::decode_optional(json, "mcpServers", out.mcp_servers, context)) return false;
+  if (!json::decode_optional(json, "forkedFrom", out.forked_from, context)) return false;
   return true;
 }
 
@@ -311,6 +635,30 @@ void encode(json::JsonWriter& writer, const SessionInfo& value) {
   encode(writer, value.live);
   writer.member_integer(",\"createdAt\":", value.created_at);
   writer.member_integer(",\"updatedAt\":", value.updated_at);
+  if (value.plan) {
+    writer.member_raw(",\"plan\":");
+    encode(writer, *value.plan);
+  }
+  if (value.usage) {
+    writer.member_raw(",\"usage\":");
+    encode(writer, *value.usage);
+  }
+  if (value.commands) {
+    writer.member_raw(",\"commands\":");
+    encode(writer, *value.commands);
+  }
+  if (value.options) {
+    writer.member_raw(",\"options\":");
+    encode(writer, *value.options);
+  }
+  if (value.mcp_servers) {
+    writer.member_raw(",\"mcpServers\":");
+    encode(writer, *value.mcp_servers);
+  }
+  if (value.forked_from) {
+    writer.member_raw(",\"forkedFrom\":");
+    encode(writer, *value.forked_from);
+  }
   writer.end_object();
 }
 
@@ -721,7 +1069,7 @@ void encode(json::JsonWriter& writer, const QuestionRequest& value) {
 
 bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"streaming", "permissions", "questions", "resume", "historyList", "historyRead", "modelSwitch", "modes", "images", "fork"};
+  static constexpr std::string_view kKnown[] = {"streaming", "permissions", "questions", "resume", "historyList", "historyRead", "modelSwitch", "modes", "images", "fork", "plans", "contextUsage", "commands", "options", "mcp", "rewind", "compact"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "streaming", out.streaming, context)) return false;
   if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
@@ -733,6 +1081,13 @@ bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeCont
   if (!json::decode_required(json, "modes", out.modes, context)) return false;
   if (!json::decode_required(json, "images", out.images, context)) return false;
   if (!json::decode_required(json, "fork", out.fork, context)) return false;
+  if (!json::decode_required(json, "plans", out.plans, context)) return false;
+  if (!json::decode_required(json, "contextUsage", out.context_usage, context)) return false;
+  if (!json::decode_required(json, "commands", out.commands, context)) return false;
+  if (!json::decode_required(json, "options", out.options, context)) return false;
+  if (!json::decode_required(json, "mcp", out.mcp, context)) return false;
+  if (!json::decode_required(json, "rewind", out.rewind, context)) return false;
+  if (!json::decode_required(json, "compact", out.compact, context)) return false;
   return true;
 }
 
@@ -758,6 +1113,20 @@ void encode(json::JsonWriter& writer, const AgentCapabilities& value) {
   encode(writer, value.images);
   writer.member_raw(",\"fork\":");
   encode(writer, value.fork);
+  writer.member_raw(",\"plans\":");
+  encode(writer, value.plans);
+  writer.member_raw(",\"contextUsage\":");
+  encode(writer, value.context_usage);
+  writer.member_raw(",\"commands\":");
+  encode(writer, value.commands);
+  writer.member_raw(",\"options\":");
+  encode(writer, value.options);
+  writer.member_raw(",\"mcp\":");
+  encode(writer, value.mcp);
+  writer.member_raw(",\"rewind\":");
+  encode(writer, value.rewind);
+  writer.member_raw(",\"compact\":");
+  encode(writer, value.compact);
   writer.end_object();
 }
 
@@ -826,6 +1195,101 @@ void encode(json::JsonWriter& writer, const AgentInfo& value) {
   if (value.runtime) {
     writer.member_raw(",\"runtime\":");
     encode(writer, *value.runtime);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, McpServer& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"name", "transport", "command", "args", "env", "url", "headers"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "name", out.name, context)) return false;
+  if (json::utf8_length(out.name) < 1) return context.fail_at("name", "non-empty string", json.at("name"));
+  if (json::utf8_length(out.name) > 64) return context.fail_at("name", "string of at most 64 characters", json.at("name"));
+  if (!json::decode_required(json, "transport", out.transport, context)) return false;
+  if (!json::decode_optional(json, "command", out.command, context)) return false;
+  if (out.command.has_value() && json::utf8_length((*out.command)) < 1) return context.fail_at("command", "non-empty string", json.at("command"));
+  if (!json::decode_optional(json, "args", out.args, context)) return false;
+  if (!json::decode_optional(json, "env", out.env, context)) return false;
+  if (!json::decode_optional(json, "url", out.url, context)) return false;
+  if (out.url.has_value() && json::utf8_length((*out.url)) < 1) return context.fail_at("url", "non-empty string", json.at("url"));
+  if (!json::decode_optional(json, "headers", out.headers, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const McpServer& value) {
+  writer.begin_object();
+  writer.member_string("\"name\":", value.name);
+  writer.member_raw(",\"transport\":");
+  encode(writer, value.transport);
+  if (value.command) {
+    writer.member_string(",\"command\":", *value.command);
+  }
+  if (value.args) {
+    writer.member_raw(",\"args\":");
+    encode(writer, *value.args);
+  }
+  if (value.env) {
+    writer.member_raw(",\"env\":");
+    encode(writer, *value.env);
+  }
+  if (value.url) {
+    writer.member_string(",\"url\":", *value.url);
+  }
+  if (value.headers) {
+    writer.member_raw(",\"headers\":");
+    encode(writer, *value.headers);
+  }
+  writer.end_object();
+}
+
+std::string_view to_string(FileChangeStatus value) {
+  switch (value) {
+    case FileChangeStatus::Added: return "added";
+    case FileChangeStatus::Modified: return "modified";
+    case FileChangeStatus::Deleted: return "deleted";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, FileChangeStatus& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"added\", \"modified\", \"deleted\"", json);
+  if (*text == "added") { out = FileChangeStatus::Added; return true; }
+  if (*text == "modified") { out = FileChangeStatus::Modified; return true; }
+  if (*text == "deleted") { out = FileChangeStatus::Deleted; return true; }
+  return context.fail("one of \"added\", \"modified\", \"deleted\"", json);
+}
+
+void encode(json::JsonWriter& writer, FileChangeStatus value) {
+  switch (value) {
+    case FileChangeStatus::Added: writer.quoted_raw("\"added\""); return;
+    case FileChangeStatus::Modified: writer.quoted_raw("\"modified\""); return;
+    case FileChangeStatus::Deleted: writer.quoted_raw("\"deleted\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, FileChange& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"path", "status", "diff", "binary"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "path", out.path, context)) return false;
+  if (!json::decode_required(json, "status", out.status, context)) return false;
+  if (!json::decode_required(json, "diff", out.diff, context)) return false;
+  if (!json::decode_optional(json, "binary", out.binary, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const FileChange& value) {
+  writer.begin_object();
+  writer.member_string("\"path\":", value.path);
+  writer.member_raw(",\"status\":");
+  encode(writer, value.status);
+  writer.member_string(",\"diff\":", value.diff);
+  if (value.binary) {
+    writer.member_raw(",\"binary\":");
+    encode(writer, *value.binary);
   }
   writer.end_object();
 }
@@ -908,19 +1372,21 @@ std::string_view to_string(HistoryEventType value) {
     case HistoryEventType::ToolStarted: return "tool.started";
     case HistoryEventType::ToolCompleted: return "tool.completed";
     case HistoryEventType::TurnStopped: return "turn.stopped";
+    case HistoryEventType::PlanUpdated: return "plan.updated";
   }
   return {};
 }
 
 bool decode(const nlohmann::json& json, HistoryEventType& out, json::DecodeContext& context) {
   const auto* text = json.get_ptr<const std::string*>();
-  if (text == nullptr) return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\"", json);
+  if (text == nullptr) return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\", \"plan.updated\"", json);
   if (*text == "turn.started") { out = HistoryEventType::TurnStarted; return true; }
   if (*text == "message.completed") { out = HistoryEventType::MessageCompleted; return true; }
   if (*text == "tool.started") { out = HistoryEventType::ToolStarted; return true; }
   if (*text == "tool.completed") { out = HistoryEventType::ToolCompleted; return true; }
   if (*text == "turn.stopped") { out = HistoryEventType::TurnStopped; return true; }
-  return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\"", json);
+  if (*text == "plan.updated") { out = HistoryEventType::PlanUpdated; return true; }
+  return context.fail("one of \"turn.started\", \"message.completed\", \"tool.started\", \"tool.completed\", \"turn.stopped\", \"plan.updated\"", json);
 }
 
 void encode(json::JsonWriter& writer, HistoryEventType value) {
@@ -930,6 +1396,7 @@ void encode(json::JsonWriter& writer, HistoryEventType value) {
     case HistoryEventType::ToolStarted: writer.quoted_raw("\"tool.started\""); return;
     case HistoryEventType::ToolCompleted: writer.quoted_raw("\"tool.completed\""); return;
     case HistoryEventType::TurnStopped: writer.quoted_raw("\"turn.stopped\""); return;
+    case HistoryEventType::PlanUpdated: writer.quoted_raw("\"plan.updated\""); return;
   }
   writer.string(to_string(value));
 }
@@ -1672,9 +2139,39 @@ void encode(json::JsonWriter& writer, const SessionCancelResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, SessionCompactParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionCompactParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionCompactResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionCompactResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"agent", "cwd", "model", "mode", "title"};
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "model", "mode", "title", "mcpServers"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "agent", out.agent, context)) return false;
   if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
@@ -1684,6 +2181,8 @@ bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeCo
   if (!json::decode_optional(json, "mode", out.mode, context)) return false;
   if (!json::decode_optional(json, "title", out.title, context)) return false;
   if (out.title.has_value() && json::utf8_length((*out.title)) > 500) return context.fail_at("title", "string of at most 500 characters", json.at("title"));
+  if (!json::decode_optional(json, "mcpServers", out.mcp_servers, context)) return false;
+  if (out.mcp_servers.has_value() && (*out.mcp_servers).size() > 32) return context.fail_at("mcpServers", "array of at most 32 items", json.at("mcpServers"));
   return true;
 }
 
@@ -1699,6 +2198,10 @@ void encode(json::JsonWriter& writer, const SessionCreateParams& value) {
   }
   if (value.title) {
     writer.member_string(",\"title\":", *value.title);
+  }
+  if (value.mcp_servers) {
+    writer.member_raw(",\"mcpServers\":");
+    encode(writer, *value.mcp_servers);
   }
   writer.end_object();
 }
@@ -1743,6 +2246,46 @@ bool decode(const nlohmann::json& json, SessionDeleteResult& out, json::DecodeCo
 void encode(json::JsonWriter& writer, const SessionDeleteResult& value) {
   (void)value;  // no fields to write
   writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionDiffParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "turnId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionDiffParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  if (value.turn_id) {
+    writer.member_string(",\"turnId\":", *value.turn_id);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionDiffResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"files", "skipped"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "files", out.files, context)) return false;
+  if (!json::decode_optional(json, "skipped", out.skipped, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionDiffResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"files\":");
+  encode(writer, value.files);
+  if (value.skipped) {
+    writer.member_raw(",\"skipped\":");
+    encode(writer, *value.skipped);
+  }
   writer.end_object();
 }
 
@@ -1793,6 +2336,46 @@ void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
     writer.member_raw(",\"gaps\":");
     encode(writer, *value.gaps);
   }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionForkParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "turnId", "title"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  if (!json::decode_optional(json, "title", out.title, context)) return false;
+  if (out.title.has_value() && json::utf8_length((*out.title)) > 500) return context.fail_at("title", "string of at most 500 characters", json.at("title"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionForkParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  if (value.turn_id) {
+    writer.member_string(",\"turnId\":", *value.turn_id);
+  }
+  if (value.title) {
+    writer.member_string(",\"title\":", *value.title);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionForkResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionForkResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"session\":");
+  encode(writer, value.session);
   writer.end_object();
 }
 
@@ -1992,6 +2575,61 @@ void encode(json::JsonWriter& writer, const SessionResumeParams& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, SessionRewindParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "turnId", "conversation", "files"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  if (!json::decode_optional(json, "conversation", out.conversation, context)) return false;
+  if (!json::decode_optional(json, "files", out.files, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionRewindParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"turnId\":", value.turn_id);
+  if (value.conversation) {
+    writer.member_raw(",\"conversation\":");
+    encode(writer, *value.conversation);
+  }
+  if (value.files) {
+    writer.member_raw(",\"files\":");
+    encode(writer, *value.files);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionRewindResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session", "rewoundTurnIds", "files", "checkpointId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  if (!json::decode_required(json, "rewoundTurnIds", out.rewound_turn_ids, context)) return false;
+  if (!json::decode_optional(json, "files", out.files, context)) return false;
+  if (!json::decode_optional(json, "checkpointId", out.checkpoint_id, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionRewindResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"session\":");
+  encode(writer, value.session);
+  writer.member_raw(",\"rewoundTurnIds\":");
+  encode(writer, value.rewound_turn_ids);
+  if (value.files) {
+    writer.member_raw(",\"files\":");
+    encode(writer, *value.files);
+  }
+  if (value.checkpoint_id) {
+    writer.member_string(",\"checkpointId\":", *value.checkpoint_id);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionSendParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"sessionId", "text", "attachments", "model", "wait"};
@@ -2083,6 +2721,42 @@ bool decode(const nlohmann::json& json, SessionSetModelResult& out, json::Decode
 }
 
 void encode(json::JsonWriter& writer, const SessionSetModelResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"session\":");
+  encode(writer, value.session);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSetOptionParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "optionId", "value"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_required(json, "optionId", out.option_id, context)) return false;
+  if (json::utf8_length(out.option_id) < 1) return context.fail_at("optionId", "non-empty string", json.at("optionId"));
+  if (!json::decode_required(json, "value", out.value, context)) return false;
+  if (json::utf8_length(out.value) < 1) return context.fail_at("value", "non-empty string", json.at("value"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSetOptionParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"optionId\":", value.option_id);
+  writer.member_string(",\"value\":", value.value);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSetOptionResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSetOptionResult& value) {
   writer.begin_object();
   writer.member_raw("\"session\":");
   encode(writer, value.session);
@@ -2188,6 +2862,21 @@ void encode(json::JsonWriter& writer, const ClientDetachedEvent& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, CommandsUpdatedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"commands"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "commands", out.commands, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const CommandsUpdatedEvent& value) {
+  writer.begin_object();
+  writer.member_raw("\"commands\":");
+  encode(writer, value.commands);
+  writer.end_object();
+}
+
 std::string_view to_string(DaemonShutdownEventReason value) {
   switch (value) {
     case DaemonShutdownEventReason::StdinClosed: return "stdin_closed";
@@ -2227,6 +2916,21 @@ void encode(json::JsonWriter& writer, const DaemonShutdownEvent& value) {
   writer.begin_object();
   writer.member_raw("\"reason\":");
   encode(writer, value.reason);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, McpStatusEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"servers"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "servers", out.servers, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const McpStatusEvent& value) {
+  writer.begin_object();
+  writer.member_raw("\"servers\":");
+  encode(writer, value.servers);
   writer.end_object();
 }
 
@@ -2439,6 +3143,26 @@ void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, PlanUpdatedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "entries"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  if (!json::decode_required(json, "entries", out.entries, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const PlanUpdatedEvent& value) {
+  writer.begin_object();
+  if (value.turn_id) {
+    writer.member_string("\"turnId\":", *value.turn_id);
+  }
+  writer.key_raw("\"entries\":");
+  encode(writer, value.entries);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, QuestionRequestedEvent& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"request"};
@@ -2582,6 +3306,34 @@ bool decode(const nlohmann::json& json, SessionDeletedEvent& out, json::DecodeCo
 void encode(json::JsonWriter& writer, const SessionDeletedEvent& value) {
   (void)value;  // no fields to write
   writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionRewoundEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "rewoundTurnIds", "conversation", "files", "checkpointId"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (json::utf8_length(out.turn_id) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  if (!json::decode_required(json, "rewoundTurnIds", out.rewound_turn_ids, context)) return false;
+  if (!json::decode_required(json, "conversation", out.conversation, context)) return false;
+  if (!json::decode_required(json, "files", out.files, context)) return false;
+  if (!json::decode_optional(json, "checkpointId", out.checkpoint_id, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionRewoundEvent& value) {
+  writer.begin_object();
+  writer.member_string("\"turnId\":", value.turn_id);
+  writer.member_raw(",\"rewoundTurnIds\":");
+  encode(writer, value.rewound_turn_ids);
+  writer.member_raw(",\"conversation\":");
+  encode(writer, value.conversation);
+  writer.member_raw(",\"files\":");
+  encode(writer, value.files);
+  if (value.checkpoint_id) {
+    writer.member_string(",\"checkpointId\":", *value.checkpoint_id);
+  }
   writer.end_object();
 }
 
@@ -2767,6 +3519,26 @@ void encode(json::JsonWriter& writer, const TurnStoppedEvent& value) {
   if (value.error) {
     writer.member_string(",\"error\":", *value.error);
   }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, UsageUpdatedEvent& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"turnId", "usage"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
+  if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  if (!json::decode_required(json, "usage", out.usage, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const UsageUpdatedEvent& value) {
+  writer.begin_object();
+  if (value.turn_id) {
+    writer.member_string("\"turnId\":", *value.turn_id);
+  }
+  writer.key_raw("\"usage\":");
+  encode(writer, value.usage);
   writer.end_object();
 }
 

@@ -33,6 +33,9 @@ enum class ErrorCode : std::int32_t {
   UnknownHistorySession = -32019,
   ConversationLost = -32020,
   ConversationInUse = -32021,
+  SessionBusy = -32022,
+  UnknownTurn = -32023,
+  CheckpointUnavailable = -32024,
 };
 
 struct ErrorCodeInfo {
@@ -41,7 +44,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 23> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 26> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -65,6 +68,9 @@ inline constexpr std::array<ErrorCodeInfo, 23> kErrorCodes = {{
     {ErrorCode::UnknownHistorySession, "UnknownHistorySession", "The agent's history has no session with this id for this working directory."},
     {ErrorCode::ConversationLost, "ConversationLost", "The agent no longer has the conversation this session continues (its own history was deleted or never saved). Reported as agent.error with this code; the session goes on in a fresh agent conversation, seeded with the transcript the daemon stored."},
     {ErrorCode::ConversationInUse, "ConversationInUse", "Another session of this daemon continues this agent conversation, and the agent cannot fork it (capabilities.fork is false): two sessions never drive one conversation. The message names that session."},
+    {ErrorCode::SessionBusy, "SessionBusy", "A turn is running (or queued) in the session, and this method changes what that turn relies on (rewind, fork of a running conversation, compact): wait for turn.stopped or cancel first. Nothing was changed."},
+    {ErrorCode::UnknownTurn, "UnknownTurn", "No turn of this session has that id (or it was already rewound)."},
+    {ErrorCode::CheckpointUnavailable, "CheckpointUnavailable", "The daemon has no file checkpoint for that point of the session (it was taken before checkpoints existed, the working tree could not be read, or the checkpoint store is missing); the message says which."},
 }};
 
 }  // namespace switchboard::protocol

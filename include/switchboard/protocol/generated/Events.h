@@ -19,17 +19,21 @@ enum class EventKind : std::uint16_t {
   AgentStatus,
   ClientAttached,
   ClientDetached,
+  CommandsUpdated,
   DaemonShutdown,
+  McpStatus,
   MessageCompleted,
   MessageDelta,
   PermissionRequested,
   PermissionResolved,
   PermissionResponding,
+  PlanUpdated,
   QuestionRequested,
   QuestionResolved,
   RulesChanged,
   SessionCreated,
   SessionDeleted,
+  SessionRewound,
   SessionState,
   SessionUpdated,
   ToolCompleted,
@@ -38,10 +42,11 @@ enum class EventKind : std::uint16_t {
   TurnQueued,
   TurnStarted,
   TurnStopped,
+  UsageUpdated,
 };
 
 // The payload of every event; a type that is not listed here cannot be published.
-using EventPayload = std::variant<AgentErrorEvent, AgentStatusEvent, ClientAttachedEvent, ClientDetachedEvent, DaemonShutdownEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolOutputEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent>;
+using EventPayload = std::variant<AgentErrorEvent, AgentStatusEvent, ClientAttachedEvent, ClientDetachedEvent, CommandsUpdatedEvent, DaemonShutdownEvent, McpStatusEvent, MessageCompletedEvent, MessageDeltaEvent, PermissionRequestedEvent, PermissionResolvedEvent, PermissionRespondingEvent, PlanUpdatedEvent, QuestionRequestedEvent, QuestionResolvedEvent, RulesChangedEvent, SessionCreatedEvent, SessionDeletedEvent, SessionRewoundEvent, SessionStateEvent, SessionUpdatedEvent, ToolCompletedEvent, ToolOutputEvent, ToolStartedEvent, TurnQueuedEvent, TurnStartedEvent, TurnStoppedEvent, UsageUpdatedEvent>;
 
 struct EventInfo {
   std::string_view type;
@@ -50,22 +55,26 @@ struct EventInfo {
   std::string_view quoted_type;  // `type` as a JSON string literal, quotes included
 };
 
-inline constexpr std::array<EventInfo, 23> kEvents = {{
+inline constexpr std::array<EventInfo, 28> kEvents = {{
     {"agent.error", EventScope::Session, false, "\"agent.error\""},
     {"agent.status", EventScope::Session, false, "\"agent.status\""},
     {"client.attached", EventScope::Global, true, "\"client.attached\""},
     {"client.detached", EventScope::Global, true, "\"client.detached\""},
+    {"commands.updated", EventScope::Session, false, "\"commands.updated\""},
     {"daemon.shutdown", EventScope::Global, false, "\"daemon.shutdown\""},
+    {"mcp.status", EventScope::Session, false, "\"mcp.status\""},
     {"message.completed", EventScope::Session, false, "\"message.completed\""},
     {"message.delta", EventScope::Session, false, "\"message.delta\""},
     {"permission.requested", EventScope::Session, false, "\"permission.requested\""},
     {"permission.resolved", EventScope::Session, false, "\"permission.resolved\""},
     {"permission.responding", EventScope::Session, false, "\"permission.responding\""},
+    {"plan.updated", EventScope::Session, false, "\"plan.updated\""},
     {"question.requested", EventScope::Session, false, "\"question.requested\""},
     {"question.resolved", EventScope::Session, false, "\"question.resolved\""},
     {"rules.changed", EventScope::Global, false, "\"rules.changed\""},
     {"session.created", EventScope::Session, false, "\"session.created\""},
     {"session.deleted", EventScope::Session, false, "\"session.deleted\""},
+    {"session.rewound", EventScope::Session, false, "\"session.rewound\""},
     {"session.state", EventScope::Session, false, "\"session.state\""},
     {"session.updated", EventScope::Session, false, "\"session.updated\""},
     {"tool.completed", EventScope::Session, false, "\"tool.completed\""},
@@ -74,6 +83,7 @@ inline constexpr std::array<EventInfo, 23> kEvents = {{
     {"turn.queued", EventScope::Session, false, "\"turn.queued\""},
     {"turn.started", EventScope::Session, false, "\"turn.started\""},
     {"turn.stopped", EventScope::Session, false, "\"turn.stopped\""},
+    {"usage.updated", EventScope::Session, false, "\"usage.updated\""},
 }};
 
 constexpr const EventInfo& event_info(EventKind kind) { return kEvents[static_cast<std::size_t>(kind)]; }

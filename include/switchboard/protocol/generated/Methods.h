@@ -137,6 +137,15 @@ struct SessionCancelMethod {
   using Result = SessionCancelResult;
 };
 
+// Ask the agent to summarize its conversation now; agent.status reports compacting, then compacted.
+struct SessionCompactMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.compact";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionCompactParams;
+  using Result = SessionCompactResult;
+};
+
 // Create a session for an agent in a working directory; the agent process starts with the first prompt.
 struct SessionCreateMethod {
   static constexpr bool kFromSchema = true;
@@ -155,6 +164,15 @@ struct SessionDeleteMethod {
   using Result = SessionDeleteResult;
 };
 
+// What a turn changed in the working tree (turnId), or the whole session so far, from the daemon's own checkpoints: shell commands' changes included.
+struct SessionDiffMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.diff";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionDiffParams;
+  using Result = SessionDiffResult;
+};
+
 // One page of a session's stored events (its normalized transcript), oldest first, read from the durable event log. Page forward by passing nextAfterSeq back as afterSeq. Text deltas of finished turns may have been compacted away (their message.completed events stay); events older than the log's retention are gone.
 struct SessionEventsMethod {
   static constexpr bool kFromSchema = true;
@@ -162,6 +180,15 @@ struct SessionEventsMethod {
   static constexpr bool kAllowedBeforeInitialize = false;
   using Params = SessionEventsParams;
   using Result = SessionEventsResult;
+};
+
+// A new session continuing this one's conversation up to and including a turn (default: all of it), made with the agent's own fork; same agent and working directory.
+struct SessionForkMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.fork";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionForkParams;
+  using Result = SessionForkResult;
 };
 
 // One session.
@@ -209,6 +236,15 @@ struct SessionResumeMethod {
   using Result = SessionSendResult;
 };
 
+// Take the session back to before a turn: the agent's conversation (conversation), the working tree from the daemon's checkpoints (files), or both in one call. Refused while a turn runs.
+struct SessionRewindMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.rewind";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionRewindParams;
+  using Result = SessionRewindResult;
+};
+
 // Send a prompt. Starts a turn, or queues the prompt (FIFO) while a turn runs. By default resolves when the turn ends; with wait:false it returns at once. Everything streams as events either way.
 struct SessionSendMethod {
   static constexpr bool kFromSchema = true;
@@ -236,7 +272,16 @@ struct SessionSetModelMethod {
   using Result = SessionSetModelResult;
 };
 
-inline constexpr std::array<std::string_view, 25> kMethodNames = {{
+// Set one of the session's options (session info `options`); it applies from the next turn and is announced with session.updated.
+struct SessionSetOptionMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.setOption";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionSetOptionParams;
+  using Result = SessionSetOptionResult;
+};
+
+inline constexpr std::array<std::string_view, 30> kMethodNames = {{
     "agents.list",
     "history.list",
     "history.read",
@@ -251,17 +296,22 @@ inline constexpr std::array<std::string_view, 25> kMethodNames = {{
     "session.archive",
     "session.attach",
     "session.cancel",
+    "session.compact",
     "session.create",
     "session.delete",
+    "session.diff",
     "session.events",
+    "session.fork",
     "session.get",
     "session.import",
     "session.list",
     "session.rename",
     "session.resume",
+    "session.rewind",
     "session.send",
     "session.setMode",
     "session.setModel",
+    "session.setOption",
 }};
 
 }  // namespace switchboard::protocol

@@ -97,6 +97,100 @@ struct ModelInfo {
 bool decode(const nlohmann::json& json, ModelInfo& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ModelInfo& value);
 
+enum class PlanEntryStatus : std::uint8_t { Pending, InProgress, Completed };
+std::string_view to_string(PlanEntryStatus value);
+bool decode(const nlohmann::json& json, PlanEntryStatus& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, PlanEntryStatus value);
+
+enum class PlanEntryPriority : std::uint8_t { High, Medium, Low };
+std::string_view to_string(PlanEntryPriority value);
+bool decode(const nlohmann::json& json, PlanEntryPriority& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, PlanEntryPriority value);
+
+// One item of an agent's plan.
+struct PlanEntry {
+  std::string content;  // What the item is, as the agent wrote it.
+  PlanEntryStatus status{};
+  std::optional<PlanEntryPriority> priority{};  // Where the agent gives one.
+};
+bool decode(const nlohmann::json& json, PlanEntry& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PlanEntry& value);
+
+// How full the agent's context is, and what the session has cost.
+struct ContextUsage {
+  std::int64_t used_tokens{};  // Tokens in the context as of the agent's latest model request.
+  std::optional<std::int64_t> window_tokens{};  // The size of the model's context window, where the agent knows it.
+  std::optional<double> cost_usd{};  // What the session has cost so far, where the agent reports it.
+  std::optional<std::int64_t> input_tokens{};  // Tokens the agent has sent the model in this session (as the agent counts them).
+  std::optional<std::int64_t> output_tokens{};
+  std::optional<std::int64_t> cache_read_tokens{};
+};
+bool decode(const nlohmann::json& json, ContextUsage& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const ContextUsage& value);
+
+// A slash command or skill the agent offers.
+struct AgentCommand {
+  std::string name;  // Without the slash: `/name arguments` runs it.
+  std::optional<std::string> description{};
+  std::optional<std::string> argument_hint{};  // What the arguments are, for people (e.g. `<file>`).
+};
+bool decode(const nlohmann::json& json, AgentCommand& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const AgentCommand& value);
+
+enum class SessionOptionKind : std::uint8_t { Select, Boolean };
+std::string_view to_string(SessionOptionKind value);
+bool decode(const nlohmann::json& json, SessionOptionKind& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, SessionOptionKind value);
+
+struct SessionOptionValue {
+  std::string value;  // What session.setOption takes.
+  std::optional<std::string> name{};  // For people.
+  std::optional<std::string> description{};
+};
+bool decode(const nlohmann::json& json, SessionOptionValue& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionOptionValue& value);
+
+// A setting of the session beyond model and mode. Values are strings: a boolean option's values are `true` and `false`.
+struct SessionOption {
+  std::string id;  // What session.setOption takes as optionId (e.g. `effort`).
+  std::optional<std::string> name{};  // For people.
+  std::optional<std::string> description{};
+  SessionOptionKind kind{};
+  std::vector<SessionOptionValue> values;  // The values it takes, in the agent's order.
+  std::string current_value;  // The value in force (from the next turn, after a change).
+};
+bool decode(const nlohmann::json& json, SessionOption& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionOption& value);
+
+enum class McpTransport : std::uint8_t { Stdio, Http };
+std::string_view to_string(McpTransport value);
+bool decode(const nlohmann::json& json, McpTransport& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, McpTransport value);
+
+enum class McpServerStatusKind : std::uint8_t { Pending, Connected, Failed };
+std::string_view to_string(McpServerStatusKind value);
+bool decode(const nlohmann::json& json, McpServerStatusKind& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, McpServerStatusKind value);
+
+// An MCP server of the session and its status.
+struct McpServerState {
+  std::string name;
+  McpTransport transport{};
+  McpServerStatusKind status{};
+  std::optional<std::string> error{};  // failed: why, as the agent reports it.
+  std::optional<std::int64_t> tools{};  // connected: how many tools it offers, where the agent says.
+};
+bool decode(const nlohmann::json& json, McpServerState& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const McpServerState& value);
+
+// Where a forked session came from.
+struct ForkOrigin {
+  std::string session_id;
+  std::optional<std::string> turn_id{};  // The last turn the fork holds (absent: the whole conversation at the time of the fork).
+};
+bool decode(const nlohmann::json& json, ForkOrigin& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const ForkOrigin& value);
+
 struct SessionInfo {
   std::string session_id;
   std::string agent;
@@ -110,6 +204,12 @@ struct SessionInfo {
   bool live{};  // An agent process is attached to the session.
   std::int64_t created_at{};
   std::int64_t updated_at{};
+  std::optional<std::vector<PlanEntry>> plan{};  // The agent's current plan (todo list), as last reported: entries in the agent's order. Absent until the agent reports one.
+  std::optional<ContextUsage> usage{};
+  std::optional<std::vector<AgentCommand>> commands{};  // The slash commands and skills the agent offers this session, as it last reported them while this daemon runs (absent: not reported yet). Sending `/name arguments` as a prompt runs one.
+  std::optional<std::vector<SessionOption>> options{};  // The session's settings beyond model and mode (reasoning effort first), as the agent last reported them while this daemon runs. session.setOption changes one.
+  std::optional<std::vector<McpServerState>> mcp_servers{};  // The MCP servers given at session.create, with their status as the agent last reported it (never their env or headers).
+  std::optional<ForkOrigin> forked_from{};
 };
 bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionInfo& value);
@@ -243,6 +343,13 @@ struct AgentCapabilities {
   bool modes{};
   bool images{};
   bool fork{};  // The agent can continue a copy of one of its conversations under a new id of its own. session.import of a conversation another session of this daemon continues makes such a copy; without it that import is refused (ConversationInUse).
+  bool plans{};  // The agent reports its plan or todo list (plan.updated).
+  bool context_usage{};  // The agent reports the tokens in its context during a turn (usage.updated).
+  bool commands{};  // The agent offers slash commands or skills (commands.updated), run by sending `/name arguments`.
+  bool options{};  // The agent has settings beyond model and mode (session.setOption).
+  bool mcp{};  // The agent takes MCP servers at session.create (mcpServers); without it such a session.create is refused (Unsupported).
+  bool rewind{};  // The agent can drop the turns after a point of its conversation (session.rewind with conversation).
+  bool compact{};  // The agent can summarize its conversation on request (session.compact).
 };
 bool decode(const nlohmann::json& json, AgentCapabilities& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentCapabilities& value);
@@ -270,6 +377,34 @@ struct AgentInfo {
 bool decode(const nlohmann::json& json, AgentInfo& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentInfo& value);
 
+// An MCP server to give the agent: stdio (command, args, env) or http (url, headers).
+struct McpServer {
+  std::string name;  // Unique within the session; the agent names the server's tools after it.
+  McpTransport transport{};
+  std::optional<std::string> command{};  // stdio: the program to run.
+  std::optional<std::vector<std::string>> args{};  // stdio: its arguments.
+  std::optional<nlohmann::json> env{};  // stdio: variables added to its environment (string values). The daemon's own secrets are never passed on.
+  std::optional<std::string> url{};  // http: the server's Streamable HTTP endpoint.
+  std::optional<nlohmann::json> headers{};  // http: headers sent with each request (string values).
+};
+bool decode(const nlohmann::json& json, McpServer& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const McpServer& value);
+
+enum class FileChangeStatus : std::uint8_t { Added, Modified, Deleted };
+std::string_view to_string(FileChangeStatus value);
+bool decode(const nlohmann::json& json, FileChangeStatus& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, FileChangeStatus value);
+
+// What happened to one file between two checkpoints.
+struct FileChange {
+  std::string path;  // Relative to the session's working directory, with `/`.
+  FileChangeStatus status{};
+  std::string diff;  // The unified diff (empty for a binary file).
+  std::optional<bool> binary{};
+};
+bool decode(const nlohmann::json& json, FileChange& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const FileChange& value);
+
 // What session.send and session.resume resolve with: a queued prompt's queue id, or the turn's id and (when the call waited) its summary.
 struct SessionSendResult {
   std::optional<std::string> turn_id{};
@@ -295,7 +430,7 @@ struct HistorySession {
 bool decode(const nlohmann::json& json, HistorySession& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const HistorySession& value);
 
-enum class HistoryEventType : std::uint8_t { TurnStarted, MessageCompleted, ToolStarted, ToolCompleted, TurnStopped };
+enum class HistoryEventType : std::uint8_t { TurnStarted, MessageCompleted, ToolStarted, ToolCompleted, TurnStopped, PlanUpdated };
 std::string_view to_string(HistoryEventType value);
 bool decode(const nlohmann::json& json, HistoryEventType& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, HistoryEventType value);
@@ -558,12 +693,25 @@ struct SessionCancelResult {
 bool decode(const nlohmann::json& json, SessionCancelResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionCancelResult& value);
 
+struct SessionCompactParams {
+  std::string session_id;
+};
+bool decode(const nlohmann::json& json, SessionCompactParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionCompactParams& value);
+
+struct SessionCompactResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionCompactResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionCompactResult& value);
+
 struct SessionCreateParams {
   std::string agent;
   std::string cwd;
   std::optional<std::string> model{};
   std::optional<std::string> mode{};
   std::optional<std::string> title{};
+  std::optional<std::vector<McpServer>> mcp_servers{};  // MCP servers to hand to the agent in its own form; refused (Unsupported) for an agent whose capabilities say mcp false. They end with the session.
 };
 bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionCreateParams& value);
@@ -585,6 +733,20 @@ struct SessionDeleteResult {
 bool decode(const nlohmann::json& json, SessionDeleteResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionDeleteResult& value);
 
+struct SessionDiffParams {
+  std::string session_id;
+  std::optional<std::string> turn_id{};
+};
+bool decode(const nlohmann::json& json, SessionDiffParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionDiffParams& value);
+
+struct SessionDiffResult {
+  std::vector<FileChange> files;
+  std::optional<std::vector<std::string>> skipped{};  // Files the checkpoints left out (over the size or count limits), relative paths.
+};
+bool decode(const nlohmann::json& json, SessionDiffResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionDiffResult& value);
+
 struct SessionEventsParams {
   std::string session_id;
   std::optional<std::int64_t> after_seq{};  // Only events with a larger seq; default 0 (from the start).
@@ -600,6 +762,20 @@ struct SessionEventsResult {
 };
 bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionEventsResult& value);
+
+struct SessionForkParams {
+  std::string session_id;
+  std::optional<std::string> turn_id{};  // The last turn the fork keeps.
+  std::optional<std::string> title{};
+};
+bool decode(const nlohmann::json& json, SessionForkParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionForkParams& value);
+
+struct SessionForkResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionForkResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionForkResult& value);
 
 struct SessionGetParams {
   std::string session_id;
@@ -668,6 +844,24 @@ struct SessionResumeParams {
 bool decode(const nlohmann::json& json, SessionResumeParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionResumeParams& value);
 
+struct SessionRewindParams {
+  std::string session_id;
+  std::string turn_id;  // The turn to go back to before; it and every later turn are undone.
+  std::optional<bool> conversation{};  // Rewind the agent's conversation (default true).
+  std::optional<bool> files{};  // Restore the working tree from the checkpoint taken when that turn started (default false).
+};
+bool decode(const nlohmann::json& json, SessionRewindParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionRewindParams& value);
+
+struct SessionRewindResult {
+  SessionInfo session;
+  std::vector<std::string> rewound_turn_ids;
+  std::optional<std::vector<FileChange>> files{};  // files: what the restore changed in the working tree.
+  std::optional<std::string> checkpoint_id{};  // files: the checkpoint of the tree just before the restore.
+};
+bool decode(const nlohmann::json& json, SessionRewindResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionRewindResult& value);
+
 struct SessionSendParams {
   std::string session_id;
   std::string text;
@@ -704,6 +898,20 @@ struct SessionSetModelResult {
 bool decode(const nlohmann::json& json, SessionSetModelResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionSetModelResult& value);
 
+struct SessionSetOptionParams {
+  std::string session_id;
+  std::string option_id;
+  std::string value;
+};
+bool decode(const nlohmann::json& json, SessionSetOptionParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSetOptionParams& value);
+
+struct SessionSetOptionResult {
+  SessionInfo session;
+};
+bool decode(const nlohmann::json& json, SessionSetOptionResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSetOptionResult& value);
+
 struct AgentErrorEvent {
   std::string message;
   bool recoverable{};
@@ -738,6 +946,12 @@ struct ClientDetachedEvent {
 bool decode(const nlohmann::json& json, ClientDetachedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ClientDetachedEvent& value);
 
+struct CommandsUpdatedEvent {
+  std::vector<AgentCommand> commands;
+};
+bool decode(const nlohmann::json& json, CommandsUpdatedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const CommandsUpdatedEvent& value);
+
 enum class DaemonShutdownEventReason : std::uint8_t { StdinClosed, Signal, Request };
 std::string_view to_string(DaemonShutdownEventReason value);
 bool decode(const nlohmann::json& json, DaemonShutdownEventReason& out, json::DecodeContext& context);
@@ -748,6 +962,12 @@ struct DaemonShutdownEvent {
 };
 bool decode(const nlohmann::json& json, DaemonShutdownEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const DaemonShutdownEvent& value);
+
+struct McpStatusEvent {
+  std::vector<McpServerState> servers;
+};
+bool decode(const nlohmann::json& json, McpStatusEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const McpStatusEvent& value);
 
 enum class MessageCompletedEventRole : std::uint8_t { Assistant, User };
 std::string_view to_string(MessageCompletedEventRole value);
@@ -810,6 +1030,13 @@ struct PermissionRespondingEvent {
 bool decode(const nlohmann::json& json, PermissionRespondingEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const PermissionRespondingEvent& value);
 
+struct PlanUpdatedEvent {
+  std::optional<std::string> turn_id{};  // The turn during which it changed.
+  std::vector<PlanEntry> entries;
+};
+bool decode(const nlohmann::json& json, PlanUpdatedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const PlanUpdatedEvent& value);
+
 struct QuestionRequestedEvent {
   QuestionRequest request;
 };
@@ -853,6 +1080,16 @@ struct SessionDeletedEvent {
 };
 bool decode(const nlohmann::json& json, SessionDeletedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionDeletedEvent& value);
+
+struct SessionRewoundEvent {
+  std::string turn_id;  // The turn the session went back to before: it and every later turn are rewound.
+  std::vector<std::string> rewound_turn_ids;  // The turns undone, oldest first.
+  bool conversation{};  // The agent's conversation was rewound.
+  bool files{};  // The working tree was restored.
+  std::optional<std::string> checkpoint_id{};  // files: the checkpoint of the tree just before the restore, which a later restore can return to.
+};
+bool decode(const nlohmann::json& json, SessionRewoundEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionRewoundEvent& value);
 
 struct SessionStateEvent {
   SessionState state{};
@@ -921,5 +1158,12 @@ struct TurnStoppedEvent {
 };
 bool decode(const nlohmann::json& json, TurnStoppedEvent& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const TurnStoppedEvent& value);
+
+struct UsageUpdatedEvent {
+  std::optional<std::string> turn_id{};
+  ContextUsage usage;
+};
+bool decode(const nlohmann::json& json, UsageUpdatedEvent& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const UsageUpdatedEvent& value);
 
 }  // namespace switchboard::protocol
