@@ -1538,7 +1538,7 @@ void encode(json::JsonWriter& writer, const RunPermission& value) {
 
 bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"status", "exitCode", "sessionId", "turnId", "agent", "attached", "stopReason", "text", "usage", "durationMs", "tools", "permissions", "errors"};
+  static constexpr std::string_view kKnown[] = {"status", "exitCode", "sessionId", "turnId", "agent", "attached", "stopReason", "text", "usage", "contextUsage", "durationMs", "tools", "permissions", "errors"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "status", out.status, context)) return false;
   if (!json::decode_required(json, "exitCode", out.exit_code, context)) return false;
@@ -1550,6 +1550,7 @@ bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& con
   if (!json::decode_optional(json, "stopReason", out.stop_reason, context)) return false;
   if (!json::decode_required(json, "text", out.text, context)) return false;
   if (!json::decode_optional(json, "usage", out.usage, context)) return false;
+  if (!json::decode_optional(json, "contextUsage", out.context_usage, context)) return false;
   if (!json::decode_required(json, "durationMs", out.duration_ms, context)) return false;
   if (!json::decode_required(json, "tools", out.tools, context)) return false;
   if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
@@ -1581,6 +1582,10 @@ void encode(json::JsonWriter& writer, const RunResult& value) {
   if (value.usage) {
     writer.member_raw(",\"usage\":");
     encode(writer, *value.usage);
+  }
+  if (value.context_usage) {
+    writer.member_raw(",\"contextUsage\":");
+    encode(writer, *value.context_usage);
   }
   writer.member_integer(",\"durationMs\":", value.duration_ms);
   writer.member_raw(",\"tools\":");

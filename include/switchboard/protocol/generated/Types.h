@@ -484,6 +484,7 @@ struct RunResult {
   std::optional<StopReason> stop_reason{};
   std::string text;  // The final assistant text (empty when there is none).
   std::optional<Usage> usage{};
+  std::optional<ContextUsage> context_usage{};  // How full the agent's context was at the end of the run, where the agent reports it.
   std::int64_t duration_ms{};  // Wall time of the run, from start to result.
   std::vector<RunToolCall> tools;
   std::vector<RunPermission> permissions;
