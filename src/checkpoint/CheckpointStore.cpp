@@ -1,0 +1,179 @@
+#include "switchboard/checkpoint/CheckpointStore.h"
+
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "checkpoint/GitProcess.h"
+#include "checkpoint/WorkTreeStore.h"
+#include "switchboard/process/ExecutableLookup.h"
+
+namespace switchboard::checkpoint {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The working tree as the store knows it: absolute, without "." or ".." or a trailing '/'.
+fs::path normal_tree(const fs::path& cwd) {
+  auto path = cwd.lexically_normal();
+  if (path.has_relative_path() && path.filename().empty()) path = path.parent_path();
+  return path;
+}
+
+void cap_report(std::vector<std::string>& skipped, std::size_t cap) {
+  if (skipped.size() > cap) skipped.resize(cap);
+}
+
+}  // namespace
+
+// The store's thread and what runs on it: a queue of operations, the git runner, and one WorkTreeStore per
+// working tree, opened (and recovered, after a crash) on first use.
+class CheckpointStore::Worker {
+ public:
+  Worker(boost::asio::io_context& io, CheckpointOptions options) : m_io(io), m_options(std::move(options)) {
+    std::string search_path = m_options.search_path;
+    if (search_path.empty()) {
+      const char* path = std::getenv("PATH");
+      search_path = path != nullptr && *path != '\0' ? path : process::default_search_path();
+    }
+    auto executable = process::find_executable(m_options.git_program, search_path, {});
+    if (executable) {
+      m_git.emplace(*executable, search_path);
+    } else {
+      m_missing_git = "file checkpoints need git, which was not found (" + executable.error().message + ")";
+      spdlog::warn("checkpoints: {}", m_missing_git);
+    }
+    m_thread = std::thread([this] { run(); });
+  }
+
+  ~Worker() {
+    {
+      std::lock_guard lock(m_mutex);
+      m_stopping = true;
+    }
+    m_wake.notify_one();
+    m_thread.join();
+  }
+
+  // Runs `work` on the store's thread with the working tree's store, then `done` with its result on the reactor.
+  // Completions hold a weak_ptr to the worker: a store destroyed meanwhile drops them.
+  template <class T>
+  void submit(std::weak_ptr<Worker> self, const fs::path& cwd,
+              std::function<CheckpointResult<T>(WorkTreeStore&)> work, Then<T> done) {
+    auto guard = boost::asio::make_work_guard(m_io);
+    auto job = [this, self = std::move(self), tree = normal_tree(cwd), work = std::move(work),
+                done = std::move(done), guard = std::move(guard)]() mutable {
+      auto result = run_on(tree, work);
+      boost::asio::post(m_io, [self, done = std::move(done), result = std::move(result), guard = std::move(guard)]() mutable {
+        if (self.expired()) return;
+        done(std::move(result));
+      });
+    };
+    {
+      std::lock_guard lock(m_mutex);
+      m_jobs.push_back(std::move(job));
+    }
+    m_wake.notify_one();
+  }
+
+  fs::path directory_for(const fs::path& cwd) const { return m_options.root / store_name_for(normal_tree(cwd)); }
+  const CheckpointOptions& options() const { return m_options; }
+
+ private:
+  template <class T>
+  CheckpointResult<T> run_on(const fs::path& tree, const std::function<CheckpointResult<T>(WorkTreeStore&)>& work) {
+    if (!m_git) return CheckpointError{CheckpointError::Code::StoreUnavailable, m_missing_git};
+    if (!tree.is_absolute())
+      return CheckpointError{CheckpointError::Code::WorkTreeUnreadable,
+                             "the working directory '" + tree.string() + "' is not an absolute path"};
+    auto found = m_stores.find(tree);
+    if (found == m_stores.end()) {
+      auto store = std::make_unique<WorkTreeStore>(*m_git, directory_for(tree), tree, m_options);
+      if (auto opened = store->open(); !opened) return opened.error();
+      found = m_stores.emplace(tree, std::move(store)).first;
+    }
+    return work(*found->second);
+  }
+
+  void run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(m_mutex);
+        m_wake.wait(lock, [this] { return m_stopping || !m_jobs.empty(); });
+        if (m_stopping) return;
+        job = std::move(m_jobs.front());
+        m_jobs.pop_front();
+      }
+      job();
+    }
+  }
+
+  boost::asio::io_context& m_io;
+  CheckpointOptions m_options;
+  std::optional<GitProcess> m_git;
+  std::string m_missing_git;
+  std::map<fs::path, std::unique_ptr<WorkTreeStore>> m_stores;  // the store's thread only
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  std::deque<std::function<void()>> m_jobs;  // guarded by m_mutex
+  bool m_stopping = false;                   // guarded by m_mutex
+  std::thread m_thread;                      // last: it starts once everything above exists
+};
+
+CheckpointStore::CheckpointStore(boost::asio::io_context& io, CheckpointOptions options)
+    : m_worker(std::make_shared<Worker>(io, std::move(options))) {}
+
+CheckpointStore::~CheckpointStore() = default;
+
+void CheckpointStore::snapshot(fs::path cwd, Then<Snapshot> done) {
+  const auto cap = m_worker->options().limits.max_reported_skips;
+  m_worker->submit<Snapshot>(
+      m_worker, cwd,
+      [cap](WorkTreeStore& store) -> CheckpointResult<Snapshot> {
+        auto taken = store.snapshot();
+        if (!taken) return taken.error();
+        Snapshot snapshot{std::move(taken->id), std::move(taken->skipped), 0};
+        snapshot.skipped_total = snapshot.skipped.size();
+        cap_report(snapshot.skipped, cap);
+        return snapshot;
+      },
+      std::move(done));
+}
+
+void CheckpointStore::diff(fs::path cwd, std::string from, std::optional<std::string> to, Then<TreeChanges> done) {
+  const auto cap = m_worker->options().limits.max_reported_skips;
+  m_worker->submit<TreeChanges>(
+      m_worker, cwd,
+      [cap, from = std::move(from), to = std::move(to)](WorkTreeStore& store) -> CheckpointResult<TreeChanges> {
+        auto changes = store.diff(from, to);
+        if (changes) cap_report(changes->skipped, cap);
+        return changes;
+      },
+      std::move(done));
+}
+
+void CheckpointStore::restore(fs::path cwd, std::string to, Then<Restored> done) {
+  const auto cap = m_worker->options().limits.max_reported_skips;
+  m_worker->submit<Restored>(
+      m_worker, cwd,
+      [cap, to = std::move(to)](WorkTreeStore& store) -> CheckpointResult<Restored> {
+        auto restored = store.restore(to);
+        if (restored) cap_report(restored->skipped, cap);
+        return restored;
+      },
+      std::move(done));
+}
+
+fs::path CheckpointStore::store_directory(const fs::path& cwd) const { return m_worker->directory_for(cwd); }
+
+}  // namespace switchboard::checkpoint

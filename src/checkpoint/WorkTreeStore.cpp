@@ -1,0 +1,546 @@
+#include "checkpoint/WorkTreeStore.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "checkpoint/BlobStream.h"
+
+namespace switchboard::checkpoint {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kTempSuffix = ".switchboard-restore";
+
+// A checkpoint id is a tree's full object name. Anything else is refused before it reaches git's command line.
+bool is_checkpoint_id(std::string_view id) {
+  return id.size() == 40 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  while (!text.empty()) {
+    const auto end = text.find(separator);
+    parts.push_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return parts;
+}
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// Writes `content` to `path` through a temporary file renamed over it: a reader, or a crash, sees the old file or
+// the new one, never a part.
+bool write_atomically(const fs::path& path, std::string_view content) {
+  const fs::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out.write(content.data(), static_cast<std::streamsize>(content.size()))) return false;
+  }
+  std::error_code error;
+  fs::rename(temporary, path, error);
+  return !error;
+}
+
+std::optional<std::string> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The number of entries the index holds (its header: "DIRC", version, count), 0 if there is none.
+std::size_t index_entries(const fs::path& index) {
+  std::ifstream in(index, std::ios::binary);
+  unsigned char header[12];
+  if (!in.read(reinterpret_cast<char*>(header), sizeof header) || std::memcmp(header, "DIRC", 4) != 0) return 0;
+  return (std::size_t{header[8]} << 24) | (std::size_t{header[9]} << 16) | (std::size_t{header[10]} << 8) |
+         std::size_t{header[11]};
+}
+
+bool safe_relative(std::string_view path) {
+  if (path.empty() || path.front() == '/') return false;
+  for (const auto part : split(path, '/')) {
+    if (part.empty() || part == "." || part == ".." || part == ".git") return false;
+  }
+  return true;
+}
+
+fs::path temporary_for(const fs::path& target) {
+  return target.parent_path() / ("." + target.filename().string() + std::string(kTempSuffix));
+}
+
+// Writes one file of a checkpoint into the working tree: a regular file (with its executable bit) or a symbolic
+// link, made under a temporary name beside it and renamed over the path. Returns what went wrong, if anything.
+std::optional<std::string> write_entry(const fs::path& target, std::uint32_t mode, std::string_view content) {
+  std::error_code error;
+  fs::create_directories(target.parent_path(), error);
+  if (error) return "cannot create its directory: " + error.message();
+  const fs::path temporary = temporary_for(target);
+  if (mode == 0120000) {
+    if (::symlink(std::string(content).c_str(), temporary.c_str()) != 0) return std::strerror(errno);
+  } else {
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode == 0100755 ? 0777 : 0666);
+    if (fd < 0) return std::strerror(errno);
+    std::size_t written = 0;
+    while (written < content.size()) {
+      const ssize_t put = ::write(fd, content.data() + written, content.size() - written);
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) {
+        const std::string reason = std::strerror(errno);
+        ::close(fd);
+        ::unlink(temporary.c_str());
+        return reason;
+      }
+      written += static_cast<std::size_t>(put);
+    }
+    ::close(fd);
+  }
+  if (::rename(temporary.c_str(), target.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return reason;
+  }
+  return std::nullopt;
+}
+
+// Removes the directories a deletion emptied, up to (not including) the working tree.
+void remove_empty_parents(const fs::path& work_tree, fs::path directory) {
+  while (directory != work_tree && directory.string().size() > work_tree.string().size()) {
+    if (::rmdir(directory.c_str()) != 0) return;
+    directory = directory.parent_path();
+  }
+}
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+void add_skip(std::vector<std::string>& skipped, std::string path) { skipped.push_back(std::move(path)); }
+
+}  // namespace
+
+struct WorkTreeStore::RawChange {
+  std::uint32_t old_mode = 0;
+  std::uint32_t new_mode = 0;
+  std::string new_id;
+  char status = 'M';
+  std::string path;
+};
+
+std::string store_name_for(const fs::path& work_tree) {
+  std::string base = work_tree.filename().string();
+  std::string safe;
+  for (const char c : base) {
+    if (safe.size() == 32) break;
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    safe.push_back(plain ? c : '_');
+  }
+  if (safe.empty()) safe = "root";
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(work_tree.string())));
+  return safe + "-" + hash;
+}
+
+WorkTreeStore::WorkTreeStore(const GitProcess& git, fs::path directory, fs::path work_tree,
+                             const CheckpointOptions& options)
+    : m_git(git),
+      m_directory(std::move(directory)),
+      m_place{m_directory / "git", m_directory / "index", std::move(work_tree)},
+      m_options(options) {}
+
+CheckpointResult<void> WorkTreeStore::open() {
+  std::error_code error;
+  for (const auto* sub : {"git/objects", "git/refs", "git/info", "skipped"}) {
+    fs::create_directories(m_directory / sub, error);
+    if (error) return store_unavailable("cannot create the checkpoint store " + m_directory.string() + ": " + error.message());
+  }
+  // A repository of our own, made by hand so that no template (and no hook) is copied in: what git needs to
+  // recognise one, and a configuration that makes no difference between one machine's git and another's.
+  const std::pair<const char*, std::string_view> files[] = {
+      {"git/HEAD", "ref: refs/heads/checkpoints\n"},
+      {"git/config",
+       "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tsymlinks = true\n\tbare = false\n"
+       "\tautocrlf = false\n\tlogAllRefUpdates = false\n\tuntrackedCache = false\n[gc]\n\tauto = 0\n"},
+      {"git/info/attributes", "* -text -eol -filter -ident -working-tree-encoding\n"},
+  };
+  for (const auto& [name, content] : files) {
+    const auto path = m_directory / name;
+    if (read_file(path) == std::string(content)) continue;
+    if (!write_atomically(path, content)) return store_unavailable("cannot write " + path.string());
+  }
+  const auto worktree_note = m_place.work_tree.string() + "\n";
+  if (read_file(m_directory / "worktree") != worktree_note) write_atomically(m_directory / "worktree", worktree_note);
+  // Only this process uses the store (one daemon per data directory), so a lock left now is a crashed run's.
+  const auto lock = fs::path(m_place.index_file.string() + ".lock");
+  if (fs::remove(lock, error)) spdlog::info("checkpoints: removed a stale index lock in {}", m_directory.string());
+  recover_interrupted_restore();
+  return {};
+}
+
+void WorkTreeStore::recover_interrupted_restore() const {
+  const auto journal_path = m_directory / "restore.journal";
+  const auto journal = read_file(journal_path);
+  if (!journal) return;
+  const auto lines = split(*journal, '\0');
+  std::size_t removed = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    if (::unlink(std::string(lines[i]).c_str()) == 0) ++removed;
+  }
+  spdlog::warn(
+      "checkpoints: a restore of {} was interrupted; every file is either as it was or as restored ({} temporary "
+      "file(s) removed); the tree as it was before that restore is checkpoint {}",
+      m_place.work_tree.string(), removed, lines.empty() ? std::string_view("unknown") : lines[0]);
+  std::error_code error;
+  fs::remove(journal_path, error);
+}
+
+CheckpointResult<FullSnapshot> WorkTreeStore::snapshot() {
+  std::error_code error;
+  if (!fs::is_directory(m_place.work_tree, error))
+    return CheckpointError{CheckpointError::Code::WorkTreeUnreadable,
+                           "the working directory " + m_place.work_tree.string() + " is not a readable directory"};
+  auto taken = snapshot_once();
+  if (taken || !fs::exists(m_place.index_file)) return taken;
+  // An index git cannot read (a disk that lost its last write): it is only a cache of what the tree was, so the
+  // snapshot starts over without it and hashes every file again.
+  spdlog::warn("checkpoints: {}; the index of {} is rebuilt", taken.error().message, m_directory.string());
+  fs::remove(m_place.index_file, error);
+  return snapshot_once();
+}
+
+CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
+  // What changed since the index was last updated: files git does not have yet ("?", not ignored) and files
+  // whose content, type or presence differs from the index ("C"), found by comparing stat data first.
+  auto listed = m_git.output(m_place, {"ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard"},
+                             "cannot list the working tree's changes");
+  if (!listed) return listed.error();
+  FullSnapshot snapshot;
+  std::string update;        // paths for update-index --add --remove --replace: new, changed or gone
+  std::string force_remove;  // paths whose file is still there but is no longer kept (it grew past the limit)
+  std::size_t entries = index_entries(m_place.index_file);
+  std::vector<std::string_view> new_files;
+  std::string last;
+  for (const auto record : split(*listed, '\0')) {
+    if (record.size() < 3 || record[1] != ' ') continue;
+    const bool tracked = record[0] != '?';
+    const auto path = record.substr(2);
+    if (path == last) continue;  // a path both modified and deleted is listed twice
+    last = std::string(path);
+    if (path.back() == '/') {  // a repository nested in the tree: its own files are its own
+      add_skip(snapshot.skipped, std::string(path));
+      continue;
+    }
+    struct stat st {};
+    const bool present = ::lstat((m_place.work_tree / std::string(path)).c_str(), &st) == 0;
+    const bool keepable = present && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+    if (present && !keepable && !S_ISDIR(st.st_mode)) {  // a fifo, a socket, a device
+      add_skip(snapshot.skipped, std::string(path));
+      if (tracked) force_remove.append(path).push_back('\0');
+      continue;
+    }
+    if (keepable && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > m_options.limits.max_file_bytes) {
+      add_skip(snapshot.skipped, std::string(path));
+      if (tracked) force_remove.append(path).push_back('\0');
+      continue;
+    }
+    if (!tracked) {
+      new_files.push_back(path);
+      continue;
+    }
+    if (!keepable && entries > 0) --entries;  // gone (or now a directory): update-index removes it
+    update.append(path).push_back('\0');
+  }
+  for (const auto path : new_files) {
+    if (entries >= m_options.limits.max_files) {
+      add_skip(snapshot.skipped, std::string(path));
+      continue;
+    }
+    ++entries;
+    update.append(path).push_back('\0');
+  }
+  if (m_options.before_index_update) m_options.before_index_update();
+  if (!update.empty()) {
+    auto updated = m_git.output(m_place, {"update-index", "-z", "--add", "--remove", "--replace", "--stdin"},
+                                "cannot record the working tree", update);
+    if (!updated) return updated.error();
+  }
+  if (!force_remove.empty()) {
+    auto removed = m_git.output(m_place, {"update-index", "-z", "--force-remove", "--stdin"},
+                                "cannot record the working tree", force_remove);
+    if (!removed) return removed.error();
+  }
+  auto tree = m_git.output(m_place, {"write-tree"}, "cannot write the checkpoint");
+  if (!tree) return tree.error();
+  snapshot.id = trimmed(std::move(*tree));
+  if (!is_checkpoint_id(snapshot.id)) return store_unavailable("git wrote no checkpoint id");
+  std::sort(snapshot.skipped.begin(), snapshot.skipped.end());
+  record_skipped(snapshot.id, snapshot.skipped);
+  return snapshot;
+}
+
+std::vector<std::string> WorkTreeStore::skipped_of(const std::string& id) const {
+  std::vector<std::string> skipped;
+  if (const auto text = read_file(m_directory / "skipped" / id)) {
+    for (const auto path : split(*text, '\0'))
+      if (!path.empty()) skipped.emplace_back(path);
+  }
+  return skipped;
+}
+
+void WorkTreeStore::record_skipped(const std::string& id, const std::vector<std::string>& skipped) const {
+  const auto path = m_directory / "skipped" / id;
+  std::error_code error;
+  if (skipped.empty()) {
+    fs::remove(path, error);
+    return;
+  }
+  std::string text;
+  for (const auto& file : skipped) text.append(file).push_back('\0');
+  if (!write_atomically(path, text)) spdlog::warn("checkpoints: cannot write {}", path.string());
+}
+
+CheckpointResult<void> WorkTreeStore::require_tree(const std::string& id) {
+  if (!is_checkpoint_id(id))
+    return CheckpointError{CheckpointError::Code::UnknownCheckpoint, "'" + id + "' is not a checkpoint id"};
+  auto type = m_git.run(m_place, {"cat-file", "-t", id});
+  if (!type) return type.error();
+  if (type->exit_code != 0 || trimmed(type->out) != "tree")
+    return CheckpointError{CheckpointError::Code::UnknownCheckpoint,
+                           "no checkpoint " + id + " for " + m_place.work_tree.string()};
+  return {};
+}
+
+CheckpointResult<std::vector<WorkTreeStore::RawChange>> WorkTreeStore::raw_changes(const std::string& from,
+                                                                                   const std::string& to) {
+  auto raw = m_git.output(m_place, {"diff-tree", "-r", "-z", "--no-renames", from, to}, "cannot compare checkpoints");
+  if (!raw) return raw.error();
+  std::vector<RawChange> changes;
+  const auto parts = split(*raw, '\0');
+  for (std::size_t i = 0; i + 1 < parts.size(); i += 2) {
+    // ":<old mode> <new mode> <old id> <new id> <status>", then the path
+    const auto fields = split(parts[i].substr(parts[i].empty() ? 0 : 1), ' ');
+    if (fields.size() < 5 || fields[4].empty()) return store_unavailable("cannot read git's comparison of checkpoints");
+    RawChange change;
+    change.old_mode = static_cast<std::uint32_t>(std::stoul(std::string(fields[0]), nullptr, 8));
+    change.new_mode = static_cast<std::uint32_t>(std::stoul(std::string(fields[1]), nullptr, 8));
+    change.new_id = std::string(fields[3]);
+    change.status = fields[4].front();
+    change.path = std::string(parts[i + 1]);
+    changes.push_back(std::move(change));
+  }
+  return changes;
+}
+
+CheckpointResult<std::vector<protocol::FileChange>> WorkTreeStore::file_changes(
+    const std::string& from, const std::string& to, const std::set<std::string>& leave_out) {
+  auto raw = raw_changes(from, to);
+  if (!raw) return raw.error();
+  if (raw->empty()) return std::vector<protocol::FileChange>{};
+  auto patch = m_git.output(m_place, {"diff-tree", "-r", "-p", "--no-renames", "--no-color", from, to},
+                            "cannot compare checkpoints");
+  if (!patch) return patch.error();
+  // The patch has one section per change, in the same order, each opening with "diff --git"; a change of type
+  // (a file become a link) has two, the deletion then the addition. Content lines never open that way: each
+  // starts with ' ', '+', '-', '@' or '\'.
+  std::vector<std::string_view> sections;
+  std::string_view rest = *patch;
+  std::size_t start = 0;
+  for (std::size_t at = 0; at < rest.size();) {
+    const auto end = rest.find('\n', at);
+    const auto line_end = end == std::string_view::npos ? rest.size() : end + 1;
+    if (rest.substr(at, 11) == "diff --git " && at != start) {
+      sections.push_back(rest.substr(start, at - start));
+      start = at;
+    }
+    at = line_end;
+  }
+  if (start < rest.size()) sections.push_back(rest.substr(start));
+  std::vector<protocol::FileChange> files;
+  std::size_t section = 0;
+  for (const auto& change : *raw) {
+    std::string text;
+    const std::size_t count = change.status == 'T' ? 2 : 1;
+    for (std::size_t i = 0; i < count && section < sections.size(); ++i) text.append(sections[section++]);
+    if (leave_out.count(change.path) != 0) continue;
+    if (change.old_mode == 0160000 || change.new_mode == 0160000) continue;  // nested repositories are not kept
+    protocol::FileChange file;
+    file.path = change.path;
+    file.status = change.status == 'A'   ? protocol::FileChangeStatus::Added
+                  : change.status == 'D' ? protocol::FileChangeStatus::Deleted
+                                         : protocol::FileChangeStatus::Modified;
+    bool binary = false;
+    for (const auto line : split(text, '\n')) {
+      if (line.rfind("@@", 0) == 0) break;
+      if (line.rfind("Binary files ", 0) == 0) binary = true;
+    }
+    file.binary = binary;
+    if (!binary) file.diff = std::move(text);
+    files.push_back(std::move(file));
+  }
+  if (section != sections.size())
+    spdlog::warn("checkpoints: {} patch sections for {} changes between {} and {}", sections.size(), raw->size(),
+                 from, to);
+  return files;
+}
+
+CheckpointResult<TreeChanges> WorkTreeStore::diff(const std::string& from, const std::optional<std::string>& to) {
+  if (auto known = require_tree(from); !known) return known.error();
+  std::string to_id;
+  std::vector<std::string> skipped = skipped_of(from);
+  if (to) {
+    if (auto known = require_tree(*to); !known) return known.error();
+    to_id = *to;
+    for (auto& path : skipped_of(to_id)) skipped.push_back(std::move(path));
+  } else {
+    auto now = snapshot();
+    if (!now) return now.error();
+    to_id = now->id;
+    for (auto& path : now->skipped) skipped.push_back(std::move(path));
+  }
+  std::set<std::string> leave_out(skipped.begin(), skipped.end());
+  auto files = file_changes(from, to_id, leave_out);
+  if (!files) return files.error();
+  TreeChanges changes;
+  changes.files = std::move(*files);
+  changes.skipped.assign(leave_out.begin(), leave_out.end());
+  return changes;
+}
+
+CheckpointResult<Restored> WorkTreeStore::restore(const std::string& to) {
+  if (auto known = require_tree(to); !known) return known.error();
+  auto before = snapshot();
+  if (!before) return before.error();
+  auto changes = raw_changes(before->id, to);
+  if (!changes) return changes.error();
+
+  Restored restored;
+  restored.before_id = before->id;
+  // What either end left out is not the checkpoints' to change: a file skipped now stays as it is, and one the
+  // target skipped (too large, or too many files then) is not deleted for being absent from it.
+  std::set<std::string> leave_out(before->skipped.begin(), before->skipped.end());
+  for (auto& path : skipped_of(to)) leave_out.insert(std::move(path));
+  std::vector<const RawChange*> deletions;
+  std::vector<const RawChange*> writes;
+  for (const auto& change : *changes) {
+    if (!safe_relative(change.path)) {
+      spdlog::warn("checkpoints: a checkpoint of {} names the path '{}', which is not restored",
+                   m_place.work_tree.string(), change.path);
+      leave_out.insert(change.path);
+      continue;
+    }
+    if (leave_out.count(change.path) != 0) continue;
+    if (change.status == 'D') {
+      if (change.old_mode != 0160000) deletions.push_back(&change);
+      continue;
+    }
+    if (change.new_mode == 0160000) continue;
+    writes.push_back(&change);
+  }
+
+  // Deletions first, so that a directory the checkpoint has as a file (or the reverse) is out of the way.
+  std::string first_failure;
+  std::size_t failures = 0;
+  const auto failed = [&](const std::string& path, const std::string& reason) {
+    if (failures++ == 0) first_failure = path + ": " + reason;
+    leave_out.insert(path);
+  };
+  for (const auto* change : deletions) {
+    const auto target = m_place.work_tree / change->path;
+    if (::unlink(target.c_str()) != 0 && errno != ENOENT) {
+      failed(change->path, std::strerror(errno));
+      continue;
+    }
+    remove_empty_parents(m_place.work_tree, target.parent_path());
+  }
+  // A path the checkpoint has that exists now though the tree's checkpoint lacks it is ignored, or was skipped:
+  // it is the user's, and stays.
+  std::vector<const RawChange*> to_write;
+  for (const auto* change : writes) {
+    struct stat st {};
+    if (change->status == 'A' && ::lstat((m_place.work_tree / change->path).c_str(), &st) == 0) {
+      leave_out.insert(change->path);
+      continue;
+    }
+    to_write.push_back(change);
+  }
+  // The journal names the temporary files before any exists: a crash from here on leaves each file either as it
+  // was or as restored, and the next start removes the temporary files (open()).
+  std::string journal = before->id;
+  journal.push_back('\0');
+  for (const auto* change : to_write) journal.append(temporary_for(m_place.work_tree / change->path).string()).push_back('\0');
+  const auto journal_path = m_directory / "restore.journal";
+  if (!to_write.empty() && !write_atomically(journal_path, journal))
+    return store_unavailable("cannot write the restore journal in " + m_directory.string());
+
+  if (!to_write.empty()) {
+    std::string ids;
+    for (const auto* change : to_write) ids.append(change->new_id).push_back('\n');
+    std::size_t written = 0;
+    BlobStream stream([&](std::size_t index, std::string_view content, bool missing) {
+      if (index >= to_write.size()) return;
+      const auto* change = to_write[index];
+      if (missing) {
+        failed(change->path, "the checkpoint store lacks its content");
+        return;
+      }
+      if (auto error = write_entry(m_place.work_tree / change->path, change->new_mode, content)) {
+        failed(change->path, *error);
+        return;
+      }
+      ++written;
+      if (m_options.after_restored_file) m_options.after_restored_file(written);
+    });
+    bool parsed = true;
+    auto read = m_git.run(m_place, {"cat-file", "--batch"}, ids, [&](std::string_view chunk) {
+      parsed = stream.feed(chunk);
+      return parsed;
+    });
+    if (!read || read->exit_code != 0 || !parsed || stream.objects_seen() != to_write.size()) {
+      // Every file written so far is whole; the rest are as they were. The tree before is checkpointed.
+      std::error_code error;
+      fs::remove(journal_path, error);
+      return store_unavailable("cannot read the checkpoint's files from the store; the tree before the restore is checkpoint " +
+                         before->id);
+    }
+  }
+  std::error_code error;
+  fs::remove(journal_path, error);
+
+  auto files = file_changes(before->id, to, leave_out);
+  if (!files) return files.error();
+  restored.files = std::move(*files);
+  for (const auto& path : leave_out) restored.skipped.push_back(path);
+  if (failures > 0)
+    return CheckpointError{CheckpointError::Code::RestoreIncomplete,
+                           std::to_string(failures) + " file(s) could not be restored, the first " + first_failure +
+                               "; the tree before the restore is checkpoint " + before->id};
+  return restored;
+}
+
+}  // namespace switchboard::checkpoint

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checkpoint/GitProcess.h"
+#include "switchboard/checkpoint/CheckpointStore.h"
+
+namespace switchboard::checkpoint {
+
+// A snapshot with every skipped path, not only those reported.
+struct FullSnapshot {
+  std::string id;
+  std::vector<std::string> skipped;
+};
+
+// The checkpoints of one working tree: a git repository of the daemon's (`<store>/git`) and its index
+// (`<store>/index`), with the working tree as GIT_WORK_TREE. Blocking; used on the store's thread only.
+//
+// Layout of `<store>`: `git/` (objects, and `info/attributes`, which switches off every conversion the tree's
+// own .gitattributes could ask for, so a file is restored byte for byte), `index`, `worktree` (the path, for a
+// person reading the directory), `skipped/<id>` (what a checkpoint left out, when it left something out) and,
+// while a restore runs, `restore.journal`.
+class WorkTreeStore {
+ public:
+  WorkTreeStore(const GitProcess& git, std::filesystem::path directory, std::filesystem::path work_tree,
+                const CheckpointOptions& options);
+
+  // Creates the store if it is new; after a crash, removes a stale index lock and what an interrupted restore
+  // left (its temporary files). Once per process, before anything else.
+  CheckpointResult<void> open();
+
+  CheckpointResult<FullSnapshot> snapshot();
+  CheckpointResult<TreeChanges> diff(const std::string& from, const std::optional<std::string>& to);
+  CheckpointResult<Restored> restore(const std::string& to);
+
+ private:
+  struct RawChange;
+  CheckpointResult<FullSnapshot> snapshot_once();
+  CheckpointResult<void> require_tree(const std::string& id);
+  CheckpointResult<std::vector<RawChange>> raw_changes(const std::string& from, const std::string& to);
+  // The changes between two trees with their unified diffs, leaving out `leave_out`.
+  CheckpointResult<std::vector<protocol::FileChange>> file_changes(const std::string& from, const std::string& to,
+                                                                   const std::set<std::string>& leave_out);
+  std::vector<std::string> skipped_of(const std::string& id) const;
+  void record_skipped(const std::string& id, const std::vector<std::string>& skipped) const;
+  void recover_interrupted_restore() const;
+
+  const GitProcess& m_git;
+  std::filesystem::path m_directory;
+  GitPlace m_place;
+  const CheckpointOptions& m_options;
+};
+
+// The store directory's name for a working tree: its last component (made safe) and a hash of the whole path.
+std::string store_name_for(const std::filesystem::path& work_tree);
+
+}  // namespace switchboard::checkpoint

@@ -1,0 +1,428 @@
+// The daemon's file checkpoints (src/checkpoint): snapshots, diffs and restores of a working tree through a git
+// store of the daemon's own, in a git repository and in a plain directory; the user's repository untouched;
+// .gitignore and the limits honoured; a process killed in the middle of a snapshot or a restore loses no file.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include "support/TempDir.h"
+#include "switchboard/checkpoint/CheckpointStore.h"
+
+namespace checkpoint_store_tests {
+
+namespace fs = std::filesystem;
+using switchboard::checkpoint::CheckpointError;
+using switchboard::checkpoint::CheckpointOptions;
+using switchboard::checkpoint::CheckpointResult;
+using switchboard::checkpoint::CheckpointStore;
+using switchboard::checkpoint::Restored;
+using switchboard::checkpoint::Snapshot;
+using switchboard::checkpoint::TreeChanges;
+using switchboard::protocol::FileChange;
+using switchboard::protocol::FileChangeStatus;
+using switchboard::testing::TempDir;
+
+void write(const fs::path& path, const std::string& content) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs a shell command in `dir`, as an agent's shell tool would.
+void shell(const fs::path& dir, const std::string& command) {
+  const std::string line = "cd '" + dir.string() + "' && " + command;
+  REQUIRE(std::system(line.c_str()) == 0);
+}
+
+std::string shell_output(const fs::path& dir, const std::string& command) {
+  const std::string line = "cd '" + dir.string() + "' && " + command;
+  std::string out;
+  if (FILE* pipe = ::popen(line.c_str(), "r")) {
+    char buffer[4096];
+    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+// Every file under `dir` with its bytes (a repository's .git: index, refs, HEAD, config, hooks, objects).
+std::map<std::string, std::string> all_files(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) files[fs::relative(entry.path(), dir).string()] = read(entry.path());
+  }
+  return files;
+}
+
+// The user's repository as git sees it, read without letting git refresh the index (GIT_OPTIONAL_LOCKS=0).
+struct RepositoryState {
+  std::string status;
+  std::map<std::string, std::string> git_dir;
+  bool operator==(const RepositoryState&) const = default;
+};
+
+RepositoryState repository_state(const fs::path& tree) {
+  RepositoryState state;
+  state.git_dir = all_files(tree / ".git");
+  state.status = shell_output(tree, "GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=all");
+  return state;
+}
+
+template <class T, class Start>
+CheckpointResult<T> await(boost::asio::io_context& io, Start start) {
+  std::optional<CheckpointResult<T>> result;
+  start([&](CheckpointResult<T> r) { result.emplace(std::move(r)); });
+  io.run();
+  io.restart();
+  REQUIRE(result.has_value());
+  return std::move(*result);
+}
+
+struct Fixture {
+  TempDir data{"checkpoint-data"};
+  TempDir tree_dir{"checkpoint-tree"};
+  boost::asio::io_context io;
+  std::optional<CheckpointStore> store;
+
+  explicit Fixture(const std::function<void(CheckpointOptions&)>& adjust = {}) { open(adjust); }
+
+  void open(const std::function<void(CheckpointOptions&)>& adjust = {}) {
+    store.reset();
+    CheckpointOptions options;
+    options.root = data.path() / "checkpoints";
+    if (adjust) adjust(options);
+    store.emplace(io, options);
+  }
+  const fs::path& tree() const { return tree_dir.path(); }
+
+  Snapshot snapshot() {
+    auto r = await<Snapshot>(io, [&](auto done) { store->snapshot(tree(), done); });
+    if (!r) FAIL(r.error().message);
+    return *r;
+  }
+  TreeChanges diff(const std::string& from, std::optional<std::string> to = std::nullopt) {
+    auto r = await<TreeChanges>(io, [&](auto done) { store->diff(tree(), from, to, done); });
+    if (!r) FAIL(r.error().message);
+    return *r;
+  }
+  CheckpointResult<Restored> try_restore(const std::string& to) {
+    return await<Restored>(io, [&](auto done) { store->restore(tree(), to, done); });
+  }
+  Restored restore(const std::string& to) {
+    auto r = try_restore(to);
+    if (!r) FAIL(r.error().message);
+    return *r;
+  }
+};
+
+const FileChange* find(const std::vector<FileChange>& files, const std::string& path) {
+  const auto at = std::find_if(files.begin(), files.end(), [&](const FileChange& f) { return f.path == path; });
+  return at == files.end() ? nullptr : &*at;
+}
+
+std::vector<std::string> paths(const std::vector<FileChange>& files) {
+  std::vector<std::string> out;
+  for (const auto& f : files) out.push_back(f.path);
+  return out;
+}
+
+// The round trip every working tree gets: a shell changes, creates and deletes files; the diff shows exactly
+// that; a restore undoes it; restoring the checkpoint the restore took undoes the restore.
+// `same_tree` runs twice, once at the start and once after the restore, when the tree is the same again.
+void round_trip(Fixture& f, const std::function<void()>& same_tree = [] {}) {
+  write(f.tree() / "keep.txt", "unchanged\n");
+  write(f.tree() / "edit.txt", "one\ntwo\n");
+  write(f.tree() / "gone.txt", "to be deleted\n");
+  write(f.tree() / "deep/dir/file.txt", "nested\n");
+  const auto start = f.snapshot();
+  CHECK(start.skipped.empty());
+  same_tree();
+
+  shell(f.tree(), "printf 'one\\nTWO\\n' > edit.txt && rm gone.txt && mkdir -p made/here && echo fresh > made/here/new.txt");
+  const auto after = f.snapshot();
+  CHECK(after.id != start.id);
+
+  const auto changes = f.diff(start.id, after.id);
+  REQUIRE(paths(changes.files) == std::vector<std::string>{"edit.txt", "gone.txt", "made/here/new.txt"});
+  CHECK(find(changes.files, "edit.txt")->status == FileChangeStatus::Modified);
+  CHECK(find(changes.files, "edit.txt")->diff.find("-two\n+TWO\n") != std::string::npos);
+  CHECK(find(changes.files, "edit.txt")->binary == false);
+  CHECK(find(changes.files, "gone.txt")->status == FileChangeStatus::Deleted);
+  CHECK(find(changes.files, "made/here/new.txt")->status == FileChangeStatus::Added);
+  CHECK(find(changes.files, "made/here/new.txt")->diff.find("+fresh\n") != std::string::npos);
+  // Against the tree as it is now: the same.
+  CHECK(paths(f.diff(start.id).files) == paths(changes.files));
+
+  const auto restored = f.restore(start.id);
+  CHECK(restored.before_id == after.id);
+  CHECK(paths(restored.files) == paths(changes.files));
+  CHECK(read(f.tree() / "edit.txt") == "one\ntwo\n");
+  CHECK(read(f.tree() / "gone.txt") == "to be deleted\n");
+  CHECK(read(f.tree() / "keep.txt") == "unchanged\n");
+  CHECK(read(f.tree() / "deep/dir/file.txt") == "nested\n");
+  CHECK_FALSE(fs::exists(f.tree() / "made"));  // the file it created, and the directories it made for it
+  CHECK(f.diff(start.id).files.empty());
+  same_tree();
+
+  // Undo the restore.
+  const auto undone = f.restore(restored.before_id);
+  CHECK(read(f.tree() / "edit.txt") == "one\nTWO\n");
+  CHECK_FALSE(fs::exists(f.tree() / "gone.txt"));
+  CHECK(read(f.tree() / "made/here/new.txt") == "fresh\n");
+  CHECK(f.diff(after.id).files.empty());
+  CHECK(paths(undone.files) == paths(changes.files));
+}
+
+TEST_CASE("checkpoints: a plain directory round trip: shell changes diffed, restored, and the restore undone",
+          "[checkpoint]") {
+  Fixture f;
+  round_trip(f);
+}
+
+TEST_CASE("checkpoints: in a git repository, the user's .git and git status stay byte-identical", "[checkpoint]") {
+  Fixture f;
+  shell(f.tree(), "git init -q . && echo base > committed.txt && echo ignored-by-user > .gitignore.user && "
+                  "git add committed.txt && git -c user.name=t -c user.email=t@example.com commit -q -m base && "
+                  "echo staged > staged.txt && git add staged.txt && echo dirty >> committed.txt");
+  const auto at_first = repository_state(f.tree());
+  REQUIRE(at_first.git_dir.count("index") == 1);
+  std::optional<RepositoryState> at_start;
+  round_trip(f, [&] {
+    const auto now = repository_state(f.tree());
+    CHECK(now.git_dir == at_first.git_dir);
+    if (!at_start) {
+      at_start = now;
+      CHECK(at_start->status.find("?? edit.txt") != std::string::npos);
+    } else {
+      CHECK(now.status == at_start->status);
+    }
+  });
+  CHECK(repository_state(f.tree()).git_dir == at_first.git_dir);
+  // The .git directory itself is never captured.
+  const auto now = f.snapshot();
+  write(f.tree() / ".git/description", "changed by the user\n");
+  CHECK(f.diff(now.id).files.empty());
+}
+
+TEST_CASE("checkpoints: binary files are flagged, links and the executable bit come back", "[checkpoint]") {
+  Fixture f;
+  write(f.tree() / "blob.bin", std::string("bin\0ary\1\2", 9));
+  write(f.tree() / "run.sh", "#!/bin/sh\necho hi\n");
+  fs::permissions(f.tree() / "run.sh", fs::perms::owner_all | fs::perms::group_read);
+  fs::create_symlink("run.sh", f.tree() / "link");
+  const auto start = f.snapshot();
+
+  write(f.tree() / "blob.bin", std::string("other\0bytes", 11));
+  fs::remove(f.tree() / "run.sh");
+  fs::remove(f.tree() / "link");
+  write(f.tree() / "link", "now a file\n");
+  const auto changes = f.diff(start.id);
+  REQUIRE(find(changes.files, "blob.bin") != nullptr);
+  CHECK(find(changes.files, "blob.bin")->binary == true);
+  CHECK(find(changes.files, "blob.bin")->diff.empty());
+  CHECK(find(changes.files, "link")->status == FileChangeStatus::Modified);
+
+  f.restore(start.id);
+  CHECK(read(f.tree() / "blob.bin") == std::string("bin\0ary\1\2", 9));
+  CHECK(fs::is_symlink(f.tree() / "link"));
+  CHECK(fs::read_symlink(f.tree() / "link") == "run.sh");
+  CHECK((fs::status(f.tree() / "run.sh").permissions() & fs::perms::owner_exec) != fs::perms::none);
+  CHECK(read(f.tree() / "run.sh") == "#!/bin/sh\necho hi\n");
+}
+
+TEST_CASE("checkpoints: .gitignore is honoured and ignored files are never touched by a restore", "[checkpoint]") {
+  Fixture f;
+  write(f.tree() / ".gitignore", "build/\n*.log\n");
+  write(f.tree() / "src.txt", "source\n");
+  write(f.tree() / "build/out.o", "object v1\n");
+  const auto start = f.snapshot();
+
+  write(f.tree() / "build/out.o", "object v2\n");
+  write(f.tree() / "run.log", "log\n");
+  write(f.tree() / "src.txt", "source changed\n");
+  const auto changes = f.diff(start.id);
+  CHECK(paths(changes.files) == std::vector<std::string>{"src.txt"});
+
+  f.restore(start.id);
+  CHECK(read(f.tree() / "src.txt") == "source\n");
+  CHECK(read(f.tree() / "build/out.o") == "object v2\n");
+  CHECK(read(f.tree() / "run.log") == "log\n");
+}
+
+TEST_CASE("checkpoints: files over the size or count limit are skipped, reported, and left alone", "[checkpoint]") {
+  Fixture f([](CheckpointOptions& options) {
+    options.limits.max_file_bytes = 100;
+    options.limits.max_files = 3;
+  });
+  write(f.tree() / "a.txt", "a\n");
+  write(f.tree() / "big.bin", std::string(200, 'x'));
+  write(f.tree() / "b.txt", "b\n");
+  write(f.tree() / "c.txt", "c\n");
+  write(f.tree() / "d.txt", "d\n");
+  const auto start = f.snapshot();
+  // Three files fit, in path order; d.txt is one too many; big.bin is too large.
+  CHECK(start.skipped == std::vector<std::string>{"big.bin", "d.txt"});
+  CHECK(start.skipped_total == 2);
+
+  write(f.tree() / "big.bin", std::string(300, 'y'));
+  write(f.tree() / "a.txt", "a changed\n");
+  const auto changes = f.diff(start.id);
+  CHECK(paths(changes.files) == std::vector<std::string>{"a.txt"});
+  CHECK(std::find(changes.skipped.begin(), changes.skipped.end(), "big.bin") != changes.skipped.end());
+
+  // A kept file that grows past the limit leaves the checkpoint and is reported, not shown as deleted.
+  write(f.tree() / "b.txt", std::string(150, 'b'));
+  const auto grown = f.diff(start.id);
+  CHECK(find(grown.files, "b.txt") == nullptr);
+  CHECK(std::find(grown.skipped.begin(), grown.skipped.end(), "b.txt") != grown.skipped.end());
+
+  const auto restored = f.restore(start.id);
+  CHECK(read(f.tree() / "a.txt") == "a\n");
+  CHECK(read(f.tree() / "big.bin") == std::string(300, 'y'));
+  CHECK(read(f.tree() / "b.txt") == std::string(150, 'b'));
+  CHECK(read(f.tree() / "d.txt") == "d\n");
+  CHECK(std::find(restored.skipped.begin(), restored.skipped.end(), "b.txt") != restored.skipped.end());
+}
+
+TEST_CASE("checkpoints: unknown checkpoints and missing directories are typed errors", "[checkpoint]") {
+  Fixture f;
+  write(f.tree() / "a.txt", "a\n");
+  const auto start = f.snapshot();
+
+  auto bad = f.try_restore("not-an-id; rm -rf /");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == CheckpointError::Code::UnknownCheckpoint);
+  auto unknown = f.try_restore(std::string(40, 'a'));
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().code == CheckpointError::Code::UnknownCheckpoint);
+  CHECK(read(f.tree() / "a.txt") == "a\n");
+
+  auto missing = await<Snapshot>(f.io, [&](auto done) { f.store->snapshot(f.tree() / "nowhere", done); });
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == CheckpointError::Code::WorkTreeUnreadable);
+
+  Fixture no_git([](CheckpointOptions& options) { options.git_program = "no-such-git-program"; });
+  auto refused = await<Snapshot>(no_git.io, [&](auto done) { no_git.store->snapshot(no_git.tree(), done); });
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == CheckpointError::Code::StoreUnavailable);
+  CHECK(start.id.size() == 40);
+}
+
+// Runs `operation` in a forked copy of this process whose store kills it (SIGKILL, as a crash would) at the test
+// hook, and returns once it is dead.
+void killed_in_child(Fixture& f, const std::function<void(CheckpointOptions&)>& hook,
+                     const std::function<void(CheckpointStore&, boost::asio::io_context&)>& operation) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    boost::asio::io_context io;
+    CheckpointOptions options;
+    options.root = f.data.path() / "checkpoints";
+    hook(options);
+    CheckpointStore store(io, options);
+    operation(store, io);
+    io.run();
+    ::_exit(3);  // the hook never fired
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+TEST_CASE("checkpoints: a kill -9 in the middle of a restore loses no file, and the next start recovers",
+          "[checkpoint]") {
+  Fixture f;
+  for (int i = 0; i < 6; ++i) write(f.tree() / ("f" + std::to_string(i) + ".txt"), "old " + std::to_string(i) + "\n");
+  const auto start = f.snapshot();
+  for (int i = 0; i < 6; ++i) write(f.tree() / ("f" + std::to_string(i) + ".txt"), "new " + std::to_string(i) + "\n");
+  write(f.tree() / "created.txt", "created\n");
+  const auto later = f.snapshot();
+  const auto store_dir = f.data.path() / "checkpoints";
+  f.store.reset();  // the crashed daemon is the only one using the store
+
+  killed_in_child(
+      f, [](CheckpointOptions& options) { options.after_restored_file = [](std::size_t n) { if (n == 3) ::raise(SIGKILL); }; },
+      [&](CheckpointStore& store, boost::asio::io_context&) { store.restore(f.tree(), start.id, [](auto) {}); });
+
+  // Each file is whole: as it was, or as restored; no other content anywhere.
+  int restored = 0;
+  for (int i = 0; i < 6; ++i) {
+    const auto content = read(f.tree() / ("f" + std::to_string(i) + ".txt"));
+    const bool old_one = content == "old " + std::to_string(i) + "\n";
+    CHECK((old_one || content == "new " + std::to_string(i) + "\n"));
+    restored += old_one ? 1 : 0;
+  }
+  CHECK(restored == 3);
+  bool journal_left = false;
+  for (const auto& entry : fs::recursive_directory_iterator(store_dir))
+    journal_left |= entry.path().filename() == "restore.journal";
+  CHECK(journal_left);
+  // As if the kill had come while the next file was being written: its temporary file is there, half written.
+  write(f.tree() / ".f3.txt.switchboard-restore", "half");
+
+  // The next start reads the store, cleans up, and the restore can be done again (or the tree brought back).
+  f.open();
+  const auto now = f.snapshot();
+  for (const auto& entry : fs::directory_iterator(f.tree()))
+    CHECK(entry.path().filename().string().find("switchboard-restore") == std::string::npos);
+  for (const auto& entry : fs::recursive_directory_iterator(store_dir))
+    CHECK(entry.path().filename() != "restore.journal");
+  CHECK(now.id != later.id);
+  f.restore(start.id);
+  CHECK(f.diff(start.id).files.empty());
+  f.restore(later.id);
+  CHECK(f.diff(later.id).files.empty());
+  CHECK(read(f.tree() / "created.txt") == "created\n");
+}
+
+TEST_CASE("checkpoints: a kill -9 in the middle of a snapshot leaves a store the next start can read",
+          "[checkpoint]") {
+  Fixture f;
+  write(f.tree() / "a.txt", "a\n");
+  const auto start = f.snapshot();
+  write(f.tree() / "a.txt", "a changed\n");
+  write(f.tree() / "b.txt", "b\n");
+  const auto store_dir = f.store->store_directory(f.tree());
+  f.store.reset();
+
+  killed_in_child(
+      f, [](CheckpointOptions& options) { options.before_index_update = [] { ::raise(SIGKILL); }; },
+      [&](CheckpointStore& store, boost::asio::io_context&) { store.snapshot(f.tree(), [](auto) {}); });
+  // As if git itself had been killed while writing the index: its lock is left behind.
+  write(store_dir / "index.lock", "partial");
+
+  f.open();
+  const auto now = f.snapshot();
+  CHECK(paths(f.diff(start.id, now.id).files) == std::vector<std::string>{"a.txt", "b.txt"});
+  CHECK(read(f.tree() / "a.txt") == "a changed\n");
+
+  // An index git cannot read is rebuilt: it is only a cache of the tree.
+  write(store_dir / "index", "garbage that is not an index");
+  const auto again = f.snapshot();
+  CHECK(again.id == now.id);
+  f.restore(start.id);
+  CHECK(read(f.tree() / "a.txt") == "a\n");
+  CHECK_FALSE(fs::exists(f.tree() / "b.txt"));
+}
+
+}  // namespace checkpoint_store_tests
