@@ -17,7 +17,28 @@ export const ErrorCode = Object.freeze({
   AlreadyAnswered: -32002,
   UnknownRequest: -32011,
   UnknownSession: -32010,
+  Unsupported: -32015,
+  SessionBusy: -32022,
+  UnknownTurn: -32023,
+  CheckpointUnavailable: -32024,
 });
+
+// What a refusal means to the person who clicked, for the errors the session controls can meet; the daemon's own
+// message follows it (it names the detail: which checkpoint, which turn).
+const kErrorMeaning = {
+  [-32015]: "Unsupported: this agent cannot do that",
+  [-32022]: "Session busy: a turn is running or queued; wait for it to end or cancel it first",
+  [-32023]: "Unknown turn: that turn is gone (rewound already?)",
+  [-32024]: "No checkpoint: the daemon has no file checkpoint for that point",
+  [-32013]: "Agent unavailable",
+  [-32602]: "Invalid value",
+};
+
+export function errorText(error) {
+  if (!(error instanceof RpcError)) return String(error && error.message || error);
+  const meaning = kErrorMeaning[error.code];
+  return meaning ? `${meaning}. ${error.message} (${error.code})` : `${error.message} (${error.code})`;
+}
 
 export class Api {
   constructor(tokenSource) {

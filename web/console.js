@@ -1,8 +1,8 @@
 // The web console: wires the API, the event stream, the store and the view. See docs/console.md.
-import { Api, ErrorCode, RpcError, Unauthorized } from "./api.js";
+import { Api, ErrorCode, RpcError, Unauthorized, errorText } from "./api.js";
 import { EventStream } from "./events.js";
 import { Store } from "./store.js";
-import { TranscriptView, badge, drawSessionList, el, resolutionText, sessionTitle, stateLabel } from "./view.js";
+import { TranscriptView, badge, drawSessionList, el, fileChangesNode, resolutionText, sessionTitle, stateLabel } from "./view.js";
 
 const $ = (id) => document.getElementById(id);
 const kTokenKey = "switchboard.token";
@@ -42,7 +42,7 @@ function notice(text) {
 
 function failed(error) {
   if (error instanceof Unauthorized) return unauthorized();
-  notice(error instanceof RpcError ? `${error.message} (${error.code})` : String(error.message || error));
+  notice(errorText(error));
 }
 
 function unauthorized() {
@@ -213,7 +213,10 @@ function draw() {
   $("empty-pane").hidden = Boolean(ui.selectedId);
   $("session-view").hidden = !ui.selectedId;
   if (!ui.selectedId) return;
-  if (session) drawHeader(session);
+  if (session) {
+    drawHeader(session);
+    drawControls(session);
+  }
   $("interrupted-bar").hidden = !(session && session.state === "interrupted");
   const transcript = store.transcript(ui.selectedId);
   if (!transcript.loaded) return;
@@ -381,10 +384,12 @@ function cancelTurn() {
 
 $("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
 $("prompt").addEventListener("keydown", (e) => {
+  if (paletteKey(e)) return;
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
 });
 document.addEventListener("keydown", (e) => {
-  if (e.key === "Escape" && ui.selectedId && !$("new-session-dialog").open) {
+  const dialogOpen = ["new-session-dialog", "rewind-dialog", "diff-dialog"].some((id) => $(id).open);
+  if (e.key === "Escape" && ui.selectedId && !dialogOpen && !e.defaultPrevented) {
     const session = store.sessions.get(ui.selectedId);
     if (session && (session.state === "running" || session.state === "awaiting_input")) { e.preventDefault(); cancelTurn(); }
   }
@@ -436,6 +441,328 @@ $("session-filter").addEventListener("input", () => {
 });
 $("show-archived").addEventListener("change", () => loadSessions().catch(failed));
 $("agent-filter").addEventListener("change", () => loadSessions().catch(failed));
+
+// ---- what the agent reports and offers beside the transcript (plan, context, commands, options, MCP) ------------
+// Each control follows the agent's capabilities from agents.list: what the agent cannot do is hidden or shown
+// disabled, never guessed from an error. Each part of the DOM is rebuilt only when its data changed.
+
+function capabilitiesOf(session) {
+  const agent = session && ui.agents.find((a) => a.agent === session.agent);
+  return agent ? agent.capabilities : null;
+}
+
+const drawnKeys = new Map();  // part -> the key of what it shows now
+function changed(part, ...data) {
+  const key = JSON.stringify(data);
+  if (drawnKeys.get(part) === key) return false;
+  drawnKeys.set(part, key);
+  return true;
+}
+
+function drawControls(session) {
+  const caps = capabilitiesOf(session) || {};
+  const busy = session.state === "running" || session.state === "awaiting_input";
+  if (changed("origin", session.sessionId, session.forkedFrom, session.forkedFrom && store.sessions.get(session.forkedFrom.sessionId)?.title)) {
+    drawForkOrigin(session);
+  }
+  if (changed("plan", session.sessionId, caps.plans, session.plan)) drawPlan(caps.plans ? session.plan : null);
+  if (changed("usage", session.sessionId, caps.contextUsage, session.usage)) drawContextMeter(caps.contextUsage ? session.usage : null);
+  if (changed("mcp", session.sessionId, session.mcpServers)) drawMcpServers(session.mcpServers || []);
+  if (changed("options", session.sessionId, caps.options, session.options)) drawOptions(session, caps.options);
+  const compact = $("compact-button");
+  compact.disabled = !caps.compact || busy;
+  compact.title = !caps.compact ? "This agent cannot compact its conversation on request"
+    : busy ? "Wait for the turn to end" : "Ask the agent to summarize its conversation now";
+  if (!caps.commands) closePalette();
+}
+
+function drawForkOrigin(session) {
+  const link = $("fork-origin");
+  const origin = session.forkedFrom;
+  link.hidden = !origin;
+  if (!origin) return;
+  const from = store.sessions.get(origin.sessionId);
+  link.dataset.sessionId = origin.sessionId;
+  link.textContent = `forked from ${from ? sessionTitle(from) : origin.sessionId}${origin.turnId ? " (up to a turn)" : ""}`;
+  link.title = origin.turnId ? `turn ${origin.turnId} of ${origin.sessionId}` : origin.sessionId;
+}
+$("fork-origin").addEventListener("click", (e) => {
+  e.preventDefault();
+  const id = e.currentTarget.dataset.sessionId;
+  if (id) select(id);
+});
+
+const kPlanMark = { completed: "done", in_progress: "doing", pending: "to do" };
+function drawPlan(entries) {
+  $("plan").hidden = !entries || entries.length === 0;
+  $("plan-entries").replaceChildren(...(entries || []).map((entry) => {
+    const box = el("input", { type: "checkbox", disabled: true, "aria-label": kPlanMark[entry.status] || entry.status });
+    box.checked = entry.status === "completed";
+    box.indeterminate = entry.status === "in_progress";
+    return el("li", { "data-status": entry.status, "data-priority": entry.priority },
+      box, el("span", { class: "plan-text", text: entry.content }),
+      entry.priority ? el("span", { class: "plan-priority", text: entry.priority }) : null);
+  }));
+}
+
+function tokens(n) {
+  return n >= 1000 ? `${(n / 1000).toFixed(n >= 100000 ? 0 : 1)}k` : String(n);
+}
+
+function drawContextMeter(usage) {
+  $("context-meter").hidden = !usage;
+  if (!usage) return;
+  const bar = $("context-bar");
+  bar.hidden = !usage.windowTokens;
+  if (usage.windowTokens) {
+    bar.max = usage.windowTokens;
+    bar.value = Math.min(usage.usedTokens, usage.windowTokens);
+    bar.high = usage.windowTokens * 0.8;
+    bar.optimum = 0;
+  }
+  const parts = [usage.windowTokens
+    ? `${tokens(usage.usedTokens)} / ${tokens(usage.windowTokens)} tokens (${Math.round(100 * usage.usedTokens / usage.windowTokens)}%)`
+    : `${tokens(usage.usedTokens)} tokens`];
+  if (usage.costUsd !== undefined) parts.push(`$${usage.costUsd.toFixed(4)}`);
+  $("context-text").textContent = parts.join(" · ");
+}
+
+function drawMcpServers(servers) {
+  const node = $("mcp-status");
+  node.hidden = servers.length === 0;
+  node.replaceChildren(el("span", { class: "muted", text: "MCP" }), ...servers.map((server) => {
+    let text = `${server.name}: ${server.status}`;
+    if (server.status === "connected" && server.tools !== undefined) text += ` (${server.tools} tool${server.tools === 1 ? "" : "s"})`;
+    if (server.status === "failed" && server.error) text += ` — ${server.error}`;
+    return el("span", { class: "mcp-server", "data-name": server.name, "data-status": server.status,
+                        title: `${server.transport} server${server.error ? ": " + server.error : ""}`, text });
+  }));
+}
+
+// One control per option the agent reported (a select for a choice, a checkbox for a boolean), beside model and
+// mode. An agent without options gets a disabled effort menu that says so.
+function drawOptions(session, supported) {
+  const menu = $("options-menu");
+  if (!supported) {
+    menu.replaceChildren(el("label", { class: "inline", title: "This agent has no options beyond model and mode" },
+      document.createTextNode("effort "), el("select", { id: "option-effort", disabled: true }, el("option", { text: "n/a" }))));
+    return;
+  }
+  const options = session.options || [];
+  if (options.length === 0) {
+    menu.replaceChildren(el("span", { class: "muted", text: "options: once the agent has started" }));
+    return;
+  }
+  menu.replaceChildren(...options.map((option) => {
+    const set = (value) => api.call("session.setOption", { sessionId: session.sessionId, optionId: option.id, value })
+      .then(({ session: updated }) => store.setSessions([updated]))
+      .catch((error) => { drawnKeys.delete("options"); scheduleDraw(); failed(error); });
+    if (option.kind === "boolean") {
+      const box = el("input", { type: "checkbox", id: `option-${option.id}`, "data-option-id": option.id,
+                                onchange: (e) => set(e.target.checked ? "true" : "false") });
+      box.checked = option.currentValue === "true";
+      return el("label", { class: "inline", title: option.description }, box, document.createTextNode(option.name || option.id));
+    }
+    const select = el("select", { id: `option-${option.id}`, "data-option-id": option.id, onchange: (e) => set(e.target.value) },
+      ...option.values.map((v) => el("option", { value: v.value, text: v.name || v.value, title: v.description })));
+    select.value = option.currentValue;
+    return el("label", { class: "inline", title: option.description },
+      document.createTextNode(`${(option.name || option.id).toLowerCase() === "reasoning effort" ? "effort" : option.name || option.id} `), select);
+  }));
+}
+
+// ---- slash commands: `/` at the start of the prompt opens the agent's commands -----------------------------------
+
+const palette = { open: false, matches: [], index: 0 };
+
+function closePalette() {
+  palette.open = false;
+  $("command-palette").hidden = true;
+}
+
+// The commands whose name starts with (then contains) what follows the `/`, while the caret is still in the
+// command's name.
+function updatePalette() {
+  const session = ui.selectedId && store.sessions.get(ui.selectedId);
+  const caps = capabilitiesOf(session);
+  const prompt = $("prompt");
+  const text = prompt.value;
+  const name = /^\/(\S*)$/.exec(text.slice(0, prompt.selectionStart));
+  if (!caps || !caps.commands || !name || /\s/.test(text.slice(0, prompt.selectionEnd))) return closePalette();
+  const typed = name[1].toLowerCase();
+  const commands = session.commands || [];
+  const starts = commands.filter((c) => c.name.toLowerCase().startsWith(typed));
+  const contains = commands.filter((c) => !c.name.toLowerCase().startsWith(typed) && c.name.toLowerCase().includes(typed));
+  palette.matches = [...starts, ...contains];
+  palette.index = Math.min(palette.index, Math.max(palette.matches.length - 1, 0));
+  palette.open = true;
+  const list = $("command-palette");
+  list.hidden = false;
+  if (commands.length === 0) {
+    list.replaceChildren(el("li", { class: "muted", text: "The agent has not listed its commands yet (it does once it has started)." }));
+    return;
+  }
+  if (palette.matches.length === 0) {
+    list.replaceChildren(el("li", { class: "muted", text: `No command starts with /${name[1]}` }));
+    return;
+  }
+  list.replaceChildren(...palette.matches.map((command, i) => el("li", {
+    role: "option", "data-command": command.name, "aria-selected": i === palette.index ? "true" : "false",
+    onmousedown: (e) => { e.preventDefault(); insertCommand(command); },
+  }, el("span", { class: "command-name", text: `/${command.name}` }),
+     command.argumentHint ? el("span", { class: "command-hint", text: ` ${command.argumentHint}` }) : null,
+     command.description ? el("span", { class: "command-description", text: command.description }) : null)));
+}
+
+function insertCommand(command) {
+  const prompt = $("prompt");
+  const rest = prompt.value.slice(prompt.selectionEnd).replace(/^\S*/, "");
+  prompt.value = `/${command.name} ${rest.trimStart()}`;
+  const caret = command.name.length + 2;
+  prompt.setSelectionRange(caret, caret);
+  prompt.focus();
+  closePalette();
+}
+
+// The palette's keys, while it is open: arrows move, Enter or Tab insert, Escape closes it (and only it).
+function paletteKey(e) {
+  if (!palette.open) return false;
+  if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+    if (palette.matches.length) {
+      const step = e.key === "ArrowDown" ? 1 : -1;
+      palette.index = (palette.index + step + palette.matches.length) % palette.matches.length;
+      updatePalette();
+    }
+  } else if ((e.key === "Enter" || e.key === "Tab") && !e.shiftKey && palette.matches.length) {
+    insertCommand(palette.matches[palette.index]);
+  } else if (e.key === "Escape") {
+    closePalette();
+  } else {
+    return false;
+  }
+  e.preventDefault();
+  return true;
+}
+
+$("prompt").addEventListener("input", () => { palette.index = 0; updatePalette(); });
+$("prompt").addEventListener("click", updatePalette);
+$("prompt").addEventListener("blur", () => setTimeout(closePalette, 100));
+
+// ---- fork, rewind, changes, compact ------------------------------------------------------------------------------
+
+transcriptView.actions = {
+  capabilities: () => capabilitiesOf(ui.selectedId && store.sessions.get(ui.selectedId)),
+  fork: (turn) => forkAt(turn),
+  rewind: (turn) => openRewind(turn),
+  diff: (turn) => showTurnDiff(turn),
+};
+
+async function forkAt(turn) {
+  const origin = ui.selectedId;
+  try {
+    const { session } = await api.call("session.fork", { sessionId: origin, turnId: turn.turnId });
+    store.setSessions([session]);
+    select(session.sessionId);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+// The turns a rewind to before `turn` undoes: it and every later one not rewound already.
+function turnsFrom(turn) {
+  const transcript = store.transcript(ui.selectedId);
+  const at = transcript.turns.indexOf(turn);
+  return transcript.turns.slice(at).filter((t) => !t.rewound);
+}
+
+const rewind = { turn: null, sessionId: null, generation: 0 };
+
+async function openRewind(turn) {
+  const session = store.sessions.get(ui.selectedId);
+  const caps = capabilitiesOf(session) || {};
+  rewind.turn = turn;
+  rewind.sessionId = ui.selectedId;
+  const generation = ++rewind.generation;
+  const turns = turnsFrom(turn);
+  $("rewind-conversation").disabled = !caps.rewind;
+  $("rewind-both").disabled = !caps.rewind;
+  $("rewind-no-conversation").hidden = Boolean(caps.rewind);
+  (caps.rewind ? $("rewind-both") : $("rewind-files")).checked = true;
+  $("rewind-error").hidden = true;
+  $("rewind-confirm").disabled = false;
+  $("rewind-turns").replaceChildren(...turns.map((t) => el("li", { "data-turn-id": t.turnId, text: t.text })));
+  showRewindPreview();
+  const preview = $("rewind-diff");
+  preview.replaceChildren(el("p", { class: "muted", text: "reading the checkpoints…" }));
+  $("rewind-dialog").showModal();
+  // What the files go back from: each undone turn's own changes (session.diff per turn), newest last.
+  const parts = [];
+  for (const t of turns) {
+    try {
+      const result = await api.call("session.diff", { sessionId: rewind.sessionId, turnId: t.turnId });
+      parts.push(el("div", { class: "rewind-turn-diff", "data-turn-id": t.turnId },
+        el("h4", { text: t.text }), fileChangesNode(result)));
+    } catch (error) {
+      if (error instanceof Unauthorized) return unauthorized();
+      parts.push(el("div", { class: "rewind-turn-diff", "data-turn-id": t.turnId },
+        el("h4", { text: t.text }), el("p", { class: "error", text: errorText(error) })));
+    }
+    if (generation !== rewind.generation) return;
+  }
+  preview.replaceChildren(...parts);
+}
+
+function rewindChoice() {
+  const value = document.querySelector("input[name='rewind-what']:checked")?.value || "both";
+  return { conversation: value !== "files", files: value !== "conversation" };
+}
+
+function showRewindPreview() {
+  $("rewind-files-preview").hidden = !rewindChoice().files;
+}
+for (const id of ["rewind-both", "rewind-conversation", "rewind-files"]) $(id).addEventListener("change", showRewindPreview);
+
+$("rewind-cancel").addEventListener("click", () => { rewind.generation++; $("rewind-dialog").close(); });
+$("rewind-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const { conversation, files } = rewindChoice();
+  $("rewind-confirm").disabled = true;
+  try {
+    await api.call("session.rewind", { sessionId: rewind.sessionId, turnId: rewind.turn.turnId, conversation, files });
+    rewind.generation++;
+    $("rewind-dialog").close();
+  } catch (error) {
+    if (error instanceof Unauthorized) return unauthorized();
+    // Refused (busy, no checkpoint, unsupported): nothing was changed; the dialog stays open and says why.
+    $("rewind-error").hidden = false;
+    $("rewind-error").textContent = errorText(error);
+    $("rewind-confirm").disabled = false;
+  }
+});
+
+async function showTurnDiff(turn) {
+  $("diff-heading").textContent = `Changes in this turn: ${turn.text.length > 60 ? turn.text.slice(0, 60) + "…" : turn.text}`;
+  const body = $("diff-body");
+  body.dataset.turnId = turn.turnId;
+  body.dataset.state = "loading";
+  body.replaceChildren(el("p", { class: "muted", text: "reading the checkpoints…" }));
+  $("diff-dialog").showModal();
+  try {
+    const result = await api.call("session.diff", { sessionId: ui.selectedId, turnId: turn.turnId });
+    body.replaceChildren(fileChangesNode(result));
+    body.dataset.state = "loaded";
+  } catch (error) {
+    if (error instanceof Unauthorized) return unauthorized();
+    body.replaceChildren(el("p", { class: "error", role: "alert", text: errorText(error) }));
+    body.dataset.state = "failed";
+  }
+}
+$("diff-close").addEventListener("click", () => $("diff-dialog").close());
+
+$("compact-button").addEventListener("click", () => {
+  if (!ui.selectedId) return;
+  api.call("session.compact", { sessionId: ui.selectedId }).catch(failed);
+});
 
 // ---- new session ----------------------------------------------------------------------------------------
 

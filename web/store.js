@@ -22,7 +22,7 @@ export class Transcript {
     let turn = this.turnById.get(turnId);
     if (!turn) {
       turn = { kind: "turn", turnId, text: seed.text ?? "", attachments: seed.attachments ?? [], children: [],
-               end: null, errors: [] };
+               end: null, errors: [], rewound: null };
       this.turnById.set(turnId, turn);
       this.turns.push(turn);
     }
@@ -103,9 +103,21 @@ export class Transcript {
         break;
       }
       case "agent.status":
+        // "compacted" is news once: it ends the compaction the bar showed, and the next turn clears it.
         this.status = d.status === "working" ? null : d;
         this.dirty.add("status");
         break;
+      case "session.rewound": {
+        // The rewound turns stay in the transcript, marked: the event log keeps them, and so does the page.
+        for (const turnId of d.rewoundTurnIds) {
+          const turn = this.turnById.get(turnId);
+          if (!turn) continue;
+          turn.rewound = { conversation: Boolean(turn.rewound?.conversation || d.conversation),
+                           files: Boolean(turn.rewound?.files || d.files) };
+          this.dirty.add(turn);
+        }
+        break;
+      }
       case "agent.error": {
         const turn = d.turnId ? this.turn(d.turnId) : this.turns[this.turns.length - 1];
         if (turn) { turn.errors.push(d); this.dirty.add(turn); }
@@ -188,6 +200,12 @@ export class Store {
         if (s) { this.sessions.set(id, { ...s, state: d.state, updatedAt: event.ts }); this.listDirty = true; }
         break;
       }
+      // What the agent reports beside the transcript: the session info holds the latest of each (session.get
+      // and session.attach answer with it), and each event replaces it.
+      case "plan.updated": this.patchSession(id, { plan: d.entries }); break;
+      case "usage.updated": this.patchSession(id, { usage: d.usage }); break;
+      case "commands.updated": this.patchSession(id, { commands: d.commands }); break;
+      case "mcp.status": this.patchSession(id, { mcpServers: d.servers }); break;
       default:
         break;
     }
@@ -197,6 +215,11 @@ export class Store {
       else t.pending.push(event);
     }
     this.onChange();
+  }
+
+  patchSession(sessionId, fields) {
+    const s = this.sessions.get(sessionId);
+    if (s) this.sessions.set(sessionId, { ...s, ...fields });
   }
 
   // The stored events of a session, read after the stream was open: they end where the stream's live events

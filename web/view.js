@@ -169,11 +169,16 @@ export class TranscriptView {
     let n = this.nodes.get(turn);
     if (!n) {
       n = { root: el("div", { class: "turn", "data-turn-id": turn.turnId }), prompt: el("div", { class: "prompt" }),
+            marker: el("div", { class: "rewound-marker" }), actions: el("div", { class: "turn-actions" }),
             body: el("div", { class: "turn-body" }), end: el("div", { class: "turn-end" }), drawn: from };
-      n.root.append(n.prompt, n.body, n.end);
+      n.root.append(n.marker, n.prompt, n.body, n.end, n.actions);
       this.nodes.set(turn, n);
     }
     n.prompt.textContent = turn.text;
+    n.root.classList.toggle("rewound", Boolean(turn.rewound));
+    n.marker.hidden = !turn.rewound;
+    n.marker.textContent = turn.rewound ? `rewound: ${rewoundText(turn.rewound)}` : "";
+    this.drawTurnActions(turn, n.actions);
     this.appendChildren(turn, n);
     n.end.replaceChildren();
     n.end.className = "turn-end";
@@ -189,6 +194,24 @@ export class TranscriptView {
       if (turn.end.error) n.end.append(el("div", { class: "error", text: turn.end.error }));
     }
     return n.root;
+  }
+
+  // Fork, rewind and changes, on a turn that has ended and is not rewound. What the agent cannot do is shown
+  // disabled, saying why (its capabilities from agents.list), never guessed at; file checkpoints are the daemon's,
+  // so "changes" and a file rewind are there for every agent.
+  drawTurnActions(turn, node) {
+    const actions = this.actions;
+    if (!actions || !turn.end || turn.rewound) { node.replaceChildren(); return; }
+    const caps = actions.capabilities() || {};
+    node.replaceChildren(
+      el("button", { type: "button", class: "fork-turn", text: "Fork from here", disabled: !caps.fork,
+                     title: caps.fork ? "A new session continuing the conversation up to this turn" : "This agent cannot fork",
+                     onclick: () => actions.fork(turn) }),
+      el("button", { type: "button", class: "rewind-turn", text: "Rewind to before this turn…",
+                     title: "Undo this turn and every later one: the conversation, the files, or both",
+                     onclick: () => actions.rewind(turn) }),
+      el("button", { type: "button", class: "diff-turn", text: "Changes in this turn",
+                     onclick: () => actions.diff(turn) }));
   }
 
   appendChildren(parent, n) {
@@ -237,6 +260,37 @@ export class TranscriptView {
     n.output.hidden = item.output === "";
     this.appendChildren(item, n);
   }
+}
+
+function rewoundText(rewound) {
+  if (rewound.conversation && rewound.files) return "conversation and files";
+  return rewound.conversation ? "conversation" : "files";
+}
+
+// One file's unified diff (session.diff's FileChange.diff) as lines coloured by their first character.
+export function unifiedDiffNode(text) {
+  const lines = String(text).split("\n");
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  const kind = (line) => line.startsWith("+++") || line.startsWith("---") ? "ctx"
+    : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "ctx";
+  return el("pre", { class: "diff" }, ...lines.map((line) => el("span", { class: kind(line), text: line + "\n" })));
+}
+
+// The files of a session.diff answer, each with its status and its diff.
+export function fileChangesNode(result) {
+  const files = result.files || [];
+  const node = el("div", { class: "file-changes" });
+  if (files.length === 0) node.append(el("p", { class: "muted no-changes", text: "No file changed." }));
+  for (const file of files) {
+    node.append(el("div", { class: "file-change", "data-path": file.path, "data-status": file.status },
+      el("div", { class: "file-head" }, el("span", { class: "file-status", text: file.status }),
+         el("span", { class: "file-path", text: file.path })),
+      file.binary ? el("p", { class: "muted", text: "binary file" }) : unifiedDiffNode(file.diff)));
+  }
+  if (result.skipped && result.skipped.length) {
+    node.append(el("p", { class: "muted skipped", text: `Not checkpointed (over the size or count limits): ${result.skipped.join(", ")}` }));
+  }
+  return node;
 }
 
 function decisionText(decision) {

@@ -11,7 +11,10 @@ using engine::Outcome;
 using rpc::CallContext;
 using rpc::Reply;
 
-rpc::RpcError to_rpc(const EngineError& error) { return rpc::RpcError{error.code, error.message, nullptr}; }
+rpc::RpcError to_rpc(const EngineError& error) {
+  if (error.pointer) return rpc::RpcError{error.code, error.message, nlohmann::json{{"pointer", *error.pointer}}};
+  return rpc::RpcError{error.code, error.message, nullptr};
+}
 
 // Replies with `make(value)` on success, or the engine's error.
 template <class Result, class Value, class Make>
@@ -69,6 +72,21 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
   });
   dispatcher.bind<p::SessionSetModeMethod>([&engine](const p::SessionSetModeParams& params, Reply<p::SessionSetModeResult> reply, const CallContext&) {
     engine.set_mode(params.session_id, params.mode, answer_later<p::SessionSetModeResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionSetModeResult{s}; }));
+  });
+  dispatcher.bind<p::SessionSetOptionMethod>([&engine](const p::SessionSetOptionParams& params, Reply<p::SessionSetOptionResult> reply, const CallContext&) {
+    engine.set_option(params, answer_later<p::SessionSetOptionResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionSetOptionResult{s}; }));
+  });
+  dispatcher.bind<p::SessionForkMethod>([&engine](const p::SessionForkParams& params, Reply<p::SessionForkResult> reply, const CallContext&) {
+    engine.fork(params, answer_later<p::SessionForkResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionForkResult{s}; }));
+  });
+  dispatcher.bind<p::SessionRewindMethod>([&engine](const p::SessionRewindParams& params, Reply<p::SessionRewindResult> reply, const CallContext&) {
+    engine.rewind(params, answer_later<p::SessionRewindResult, p::SessionRewindResult>(std::move(reply), [](const p::SessionRewindResult& r) { return r; }));
+  });
+  dispatcher.bind<p::SessionCompactMethod>([&engine](const p::SessionCompactParams& params, Reply<p::SessionCompactResult> reply, const CallContext&) {
+    engine.compact(params.session_id, answer_later<p::SessionCompactResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionCompactResult{s}; }));
+  });
+  dispatcher.bind<p::SessionDiffMethod>([&engine](const p::SessionDiffParams& params, Reply<p::SessionDiffResult> reply, const CallContext&) {
+    engine.diff(params, answer_later<p::SessionDiffResult, p::SessionDiffResult>(std::move(reply), [](const p::SessionDiffResult& r) { return r; }));
   });
   dispatcher.bind<p::SessionSendMethod>([&engine](const p::SessionSendParams& params, Reply<p::SessionSendResult> reply, const CallContext&) {
     // The reply may come at the end of the turn.

@@ -25,7 +25,89 @@ engine::EngineError store_failure(const char* what, const store::StoreError& err
 
 void log_only(const char* what, const store::StoreError& error) { spdlog::error("store: {} failed: {}", what, error); }
 
-store::SessionRecord to_record(const protocol::SessionInfo& info) {
+// The JSON columns are written with the schema's own encoders, so that what comes back decodes with its decoders.
+template <class Write>
+std::string json_text(Write write) {
+  std::string out;
+  json::JsonWriter writer(out);
+  write(writer);
+  writer.finish();
+  return out;
+}
+
+template <class T>
+std::string encode_one(const std::optional<T>& value) {
+  if (!value) return {};
+  return json_text([&](json::JsonWriter& writer) { protocol::encode(writer, *value); });
+}
+
+template <class T>
+std::string encode_list(const std::optional<std::vector<T>>& values) {
+  if (!values) return {};
+  return json_text([&](json::JsonWriter& writer) {
+    writer.begin_array();
+    for (const auto& value : *values) protocol::encode(writer, value);
+    writer.end_array();
+  });
+}
+
+std::string encode_option_values(const std::map<std::string, std::string>& values) {
+  if (values.empty()) return {};
+  return json_text([&](json::JsonWriter& writer) {
+    writer.begin_object();
+    for (const auto& [id, value] : values) {
+      writer.key(id);
+      writer.string(value);
+    }
+    writer.end_object();
+  });
+}
+
+// A column that cannot be read is left out (and logged): the session still loads.
+template <class T>
+std::optional<T> decode_one(const std::string& text, const std::string& session_id, const char* what) {
+  if (text.empty()) return std::nullopt;
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  json::DecodeContext context;
+  T value;
+  if (!parsed.is_discarded() && protocol::decode(parsed, value, context)) return value;
+  spdlog::error("store: the {} of session {} could not be read; left out: {}", what, session_id, text.substr(0, 200));
+  return std::nullopt;
+}
+
+template <class T>
+std::optional<std::vector<T>> decode_list(const std::string& text, const std::string& session_id, const char* what) {
+  if (text.empty()) return std::nullopt;
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  std::vector<T> values;
+  bool readable = parsed.is_array();
+  json::DecodeContext context;
+  for (std::size_t i = 0; readable && i < parsed.size(); ++i) {
+    T value;
+    readable = protocol::decode(parsed[i], value, context);
+    values.push_back(std::move(value));
+  }
+  if (readable) return values;
+  spdlog::error("store: the {} of session {} could not be read; left out: {}", what, session_id, text.substr(0, 200));
+  return std::nullopt;
+}
+
+std::map<std::string, std::string> decode_option_values(const std::string& text, const std::string& session_id) {
+  std::map<std::string, std::string> values;
+  if (text.empty()) return values;
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (!parsed.is_object()) {
+    spdlog::error("store: the option values of session {} could not be read; left out: {}", session_id, text.substr(0, 200));
+    return values;
+  }
+  for (const auto& [id, value] : parsed.items()) {
+    if (value.is_string()) values[id] = value.get<std::string>();
+  }
+  return values;
+}
+
+store::SessionRecord to_record(const engine::StoredSession& stored) {
+  const protocol::SessionInfo& info = stored.info;
   store::SessionRecord record;
   record.id = info.session_id;
   record.agent = info.agent;
@@ -37,6 +119,11 @@ store::SessionRecord to_record(const protocol::SessionInfo& info) {
   record.state = std::string(protocol::to_string(info.state));
   record.created_at = info.created_at;
   record.updated_at = info.updated_at;
+  if (!stored.settings.mcp_servers.empty()) record.mcp_servers = encode_list(std::optional(stored.settings.mcp_servers));
+  record.option_values = encode_option_values(stored.settings.option_values);
+  record.forked_from = encode_one(info.forked_from);
+  record.plan = encode_list(info.plan);
+  record.context_usage = encode_one(info.usage);
   return record;
 }
 
@@ -44,8 +131,9 @@ std::optional<std::string> non_empty(const std::string& text) {
   return text.empty() ? std::nullopt : std::optional<std::string>(text);
 }
 
-protocol::SessionInfo to_info(const store::SessionRecord& record) {
-  protocol::SessionInfo info;
+engine::StoredSession to_stored(const store::SessionRecord& record) {
+  engine::StoredSession stored;
+  protocol::SessionInfo& info = stored.info;
   info.session_id = record.id;
   info.agent = record.agent;
   info.cwd = record.cwd;
@@ -57,7 +145,13 @@ protocol::SessionInfo to_info(const store::SessionRecord& record) {
   info.live = false;
   info.created_at = record.created_at;
   info.updated_at = record.updated_at;
-  return info;
+  info.forked_from = decode_one<protocol::ForkOrigin>(record.forked_from, record.id, "fork origin");
+  info.plan = decode_list<protocol::PlanEntry>(record.plan, record.id, "plan");
+  info.usage = decode_one<protocol::ContextUsage>(record.context_usage, record.id, "context usage");
+  stored.settings.mcp_servers =
+      decode_list<protocol::McpServer>(record.mcp_servers, record.id, "MCP servers").value_or(std::vector<protocol::McpServer>{});
+  stored.settings.option_values = decode_option_values(record.option_values, record.id);
+  return stored;
 }
 
 store::PermissionRule to_row(const protocol::RememberedRule& rule) {
@@ -151,7 +245,7 @@ store::StoreResult<engine::PersistedState> StoredSessions::load(boost::asio::io_
         failure = page.error();
         return;
       }
-      for (const auto& record : page->sessions) state.sessions.push_back(to_info(record));
+      for (const auto& record : page->sessions) state.sessions.push_back(to_stored(record));
       after = page->next;
       more = page->next.has_value();
     });
@@ -195,34 +289,28 @@ store::StoreResult<engine::PersistedState> StoredSessions::load(boost::asio::io_
   return state;
 }
 
-void StoredSessions::insert_session(const protocol::SessionInfo& session, Done done) {
-  m_store.sessions().insert_session(to_record(session), [done = std::move(done)](store::StoreResult<store::SessionRecord> result) {
-    if (!result) return done(store_failure("saving the new session", result.error()));
-    done(std::nullopt);
-  });
-}
-
-void StoredSessions::insert_imported_session(const protocol::SessionInfo& session, const engine::ConversationBinding& binding,
-                                             Done done) {
+void StoredSessions::insert_session(const engine::StoredSession& session, const std::optional<engine::ConversationBinding>& binding,
+                                    Done done) {
   auto& sessions = m_store.sessions();
-  sessions.insert_session(to_record(session), [&sessions, id = session.session_id, binding, done = std::move(done)](
+  sessions.insert_session(to_record(session), [&sessions, id = session.info.session_id, binding, done = std::move(done)](
                                                   store::StoreResult<store::SessionRecord> inserted) mutable {
-    if (!inserted) return done(store_failure("saving the imported session", inserted.error()));
-    sessions.add_run(id, binding.provider_session_id, binding.fork, unix_millis_now(),
+    if (!inserted) return done(store_failure("saving the new session", inserted.error()));
+    if (!binding) return done(std::nullopt);
+    sessions.add_run(id, binding->provider_session_id, binding->fork, binding->fork_through_turn_ref, unix_millis_now(),
                      [&sessions, id, done = std::move(done)](store::StoreResult<store::RunRecord> run) {
       if (run) return done(std::nullopt);
       // Without its run the session would start a fresh conversation after a restart: it is not kept.
-      auto failure = store_failure("saving the imported session's run", run.error());
+      auto failure = store_failure("saving the new session's run", run.error());
       sessions.delete_session(id, [done, failure](store::StoreResult<void> deleted) {
-        if (!deleted) log_only("removing a half-imported session", deleted.error());
+        if (!deleted) log_only("removing a half-saved session", deleted.error());
         done(failure);
       });
     });
   });
 }
 
-void StoredSessions::update_session(const protocol::SessionInfo& session, Done done) {
-  const auto record = to_record(session);
+void StoredSessions::update_session(const engine::StoredSession& session, Done done) {
+  auto record = to_record(session);
   store::SessionUpdate update;
   update.title = record.title;
   update.model = record.model;
@@ -230,8 +318,11 @@ void StoredSessions::update_session(const protocol::SessionInfo& session, Done d
   update.state = record.state;
   update.archived = record.archived;
   update.updated_at = record.updated_at;
-  m_store.sessions().update_session(session.session_id, std::move(update),
-                                    [done = std::move(done), id = session.session_id](store::StoreResult<store::SessionRecord> result) {
+  update.option_values = std::move(record.option_values);
+  update.plan = std::move(record.plan);
+  update.context_usage = std::move(record.context_usage);
+  m_store.sessions().update_session(session.info.session_id, std::move(update),
+                                    [done = std::move(done), id = session.info.session_id](store::StoreResult<store::SessionRecord> result) {
                                       if (result) return done(std::nullopt);
                                       if (result.error().code == store::StoreError::Code::NotFound) {
                                         return done(engine::EngineError{ErrorCode::UnknownSession, "no session " + id});
@@ -261,7 +352,7 @@ void StoredSessions::latest_run(const std::string& session_id, std::function<voi
       return done(std::nullopt);  // the agent starts a fresh conversation rather than not at all
     }
     if (runs->empty() || runs->back().provider_session_id.empty()) return done(std::nullopt);
-    done(engine::ConversationBinding{runs->back().provider_session_id, runs->back().fork});
+    done(engine::ConversationBinding{runs->back().provider_session_id, runs->back().fork, runs->back().fork_through});
   });
 }
 
@@ -272,6 +363,32 @@ void StoredSessions::session_continuing(const std::string& agent, const std::str
                                                if (!found) return done(store_failure("finding who continues the conversation", found.error()));
                                                done(std::move(*found));
                                              });
+}
+
+void StoredSessions::record_turn(const std::string& session_id, const engine::TurnRecord& turn) {
+  m_store.sessions().add_turn(session_id, store::TurnRow{turn.turn_id, turn.native_ref, turn.rewound}, [](store::StoreResult<void> result) {
+    // NotFound: the session was deleted meanwhile (or never stored), nothing to keep.
+    if (!result && result.error().code != store::StoreError::Code::NotFound) log_only("recording a turn", result.error());
+  });
+}
+
+void StoredSessions::turns(const std::string& session_id, std::function<void(std::vector<engine::TurnRecord>)> done) {
+  m_store.sessions().list_turns(session_id, [done = std::move(done)](store::StoreResult<std::vector<store::TurnRow>> rows) {
+    std::vector<engine::TurnRecord> turns;
+    if (!rows) {
+      log_only("reading the session's turns", rows.error());
+      return done(std::move(turns));
+    }
+    for (auto& row : *rows) turns.push_back(engine::TurnRecord{std::move(row.turn_id), std::move(row.native_ref), row.rewound});
+    done(std::move(turns));
+  });
+}
+
+void StoredSessions::mark_rewound(const std::string& session_id, const std::vector<std::string>& turn_ids, Done done) {
+  m_store.sessions().mark_turns_rewound(session_id, turn_ids, [done = std::move(done)](store::StoreResult<void> result) {
+    if (!result) return done(store_failure("marking the rewound turns", result.error()));
+    done(std::nullopt);
+  });
 }
 
 void StoredSessions::save_outstanding(const std::string& session_id, const engine::OutstandingWork& work) {

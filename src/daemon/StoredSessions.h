@@ -7,7 +7,8 @@
 
 namespace switchboard::daemon {
 
-// The engine's persistence, backed by the SQLite store: sessions, their runs, the prompts a session still owes
+// The engine's persistence, backed by the SQLite store: sessions (with their MCP servers, chosen option values,
+// fork origin, latest plan and usage as JSON in their row), their runs, their ended turns, the prompts a session still owes
 // (the store's interrupted-turn row, holding the running prompt and the queue as JSON), and project/always rules.
 // Storage failures are logged here with their details; callers get a StoreFailure with a short reason.
 class StoredSessions : public engine::SessionPersistence {
@@ -18,16 +19,18 @@ class StoredSessions : public engine::SessionPersistence {
   // call it before serving, when nothing else runs on the reactor.
   static store::StoreResult<engine::PersistedState> load(boost::asio::io_context& io, store::Store& store);
 
-  void insert_session(const protocol::SessionInfo& session, Done done) override;
-  void insert_imported_session(const protocol::SessionInfo& session, const engine::ConversationBinding& binding,
-                               Done done) override;
-  void update_session(const protocol::SessionInfo& session, Done done) override;
+  void insert_session(const engine::StoredSession& session, const std::optional<engine::ConversationBinding>& binding,
+                      Done done) override;
+  void update_session(const engine::StoredSession& session, Done done) override;
   void delete_session(const std::string& session_id, Done done) override;
   void record_run(const std::string& session_id, const std::string& provider_session_id) override;
   void latest_run(const std::string& session_id, std::function<void(std::optional<engine::ConversationBinding>)> done) override;
   void session_continuing(const std::string& agent, const std::string& provider_session_id,
                           std::function<void(engine::Outcome<std::optional<std::string>>)> done) override;
   void exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) override;
+  void record_turn(const std::string& session_id, const engine::TurnRecord& turn) override;
+  void turns(const std::string& session_id, std::function<void(std::vector<engine::TurnRecord>)> done) override;
+  void mark_rewound(const std::string& session_id, const std::vector<std::string>& turn_ids, Done done) override;
   void save_outstanding(const std::string& session_id, const engine::OutstandingWork& work) override;
   void add_rule(const protocol::RememberedRule& rule, Done done) override;
   void remove_rule(const std::string& rule_id, Done done) override;

@@ -58,6 +58,55 @@ protocol::HistorySession to_wire(const adapters::HistoryEntry& entry) {
   return session;
 }
 
+EngineError bad_param(const std::string& method, const std::string& pointer, const std::string& why) {
+  return EngineError{ErrorCode::InvalidParams, "invalid params for " + method + ": " + pointer + ": " + why, pointer};
+}
+
+// What the schema cannot say about session.create's mcpServers: which fields each transport needs, that env and
+// headers hold strings, that names are unique. The first problem, with the path of the field.
+std::optional<EngineError> check_mcp_servers(const std::vector<protocol::McpServer>& servers) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const auto& server = servers[i];
+    const std::string at = "/mcpServers/" + std::to_string(i);
+    if (!names.insert(server.name).second) {
+      return bad_param("session.create", at + "/name", "the name '" + server.name + "' is used by an earlier server (names are unique)");
+    }
+    const bool stdio = server.transport == protocol::McpTransport::Stdio;
+    if (stdio && !server.command) return bad_param("session.create", at + "/command", "a stdio server needs a command");
+    if (!stdio && !server.url) return bad_param("session.create", at + "/url", "an http server needs a url");
+    if (stdio && (server.url || server.headers)) {
+      return bad_param("session.create", at + (server.url ? "/url" : "/headers"), "a stdio server takes command, args and env");
+    }
+    if (!stdio && (server.command || server.args || server.env)) {
+      return bad_param("session.create", at + (server.command ? "/command" : server.args ? "/args" : "/env"),
+                       "an http server takes url and headers");
+    }
+    for (const auto& [field, map] : {std::pair{"env", &server.env}, std::pair{"headers", &server.headers}}) {
+      if (!*map) continue;
+      if (!(*map)->is_object()) return bad_param("session.create", at + "/" + field, "expected an object of strings");
+      for (const auto& [key, value] : (*map)->items()) {
+        if (!value.is_string()) return bad_param("session.create", at + "/" + field + "/" + key, "expected a string");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// What session info shows of a session's MCP servers before its agent reported on them: never env or headers.
+std::optional<std::vector<protocol::McpServerState>> pending_mcp_states(const std::vector<protocol::McpServer>& servers) {
+  if (servers.empty()) return std::nullopt;
+  std::vector<protocol::McpServerState> states;
+  for (const auto& server : servers) {
+    protocol::McpServerState state;
+    state.name = server.name;
+    state.transport = server.transport;
+    state.status = protocol::McpServerStatusKind::Pending;
+    states.push_back(std::move(state));
+  }
+  return states;
+}
+
 }  // namespace
 
 Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,
@@ -112,18 +161,20 @@ void Engine::off_reactor(std::function<Outcome<T>()> work, Then<T> done) {
 }
 
 void Engine::restore(PersistedState state) {
-  for (auto& info : state.sessions) {
+  for (auto& stored : state.sessions) {
+    auto& info = stored.info;
     info.live = false;  // no agent process survives a daemon restart
     info.state = protocol::SessionState::Idle;
+    info.mcp_servers = pending_mcp_states(stored.settings.mcp_servers);  // until the agent, started again, reports
     const auto work = state.outstanding.find(info.session_id);
     if (work != state.outstanding.end() && !work->second.empty()) {
-      add_session(std::move(info)).restore(work->second);
+      add_session(std::move(stored)).restore(work->second);
       continue;
     }
     const std::int64_t created_at = info.created_at;
     std::string id = info.session_id;
-    auto [it, inserted] = m_dormant.emplace(std::move(id), std::move(info));
-    if (inserted) m_list_order.insert({created_at, it->first}, &it->second);
+    auto [it, inserted] = m_dormant.emplace(std::move(id), std::move(stored));
+    if (inserted) m_list_order.insert({created_at, it->first}, &it->second.info);
   }
   for (auto& rule : state.rules) m_rules.restore(std::move(rule));
 }
@@ -177,10 +228,11 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
   (*one_stopped)();
 }
 
-Session& Engine::add_session(protocol::SessionInfo info) {
-  std::string id = info.session_id;
-  const std::int64_t created_at = info.created_at;
-  auto [it, inserted] = m_sessions.emplace(std::move(id), std::make_unique<Session>(static_cast<SessionServices&>(*this), std::move(info)));
+Session& Engine::add_session(StoredSession stored) {
+  std::string id = stored.info.session_id;
+  const std::int64_t created_at = stored.info.created_at;
+  auto [it, inserted] = m_sessions.emplace(
+      std::move(id), std::make_unique<Session>(static_cast<SessionServices&>(*this), std::move(stored.info), std::move(stored.settings)));
   if (inserted) m_list_order.insert({created_at, it->first}, &it->second->info());
   return *it->second;
 }
@@ -218,7 +270,7 @@ Session* Engine::find(const std::string& session_id) {
 const protocol::SessionInfo* Engine::info_of(const std::string& session_id) const {
   if (const auto it = m_sessions.find(session_id); it != m_sessions.end()) return &it->second->info();
   const auto dormant = m_dormant.find(session_id);
-  return dormant == m_dormant.end() ? nullptr : &dormant->second;
+  return dormant == m_dormant.end() ? nullptr : &dormant->second.info;
 }
 
 void Engine::prestart(const AgentPrestart& prestart) {
@@ -277,7 +329,13 @@ std::vector<protocol::AgentInfo> Engine::list_agents() {
 void Engine::create_session(const protocol::SessionCreateParams& params, Then<protocol::SessionInfo> done) {
   const auto* descriptor = agent(params.agent);
   if (descriptor == nullptr) return done(unknown_agent(params.agent));
+  const std::vector<protocol::McpServer> mcp_servers = params.mcp_servers.value_or(std::vector<protocol::McpServer>{});
+  if (auto error = check_mcp_servers(mcp_servers)) return done(*error);
   const auto info = descriptor->discover();
+  if (!mcp_servers.empty() && !info.capabilities.mcp) {
+    // Refused rather than dropped: a session without the servers its user asked for would fail in subtler ways.
+    return done(EngineError{ErrorCode::Unsupported, params.agent + " takes no MCP servers (its capabilities say mcp: false)"});
+  }
   if (!info.installed) {
     return done(EngineError{ErrorCode::AgentUnavailable,
                             params.agent + " is not available: " + info.problem.value_or("not installed")});
@@ -293,14 +351,25 @@ void Engine::create_session(const protocol::SessionCreateParams& params, Then<pr
   if (const auto it = m_agent_models.find(params.agent); it != m_agent_models.end()) session.models = it->second;
   session.state = protocol::SessionState::Idle;
   session.created_at = session.updated_at = unix_millis_now();
-  auto add = [this, session, done = std::move(done)](std::optional<EngineError> error) {
+  session.mcp_servers = pending_mcp_states(mcp_servers);
+  insert_new_session(StoredSession{std::move(session), SessionSettings{mcp_servers, {}}}, std::nullopt, std::move(done));
+}
+
+void Engine::insert_new_session(StoredSession stored, std::optional<ConversationBinding> binding, Then<protocol::SessionInfo> done) {
+  auto add = [weak = std::weak_ptr<Engine*>(m_self), stored, binding, done](std::optional<EngineError> error) mutable {
     if (error) return done(*error);  // stored nowhere, so it does not exist
-    Session& added = add_session(session);
-    publish(session.session_id, protocol::SessionCreatedEvent{session});
+    auto alive = weak.lock();
+    if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    Engine& owner = **alive;
+    const protocol::SessionInfo info = stored.info;
+    Session& added = owner.add_session(std::move(stored));
+    if (binding) added.bind_provider_session(std::move(*binding));
+    owner.publish(info.session_id, protocol::SessionCreatedEvent{info});
     done(added.info());
   };
-  // A session exists once it is stored: a crash right after the reply must not lose it.
-  if (m_persistence) return m_persistence->insert_session(session, std::move(add));
+  // A session exists once it is stored (with its run, so it resumes or forks after a restart too): a crash right
+  // after the reply must not lose it.
+  if (m_persistence) return m_persistence->insert_session(stored, binding, std::move(add));
   add(std::nullopt);
 }
 
@@ -428,19 +497,7 @@ void Engine::create_imported(const protocol::SessionImportParams& params, const 
   session.mode = params.mode;
   session.state = protocol::SessionState::Idle;
   session.created_at = session.updated_at = unix_millis_now();
-  auto add = [weak = std::weak_ptr<Engine*>(m_self), session, binding, done](std::optional<EngineError> error) {
-    if (error) return done(*error);  // stored nowhere, so it does not exist
-    auto alive = weak.lock();
-    if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
-    Engine& owner = **alive;
-    Session& added = owner.add_session(session);
-    added.bind_provider_session(binding);
-    owner.publish(session.session_id, protocol::SessionCreatedEvent{session});
-    done(added.info());
-  };
-  // Like a created session, it exists once stored; and with its run, so it resumes after a restart too.
-  if (m_persistence) return m_persistence->insert_imported_session(session, binding, std::move(add));
-  add(std::nullopt);
+  insert_new_session(StoredSession{std::move(session), {}}, binding, std::move(done));
 }
 
 Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id) const {
@@ -515,7 +572,7 @@ void Engine::updated(const std::string& session_id, const Then<protocol::Session
   session->mutable_info().updated_at = unix_millis_now();
   publish(session_id, protocol::SessionUpdatedEvent{session->info()});
   if (!m_persistence) return done(session->info());
-  m_persistence->update_session(session->info(), [done, info = session->info()](std::optional<EngineError> error) {
+  m_persistence->update_session(session->stored(), [done, info = session->info()](std::optional<EngineError> error) {
     if (error) return done(EngineError{error->code, "the change is in effect but was not saved: " + error->message});
     done(info);
   });
@@ -567,6 +624,90 @@ void Engine::set_model(const std::string& session_id, const std::string& model, 
 
 void Engine::set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done) {
   update(session_id, [&](Session& session, Done applied) { session.set_mode(mode, std::move(applied)); }, std::move(done));
+}
+
+void Engine::set_option(const protocol::SessionSetOptionParams& params, Then<protocol::SessionInfo> done) {
+  update(params.session_id, [&](Session& session, Done applied) { session.set_option(params.option_id, params.value, std::move(applied)); },
+         std::move(done));
+}
+
+void Engine::fork(const protocol::SessionForkParams& params, Then<protocol::SessionInfo> done) {
+  auto* source = find(params.session_id);
+  if (source == nullptr) return done(unknown_session(params.session_id));
+  const auto* descriptor = agent(source->info().agent);
+  if (descriptor == nullptr) return done(unknown_agent(source->info().agent));
+  if (!descriptor->discover().capabilities.fork) {
+    return done(EngineError{ErrorCode::Unsupported, source->info().agent + " cannot fork its conversations"});
+  }
+  source->fork_point(params.turn_id, [weak = std::weak_ptr<Engine*>(m_self), source_id = params.session_id, title = params.title,
+                                      done](Outcome<ForkPoint> point) mutable {
+    if (const auto* error = std::get_if<EngineError>(&point)) return done(*error);
+    auto alive = weak.lock();
+    if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    Engine& owner = **alive;
+    const Session* origin = owner.find(source_id);
+    if (origin == nullptr) return done(unknown_session(source_id));
+    auto& fork = std::get<ForkPoint>(point);
+    // The same agent, directory and settings as the source; its own id, title and history from here on.
+    StoredSession stored{protocol::SessionInfo{}, origin->settings()};
+    protocol::SessionInfo& info = stored.info;
+    info.session_id = random_id("s-", 8);
+    info.agent = origin->info().agent;
+    info.cwd = origin->info().cwd;
+    info.title = title ? title : origin->info().title;
+    info.model = origin->info().model;
+    info.mode = origin->info().mode;
+    info.models = origin->info().models;
+    info.state = protocol::SessionState::Idle;
+    info.created_at = info.updated_at = unix_millis_now();
+    info.mcp_servers = pending_mcp_states(stored.settings.mcp_servers);
+    info.forked_from = protocol::ForkOrigin{source_id, fork.turn_id};
+    owner.insert_new_session(std::move(stored), std::move(fork.conversation), std::move(done));
+  });
+}
+
+void Engine::rewind(const protocol::SessionRewindParams& params, Then<protocol::SessionRewindResult> done) {
+  auto* session = find(params.session_id);
+  if (session == nullptr) return done(unknown_session(params.session_id));
+  const bool conversation = params.conversation.value_or(true);
+  const bool files = params.files.value_or(false);
+  if (!conversation && !files) {
+    return done(bad_param("session.rewind", "/conversation", "nothing to rewind: conversation and files are both false"));
+  }
+  if (files) {
+    // The file checkpoints' hook (TurnCheckpoints) takes this branch over: it restores the tree to the checkpoint
+    // of params.turn_id, in Session::rewind where its comment says, and fills the result's files and checkpointId.
+    return done(EngineError{ErrorCode::CheckpointUnavailable, "this daemon keeps no file checkpoints"});
+  }
+  session->rewind(params.turn_id, conversation, [weak = std::weak_ptr<Engine*>(m_self), id = params.session_id, done](
+                                                    Outcome<std::vector<std::string>> rewound) {
+    if (const auto* error = std::get_if<EngineError>(&rewound)) return done(*error);
+    auto alive = weak.lock();
+    const Session* after = alive ? (*alive)->find(id) : nullptr;
+    if (after == nullptr) return done(unknown_session(id));
+    protocol::SessionRewindResult result;
+    result.session = after->info();
+    result.rewound_turn_ids = std::get<std::vector<std::string>>(std::move(rewound));
+    done(std::move(result));
+  });
+}
+
+void Engine::compact(const std::string& session_id, Then<protocol::SessionInfo> done) {
+  auto* session = find(session_id);
+  if (session == nullptr) return done(unknown_session(session_id));
+  session->compact([weak = std::weak_ptr<Engine*>(m_self), session_id, done](std::optional<EngineError> error) {
+    if (error) return done(*error);
+    auto alive = weak.lock();
+    const Session* after = alive ? (*alive)->find(session_id) : nullptr;
+    if (after == nullptr) return done(unknown_session(session_id));
+    done(after->info());
+  });
+}
+
+void Engine::diff(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done) {
+  if (info_of(params.session_id) == nullptr) return done(unknown_session(params.session_id));
+  // The file checkpoints' hook (TurnCheckpoints) answers this from the daemon's checkpoint store.
+  done(EngineError{ErrorCode::CheckpointUnavailable, "this daemon keeps no file checkpoints"});
 }
 
 void Engine::send(protocol::SessionSendParams params, Session::SendDone done) {

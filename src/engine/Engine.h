@@ -95,6 +95,13 @@ class Engine : private SessionServices, private RequestBroker::Host {
   Outcome<protocol::SessionAttachResult> attach(const std::string& session_id);
   void set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done);
   void set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done);
+  void set_option(const protocol::SessionSetOptionParams& params, Then<protocol::SessionInfo> done);
+  // A new session continuing a copy of this one's conversation through a turn (session.fork), stored before `done`.
+  void fork(const protocol::SessionForkParams& params, Then<protocol::SessionInfo> done);
+  void rewind(const protocol::SessionRewindParams& params, Then<protocol::SessionRewindResult> done);
+  void compact(const std::string& session_id, Then<protocol::SessionInfo> done);
+  // What a turn (or the whole session) changed in the working tree, from the daemon's file checkpoints.
+  void diff(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done);
   void send(protocol::SessionSendParams params, Session::SendDone done);
   void resume(const protocol::SessionResumeParams& params, Session::SendDone done);
   Outcome<bool> cancel(const std::string& session_id);
@@ -155,8 +162,10 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void bind_imported(const protocol::SessionImportParams& params, adapters::HistoryEntry history, Then<protocol::SessionInfo> done);
   void create_imported(const protocol::SessionImportParams& params, const adapters::HistoryEntry& history,
                        const std::optional<std::string>& holder, Then<protocol::SessionInfo> done);
-  // The one place a Session is made (created, imported, restored, woken from dormant).
-  Session& add_session(protocol::SessionInfo info);
+  // The one place a Session is made (created, imported, forked, restored, woken from dormant).
+  Session& add_session(StoredSession stored);
+  // Stores a new session (with the agent conversation it is bound to, if any), then makes and announces it.
+  void insert_new_session(StoredSession stored, std::optional<ConversationBinding> binding, Then<protocol::SessionInfo> done);
   // The session, made from its dormant entry if it has none yet; null if there is no such session.
   Session* find(const std::string& session_id);
   // What session.get and session.list show of a session, without making a Session of a dormant one.
@@ -186,7 +195,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   // holds thousands of sessions (one per `switchboard run`, say) starts without making a Session for each; the
   // first call that needs one (a send, a change, a delete, a rule) makes it (find). Sessions restored with
   // outstanding prompts are made at once: their queue and interrupted prompt live in the Session.
-  std::map<std::string, protocol::SessionInfo> m_dormant;
+  std::map<std::string, StoredSession> m_dormant;
   // By agent: the models its sessions last reported while this daemon runs (not stored: an agent's offer can
   // change between runs, and it reports it again when it next starts).
   std::map<std::string, std::vector<protocol::ModelInfo>> m_agent_models;

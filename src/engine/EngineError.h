@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -12,6 +13,8 @@ namespace switchboard::engine {
 struct EngineError {
   protocol::ErrorCode code;
   std::string message;
+  // InvalidParams: the JSON pointer of the bad field in the call's params (data.pointer on the wire).
+  std::optional<std::string> pointer{};
 };
 
 template <class T>

@@ -61,6 +61,25 @@ bool same_models(const std::optional<std::vector<protocol::ModelInfo>>& known, c
   return true;
 }
 
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+std::string trimmed(std::string_view text) {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return std::string(text);
+}
+
+// A prompt `/name arguments` whose name is one of the commands the agent offers this session: the agent runs it
+// with its own mechanism. Anything else (an unknown name, a path like `/tmp/x`, text before the slash) is a prompt.
+std::optional<adapters::SlashCommand> slash_command(const std::string& text, const std::optional<std::vector<protocol::AgentCommand>>& commands) {
+  if (!commands || text.size() < 2 || text[0] != '/') return std::nullopt;
+  std::size_t end = 1;
+  while (end < text.size() && !is_space(text[end])) ++end;
+  const std::string name = text.substr(1, end - 1);
+  if (std::none_of(commands->begin(), commands->end(), [&](const auto& command) { return command.name == name; })) return std::nullopt;
+  return adapters::SlashCommand{name, trimmed(std::string_view(text).substr(end))};
+}
+
 }  // namespace
 
 std::optional<std::string> resolve_model(const std::optional<std::string>& call_override,
@@ -71,7 +90,25 @@ std::optional<std::string> resolve_model(const std::optional<std::string>& call_
   return configured;
 }
 
-Session::Session(SessionServices& services, protocol::SessionInfo info) : m_services(services), m_info(std::move(info)) {}
+Session::Session(SessionServices& services, protocol::SessionInfo info, SessionSettings settings)
+    : m_services(services), m_info(std::move(info)), m_settings(std::move(settings)) {}
+
+bool Session::busy() const {
+  return m_turn || !m_queue.empty() || m_interrupted || m_agent_life == AgentLife::Starting || m_held;
+}
+
+protocol::AgentCapabilities Session::capabilities() const {
+  const auto* descriptor = m_services.agent(m_info.agent);
+  return descriptor == nullptr ? protocol::AgentCapabilities{} : descriptor->discover().capabilities;
+}
+
+void Session::save_session() {
+  auto* persistence = m_services.persistence();
+  if (persistence == nullptr) return;
+  persistence->update_session(stored(), [id = m_info.session_id](std::optional<EngineError> error) {
+    if (error) spdlog::error("session {}: its plan, usage or options could not be saved: {}", id, error->message);
+  });
+}
 
 Session::~Session() {
   // Destroying the session (delete) must not leave callers hanging; its open requests resolve as cancelled, and
@@ -160,7 +197,10 @@ void Session::start_adapter() {
   options.mode = m_info.mode;
   options.resume_provider_session_id = m_provider_session_id;
   options.fork = m_fork_pending && m_provider_session_id.has_value();
+  if (options.fork) options.fork_through_turn_ref = m_fork_through;
   options.stream_text = m_services.stream_text();
+  options.mcp_servers = m_settings.mcp_servers;
+  options.options.assign(m_settings.option_values.begin(), m_settings.option_values.end());
   m_adapter = m_services.take_prestarted(m_info.agent, options, *this);
   if (!m_adapter) m_adapter = m_services.agent(m_info.agent)->create(*this);
   // Wrapped: an adapter destroyed holding the start still completes it (AgentUnavailable), so the session never
@@ -198,6 +238,7 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
   const std::string lost = *m_provider_session_id;
   m_provider_session_id.reset();
   m_fork_pending = false;  // nothing left to fork: the fresh conversation is the session's own
+  m_fork_through.reset();
   spdlog::warn("session {}: the agent's conversation {} is gone ({}); starting a fresh one", m_info.session_id, lost, why);
   auto seeded = [weak = std::weak_ptr<Session*>(m_self), lost](std::vector<Exchange> exchanges) {
     auto self = weak.lock();
@@ -221,10 +262,12 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
 void Session::bind_provider_session(ConversationBinding binding) {
   m_provider_session_id = std::move(binding.provider_session_id);
   m_fork_pending = binding.fork;
+  m_fork_through = binding.fork ? std::move(binding.fork_through_turn_ref) : std::nullopt;
 }
 
 void Session::restore(const std::optional<OutstandingWork>& work) {
   m_look_up_last_run = true;
+  m_turns_known = false;  // its earlier turns are in the store
   if (!work || work->empty()) return;
   // The prompt whose turn was cut off (or, if the agent had stopped, the first one queued) is offered for
   // resumption; the rest stay queued behind it, in order.
@@ -283,7 +326,7 @@ void Session::run_interrupted(std::optional<SendDone> waiter) {
 void Session::send(protocol::SessionSendParams params, SendDone done) {
   const bool wait = params.wait.value_or(true);
   std::vector<protocol::Attachment> attachments = params.attachments.value_or(std::vector<protocol::Attachment>{});
-  if (m_turn || m_agent_life == AgentLife::Starting || !m_queue.empty() || m_interrupted) {
+  if (m_turn || m_agent_life == AgentLife::Starting || !m_queue.empty() || m_interrupted || m_held) {
     // Queued, not raced: FIFO behind the running turn; every client sees it queued.
     Pending pending;
     pending.prompt.queue_id = random_id("q-", 6);
@@ -300,7 +343,7 @@ void Session::send(protocol::SessionSendParams params, SendDone done) {
     save_outstanding();
     // Nothing running: prompts left waiting (an agent that died, an interrupted session after a restart) run
     // now, oldest first, and this one after them. Nothing is dropped and nothing overtakes.
-    if (!m_turn && m_agent_life != AgentLife::Starting) {
+    if (!m_turn && m_agent_life != AgentLife::Starting && !m_held) {
       if (m_interrupted) {
         run_interrupted(std::nullopt);
       } else {
@@ -361,9 +404,10 @@ void Session::send_to_agent(const std::string& turn_id, std::string text, std::v
     on_turn_end(std::move(failed));
     return;
   }
+  auto command = slash_command(text, m_info.commands);
   // The first prompt of a conversation that replaces a lost one carries the stored transcript before it.
   if (m_seed) text = *std::exchange(m_seed, std::nullopt) + text;
-  m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model, std::nullopt});
+  m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model, std::move(command)});
 }
 
 bool Session::cancel() {
@@ -416,6 +460,221 @@ void Session::set_mode(const std::string& mode, Done done) {
   };
   if (m_agent_life == AgentLife::Running) return m_adapter->set_mode(mode, for_adapter(std::move(taken)));
   taken(std::nullopt);
+}
+
+void Session::set_option(const std::string& option_id, const std::string& value, Done done) {
+  if (!capabilities().options) {
+    return done(EngineError{ErrorCode::Unsupported, m_info.agent + " has no options beyond model and mode"});
+  }
+  if (m_info.options) {
+    // Once the agent said what it has, nothing else reaches it: the caller learns which field is wrong.
+    const auto option = std::find_if(m_info.options->begin(), m_info.options->end(), [&](const auto& known) { return known.id == option_id; });
+    if (option == m_info.options->end()) {
+      std::string offered;
+      for (const auto& known : *m_info.options) offered += (offered.empty() ? "" : ", ") + known.id;
+      return done(EngineError{ErrorCode::InvalidParams,
+                              "invalid params for session.setOption: /optionId: " + m_info.agent + " has no option '" +
+                                  option_id.substr(0, 100) + "' (it has: " + (offered.empty() ? "none" : offered) + ")",
+                              "/optionId"});
+    }
+    if (std::none_of(option->values.begin(), option->values.end(), [&](const auto& allowed) { return allowed.value == value; })) {
+      std::string allowed;
+      for (const auto& known : option->values) allowed += (allowed.empty() ? "" : ", ") + known.value;
+      return done(EngineError{ErrorCode::InvalidParams,
+                              "invalid params for session.setOption: /value: '" + value.substr(0, 100) + "' is not a value of " +
+                                  option_id + " (it takes: " + allowed + ")",
+                              "/value"});
+    }
+  }
+  auto taken = [weak = std::weak_ptr<Session*>(m_self), option_id, value, done = std::move(done)](std::optional<adapters::AdapterError> error) {
+    if (error) return done(EngineError{error->code, error->message});
+    if (auto self = weak.lock()) {
+      Session& session = **self;
+      session.m_settings.option_values[option_id] = value;
+      if (session.m_info.options) {
+        for (auto& option : *session.m_info.options) {
+          if (option.id == option_id) option.current_value = value;
+        }
+      }
+      session.m_info.updated_at = unix_millis_now();
+    }
+    done(std::nullopt);
+  };
+  if (m_agent_life == AgentLife::Running) return m_adapter->set_option(option_id, value, for_adapter(std::move(taken)));
+  taken(std::nullopt);  // kept for the next start (StartOptions::options)
+}
+
+void Session::with_turns(std::function<void()> then) {
+  if (m_turns_known) return then();
+  m_turn_waiters.push_back(std::move(then));
+  if (m_turn_waiters.size() > 1) return;  // already reading
+  auto* persistence = m_services.persistence();
+  auto loaded = [weak = std::weak_ptr<Session*>(m_self)](std::vector<TurnRecord> stored) {
+    auto self = weak.lock();
+    if (!self) return;
+    Session& session = **self;
+    // Turns that ended while the store was read were written after the read was queued: they go after it.
+    for (auto& recent : session.m_turns) {
+      if (std::none_of(stored.begin(), stored.end(), [&](const auto& turn) { return turn.turn_id == recent.turn_id; })) {
+        stored.push_back(std::move(recent));
+      }
+    }
+    session.m_turns = std::move(stored);
+    session.m_turns_known = true;
+    auto waiters = std::exchange(session.m_turn_waiters, {});
+    for (auto& waiter : waiters) waiter();
+  };
+  if (persistence == nullptr) return loaded({});
+  persistence->turns(m_info.session_id, std::move(loaded));
+}
+
+void Session::with_conversation(std::function<void()> then) {
+  if (!m_look_up_last_run || m_provider_session_id || m_services.persistence() == nullptr) return then();
+  m_look_up_last_run = false;
+  m_services.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self), then = std::move(then)](std::optional<ConversationBinding> run) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (run && !(*self)->m_provider_session_id) (*self)->bind_provider_session(std::move(*run));
+    then();
+  });
+}
+
+void Session::fork_point(const std::optional<std::string>& turn_id, std::function<void(Outcome<ForkPoint>)> done) {
+  with_turns([this, weak = std::weak_ptr<Session*>(m_self), turn_id, done = std::move(done)]() mutable {
+    with_conversation([this, weak, turn_id, done = std::move(done)] {
+      if (weak.expired()) return;
+      if (busy()) return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " is running a turn; fork it once the turn has ended"});
+      // The fork point: the turn named, or the session's latest that no rewind undid.
+      const TurnRecord* point = nullptr;
+      const TurnRecord* latest = nullptr;
+      for (const auto& turn : m_turns) {
+        if (turn.rewound) continue;
+        latest = &turn;
+        if (turn_id && turn.turn_id == *turn_id) point = &turn;
+      }
+      if (turn_id && point == nullptr) {
+        return done(EngineError{ErrorCode::UnknownTurn, "session " + m_info.session_id + " has no turn " + turn_id->substr(0, 100) +
+                                                            " to fork from (or it was rewound)"});
+      }
+      if (!turn_id) point = latest;
+      if (point != nullptr && point != latest && !point->native_ref) {
+        return done(EngineError{ErrorCode::Unsupported, m_info.agent + " named no reference for turn " + point->turn_id +
+                                                            ", so its conversation cannot be forked there"});
+      }
+      ForkPoint fork;
+      if (point != nullptr) fork.turn_id = point->turn_id;
+      if (m_provider_session_id) {
+        ConversationBinding binding;
+        binding.provider_session_id = *m_provider_session_id;
+        binding.fork = true;
+        // Through that turn: the copy is made at the fork's first start, and the source may have gone on by then.
+        // A source that is itself still to fork its origin has no turn of its own: the same point of the origin.
+        binding.fork_through_turn_ref = point != nullptr ? point->native_ref : m_fork_pending ? m_fork_through : std::nullopt;
+        fork.conversation = std::move(binding);
+      }
+      done(std::move(fork));
+    });
+  });
+}
+
+void Session::hold_for(std::function<void(Done)> work, Done done) {
+  m_held = true;
+  auto finish = [weak = std::weak_ptr<Session*>(m_self), done = std::move(done)](std::optional<EngineError> error) {
+    if (auto self = weak.lock()) {
+      Session& session = **self;
+      session.m_held = false;
+      done(std::move(error));
+      // Prompts sent meanwhile were queued: they run now, oldest first.
+      if (!session.m_turn && !session.m_queue.empty()) session.drain_queue(/*after_stop=*/true);
+      return;
+    }
+    done(std::move(error));
+  };
+  ensure_started([weak = std::weak_ptr<Session*>(m_self), work = std::move(work), finish = std::move(finish)](std::optional<EngineError> error) mutable {
+    if (error) return finish(std::move(error));
+    if (weak.expired()) return finish(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+    work(std::move(finish));
+  });
+}
+
+void Session::rewind(const std::string& turn_id, bool conversation, RewindDone done) {
+  if (busy()) {
+    return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; rewind once it is idle"});
+  }
+  with_turns([this, weak = std::weak_ptr<Session*>(m_self), turn_id, conversation, done = std::move(done)]() mutable {
+    if (weak.expired()) return;
+    if (busy()) return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; rewind once it is idle"});
+    std::vector<std::string> rewound;
+    std::optional<std::string> native_ref;
+    bool found = false;
+    for (const auto& turn : m_turns) {
+      if (turn.rewound) continue;
+      if (turn.turn_id == turn_id) {
+        found = true;
+        native_ref = turn.native_ref;
+      }
+      if (found) rewound.push_back(turn.turn_id);
+    }
+    if (!found) {
+      return done(EngineError{ErrorCode::UnknownTurn, "session " + m_info.session_id + " has no turn " + turn_id.substr(0, 100) +
+                                                          " to rewind to (or it was rewound already)"});
+    }
+    if (conversation && !capabilities().rewind) {
+      return done(EngineError{ErrorCode::Unsupported, m_info.agent + " cannot rewind its conversation"});
+    }
+    if (conversation && !native_ref) {
+      return done(EngineError{ErrorCode::Unsupported, m_info.agent + " named no reference for turn " + turn_id + ", so its conversation cannot be rewound there"});
+    }
+    // The files half (the daemon's checkpoints) goes here, before anything changes: check that the checkpoint of
+    // `turn_id` exists (CheckpointUnavailable otherwise), then restore the tree after the conversation step below.
+    auto marked = [weak, turn_id, conversation, rewound, done](std::optional<EngineError> error) {
+      if (error) return done(*error);
+      auto self = weak.lock();
+      if (!self) return done(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+      Session& session = **self;
+      for (auto& turn : session.m_turns) {
+        if (std::find(rewound.begin(), rewound.end(), turn.turn_id) != rewound.end()) turn.rewound = true;
+      }
+      if (auto* persistence = session.m_services.persistence()) {
+        persistence->mark_rewound(session.m_info.session_id, rewound, [id = session.m_info.session_id](std::optional<EngineError> failed) {
+          if (failed) spdlog::error("session {}: the rewound turns could not be marked in the store: {}", id, failed->message);
+        });
+      }
+      protocol::SessionRewoundEvent event;
+      event.turn_id = turn_id;
+      event.rewound_turn_ids = rewound;
+      event.conversation = conversation;
+      event.files = false;
+      session.publish(std::move(event));
+      done(rewound);
+    };
+    if (!conversation) return marked(std::nullopt);
+    hold_for(
+        [weak, ref = *native_ref](Done finished) {
+          auto self = weak.lock();
+          if (!self) return finished(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+          (*self)->m_adapter->rewind(ref, (*self)->for_adapter([finished](std::optional<adapters::AdapterError> error) {
+            finished(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
+          }));
+        },
+        std::move(marked));
+  });
+}
+
+void Session::compact(Done done) {
+  if (busy()) {
+    return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; compact once it is idle"});
+  }
+  if (!capabilities().compact) return done(EngineError{ErrorCode::Unsupported, m_info.agent + " cannot compact its conversation on request"});
+  hold_for(
+      [weak = std::weak_ptr<Session*>(m_self)](Done finished) {
+        auto self = weak.lock();
+        if (!self) return finished(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+        (*self)->m_adapter->compact((*self)->for_adapter([finished](std::optional<adapters::AdapterError> error) {
+          finished(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
+        }));
+      },
+      std::move(done));
 }
 
 void Session::stop_agent() {
@@ -482,6 +741,7 @@ void Session::on_provider_session(adapters::ProviderSession event) {
   if (m_provider_session_id == provider_session_id) return;
   // A new id after a fork is the fork's: the session continues it, and resumes it from now on.
   m_fork_pending = false;
+  m_fork_through.reset();
   m_provider_session_id = std::move(provider_session_id);
   // Recorded as a run, so that after a restart the session resumes the agent's own conversation.
   if (auto* persistence = m_services.persistence()) persistence->record_run(m_info.session_id, *m_provider_session_id);
@@ -541,14 +801,22 @@ std::optional<std::string> Session::current_turn_id() const {
 
 // What the agent reports about the session as a whole: session info keeps the latest, so a client that
 // attaches late sees it, and every client hears the change.
+// The latest plan and usage are stored too, so session info has them after a restart: a plan at once (plans change
+// a few times per turn), usage when the turn ends (it may change with every model request).
 void Session::on_plan(adapters::PlanUpdate event) {
   m_info.plan = event.entries;
   publish(protocol::PlanUpdatedEvent{current_turn_id(), std::move(event.entries)});
+  save_session();
 }
 
 void Session::on_usage(adapters::UsageUpdate event) {
   m_info.usage = event.usage;
   publish(protocol::UsageUpdatedEvent{current_turn_id(), std::move(event.usage)});
+  if (m_turn) {
+    m_usage_unsaved = true;
+  } else {
+    save_session();
+  }
 }
 
 void Session::on_commands(adapters::CommandsOffered event) {
@@ -595,6 +863,12 @@ void Session::on_turn_end(adapters::TurnResult result) {
   Turn turn = std::move(*m_turn);
   m_turn.reset();
   if (result.text.empty()) result.text = turn.last_text;
+  // The turn, with the agent's reference for it: what fork and rewind hand back to the agent later.
+  m_turns.push_back(TurnRecord{turn.turn_id, result.native_turn_ref, false});
+  if (auto* persistence = m_services.persistence()) {
+    persistence->record_turn(m_info.session_id, m_turns.back());
+    if (std::exchange(m_usage_unsaved, false)) save_session();
+  }
   protocol::TurnStoppedEvent stopped;
   stopped.turn_id = turn.turn_id;
   stopped.stop_reason = result.stop_reason;

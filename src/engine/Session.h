@@ -33,16 +33,28 @@ std::optional<std::string> resolve_model(const std::optional<std::string>& call_
 // Turn invariants (tested for every adapter): state is running before send's reply; an open request keeps the
 // turn running (awaiting_input); a turn ends with turn.stopped followed by session.state idle; a dead agent
 // gives stopped; cancel follows the same stopped → idle path. Lives on the io_context thread.
+// Where a fork of a session starts: the agent's conversation to copy and how much of it (session.fork).
+struct ForkPoint {
+  std::optional<std::string> turn_id;                // the last turn the fork keeps (none: the session had none)
+  std::optional<ConversationBinding> conversation;   // none: the session has no agent conversation yet
+};
+
 class Session : public adapters::AdapterListener, private RequestBroker::Asker {
  public:
   using SendDone = std::function<void(Outcome<protocol::SessionSendResult>)>;
   using Done = std::function<void(std::optional<EngineError>)>;
+  using RewindDone = std::function<void(Outcome<std::vector<std::string>>)>;
 
-  Session(SessionServices& services, protocol::SessionInfo info);
+  Session(SessionServices& services, protocol::SessionInfo info, SessionSettings settings = {});
   ~Session() override;
 
   const protocol::SessionInfo& info() const { return m_info; }
   protocol::SessionInfo& mutable_info() { return m_info; }
+  const SessionSettings& settings() const { return m_settings; }
+  StoredSession stored() const { return StoredSession{m_info, m_settings}; }
+  // A turn runs, prompts wait (queued or interrupted), its agent is starting, or a rewind or compaction holds it:
+  // what rewind, fork and compact refuse with SessionBusy.
+  bool busy() const;
 
   void send(protocol::SessionSendParams params, SendDone done);
   // Runs the interrupted prompt again (NotInterrupted if there is none).
@@ -53,6 +65,17 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   // it at once, for the next start.
   void set_model(const std::string& model, Done done);
   void set_mode(const std::string& mode, Done done);
+  // session.setOption: checked against the options the agent reported (InvalidParams naming optionId or value),
+  // given to a live agent, kept for every later start.
+  void set_option(const std::string& option_id, const std::string& value, Done done);
+  // session.fork's source side: the turn `turn_id` (default: the latest) of this session's conversation, checked
+  // (UnknownTurn, Unsupported for a turn the agent named no reference for).
+  void fork_point(const std::optional<std::string>& turn_id, std::function<void(Outcome<ForkPoint>)> done);
+  // session.rewind of the conversation: the agent drops `turn_id` and every later turn (started first if it is
+  // not live); session.rewound is published and the turns are marked. `done` gets the rewound turns, oldest first.
+  void rewind(const std::string& turn_id, bool conversation, RewindDone done);
+  // session.compact: the agent summarizes its conversation now (started first if it is not live).
+  void compact(Done done);
   void stop_agent();
   // Daemon shutdown: stops the agent gracefully (it may finish its turn and save its conversation) and calls
   // `stopped` once the agent has reported that it is gone (at once when none runs), after the session's own
@@ -97,6 +120,17 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   void on_unavailable(adapters::Unavailable event) override;
 
  private:
+  // Runs `then` once the session's ended turns are known (read from the store once, for a restored session).
+  void with_turns(std::function<void()> then);
+  // Runs `then` once the agent conversation the session continues is known (a restored session's newest run).
+  void with_conversation(std::function<void()> then);
+  // A rewind or compaction: holds the session (prompts queue meanwhile), starts the agent if needed, runs `work`
+  // on it, and lets the queue go on once `work` completed.
+  void hold_for(std::function<void(Done)> work, Done done);
+  // The agent's capabilities as its descriptor reports them (all false for an agent no longer registered).
+  protocol::AgentCapabilities capabilities() const;
+  // Stores what the session keeps of its agent's reports (plan, usage) and its settings.
+  void save_session();
   struct Pending {
     protocol::QueuedPrompt prompt;
     std::optional<std::string> model;
@@ -157,6 +191,14 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
 
   SessionServices& m_services;
   protocol::SessionInfo m_info;
+  SessionSettings m_settings;
+  // Ended turns, oldest first (TurnRecord: the agent's reference, rewound). Complete once m_turns_known; a
+  // restored session reads the stored ones when first needed, and turns ending meanwhile are kept after them.
+  std::vector<TurnRecord> m_turns;
+  bool m_turns_known = true;
+  std::vector<std::function<void()>> m_turn_waiters;
+  bool m_held = false;          // a rewind or compaction is under way
+  bool m_usage_unsaved = false;  // usage reported during the turn: stored when it ends
   std::unique_ptr<adapters::AgentAdapter> m_adapter;
   AgentLife m_agent_life = AgentLife::None;
   std::vector<std::function<void(std::optional<EngineError>)>> m_start_waiters;
@@ -164,6 +206,7 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   // The next start forks m_provider_session_id rather than resuming it (ConversationBinding::fork), until the
   // agent reports the fork's own id.
   bool m_fork_pending = false;
+  std::optional<std::string> m_fork_through;  // with m_fork_pending: the last turn the fork keeps
   std::optional<std::string> m_seed;  // the stored transcript, put before the next prompt the agent gets
   bool m_look_up_last_run = false;  // restored from the store: find the provider session id before starting
   std::optional<protocol::QueuedPrompt> m_interrupted;

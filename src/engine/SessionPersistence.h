@@ -31,13 +31,38 @@ struct Exchange {
 struct ConversationBinding {
   std::string provider_session_id;
   // The session is to continue a fork of that conversation, made when its agent next starts (an imported
-  // conversation another session of ours continues). Cleared by the run the fork's own id is recorded as.
+  // conversation another session of ours continues, or session.fork). Cleared by the run the fork's own id is
+  // recorded as.
   bool fork = false;
+  // With fork: the agent's reference of the last turn the copy keeps (StartOptions::fork_through_turn_ref).
+  std::optional<std::string> fork_through_turn_ref{};
+};
+
+// What a session keeps besides its info, stored with it: what its agent is started with every time.
+struct SessionSettings {
+  // As given at session.create (or copied by session.fork), env and headers included; session info shows only
+  // their names, transports and status.
+  std::vector<protocol::McpServer> mcp_servers;
+  // The values chosen with session.setOption, by option id (StartOptions::options at every start).
+  std::map<std::string, std::string> option_values;
+};
+
+// A session as the store keeps it.
+struct StoredSession {
+  protocol::SessionInfo info;
+  SessionSettings settings;
+};
+
+// One ended turn of a session: the agent's reference for it, and whether a rewind undid it.
+struct TurnRecord {
+  std::string turn_id;
+  std::optional<std::string> native_ref;
+  bool rewound = false;
 };
 
 // Everything the engine reloads at startup.
 struct PersistedState {
-  std::vector<protocol::SessionInfo> sessions;
+  std::vector<StoredSession> sessions;
   std::map<std::string, OutstandingWork> outstanding;  // by session id
   std::vector<protocol::RememberedRule> rules;         // project and always rules (session rules die with the daemon)
 };
@@ -56,12 +81,13 @@ class SessionPersistence {
 
   virtual ~SessionPersistence() = default;
 
-  virtual void insert_session(const protocol::SessionInfo& session, Done done) = 0;
-  // An imported session: inserted together with a run bound to the agent's session. All or nothing: `done` gets
-  // an error (and nothing stays stored) unless both were stored.
-  virtual void insert_imported_session(const protocol::SessionInfo& session, const ConversationBinding& binding,
-                                       Done done) = 0;
-  virtual void update_session(const protocol::SessionInfo& session, Done done) = 0;
+  // With a binding (an imported or forked session): inserted together with a run bound to the agent's
+  // conversation. All or nothing: `done` gets an error (and nothing stays stored) unless both were stored.
+  virtual void insert_session(const StoredSession& session, const std::optional<ConversationBinding>& binding,
+                              Done done) = 0;
+  // Writes what may change of a session: its info's title, model, mode, archived, state, plan and usage, and
+  // its chosen option values.
+  virtual void update_session(const StoredSession& session, Done done) = 0;
   virtual void delete_session(const std::string& session_id, Done done) = 0;
 
   // A run binds our session to the agent's own session id (what resuming needs).
@@ -76,6 +102,12 @@ class SessionPersistence {
   // The session's exchanges as the event log recorded them (each ended turn's prompt and final text), oldest
   // first; empty when nothing is stored. Used to seed a fresh agent conversation when the agent's own is gone.
   virtual void exchanges(const std::string& session_id, std::function<void(std::vector<Exchange>)> done) = 0;
+
+  // An ended turn, after the session's earlier ones (fire-and-forget).
+  virtual void record_turn(const std::string& session_id, const TurnRecord& turn) = 0;
+  // The session's ended turns, oldest first (empty when none is stored, or the store cannot be read: logged).
+  virtual void turns(const std::string& session_id, std::function<void(std::vector<TurnRecord>)> done) = 0;
+  virtual void mark_rewound(const std::string& session_id, const std::vector<std::string>& turn_ids, Done done) = 0;
 
   // Replaces the session's outstanding work; an empty one clears it.
   virtual void save_outstanding(const std::string& session_id, const OutstandingWork& work) = 0;

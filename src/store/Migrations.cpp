@@ -109,11 +109,37 @@ constexpr std::string_view kVersion4 = R"sql(
 ALTER TABLE runs ADD COLUMN fork INTEGER NOT NULL DEFAULT 0 CHECK (fork IN (0, 1));
 )sql";
 
+// Version 5: what a session keeps for its agent's controls (docs/persistence.md, docs/controls.md).
+//  - sessions: the MCP servers given at session.create (JSON, env and headers included: the agent needs them
+//    at every start), the option values chosen with session.setOption (a JSON object), the session it was
+//    forked from, and the agent's latest plan and context usage (JSON). '' is "none", as for the other columns.
+//  - runs.fork_through: with fork, the agent's own reference of the last turn the fork keeps.
+//  - turns: each ended turn of a session, in order, with the agent's reference for it (TurnResult::
+//    native_turn_ref, what fork and rewind hand back to the agent) and whether a rewind undid it.
+constexpr std::string_view kVersion5 = R"sql(
+ALTER TABLE sessions ADD COLUMN mcp_servers TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN option_values TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN context_usage TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN fork_through TEXT;
+
+CREATE TABLE turns (
+  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  turn_id     TEXT NOT NULL,
+  position    INTEGER NOT NULL,
+  native_ref  TEXT,
+  rewound     INTEGER NOT NULL DEFAULT 0 CHECK (rewound IN (0, 1)),
+  PRIMARY KEY (session_id, turn_id)
+) WITHOUT ROWID;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
     {3, "seq reservation; lost event ranges", kVersion3},
     {4, "runs that are forks still to make", kVersion4},
+    {5, "MCP servers, option values, fork origin, plan and usage of sessions; turns with the agent's references", kVersion5},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

@@ -6,6 +6,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
 #include <sqlite3.h>
 
 #include "store/Database.h"
@@ -30,8 +31,9 @@ namespace {
 
 constexpr std::size_t kMaxPage = 1000;
 constexpr const char* kSessionColumns =
-    "id, agent, cwd, title, model, mode, archived, state, created_at, updated_at, last_seq";
-constexpr const char* kRunColumns = "id, session_id, provider_session_id, started_at, ended_at, fork";
+    "id, agent, cwd, title, model, mode, archived, state, created_at, updated_at, last_seq, mcp_servers, option_values, "
+    "forked_from, plan, context_usage";
+constexpr const char* kRunColumns = "id, session_id, provider_session_id, started_at, ended_at, fork, fork_through";
 
 StoreError not_found(std::string what) { return StoreError{StoreError::Code::NotFound, std::move(what)}; }
 
@@ -50,6 +52,11 @@ SessionRecord read_session(const SQLite::Statement& row) {
   session.created_at = row.getColumn(8).getInt64();
   session.updated_at = row.getColumn(9).getInt64();
   session.last_seq = static_cast<std::uint64_t>(row.getColumn(10).getInt64());
+  session.mcp_servers = row.getColumn(11).getString();
+  session.option_values = row.getColumn(12).getString();
+  session.forked_from = row.getColumn(13).getString();
+  session.plan = row.getColumn(14).getString();
+  session.context_usage = row.getColumn(15).getString();
   return session;
 }
 
@@ -68,6 +75,7 @@ RunRecord read_run(const SQLite::Statement& row) {
   run.started_at = row.getColumn(3).getInt64();
   if (!row.getColumn(4).isNull()) run.ended_at = row.getColumn(4).getInt64();
   run.fork = row.getColumn(5).getInt() != 0;
+  if (!row.getColumn(6).isNull()) run.fork_through = row.getColumn(6).getString();
   return run;
 }
 
@@ -85,7 +93,7 @@ void SessionStore::insert_session(SessionRecord session, StoreCallback<SessionRe
       "insert session",
       [session = std::move(session)](Database& db) -> StoreResult<SessionRecord> {
         SQLite::Statement insert(db.sql(), std::string("INSERT INTO sessions(") + kSessionColumns +
-                                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bind(1, session.id);
         insert.bind(2, session.agent);
         insert.bind(3, session.cwd);
@@ -97,6 +105,11 @@ void SessionStore::insert_session(SessionRecord session, StoreCallback<SessionRe
         insert.bind(9, session.created_at);
         insert.bind(10, session.updated_at);
         insert.bind(11, static_cast<std::int64_t>(session.last_seq));
+        insert.bind(12, session.mcp_servers);
+        insert.bind(13, session.option_values);
+        insert.bind(14, session.forked_from);
+        insert.bind(15, session.plan);
+        insert.bind(16, session.context_usage);
         try {
           insert.exec();
         } catch (const SQLite::Exception& e) {
@@ -120,6 +133,9 @@ void SessionStore::update_session(std::string id, SessionUpdate update, StoreCal
         if (update.mode) sql += ", mode = ?";
         if (update.state) sql += ", state = ?";
         if (update.archived) sql += ", archived = ?";
+        if (update.option_values) sql += ", option_values = ?";
+        if (update.plan) sql += ", plan = ?";
+        if (update.context_usage) sql += ", context_usage = ?";
         sql += " WHERE id = ?";
         SQLite::Statement statement(db.sql(), sql);
         int index = 1;
@@ -128,6 +144,9 @@ void SessionStore::update_session(std::string id, SessionUpdate update, StoreCal
           if (*field) statement.bind(index++, **field);
         }
         if (update.archived) statement.bind(index++, *update.archived ? 1 : 0);
+        for (const auto* field : {&update.option_values, &update.plan, &update.context_usage}) {
+          if (*field) statement.bind(index++, **field);
+        }
         statement.bind(index, id);
         if (statement.exec() == 0) return not_found("update session: no session " + id);
         auto session = find_session(db.sql(), id);
@@ -194,16 +213,28 @@ void SessionStore::delete_session(std::string id, StoreCallback<void> done) {
 
 void SessionStore::add_run(std::string session_id, std::string provider_session_id, bool fork, std::int64_t started_at,
                            StoreCallback<RunRecord> done) {
+  add_run(std::move(session_id), std::move(provider_session_id), fork, std::nullopt, started_at, std::move(done));
+}
+
+void SessionStore::add_run(std::string session_id, std::string provider_session_id, bool fork,
+                           std::optional<std::string> fork_through, std::int64_t started_at, StoreCallback<RunRecord> done) {
+  RunRecord record;
+  record.session_id = std::move(session_id);
+  record.provider_session_id = std::move(provider_session_id);
+  record.started_at = started_at;
+  record.fork = fork;
+  record.fork_through = std::move(fork_through);
   m_worker.submit(
       "add run",
-      [run = RunRecord{0, std::move(session_id), std::move(provider_session_id), started_at, std::nullopt, fork}](
-          Database& db) mutable -> StoreResult<RunRecord> {
+      [run = std::move(record)](Database& db) mutable -> StoreResult<RunRecord> {
         SQLite::Statement insert(
-            db.sql(), "INSERT INTO runs(session_id, provider_session_id, started_at, fork) VALUES (?, ?, ?, ?)");
+            db.sql(), "INSERT INTO runs(session_id, provider_session_id, started_at, fork, fork_through) VALUES (?, ?, ?, ?, ?)");
         insert.bind(1, run.session_id);
         insert.bind(2, run.provider_session_id);
         insert.bind(3, run.started_at);
         insert.bind(4, run.fork ? 1 : 0);
+        if (run.fork_through) insert.bind(5, *run.fork_through);
+        else insert.bind(5);
         try {
           insert.exec();
         } catch (const SQLite::Exception& e) {
@@ -259,6 +290,68 @@ void SessionStore::find_continuing_session(std::string agent, std::string provid
         query.bind(2, provider_session_id);
         if (!query.executeStep()) return std::optional<std::string>();
         return std::optional<std::string>(query.getColumn(0).getString());
+      },
+      std::move(done));
+}
+
+void SessionStore::add_turn(std::string session_id, TurnRow turn, StoreCallback<void> done) {
+  m_worker.submit(
+      "add turn",
+      [session_id = std::move(session_id), turn = std::move(turn)](Database& db) -> StoreResult<void> {
+        SQLite::Statement insert(db.sql(),
+                                 "INSERT INTO turns(session_id, turn_id, position, native_ref, rewound) "
+                                 "SELECT ?1, ?2, coalesce(max(position), 0) + 1, ?3, ?4 FROM turns WHERE session_id = ?1 "
+                                 "ON CONFLICT(session_id, turn_id) DO UPDATE SET native_ref = excluded.native_ref");
+        insert.bind(1, session_id);
+        insert.bind(2, turn.turn_id);
+        if (turn.native_ref) insert.bind(3, *turn.native_ref);
+        else insert.bind(3);
+        insert.bind(4, turn.rewound ? 1 : 0);
+        try {
+          insert.exec();
+        } catch (const SQLite::Exception& e) {
+          if (!is_constraint(e, SQLITE_CONSTRAINT_FOREIGNKEY)) throw;
+          return not_found("add turn: no session " + session_id);
+        }
+        return {};
+      },
+      std::move(done));
+}
+
+void SessionStore::list_turns(std::string session_id, StoreCallback<std::vector<TurnRow>> done) {
+  m_worker.submit(
+      "list turns",
+      [session_id = std::move(session_id)](Database& db) -> StoreResult<std::vector<TurnRow>> {
+        SQLite::Statement query(db.sql(),
+                                "SELECT turn_id, native_ref, rewound FROM turns WHERE session_id = ? ORDER BY position");
+        query.bind(1, session_id);
+        std::vector<TurnRow> turns;
+        while (query.executeStep()) {
+          TurnRow turn;
+          turn.turn_id = query.getColumn(0).getString();
+          if (!query.getColumn(1).isNull()) turn.native_ref = query.getColumn(1).getString();
+          turn.rewound = query.getColumn(2).getInt() != 0;
+          turns.push_back(std::move(turn));
+        }
+        return turns;
+      },
+      std::move(done));
+}
+
+void SessionStore::mark_turns_rewound(std::string session_id, std::vector<std::string> turn_ids, StoreCallback<void> done) {
+  m_worker.submit(
+      "mark turns rewound",
+      [session_id = std::move(session_id), turn_ids = std::move(turn_ids)](Database& db) -> StoreResult<void> {
+        SQLite::Transaction transaction(db.sql());
+        SQLite::Statement update(db.sql(), "UPDATE turns SET rewound = 1 WHERE session_id = ? AND turn_id = ?");
+        for (const auto& turn_id : turn_ids) {
+          update.bind(1, session_id);
+          update.bind(2, turn_id);
+          update.exec();
+          update.reset();
+        }
+        transaction.commit();
+        return {};
       },
       std::move(done));
 }

@@ -33,6 +33,9 @@ class SessionStore {
   // NotFound if the session does not exist. Gets the run with its id.
   void add_run(std::string session_id, std::string provider_session_id, bool fork, std::int64_t started_at,
                StoreCallback<RunRecord> done);
+  // The same, for a fork that keeps the conversation only through the turn `fork_through` names.
+  void add_run(std::string session_id, std::string provider_session_id, bool fork,
+               std::optional<std::string> fork_through, std::int64_t started_at, StoreCallback<RunRecord> done);
   // NotFound if there is no such run.
   void end_run(std::int64_t run_id, std::int64_t ended_at, StoreCallback<RunRecord> done);
   // Oldest first.
@@ -42,6 +45,13 @@ class SessionStore {
   // rarely; every session start would pay for the index).
   void find_continuing_session(std::string agent, std::string provider_session_id,
                                StoreCallback<std::optional<std::string>> done);
+
+  // Appends an ended turn to the session's turns (after the ones stored). NotFound if the session does not exist.
+  void add_turn(std::string session_id, TurnRow turn, StoreCallback<void> done);
+  // The session's turns, oldest first.
+  void list_turns(std::string session_id, StoreCallback<std::vector<TurnRow>> done);
+  // Marks those turns of the session rewound (unknown ids are left alone).
+  void mark_turns_rewound(std::string session_id, std::vector<std::string> turn_ids, StoreCallback<void> done);
 
   // Replaces the session's interrupted turn, if any. NotFound if the session does not exist.
   void mark_interrupted(InterruptedTurn turn, StoreCallback<void> done);

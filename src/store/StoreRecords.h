@@ -25,6 +25,13 @@ struct SessionRecord {
   std::int64_t updated_at = 0;
   // The seq of the session's newest stored event; the event log raises it with each commit.
   std::uint64_t last_seq = 0;
+  // JSON written and read by the caller ('' = none): the MCP servers given at creation, the option values
+  // chosen (an object), the fork origin, the agent's latest plan and context usage.
+  std::string mcp_servers;
+  std::string option_values;
+  std::string forked_from;
+  std::string plan;
+  std::string context_usage;
 };
 
 // The fields update_session may change; absent fields keep their value. updated_at defaults to now.
@@ -35,6 +42,9 @@ struct SessionUpdate {
   std::optional<std::string> state;
   std::optional<bool> archived;
   std::optional<std::int64_t> updated_at;
+  std::optional<std::string> option_values;
+  std::optional<std::string> plan;
+  std::optional<std::string> context_usage;
 };
 
 // Where a page of the newest-first session list ended. Sessions are ordered by (created_at, id) descending:
@@ -70,8 +80,17 @@ struct RunRecord {
   std::int64_t started_at = 0;
   std::optional<std::int64_t> ended_at;
   // The session is to continue a fork of provider_session_id, made at its agent's next start (an imported
-  // conversation another session continues); the fork's own id then becomes a newer run.
+  // conversation another session continues, or a session.fork); the fork's own id then becomes a newer run.
   bool fork = false;
+  // With fork: the agent's reference of the last turn the fork keeps (absent: all of the conversation).
+  std::optional<std::string> fork_through;
+};
+
+// One ended turn of a session, in the session's order.
+struct TurnRow {
+  std::string turn_id;
+  std::optional<std::string> native_ref;  // the agent's own handle on the turn, if it named one
+  bool rewound = false;
 };
 
 // A turn cut short by a daemon exit or crash, kept so it can be offered for resumption. At most one per session.

@@ -36,8 +36,17 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   struct Fail { std::string message; };  // recoverable error event
   struct Status { adapters::AgentStatus status; };
   struct Die { std::string reason; };    // the process is gone
-  struct End { protocol::StopReason reason = protocol::StopReason::EndTurn; };
-  using Step = std::variant<Delta, Message, Tool, ToolOutput, Ask, AskQuestion, AskThenWithdraw, Hold, Fail, Status, Die, End>;
+  // The turn ends; `native_turn_ref` is the agent's reference for it (TurnResult::native_turn_ref), "" for none.
+  // Unset: "ref-<turn number>", counted over every turn the scripted agents played.
+  struct End { protocol::StopReason reason = protocol::StopReason::EndTurn; std::optional<std::string> native_turn_ref{}; };
+  // What an agent reports about the session as a whole (listener events with a payload of their own).
+  struct Plan { adapters::PlanUpdate plan; };
+  struct Usage { adapters::UsageUpdate usage; };
+  struct Commands { adapters::CommandsOffered commands; };
+  struct Options { adapters::OptionsOffered options; };
+  struct McpStatus { adapters::McpStatusReport report; };
+  using Step = std::variant<Delta, Message, Tool, ToolOutput, Ask, AskQuestion, AskThenWithdraw, Hold, Fail, Status, Die, End,
+                            Plan, Usage, Commands, Options, McpStatus>;
   using Script = std::vector<Step>;
 
   // Shared between the test and the adapter instances the engine creates.
@@ -71,7 +80,26 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     // A resumed conversation keeps its id (as Claude Code's and Codex's do): the start reports the id it resumed,
     // unless it forked it. Otherwise every start reports a new id, "provider-<start number>".
     bool keep_resumed_id = false;
+    // What agents.list and the adapter say the agent can do.
+    protocol::AgentCapabilities capabilities = default_capabilities();
+    // Steps played at every start, once the start has completed (an agent that reports its commands, options or
+    // MCP servers' status as it comes up).
+    Script at_start;
+    // set_option, rewind and compact: what the agent was asked (option id and value; the turn reference), and the
+    // error it refuses them with, if set. A compaction reports agent status `compacting`.
+    std::vector<std::pair<std::string, std::string>> options_set;
+    std::vector<std::string> rewinds;
+    int compactions = 0;
+    std::optional<adapters::AdapterError> refuse_controls;
+    int turns_ended = 0;
   };
+
+  static protocol::AgentCapabilities default_capabilities() {
+    protocol::AgentCapabilities capabilities;
+    capabilities.streaming = capabilities.permissions = capabilities.questions = true;
+    capabilities.model_switch = capabilities.modes = true;
+    return capabilities;
+  }
 
   ScriptedAdapter(boost::asio::io_context& io, adapters::AdapterListener& listener, std::shared_ptr<Control> control)
       : m_io(io), m_listener(listener), m_control(std::move(control)), m_alive(std::make_shared<bool>(true)), m_stop_timer(io) {}
@@ -80,11 +108,11 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   static adapters::AgentDescriptor descriptor(boost::asio::io_context& io, std::shared_ptr<Control> control) {
     adapters::AgentDescriptor d;
     d.name = "scripted";
-    d.discover = [] {
+    d.discover = [control] {
       protocol::AgentInfo info;
       info.agent = "scripted";
       info.installed = true;
-      info.capabilities = protocol::AgentCapabilities{true, true, true, false, false, false, true, true, false};
+      info.capabilities = control->capabilities;
       return info;
     };
     d.create = [&io, control](adapters::AdapterListener& listener) {
@@ -94,7 +122,9 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   }
 
   protocol::AgentCapabilities capabilities() const override {
-    return protocol::AgentCapabilities{true, true, true, false, false, false, m_control->supports_model_switch, true, false};
+    auto capabilities = m_control->capabilities;
+    capabilities.model_switch = m_control->supports_model_switch;
+    return capabilities;
   }
   void start(const adapters::StartOptions& options, adapters::Completion done) override {
     ++m_control->starts;
@@ -104,7 +134,9 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     later([this, id, done = std::move(done)] {
       if (!m_control->fail_start && !m_control->offered_models.empty()) m_listener.on_models({m_control->offered_models});
       done(m_control->fail_start);
-      if (!m_control->fail_start) m_listener.on_provider_session({id});
+      if (m_control->fail_start) return;
+      m_listener.on_provider_session({id});
+      for (const auto& step : m_control->at_start) report(step);
     });
   }
   void send(adapters::TurnInput input) override {
@@ -143,6 +175,26 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     m_control->modes_set.push_back(mode);
     settle_setting(std::move(done));
   }
+  void set_option(const std::string& option_id, const std::string& value, adapters::Completion done) override {
+    if (m_control->refuse_controls) return done(m_control->refuse_controls);
+    m_control->options_set.emplace_back(option_id, value);
+    done(std::nullopt);
+  }
+  void rewind(const std::string& native_turn_ref, adapters::Completion done) override {
+    if (m_control->refuse_controls) return done(m_control->refuse_controls);
+    m_control->rewinds.push_back(native_turn_ref);
+    later([done = std::move(done)] { done(std::nullopt); });
+  }
+  void compact(adapters::Completion done) override {
+    if (m_control->refuse_controls) return done(m_control->refuse_controls);
+    ++m_control->compactions;
+    later([this, done = std::move(done)] {
+      adapters::AgentStatus status;
+      status.status = protocol::AgentStatusKind::Compacting;
+      m_listener.on_status(status);
+      done(std::nullopt);
+    });
+  }
   void stop() override {
     ++m_control->stops;
     if (m_stopping) return;
@@ -174,10 +226,22 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     });
   }
 
+  // The steps that report something about the session as a whole; false for any other step.
+  bool report(const Step& step) {
+    if (const auto* plan = std::get_if<Plan>(&step)) m_listener.on_plan(plan->plan);
+    else if (const auto* usage = std::get_if<Usage>(&step)) m_listener.on_usage(usage->usage);
+    else if (const auto* commands = std::get_if<Commands>(&step)) m_listener.on_commands(commands->commands);
+    else if (const auto* options = std::get_if<Options>(&step)) m_listener.on_options(options->options);
+    else if (const auto* mcp = std::get_if<McpStatus>(&step)) m_listener.on_mcp_status(mcp->report);
+    else return false;
+    return true;
+  }
+
   // Runs steps until one has to wait.
   void advance() {
     while (m_running && m_step < m_script.size()) {
       const Step step = m_script[m_step++];
+      if (report(step)) continue;
       if (const auto* delta = std::get_if<Delta>(&step)) m_listener.on_delta({"m1", protocol::DeltaKind::Text, delta->text, std::nullopt});
       else if (const auto* message = std::get_if<Message>(&step)) m_listener.on_message({"m1", protocol::DeltaKind::Text, message->text, message->parent});
       else if (const auto* tool = std::get_if<Tool>(&step)) {
@@ -230,7 +294,11 @@ class ScriptedAdapter : public adapters::AgentAdapter {
         return;
       } else if (const auto* end = std::get_if<End>(&step)) {
         m_running = false;
-        m_listener.on_turn_end(adapters::TurnResult{end->reason, "", protocol::Usage{10, 20, std::nullopt, std::nullopt}, std::nullopt});
+        adapters::TurnResult result{end->reason, "", protocol::Usage{10, 20, std::nullopt, std::nullopt}, std::nullopt};
+        const int number = ++m_control->turns_ended;
+        const std::string ref = end->native_turn_ref.value_or("ref-" + std::to_string(number));
+        if (!ref.empty()) result.native_turn_ref = ref;
+        m_listener.on_turn_end(std::move(result));
         if (!m_control->after_turn.empty()) {
           m_script = std::exchange(m_control->after_turn, {});
           m_step = 0;

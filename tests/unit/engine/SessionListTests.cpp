@@ -26,7 +26,7 @@ struct ListFixture {
   explicit ListFixture(std::vector<p::SessionInfo> sessions) {
     engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{}, engine::EngineConfig{});
     engine::PersistedState state;
-    state.sessions = std::move(sessions);
+    for (auto& info : sessions) state.sessions.push_back(engine::StoredSession{std::move(info), {}});
     engine->restore(std::move(state));
   }
 

@@ -1,0 +1,259 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/StoredSessions.h"
+#include "engine/Engine.h"
+#include "store/Store.h"
+#include "support/ScriptedAdapter.h"
+#include "support/TempDir.h"
+#include "switchboard/bus/EventBus.h"
+
+// What a session keeps of its controls across a daemon restart, with the real store: its MCP servers, the option
+// values chosen, its latest plan and usage, its turns' references (fork and rewind points), and a fork still to
+// make.
+
+namespace session_controls_persistence_tests {
+
+using namespace switchboard;
+using testing::ScriptedAdapter;
+using switchboard::testing::TempDir;
+namespace fs = std::filesystem;
+namespace p = protocol;
+
+// One run of the daemon's engine over the database in `dir` (as in EnginePersistenceTests).
+struct DaemonRun {
+  boost::asio::io_context io{1};
+  bus::EventBus bus;
+  bus::EventBus::Installation installation{bus};
+  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<daemon::StoredSessions> persistence;
+  std::unique_ptr<engine::Engine> engine;
+  std::vector<bus::BusEvent> events;
+  bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
+  std::string cwd;
+
+  explicit DaemonRun(const fs::path& dir) : cwd(dir.string()) {
+    control->capabilities.mcp = control->capabilities.options = control->capabilities.fork = true;
+    control->capabilities.rewind = control->capabilities.plans = control->capabilities.context_usage = true;
+    auto opened = store::Store::open(io, dir / "switchboard.db");
+    REQUIRE(opened.has_value());
+    store = std::move(*opened);
+    persistence = std::make_unique<daemon::StoredSessions>(*store);
+    auto state = daemon::StoredSessions::load(io, *store);
+    REQUIRE(state.has_value());
+    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)},
+                                              engine::EngineConfig{}, persistence.get());
+    engine->restore(std::move(*state));
+    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
+  }
+  ~DaemonRun() {
+    settle();
+    engine.reset();
+    store->close();
+  }
+
+  void settle() {
+    for (int idle = 0; idle < 20;) {
+      io.restart();
+      if (io.poll() == 0) {
+        ++idle;
+        ::usleep(1000);
+      } else {
+        idle = 0;
+      }
+    }
+  }
+
+  template <class T>
+  T get(const std::optional<engine::Outcome<T>>& outcome) {
+    REQUIRE(outcome);
+    if (const auto* error = std::get_if<engine::EngineError>(&*outcome)) FAIL(error->message);
+    return std::get<T>(*outcome);
+  }
+
+  std::string create(std::vector<p::McpServer> servers = {}) {
+    p::SessionCreateParams params;
+    params.agent = "scripted";
+    params.cwd = cwd;
+    if (!servers.empty()) params.mcp_servers = std::move(servers);
+    std::optional<engine::Outcome<p::SessionInfo>> outcome;
+    engine->create_session(params, [&](engine::Outcome<p::SessionInfo> result) { outcome = std::move(result); });
+    settle();
+    return get(outcome).session_id;
+  }
+
+  void send(const std::string& session, std::string text) {
+    p::SessionSendParams params;
+    params.session_id = session;
+    params.text = std::move(text);
+    params.wait = false;
+    engine->send(params, [](engine::Outcome<p::SessionSendResult>) {});
+    settle();
+  }
+
+  p::SessionInfo info(const std::string& session) {
+    auto outcome = engine->get_session(session);
+    REQUIRE(std::holds_alternative<p::SessionInfo>(outcome));
+    return std::get<p::SessionInfo>(outcome);
+  }
+
+  std::vector<std::string> turn_ids() const {
+    std::vector<std::string> ids;
+    for (const auto& e : events) {
+      if (const auto* started = std::get_if<p::TurnStartedEvent>(&e.payload)) ids.push_back(started->turn_id);
+    }
+    return ids;
+  }
+};
+
+p::McpServer echo_server() {
+  p::McpServer server;
+  server.name = "echo";
+  server.transport = p::McpTransport::Stdio;
+  server.command = "mcp-echo";
+  server.args = std::vector<std::string>{"--tool", "echo"};
+  server.env = nlohmann::json{{"TOKEN", "secret"}};
+  return server;
+}
+
+TEST_CASE("controls store: MCP servers, chosen options, plan and usage survive a restart", "[engine][store][controls]") {
+  TempDir dir{"controls-store"};
+  std::string session;
+  {
+    DaemonRun run(dir.path());
+    session = run.create({echo_server()});
+    p::SessionSetOptionParams effort;
+    effort.session_id = session;
+    effort.option_id = "effort";
+    effort.value = "high";
+    std::optional<engine::Outcome<p::SessionInfo>> set;
+    run.engine->set_option(effort, [&](engine::Outcome<p::SessionInfo> outcome) { set = std::move(outcome); });
+    run.settle();
+    run.get(set);
+    p::ContextUsage usage;
+    usage.used_tokens = 4321;
+    usage.window_tokens = 200000;
+    usage.cost_usd = 0.25;
+    run.control->turns.push_back({ScriptedAdapter::Plan{{{p::PlanEntry{"step one", p::PlanEntryStatus::Completed, std::nullopt},
+                                                          p::PlanEntry{"step two", p::PlanEntryStatus::Pending, p::PlanEntryPriority::High}}}},
+                                  ScriptedAdapter::Usage{{usage}}, ScriptedAdapter::End{}});
+    run.send(session, "plan");
+    REQUIRE(run.control->start_options.size() == 1);
+  }
+  {
+    DaemonRun run(dir.path());
+    const auto info = run.info(session);  // dormant: read from what the store kept
+    REQUIRE(info.plan);
+    REQUIRE(info.plan->size() == 2);
+    CHECK((*info.plan)[1].content == "step two");
+    CHECK((*info.plan)[1].priority == std::optional<p::PlanEntryPriority>(p::PlanEntryPriority::High));
+    REQUIRE(info.usage);
+    CHECK(info.usage->used_tokens == 4321);
+    CHECK(info.usage->window_tokens == std::optional<std::int64_t>(200000));
+    CHECK(info.usage->cost_usd == std::optional<double>(0.25));
+    REQUIRE(info.mcp_servers);
+    REQUIRE(info.mcp_servers->size() == 1);
+    CHECK((*info.mcp_servers)[0].name == "echo");
+    CHECK((*info.mcp_servers)[0].status == p::McpServerStatusKind::Pending);
+
+    // The restarted agent gets the same servers (env included) and the chosen option.
+    run.send(session, "again");
+    REQUIRE(run.control->start_options.size() == 1);
+    const auto& start = run.control->start_options[0];
+    REQUIRE(start.mcp_servers.size() == 1);
+    CHECK(start.mcp_servers[0].env == std::optional<nlohmann::json>(nlohmann::json{{"TOKEN", "secret"}}));
+    CHECK(start.mcp_servers[0].args == std::optional<std::vector<std::string>>(std::vector<std::string>{"--tool", "echo"}));
+    CHECK(start.options == std::vector<std::pair<std::string, std::string>>{{"effort", "high"}});
+  }
+}
+
+TEST_CASE("controls store: turns keep their references and rewound marks across a restart", "[engine][store][controls]") {
+  TempDir dir{"controls-turns"};
+  std::string session;
+  std::vector<std::string> turns;
+  {
+    DaemonRun run(dir.path());
+    session = run.create();
+    run.send(session, "one");
+    run.send(session, "two");
+    run.send(session, "three");
+    turns = run.turn_ids();
+    REQUIRE(turns.size() == 3);
+    p::SessionRewindParams rewind;
+    rewind.session_id = session;
+    rewind.turn_id = turns[2];
+    std::optional<engine::Outcome<p::SessionRewindResult>> rewound;
+    run.engine->rewind(rewind, [&](engine::Outcome<p::SessionRewindResult> outcome) { rewound = std::move(outcome); });
+    run.settle();
+    run.get(rewound);
+  }
+  {
+    DaemonRun run(dir.path());
+    p::SessionRewindParams rewind;
+    rewind.session_id = session;
+    rewind.turn_id = turns[2];
+    std::optional<engine::Outcome<p::SessionRewindResult>> again;
+    run.engine->rewind(rewind, [&](engine::Outcome<p::SessionRewindResult> outcome) { again = std::move(outcome); });
+    run.settle();
+    REQUIRE(again);
+    REQUIRE(std::holds_alternative<engine::EngineError>(*again));
+    CHECK(std::get<engine::EngineError>(*again).code == p::ErrorCode::UnknownTurn);  // rewound before the restart
+
+    // The agent is started (resuming its conversation) and told the stored reference of the second turn.
+    rewind.turn_id = turns[1];
+    std::optional<engine::Outcome<p::SessionRewindResult>> rewound;
+    run.engine->rewind(rewind, [&](engine::Outcome<p::SessionRewindResult> outcome) { rewound = std::move(outcome); });
+    run.settle();
+    CHECK(run.get(rewound).rewound_turn_ids == std::vector<std::string>{turns[1]});
+    REQUIRE(run.control->start_options.size() == 1);
+    CHECK(run.control->start_options[0].resume_provider_session_id == std::optional<std::string>("provider-1"));
+    CHECK(run.control->rewinds == std::vector<std::string>{"ref-2"});
+  }
+}
+
+TEST_CASE("controls store: a fork not started before a restart still forks through its turn", "[engine][store][controls]") {
+  TempDir dir{"controls-fork"};
+  std::string fork;
+  std::string source;
+  std::vector<std::string> turns;
+  {
+    DaemonRun run(dir.path());
+    source = run.create({echo_server()});
+    run.send(source, "one");
+    run.send(source, "two");
+    turns = run.turn_ids();
+    p::SessionForkParams params;
+    params.session_id = source;
+    params.turn_id = turns[0];
+    std::optional<engine::Outcome<p::SessionInfo>> forked;
+    run.engine->fork(params, [&](engine::Outcome<p::SessionInfo> outcome) { forked = std::move(outcome); });
+    run.settle();
+    fork = run.get(forked).session_id;
+  }
+  {
+    DaemonRun run(dir.path());
+    const auto info = run.info(fork);
+    REQUIRE(info.forked_from);
+    CHECK(info.forked_from->session_id == source);
+    CHECK(info.forked_from->turn_id == std::optional<std::string>(turns[0]));
+    run.send(fork, "what if");
+    REQUIRE(run.control->start_options.size() == 1);
+    const auto& start = run.control->start_options[0];
+    CHECK(start.fork);
+    CHECK(start.resume_provider_session_id == std::optional<std::string>("provider-1"));
+    CHECK(start.fork_through_turn_ref == std::optional<std::string>("ref-1"));
+    CHECK(start.mcp_servers.size() == 1);
+  }
+}
+
+}  // namespace session_controls_persistence_tests
