@@ -101,7 +101,8 @@ class ControlsTest(unittest.TestCase):
         return self.js(f"return document.getElementById('{element_id}').textContent")
 
     def hidden(self, element_id):
-        return self.js(f"const n = document.getElementById('{element_id}'); return n.hidden || n.offsetParent === null")
+        """Not drawn at all (no box), whatever made it so: what the person sees."""
+        return self.js(f"return document.getElementById('{element_id}').getClientRects().length === 0")
 
     def session(self, session_id):
         return self.daemon.call("session.get", {"sessionId": session_id})["session"]
