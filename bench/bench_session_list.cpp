@@ -73,7 +73,7 @@ void run(int sessions) {
     info.cwd = "/home/me/src/project-" + std::to_string(i % 40);
     info.title = (i % 10 ? "Refactor the parser, step " : "Fix the login bug, step ") + std::to_string(i);
     info.created_at = info.updated_at = 1'700'000'000'000 + i * 1000;
-    state.sessions.push_back(std::move(info));
+    state.sessions.push_back(engine::StoredSession{std::move(info), {}});
   }
   engine.restore(std::move(state));
   const long after = resident_kib();

@@ -45,6 +45,8 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
     bool expect_awaiting = false;          // a permission.requested waits for awaiting_input
     std::string running_turn;              // the turn started and not yet stopped, if any
     std::map<std::string, std::string> message_turns;  // message id -> the turn it belongs to
+    std::set<std::string> turns;                       // the turns started in this session
+    std::set<std::string> rewound_turns;               // undone by a session.rewound
   };
   std::map<std::string, SessionView> sessions;
   std::set<std::string> started_turns;
@@ -56,7 +58,8 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
     const std::string where = " (seq " + std::to_string(event.value("seq", 0)) + ", " + type + ")";
     auto& view = sessions[session_id];
     const std::string turn_id = conformance_detail::data_string(event, "turnId");
-    if (!turn_id.empty() && stopped_turns.count(turn_id) != 0 && type != "turn.stopped") {
+    // session.rewound names a past turn of its session, by design; every other event names its own turn.
+    if (!turn_id.empty() && stopped_turns.count(turn_id) != 0 && type != "turn.stopped" && type != "session.rewound") {
       violations.push_back("an event of turn " + turn_id + " after its turn.stopped" + where);
     }
     const bool activity = type == "message.delta" || type == "message.completed" || type == "tool.started" ||
@@ -65,6 +68,29 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
     if (activity && stopped_turns.count(turn_id) == 0 && (turn_id.empty() || turn_id != view.running_turn)) {
       violations.push_back("turn '" + turn_id + "' is not a started turn of session " + session_id +
                            (view.running_turn.empty() ? " (none is running)" : " (turn " + view.running_turn + " is)") + where);
+    }
+    // What the agent reports about the session as a whole may come between turns (no turnId); with one, it is the
+    // turn running in that session.
+    const bool session_report = type == "plan.updated" || type == "usage.updated";
+    if (session_report && !turn_id.empty() && stopped_turns.count(turn_id) == 0 && turn_id != view.running_turn) {
+      violations.push_back("turn '" + turn_id + "' is not the running turn of session " + session_id +
+                           (view.running_turn.empty() ? " (none is running)" : " (turn " + view.running_turn + " is)") + where);
+    }
+    if (type == "session.rewound") {
+      // A rewind happens between turns, to turns of its own session that ended and were not rewound already.
+      if (!view.running_turn.empty()) violations.push_back("a rewind while turn " + view.running_turn + " runs" + where);
+      const auto rewound = event.contains("data") ? event["data"].value("rewoundTurnIds", Json::array()) : Json::array();
+      if (!rewound.is_array() || rewound.empty() || rewound[0] != turn_id) {
+        violations.push_back("session.rewound's rewoundTurnIds do not start with its turn " + turn_id + where);
+      }
+      for (const auto& rewound_turn : rewound) {
+        const std::string id = rewound_turn.is_string() ? rewound_turn.get<std::string>() : "";
+        if (view.turns.count(id) == 0 || stopped_turns.count(id) == 0) {
+          violations.push_back("rewound turn '" + id + "' is not an ended turn of session " + session_id + where);
+        } else if (!view.rewound_turns.insert(id).second) {
+          violations.push_back("turn " + id + " rewound twice" + where);
+        }
+      }
     }
     if (type == "message.delta" || type == "message.completed") {
       const std::string message_id = conformance_detail::data_string(event, "messageId");
@@ -89,6 +115,7 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
         violations.push_back("turn " + turn_id + " started while the session was '" + view.state + "'" + where);
       }
       started_turns.insert(turn_id);
+      view.turns.insert(turn_id);
       view.running_turn = turn_id;
     } else if (type == "turn.stopped") {
       if (started_turns.count(turn_id) == 0) violations.push_back("turn " + turn_id + " stopped but never started" + where);

@@ -22,7 +22,11 @@ namespace switchboard::testing::e2e {
 //   turn (no event carrying its turnId) comes after it;
 // - a message or tool event carries the turnId of the turn running in its own session (never an empty one, never
 //   another session's);
-// - a message id names one message of its session: no other turn of the session uses it again.
+// - a message id names one message of its session: no other turn of the session uses it again;
+// - plan.updated and usage.updated carry, if any turnId, the turn running in their session (they may come between
+//   turns without one); commands.updated and mcp.status belong to no turn;
+// - session.rewound comes while no turn runs, and its rewoundTurnIds start with its turnId and are ended turns of
+//   its session, each rewound once.
 // Returns one line per broken rule (empty when all hold).
 std::vector<std::string> lifecycle_violations(const std::vector<nlohmann::json>& events);
 

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,66 @@ TEST_CASE("conformance checker: a message id used again in a later turn of the s
   other.push_back(event(14, "turn.stopped", {{"turnId", "t2"}, {"stopReason", "end_turn"}}, "s2"));
   other.push_back(event(15, "session.state", {{"state", "idle"}}, "s2"));
   CHECK(lifecycle_violations(other).empty());
+}
+
+// The session-wide reports (plan, usage, commands, MCP status) and a rewind, as a session with two turns sees them.
+std::vector<Json> two_turns_with_reports() {
+  auto events = good_turn();
+  events.insert(events.begin() + 3, event(3, "plan.updated", {{"turnId", "t1"}, {"entries", Json::array()}}));
+  events.insert(events.begin() + 4, event(3, "usage.updated", {{"turnId", "t1"}, {"usage", {{"usedTokens", 10}}}}));
+  events.push_back(event(11, "commands.updated", {{"commands", Json::array()}}));
+  events.push_back(event(12, "mcp.status", {{"servers", Json::array()}}));
+  events.push_back(event(13, "usage.updated", {{"usage", {{"usedTokens", 12}}}}));  // between turns: no turnId
+  events.push_back(state(14, "running"));
+  events.push_back(event(15, "turn.started", {{"turnId", "t2"}, {"text", "again"}}));
+  events.push_back(event(16, "turn.stopped", {{"turnId", "t2"}, {"stopReason", "end_turn"}}));
+  events.push_back(state(17, "idle"));
+  events.push_back(event(18, "session.rewound",
+                         {{"turnId", "t1"}, {"rewoundTurnIds", {"t1", "t2"}}, {"conversation", true}, {"files", false}}));
+  return events;
+}
+
+TEST_CASE("conformance checker: plans, usage, commands, MCP status and a rewind between turns pass", "[conformance]") {
+  CHECK(lifecycle_violations(two_turns_with_reports()).empty());
+}
+
+TEST_CASE("conformance checker: a plan or usage update naming a turn that is not running is reported", "[conformance]") {
+  auto events = two_turns_with_reports();
+  events[14] = event(13, "usage.updated", {{"turnId", "t9"}, {"usage", {{"usedTokens", 12}}}});
+  auto violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("turn 't9' is not the running turn") != std::string::npos);
+  // Another session's running turn is not this session's.
+  events = two_turns_with_reports();
+  events.insert(events.begin() + 17, event(15, "plan.updated", {{"turnId", "t2"}, {"entries", Json::array()}}, "s2"));
+  violations = lifecycle_violations(events);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("not the running turn of session s2") != std::string::npos);
+}
+
+TEST_CASE("conformance checker: a rewind while a turn runs, of unknown turns, or twice is reported", "[conformance]") {
+  auto running = two_turns_with_reports();
+  running.erase(running.begin() + 17, running.begin() + 19);  // t2 has not stopped when the rewind comes
+  auto violations = lifecycle_violations(running);
+  CHECK(std::any_of(violations.begin(), violations.end(), [](const auto& v) { return v.find("a rewind while turn t2 runs") != std::string::npos; }));
+
+  auto unknown = two_turns_with_reports();
+  unknown.back()["data"]["rewoundTurnIds"] = {"t1", "t7"};
+  violations = lifecycle_violations(unknown);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("rewound turn 't7' is not an ended turn of session s1") != std::string::npos);
+
+  auto misnamed = two_turns_with_reports();
+  misnamed.back()["data"]["rewoundTurnIds"] = {"t2"};
+  violations = lifecycle_violations(misnamed);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("do not start with its turn t1") != std::string::npos);
+
+  auto twice = two_turns_with_reports();
+  twice.push_back(event(19, "session.rewound", {{"turnId", "t2"}, {"rewoundTurnIds", {"t2"}}, {"conversation", true}, {"files", false}}));
+  violations = lifecycle_violations(twice);
+  REQUIRE(violations.size() == 1);
+  CHECK(violations[0].find("turn t2 rewound twice") != std::string::npos);
 }
 
 }  // namespace conformance_checker_tests

@@ -64,7 +64,7 @@ void write_fake_cli(const fs::path& path) {
 // placeholder in both before comparing bytes:
 // - "ts" (ping), "createdAt", "updatedAt": clock readings, taken at each call;
 // - "clientId" (initialize): every connection gets its own;
-// - "sessionId" of session.create: each call creates a session of its own;
+// - "sessionId" of session.create and session.fork: each call creates a session of its own;
 // - "turnId" (session.send, session.resume): each call runs a turn of its own.
 // Everything else, including every error message and every list, must be byte-identical.
 std::string normalized(const std::string& method, std::string text) {
@@ -74,7 +74,7 @@ std::string normalized(const std::string& method, std::string text) {
   static const std::regex turn(R"re("turnId":"[^"]*")re");
   text = std::regex_replace(text, clocks, R"("$1":"<clock>")");
   text = std::regex_replace(text, client, R"("clientId":"<client>")");
-  if (method == "session.create") text = std::regex_replace(text, session, R"("sessionId":"<new session>")");
+  if (method == "session.create" || method == "session.fork") text = std::regex_replace(text, session, R"("sessionId":"<new session>")");
   // Each call adds a rule of its own.
   static const std::regex rule(R"re("ruleId":"rule-[0-9a-f]+")re");
   if (method == "rules.add") text = std::regex_replace(text, rule, R"("ruleId":"<new rule>")");
@@ -169,16 +169,21 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
       {"session.archive", [&] { return json{{"sessionId", archived_session}, {"archived", true}}; }},
       {"session.attach", [&] { return json{{"sessionId", main_session}}; }},
       {"session.cancel", [&] { return json{{"sessionId", main_session}}; }},
+      {"session.compact", [&] { return json{{"sessionId", main_session}}; }},
       {"session.create", [&] { return json{{"agent", "claude"}, {"cwd", work.string()}, {"title", "created twice"}}; }},
+      {"session.diff", [&] { return json{{"sessionId", main_session}}; }},
       {"session.events", [&] { return json{{"sessionId", main_session}}; }},
+      {"session.fork", [&] { return json{{"sessionId", main_session}, {"title", "forked"}}; }},
       {"session.get", [&] { return json{{"sessionId", main_session}}; }},
       {"session.import", [&] { return json{{"agent", "claude"}, {"cwd", work.string()}, {"providerSessionId", "0b1c2d3e-0000-4000-8000-000000000000"}}; }},
       {"session.list", [] { return json::object(); }},
       {"session.rename", [&] { return json{{"sessionId", main_session}, {"title", "renamed"}}; }},
       {"session.resume", [&] { return json{{"sessionId", main_session}}; }},
+      {"session.rewind", [&] { return json{{"sessionId", main_session}, {"turnId", "t-nosuchturn"}}; }},
       {"session.send", [&] { return json{{"sessionId", main_session}, {"text", "hello"}}; }},
       {"session.setMode", [&] { return json{{"sessionId", main_session}, {"mode", "plan"}}; }},
       {"session.setModel", [&] { return json{{"sessionId", main_session}, {"model", "claude-sonnet-4-5"}}; }},
+      {"session.setOption", [&] { return json{{"sessionId", main_session}, {"optionId", "effort"}, {"value", "high"}}; }},
   };
 
   for (const auto& method : methods) {
