@@ -1,10 +1,12 @@
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -43,6 +45,13 @@ class PiAdapter final : public AgentAdapter {
   // level too ("mock/mock-model:high", or ":high" alone).
   void set_model(const std::string& model, Completion done) override;
   void set_mode(const std::string& mode, Completion done) override;
+  // `effort`: Pi's thinking level (set_thinking_level), from the next prompt.
+  void set_option(const std::string& option_id, const std::string& value, Completion done) override;
+  // Pi's own fork before the turn's user message: Pi goes on in a new session holding the conversation before that
+  // turn (reported as the provider session), and the old one stays in Pi's history as it was.
+  void rewind(const std::string& native_turn_ref, Completion done) override;
+  // Pi's compact: it summarizes the conversation with the model (compaction_start/end become agent.status).
+  void compact(Completion done) override;
   void stop() override;
 
  private:
@@ -52,11 +61,23 @@ class PiAdapter final : public AgentAdapter {
   void launch(const PiLauncher& launcher, const StartOptions& options);
   void on_line(std::string_view line);
   void on_state(bool ok, const nlohmann::json& response);
+  // A fork that keeps the conversation only through one turn: Pi's fork before the next turn's user message.
+  void trim_fork(const std::string& through);
+  // The start's last steps: the options asked for at start, then the user message the next turn comes after.
+  void prepare_first_turn(std::vector<std::pair<std::string, std::string>> options);
+  // What is reported once the start is done: commands, options, usage, MCP servers' status.
+  void report_controls();
+  void report_options();
+  void report_usage();
+  void report_mcp_status();
+  // The turn ends with the entry id of its user message (native_turn_ref), asked of Pi first.
+  void finish_turn(TurnResult result);
   // Sends `command` with an id of ours; `answer` gets its response (or ok=false with no data if Pi goes away).
   void request(nlohmann::json command, Answer answer);
   void change_model(const std::string& model, Completion done);
   void write_prompt(const TurnInput& input);
   void turn_ended();
+  void forget_mcp_file();
   void answer_dialog(const std::string& id, const PermissionAnswer& answer);
   void on_process_exit(const std::string& reason);
   void fail_start(AdapterError error);
@@ -77,6 +98,14 @@ class PiAdapter final : public AgentAdapter {
   std::uint64_t m_next_id = 0;
   bool m_turn_running = false;
   bool m_stopped_reported = false;
+  // The turn to keep through, for a fork started with fork_through_turn_ref (until the copy is trimmed).
+  std::optional<std::string> m_fork_through;
+  std::vector<std::pair<std::string, std::string>> m_start_options;
+  // The entry id of the latest user message on Pi's branch: a turn whose own is the same wrote none.
+  std::string m_last_user_entry;
+  std::vector<protocol::McpServer> m_mcp_servers;
+  std::filesystem::path m_mcp_file;             // the servers' file our MCP extension reads; removed at exit
+  std::optional<std::string> m_mcp_status_text; // collecting what `/mcp` prints while it runs
 };
 
 // "mock/mock-model:high" → {"mock", "mock-model", "high"}; parts left out are empty. The level is split off only

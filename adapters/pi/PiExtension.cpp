@@ -36,33 +36,69 @@ export default function (pi: any) {
 }
 )ts";
 
-}  // namespace
+// The session's MCP servers, registered with Pi's built-in MCP support. The file the flag names holds them as
+// registerMcpServer takes them, by name (PiControls.h mcp_registrations). The flag is read from the command line
+// while the extension loads (getFlag answers only later): servers registered then connect as the session starts,
+// and the first prompt waits for them. A fork or rewind reloads the extension, which registers them again.
+constexpr std::string_view kMcpSource = R"ts(
+// Switchboard's MCP servers for one Pi session (loaded with `pi --mode rpc -e <this file> --switchboard-mcp
+// <servers.json>`). The daemon writes the session's servers into that file, by name, in the form Pi's
+// registerMcpServer takes; Pi's built-in MCP support connects them and stops them with the session.
+import { readFileSync } from "node:fs";
 
-std::string_view permission_extension_source() { return kSource; }
+export default function (pi: any) {
+  pi.registerFlag("switchboard-mcp", { description: "the session's MCP servers (a JSON file)", type: "string" });
+  const at = process.argv.indexOf("--switchboard-mcp");
+  const file = at >= 0 ? process.argv[at + 1] : undefined;
+  if (typeof file !== "string" || file === "") return;
+  const servers = JSON.parse(readFileSync(file, "utf8"));
+  for (const [name, config] of Object.entries(servers)) pi.registerMcpServer(name, config);
+}
+)ts";
 
-std::variant<fs::path, std::string> install_permission_extension(const fs::path& dir) {
-  const fs::path file = dir / "switchboard-permissions.ts";
+// Writes `content` as `dir`/`name`, unless the file there already holds it. Private to the user.
+std::variant<fs::path, std::string> write_private_file(const fs::path& dir, const std::string& name, std::string_view content) {
+  const fs::path file = dir / name;
   {
     std::ifstream existing(file, std::ios::binary);
     if (existing) {
-      std::ostringstream content;
-      content << existing.rdbuf();
-      if (content.str() == kSource) return file;
+      std::ostringstream held;
+      held << existing.rdbuf();
+      if (held.str() == content) return file;
     }
   }
   std::error_code error;
   fs::create_directories(dir, error);
   if (error) return "cannot create " + dir.string() + ": " + error.message();
-  // Written beside it and renamed over it: a Pi starting meanwhile never loads half a file.
-  const fs::path partial = dir / "switchboard-permissions.ts.partial";
+  // Written beside it and renamed over it: a Pi starting meanwhile never reads half a file.
+  const fs::path partial = dir / (name + ".partial");
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out << kSource;
+    fs::permissions(partial, fs::perms::owner_read | fs::perms::owner_write, error);
+    out << content;
     if (!out.flush()) return "cannot write " + partial.string();
   }
   fs::rename(partial, file, error);
   if (error) return "cannot write " + file.string() + ": " + error.message();
   return file;
+}
+
+}  // namespace
+
+std::string_view permission_extension_source() { return kSource; }
+
+std::string_view mcp_extension_source() { return kMcpSource; }
+
+std::variant<fs::path, std::string> install_permission_extension(const fs::path& dir) {
+  return write_private_file(dir, "switchboard-permissions.ts", kSource);
+}
+
+std::variant<fs::path, std::string> install_mcp_extension(const fs::path& dir) {
+  return write_private_file(dir, "switchboard-mcp.ts", kMcpSource);
+}
+
+std::variant<fs::path, std::string> write_mcp_servers(const fs::path& dir, const std::string& session_id, const std::string& servers) {
+  return write_private_file(dir, "mcp-" + session_id + ".json", servers);
 }
 
 }  // namespace switchboard::adapters::pi

@@ -16,4 +16,15 @@ std::string_view permission_extension_source();
 // path, or why it could not be written. A few KiB, once per Pi start: not worth a trip off the reactor.
 std::variant<std::filesystem::path, std::string> install_permission_extension(const std::filesystem::path& dir);
 
+// Our MCP extension: it registers the session's MCP servers, read from the file its flag `--switchboard-mcp`
+// names, with Pi's built-in MCP support (docs/agents/pi.md, "Controls"). Loaded only by sessions that have MCP
+// servers.
+std::string_view mcp_extension_source();
+std::variant<std::filesystem::path, std::string> install_mcp_extension(const std::filesystem::path& dir);
+
+// Writes one session's MCP servers (JSON, PiControls.h mcp_registrations) into `dir` as mcp-<session id>.json,
+// readable by the user only (it may hold tokens), and returns its path. The adapter removes it when its Pi exits.
+std::variant<std::filesystem::path, std::string> write_mcp_servers(const std::filesystem::path& dir, const std::string& session_id,
+                                                                   const std::string& servers);
+
 }  // namespace switchboard::adapters::pi

@@ -17,7 +17,7 @@ using protocol::DeltaKind;
 // which tool_execution_end reports), Pi's own queue (ours is the source of truth), its session bookkeeping and
 // the state changes our own commands caused.
 constexpr std::array kDroppedEvents = {
-    std::string_view("agent_start"),          std::string_view("agent_end"),
+    std::string_view("agent_end"),
     std::string_view("turn_start"),           std::string_view("turn_end"),
     std::string_view("queue_update"),         std::string_view("entry_appended"),
     std::string_view("session_info_changed"), std::string_view("thinking_level_changed"),
@@ -108,6 +108,7 @@ void PiTranslator::turn_started() {
   m_usage = protocol::Usage{};
   m_has_usage = false;
   m_status_raised = false;
+  m_run_started = false;
 }
 
 void PiTranslator::turn_refused(const std::string& error) {
@@ -115,6 +116,11 @@ void PiTranslator::turn_refused(const std::string& error) {
   result.stop_reason = protocol::StopReason::Error;
   result.error = error;
   end_turn(std::move(result));
+}
+
+void PiTranslator::turn_handled() {
+  if (!m_turn_running || m_run_started) return;
+  end_turn(TurnResult{});
 }
 
 bool PiTranslator::take_dialog(const std::string& id) { return m_dialogs.erase(id) > 0; }
@@ -155,6 +161,10 @@ void PiTranslator::feed(const json& message) {
     return m_events.on_status(status_of(protocol::AgentStatusKind::Compacted));
   }
   if (*type == "agent_settled") return on_settled(message);
+  if (*type == "agent_start") {
+    m_run_started = m_turn_running;
+    return m_lines.dropped();
+  }
   if (*type == "extension_error") {
     std::string what = native::string_or_empty(message, "error");
     if (what.empty()) what = native::dump(message).substr(0, 300);

@@ -52,6 +52,9 @@ class PiTranslator {
   void turn_started();
   // The prompt was refused (its response said success:false): the turn ends with that error.
   void turn_refused(const std::string& error);
+  // The prompt was an extension's command that Pi ran without the model (disposition "handled"): the turn ends
+  // now, unless the command started a run, whose agent_settled ends it.
+  void turn_handled();
   bool turn_running() const { return m_turn_running; }
 
   // Forgets the open permission dialog with this id and says whether it was open (each is answered once; a
@@ -89,6 +92,7 @@ class PiTranslator {
   protocol::Usage m_usage;
   bool m_has_usage = false;
   bool m_status_raised = false;
+  bool m_run_started = false;  // agent_start seen since the prompt was sent
 };
 
 // The text of a tool result's content blocks ({"content":[{"type":"text","text":...}]}), joined.

@@ -1,8 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,7 @@
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
+#include "support/SourceTree.h"
 
 // End to end with the real Pi (`pi --mode rpc`, one process per session, run by the Node scripts/install-agents put
 // beside it): the shared scenarios (Conformance.h) with Pi's profile, against the project's mock speaking Chat
@@ -255,6 +260,304 @@ TEST_CASE("pi e2e: agents.list reports Pi's version, the Node that runs it and i
   const std::string node_version = entry["runtime"]["version"];
   CHECK(node_version.rfind("v2", 0) == 0);
   CHECK(entry["modes"] == Json::array({"ask", "accept-edits", "full-access"}));
+  // Pi has no plan tool; everything else of the controls it has.
+  const auto& capabilities = entry["capabilities"];
+  CHECK(capabilities["plans"] == false);
+  for (const char* name : {"contextUsage", "commands", "options", "mcp", "fork", "rewind", "compact"}) {
+    INFO(name);
+    CHECK(capabilities[name] == true);
+  }
+}
+
+// ---- Controls (commands, effort, usage, MCP servers; fork, rewind, compact) ------------------------------------
+
+// Pi's configuration for the controls: the mock's model reasons (so Pi offers thinking levels and sends
+// `reasoning_effort`), a prompt template `/greet`, and compaction that keeps little, so a short conversation can be
+// summarized.
+const e2e::AgentProfile& pi_controls() {
+  static const e2e::AgentProfile profile = [] {
+    e2e::AgentProfile p = pi();
+    p.environment = [usual = p.environment](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+      auto environment = usual(home, mock_url, cli);
+      const auto dir = home / "pi-agent";
+      const Json model{{"id", "mock-model"}, {"name", "Mock"}, {"reasoning", true}, {"input", {"text"}},
+                       {"contextWindow", 32000}, {"maxTokens", 4096},
+                       {"cost", {{"input", 1}, {"output", 2}, {"cacheRead", 0}, {"cacheWrite", 0}}}};
+      const Json models{{"providers", {{"mock", {{"baseUrl", mock_url + "/v1"}, {"api", "openai-completions"}, {"apiKey", "sk-mock"},
+                                                 {"compat", {{"supportsDeveloperRole", false}, {"supportsReasoningEffort", true}}},
+                                                 {"models", {model}}}}}}};
+      const Json settings{{"defaultProvider", "mock"}, {"defaultModel", "mock-model"},
+                          {"retry", {{"enabled", true}, {"maxRetries", 1}, {"baseDelayMs", 50}}},
+                          {"compaction", {{"enabled", false}, {"keepRecentTokens", 1}}}};
+      std::ofstream(dir / "models.json") << models.dump();
+      std::ofstream(dir / "settings.json") << settings.dump();
+      fs::create_directories(dir / "prompts");
+      std::ofstream(dir / "prompts" / "greet.md") << "---\ndescription: Greets someone\n---\nPlease greet $1 warmly.\n";
+      return environment;
+    };
+    return p;
+  }();
+  return profile;
+}
+
+// The text of every message of one Chat Completions request, joined (what the model was sent).
+std::string conversation_of(const Json& request) {
+  std::string text;
+  for (const auto& message : request["body"]["messages"]) text += message.dump() + "\n";
+  return text;
+}
+
+std::vector<Json> events_of(const e2e::AgentWorld& world, const std::string& type, const std::string& session) {
+  std::vector<Json> found;
+  for (const auto& event : world.client->events()) {
+    if (event.value("type", "") == type && event.value("sessionId", "") == session) found.push_back(event);
+  }
+  return found;
+}
+
+std::string turn_of(const Json& sent) { return sent["result"].value("turnId", ""); }
+
+TEST_CASE("pi e2e: controls: commands are offered, /greet runs as Pi's prompt template, usage rises during a turn, and an effort change reaches the next request", "[e2e][pi][controls]") {
+  const auto& profile = pi_controls();
+  e2e::AgentWorld world(profile, Json::array({profile.run_command("echo counted"), profile.after_tool_output("Ran it."),
+                                              profile.text("Hello Bob!", 1, 0), profile.text("low effort", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session("full-access");
+  // Pi starts with the first prompt: a turn of two model requests, usage.updated inside it, rising, with the
+  // model's window.
+  const auto ran = world.client->call("session.send", {{"sessionId", id}, {"text", "count something"}});
+  REQUIRE(ran["result"]["text"] == "Ran it.");
+  const std::string first_turn = turn_of(ran);
+  std::vector<std::int64_t> used;
+  for (const auto& event : events_of(world, "usage.updated", id)) {
+    if (event["data"].value("turnId", "") != first_turn) continue;
+    CHECK(event["data"]["usage"]["windowTokens"] == 32000);
+    CHECK(event["data"]["usage"].contains("costUsd"));
+    // The start's report of an empty conversation (0) may fall inside the turn too.
+    if (const auto tokens = event["data"]["usage"]["usedTokens"].get<std::int64_t>(); tokens > 0) used.push_back(tokens);
+  }
+  // One after each of the turn's two model answers.
+  REQUIRE(used.size() >= 2);
+  CHECK(used.back() > used.front());
+
+  std::size_t at = 0;
+  const auto commands = world.client->wait_event([&](const Json& e) { return e.value("type", "") == "commands.updated" && e.value("sessionId", "") == id; }, at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(commands.is_null());
+  bool greet = false;
+  for (const auto& command : commands["data"]["commands"]) {
+    if (command["name"] == "greet") greet = command.value("description", "") == "Greets someone";
+    CHECK(command["name"] != "mcp");  // Pi's built-in extension commands are left out
+  }
+  CHECK(greet);
+
+  // The effort option: Pi's thinking levels for a reasoning model, "medium" by default.
+  Json effort;
+  REQUIRE(switchboard::testing::eventually([&] {
+    const auto info = world.client->call("session.get", {{"sessionId", id}});
+    for (const auto& option : info["result"]["session"].value("options", Json::array())) {
+      if (option["id"] == "effort") effort = option;
+    }
+    return effort.is_object();
+  }, e2e::kCliPatience, std::chrono::milliseconds(100)));
+  CHECK(effort["currentValue"] == "medium");
+  CHECK(effort["values"].dump().find("\"high\"") != std::string::npos);
+
+  // `/greet Bob` is Pi's prompt template: the model gets the template's text, not the command.
+  const auto greeted = world.client->call("session.send", {{"sessionId", id}, {"text", "/greet Bob"}});
+  CHECK(greeted["result"]["text"] == "Hello Bob!");
+  auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 3);
+  const auto& last_prompt = requests.back()["body"]["messages"].back();
+  CHECK(last_prompt.dump().find("Please greet Bob warmly.") != std::string::npos);
+  CHECK(conversation_of(requests.back()).find("/greet") == std::string::npos);
+  CHECK(requests.back()["body"]["reasoning_effort"] == "medium");
+
+  const auto set = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "low"}});
+  INFO(set.dump());
+  REQUIRE(set.contains("result"));
+  const auto bad = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "enormous"}});
+  CHECK(bad["error"]["code"] == -32602);
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "think less"}})["result"]["text"] == "low effort");
+  requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests.back()["body"]["reasoning_effort"] == "low");
+  const auto info = world.client->call("session.get", {{"sessionId", id}});
+  for (const auto& option : info["result"]["session"]["options"]) {
+    if (option["id"] == "effort") CHECK(option["currentValue"] == "low");
+  }
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+// The pids the test MCP server wrote, one a line.
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::ifstream in(file);
+  pid_t pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+bool all_gone(const std::vector<pid_t>& pids) {
+  for (const pid_t pid : pids) {
+    if (::kill(pid, 0) == 0) return false;
+  }
+  return true;
+}
+
+Json mcp_server(const fs::path& pids, const fs::path& environment) {
+  return Json{{"name", "echoer"}, {"transport", "stdio"}, {"command", "python3"},
+              {"args", {switchboard::testing::source_path("tests/support/mcp_stdio_server.py"), "--tool", "shout",
+                        "--pid-file", pids.string(), "--env-file", environment.string()}},
+              {"env", {{"ECHO_GREETING", "hi"}}}};
+}
+
+TEST_CASE("pi e2e: an MCP server's tool reaches the model, its status is reported, and its process ends with the session and with the daemon", "[e2e][pi][mcp]") {
+  const auto& profile = pi_controls();
+  e2e::AgentWorld world(profile, Json::array({profile.text("tools seen", 1, 0), profile.text("second", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const auto environment = world.tmp.path() / "mcp-env.json";
+  const auto created = world.client->call("session.create", {{"agent", "pi"}, {"cwd", world.work.string()},
+                                                             {"mcpServers", {mcp_server(pids, environment)}}});
+  INFO(created.dump());
+  REQUIRE(created.contains("result"));
+  const std::string id = created["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "which tools?"}})["result"]["text"] == "tools seen");
+  INFO(world.transcript());
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  CHECK(requests.front()["body"]["tools"].dump().find("mcp__echoer__shout") != std::string::npos);
+
+  std::size_t at = 0;
+  const auto status = world.client->wait_event([&](const Json& e) { return e.value("type", "") == "mcp.status" && e.value("sessionId", "") == id; }, at);
+  REQUIRE_FALSE(status.is_null());
+  REQUIRE(status["data"]["servers"].size() == 1);
+  CHECK(status["data"]["servers"][0]["name"] == "echoer");
+  CHECK(status["data"]["servers"][0]["status"] == "connected");
+  CHECK(status["data"]["servers"][0]["tools"] == 1);
+
+  // The server got its own variable and none of the daemon's (SWITCHBOARD_ORIGIN only marks what the session
+  // started, so that the daemon can end it).
+  const auto seen = Json::parse(std::ifstream(environment), nullptr, false);
+  REQUIRE(seen.is_object());
+  CHECK(seen.value("ECHO_GREETING", "") == "hi");
+  for (const auto& [name, value] : seen.items()) {
+    if (name != "SWITCHBOARD_ORIGIN") CHECK(name.rfind("SWITCHBOARD_", 0) != 0);
+  }
+
+  const auto first = pids_in(pids);
+  REQUIRE(first.size() == 1);
+  REQUIRE(world.client->call("session.delete", {{"sessionId", id}}).contains("result"));
+  CHECK(switchboard::testing::eventually([&] { return all_gone(first); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+
+  // A second session's server ends with the daemon.
+  const auto again = world.client->call("session.create", {{"agent", "pi"}, {"cwd", world.work.string()},
+                                                           {"mcpServers", {mcp_server(pids, environment)}}});
+  REQUIRE(again.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", again["result"]["session"]["sessionId"]}, {"text", "again"}})["result"]["text"] == "second");
+  const auto both = pids_in(pids);
+  REQUIRE(both.size() == 2);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+  world.restart();
+  CHECK(switchboard::testing::eventually([&] { return all_gone(both); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+}
+
+TEST_CASE("pi e2e: a fork at a turn carries the conversation up to that turn and nothing after it, and both sessions answer", "[e2e][pi][fork]") {
+  const auto& profile = pi_controls();
+  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0),
+                                              profile.text("forked answer", 1, 0), profile.text("original answer", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  const auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
+  REQUIRE(first["result"]["text"] == "one");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
+
+  const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turn_of(first)}});
+  INFO(forked.dump() << "\n" << world.transcript());
+  REQUIRE(forked.contains("result"));
+  const std::string fork_id = forked["result"]["session"]["sessionId"];
+  CHECK(forked["result"]["session"]["forkedFrom"]["sessionId"] == id);
+  REQUIRE(world.client->call("session.send", {{"sessionId", fork_id}, {"text", "gamma prompt"}})["result"]["text"] == "forked answer");
+  auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 3);
+  const std::string sent = conversation_of(requests.back());
+  CHECK(sent.find("alpha prompt") != std::string::npos);
+  CHECK(sent.find("one") != std::string::npos);
+  CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("two") == std::string::npos);
+  CHECK(sent.find("gamma prompt") != std::string::npos);
+
+  // The original goes on with its whole conversation.
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "original answer");
+  requests = world.mock->message_requests();
+  const std::string original = conversation_of(requests.back());
+  CHECK(original.find("beta prompt") != std::string::npos);
+  CHECK(original.find("gamma prompt") == std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the next model request", "[e2e][pi][rewind]") {
+  const auto& profile = pi_controls();
+  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0), profile.text("three", 1, 0),
+                                              profile.text("after the rewind", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}})["result"]["text"] == "one");
+  const auto second = world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}});
+  REQUIRE(second["result"]["text"] == "two");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "gamma prompt"}})["result"]["text"] == "three");
+
+  const auto rewound = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", turn_of(second)}, {"conversation", true}});
+  INFO(rewound.dump() << "\n" << world.transcript());
+  REQUIRE(rewound.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "after the rewind");
+  const auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 4);
+  const std::string sent = conversation_of(requests.back());
+  CHECK(sent.find("alpha prompt") != std::string::npos);
+  CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("gamma prompt") == std::string::npos);
+  CHECK(sent.find("\"three\"") == std::string::npos);
+  CHECK(sent.find("delta prompt") != std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+TEST_CASE("pi e2e: compact asks Pi to summarize the conversation, with compacting and compacted statuses", "[e2e][pi][compact]") {
+  const auto& profile = pi_controls();
+  // Pi's summary requests (one, or two when it also summarizes a turn it cuts) are told apart by their system
+  // prompt and answered by a rule, which takes no scripted turn.
+  const Json summary = Json::array({Json{{"match", {{"developer_contains", "context summarization assistant"}}},
+                                         {"reply", {{"text", "## Goal\nsummarized by the mock"}}}}});
+  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0), profile.text("after compaction", 1, 0)}),
+                        false, summary);
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt with some words in it"}})["result"]["text"] == "one");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt with more words in it"}})["result"]["text"] == "two");
+  const auto compacted = world.client->call("session.compact", {{"sessionId", id}});
+  INFO(compacted.dump() << "\n" << world.transcript());
+  REQUIRE(compacted.contains("result"));
+  auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() >= 3);
+  std::string summarized;
+  for (std::size_t i = 2; i < requests.size(); ++i) summarized += conversation_of(requests[i]);
+  CHECK(summarized.find("context summarization assistant") != std::string::npos);
+  CHECK(summarized.find("alpha prompt") != std::string::npos);
+  std::vector<std::string> statuses;
+  for (const auto& event : events_of(world, "agent.status", id)) statuses.push_back(event["data"].value("status", ""));
+  CHECK(std::find(statuses.begin(), statuses.end(), "compacting") != statuses.end());
+  CHECK(std::find(statuses.begin(), statuses.end(), "compacted") != statuses.end());
+  // The next request carries the summary.
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "gamma prompt"}})["result"]["text"] == "after compaction");
+  requests = world.mock->message_requests();
+  CHECK(conversation_of(requests.back()).find("summarized by the mock") != std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
 }
 
 }  // namespace pi_e2e_tests

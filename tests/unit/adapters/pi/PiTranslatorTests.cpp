@@ -228,6 +228,24 @@ TEST_CASE("pi translator: a refused prompt ends its turn with the refusal", "[pi
   CHECK_FALSE(fed.translator.turn_running());
 }
 
+TEST_CASE("pi translator: a command Pi ran without the model ends its turn at once, one that started a run at its settle", "[pi]") {
+  Fed fed;
+  fed.translator.turn_started();
+  fed.translator.turn_handled();
+  REQUIRE(fed.sink.turns.size() == 1);
+  CHECK(fed.sink.turns[0].stop_reason == switchboard::protocol::StopReason::EndTurn);
+  CHECK_FALSE(fed.translator.turn_running());
+
+  // An extension's command that sent the model a message: its run ends the turn, not the prompt's answer.
+  fed.translator.turn_started();
+  fed.translator.feed(json{{"type", "agent_start"}});
+  fed.translator.turn_handled();
+  CHECK(fed.sink.turns.size() == 1);
+  CHECK(fed.translator.turn_running());
+  fed.translator.feed(json{{"type", "agent_settled"}, {"aborted", false}});
+  CHECK(fed.sink.turns.size() == 2);
+}
+
 TEST_CASE("pi permissions: ask asks for every tool, accept-edits lets only edits and writes through, full-access all", "[pi]") {
   for (const std::string tool : {"bash", "read", "edit", "write", "grep", "some_extension_tool"}) {
     INFO(tool);
