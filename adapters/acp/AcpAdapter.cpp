@@ -1,10 +1,12 @@
 #include "acp/AcpAdapter.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <spdlog/spdlog.h>
 
 #include "acp/AcpContent.h"
+#include "acp/AcpControls.h"
 #include "common/CliRuntime.h"
 #include "common/NativeJson.h"
 #include "common/PermissionText.h"
@@ -108,6 +110,16 @@ protocol::AgentCapabilities AcpAdapter::static_capabilities() {
   capabilities.model_switch = true;
   capabilities.modes = true;
   capabilities.images = false;
+  // What ACP carries, passed on when the agent sends it (docs/agents/acp.md, "Controls").
+  capabilities.plans = true;
+  capabilities.context_usage = true;
+  capabilities.commands = true;
+  capabilities.options = true;
+  capabilities.mcp = true;
+  // ACP v1 has no rewind; a fork (session/fork) is unstable and Grok Build has none.
+  capabilities.fork = false;
+  capabilities.rewind = false;
+  capabilities.compact = false;
   return capabilities;
 }
 
@@ -132,6 +144,9 @@ void AcpAdapter::start(const StartOptions& options, Completion done) {
   m_cwd = options.cwd;
   m_model = options.model;
   m_resume_session_id = options.resume_provider_session_id;
+  m_mcp_servers = options.mcp_servers;
+  m_start_options = options.options;
+  m_translator.set_hidden_commands(m_config.hidden_commands);
   EnvironmentChanges changes = m_config.environment;
   if (m_config.prepare) {
     auto prepared = m_config.prepare();
@@ -148,7 +163,8 @@ void AcpAdapter::start(const StartOptions& options, Completion done) {
                                           m_config.agent + "[" + options.session_id + "]"})) {
     return done(*failed);
   }
-  // Usable once the session is open: initialize → session/new or session/load (→ session/set_model).
+  // Usable once the session is open: initialize → session/new or session/load (→ session/set_model → the options
+  // set before start).
   m_cli.begin_start(std::move(done));
   const json params{{"protocolVersion", kProtocolVersion},
                     {"clientCapabilities", {{"fs", {{"readTextFile", false}, {"writeTextFile", false}}}, {"terminal", false}}},
@@ -168,8 +184,21 @@ void AcpAdapter::on_initialized(const JsonRpcEndpoint::Outcome& outcome) {
   }
   if (const auto* capabilities = native::object_at(result, "agentCapabilities")) {
     m_can_load = native::bool_or(*capabilities, "loadSession", false);
+    if (const auto* mcp = native::object_at(*capabilities, "mcpCapabilities")) m_http_mcp = native::bool_or(*mcp, "http", false);
   }
-  json params{{"cwd", m_cwd}, {"mcpServers", json::array()}};
+  // Every ACP agent takes stdio servers; HTTP ones only where its mcpCapabilities say so.
+  std::vector<protocol::McpServerState> refused;
+  json params{{"cwd", m_cwd}, {"mcpServers", mcp_servers_param(m_mcp_servers, m_http_mcp, m_config.hidden_variables, refused)}};
+  std::vector<protocol::McpServerState> states = refused;
+  for (const auto& server : m_mcp_servers) {
+    const bool was_refused = std::any_of(refused.begin(), refused.end(), [&](const auto& state) { return state.name == server.name; });
+    if (was_refused) continue;
+    states.push_back(protocol::McpServerState{server.name, server.transport,
+                                              m_config.reports_mcp_status ? protocol::McpServerStatusKind::Pending
+                                                                          : protocol::McpServerStatusKind::Connected,
+                                              std::nullopt, std::nullopt});
+  }
+  m_translator.set_mcp_servers(std::move(states));
   if (!m_config.session_meta.is_null()) params["_meta"] = m_config.session_meta;
   if (m_resume_session_id) {
     if (!m_can_load) return fail_start(m_config.display_name + " cannot load a session (no loadSession capability)", ErrorCode::ConversationLost);
@@ -199,14 +228,26 @@ void AcpAdapter::on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool
   }
   m_translator.on_session_opened(std::get<json>(outcome), loaded);
   m_listener.on_provider_session(ProviderSession{m_translator.session()});
-  if (!m_model) return finish_start();
+  if (!m_model) return apply_start_options(0);
   json params{{"sessionId", m_translator.session()}, {"modelId", *m_model}};
   m_rpc.request("session/set_model", std::move(params), [this](JsonRpcEndpoint::Outcome answer) {
     if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&answer)) {
       return fail_start(m_config.display_name + " refused the model '" + m_model.value_or("") + "': " + error_text(*error),
                         ErrorCode::InvalidParams);
     }
-    finish_start();
+    m_translator.set_current_model(*m_model);
+    apply_start_options(0);
+  });
+}
+
+void AcpAdapter::apply_start_options(std::size_t next) {
+  // The options set before the agent had said which it has, one session/set_config_option each. One the agent
+  // does not have, or refuses, is reported and left out: the session starts with the agent's own value.
+  if (next >= m_start_options.size()) return finish_start();
+  const auto& [option_id, value] = m_start_options[next];
+  set_option(option_id, value, [this, next, option_id = option_id](std::optional<AdapterError> error) {
+    if (error) m_listener.on_error(AgentErrorReport{"the option '" + option_id + "' was not applied: " + error->message, true});
+    apply_start_options(next + 1);
   });
 }
 
@@ -239,6 +280,7 @@ void AcpAdapter::send(TurnInput input) {
                                                                input.model.value_or("") + "': " + error_text(*error));
                     }
                     (*self)->m_model = input.model;
+                    (*self)->m_translator.set_current_model(*input.model);
                     (*self)->send_prompt(std::move(input));
                   });
     return;
@@ -291,7 +333,10 @@ void AcpAdapter::set_model(const std::string& model, Completion done) {
                     const auto code = error->code == JsonRpcEndpoint::kAgentGone ? ErrorCode::AgentUnavailable : ErrorCode::InvalidParams;
                     return done(AdapterError{code, "the model '" + model + "' was refused: " + error_text(*error)});
                   }
-                  if (self) (*self)->m_model = model;
+                  if (self) {
+                    (*self)->m_model = model;
+                    (*self)->m_translator.set_current_model(model);
+                  }
                   done(std::nullopt);
                 });
 }
@@ -300,6 +345,32 @@ void AcpAdapter::set_mode(const std::string& mode, Completion done) {
   if (!is_mode(mode)) return done(no_such_mode(mode));
   m_mode = mode;
   done(std::nullopt);
+}
+
+void AcpAdapter::set_option(const std::string& option_id, const std::string& value, Completion done) {
+  if (!m_cli.running() || m_translator.session().empty()) {
+    return done(AdapterError{ErrorCode::AgentUnavailable, m_config.display_name + " is not running"});
+  }
+  const auto& offered = m_translator.options();
+  const auto config_id = offered.config_ids.find(option_id);
+  const auto option = std::find_if(offered.options.begin(), offered.options.end(), [&](const auto& each) { return each.id == option_id; });
+  if (config_id == offered.config_ids.end() || option == offered.options.end()) {
+    return done(AdapterError{ErrorCode::InvalidParams, m_config.display_name + " has no option '" + option_id + "'"});
+  }
+  json params{{"sessionId", m_translator.session()}, {"configId", config_id->second}, {"value", config_value(*option, value)}};
+  // ACP tells a boolean value by its type; a value id (select) goes without one.
+  if (option->kind == protocol::SessionOptionKind::Boolean) params["type"] = "boolean";
+  m_rpc.request("session/set_config_option", std::move(params),
+                [weak = std::weak_ptr<AcpAdapter*>(m_self), option_id, done = std::move(done)](JsonRpcEndpoint::Outcome answer) {
+                  auto self = weak.lock();
+                  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&answer)) {
+                    const auto code = error->code == JsonRpcEndpoint::kAgentGone ? ErrorCode::AgentUnavailable : ErrorCode::InvalidParams;
+                    return done(AdapterError{code, "the option '" + option_id + "' was refused: " + error_text(*error)});
+                  }
+                  // The answer is the whole list with the new value (ACP): reported as the options in force.
+                  if (self) (*self)->m_translator.on_config_options(std::get<json>(answer));
+                  done(std::nullopt);
+                });
 }
 
 void AcpAdapter::stop() {

@@ -46,6 +46,16 @@ struct AcpConfig {
   std::string client_version = "0";
   CliTimeouts timeouts;
   std::string install_hint;                  // why it may be missing and what to set; empty: the built-ins' hint
+  // Commands the agent offers that our clients are not offered (TUI-only ones, or ones that would go around the
+  // session's permissions); its doc names them.
+  std::vector<std::string> hidden_commands;
+  // Variables the agent is given for itself (its provider key) that the MCP servers it starts must not inherit:
+  // each stdio server gets them blanked.
+  std::vector<std::string> hidden_variables;
+  // The agent reports each MCP server's state (Grok Build's `_x.ai/mcp/server_status`): the session's servers
+  // are pending until it does. Otherwise ACP says nothing more, and a server the agent took at session/new is
+  // reported connected.
+  bool reports_mcp_status = false;
 };
 
 // One session of ours on an ACP agent: one agent process per session (docs/agents/acp.md says why), driven
@@ -71,6 +81,8 @@ class AcpAdapter final : public AgentAdapter {
   void set_model(const std::string& model, Completion done) override;
   // One of the modes above; takes effect for the next permission request.
   void set_mode(const std::string& mode, Completion done) override;
+  // session/set_config_option with the ACP configId behind our option id; the answer's options are reported.
+  void set_option(const std::string& option_id, const std::string& value, Completion done) override;
   void stop() override;
 
  private:
@@ -81,6 +93,7 @@ class AcpAdapter final : public AgentAdapter {
   JsonRpcEndpoint::Handlers rpc_handlers();
   void on_initialized(const JsonRpcEndpoint::Outcome& outcome);
   void on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool loaded);
+  void apply_start_options(std::size_t next);
   void finish_start();
   void send_prompt(TurnInput input);
   void fail_start(const std::string& why, protocol::ErrorCode code = protocol::ErrorCode::AgentUnavailable);
@@ -97,7 +110,10 @@ class AcpAdapter final : public AgentAdapter {
   std::string m_mode{kAskMode};
   std::optional<std::string> m_model;             // the model the agent's session runs, as we set it
   std::optional<std::string> m_resume_session_id;
+  std::vector<protocol::McpServer> m_mcp_servers;  // the session's, handed over at session/new or session/load
+  std::vector<std::pair<std::string, std::string>> m_start_options;  // set before start: applied once it is open
   bool m_can_load = false;                        // agentCapabilities.loadSession
+  bool m_http_mcp = false;                        // agentCapabilities.mcpCapabilities.http
   bool m_stopped_reported = false;
   std::shared_ptr<AcpAdapter*> m_self;            // answers in flight hold a weak_ptr to it
 };

@@ -1,5 +1,6 @@
 #include "acp/AcpTranslator.h"
 
+#include <algorithm>
 #include <array>
 
 #include "acp/AcpContent.h"
@@ -14,10 +15,9 @@ using native::string_or_empty;
 namespace {
 
 // session/update kinds that carry nothing our events have a place for (docs/agents/acp.md): the echo or replay
-// of the user's prompt (the engine has it), the agent's slash commands, mode changes (the session's mode is what
-// the engine set), and the title.
-constexpr std::array<std::string_view, 4> kDroppedUpdates{"user_message_chunk", "available_commands_update",
-                                                          "session_info_update", "current_mode_update"};
+// of the user's prompt (the engine has it), mode changes (the session's mode is what the engine set), and the
+// title.
+constexpr std::array<std::string_view, 3> kDroppedUpdates{"user_message_chunk", "session_info_update", "current_mode_update"};
 
 // A config option's choices: a flat list of {value, name, description}, or groups of them ({group, name, options}).
 void add_choices(const json& choices, std::vector<protocol::ModelInfo>& models) {
@@ -48,11 +48,45 @@ std::vector<protocol::ModelInfo> models_of_config_options(const json& options, b
 }
 
 // Grok Build's `_x.ai/session_notification` kinds that are dropped: streamed tool arguments (our ToolStarted
-// carries the whole input, which the tool_call brings), per-request usage (the prompt's answer has the turn's
-// sum), the bookkeeping around permission checks, and summaries and lists that repeat what other events say.
-constexpr std::array<std::string_view, 9> kDroppedVendorUpdates{
-    "tool_call_delta_chunk", "response_completed", "pending_interaction", "interaction_resolved",
-    "session_summary_generated", "last_turn_summary", "model_changed", "background_tasks", "turn_started"};
+// carries the whole input, which the tool_call brings), the bookkeeping around permission checks, and summaries
+// and lists that repeat what other events say. (Each model response's usage, `response_completed`, is read.)
+constexpr std::array<std::string_view, 8> kDroppedVendorUpdates{
+    "tool_call_delta_chunk", "pending_interaction", "interaction_resolved", "session_summary_generated",
+    "last_turn_summary", "model_changed", "background_tasks", "turn_started"};
+
+// A plan or command list as text, to tell a repeat from a change.
+std::string plan_key(const std::vector<protocol::PlanEntry>& plan) {
+  std::string key;
+  for (const auto& entry : plan) {
+    key += std::string(protocol::to_string(entry.status)) + "|" + (entry.priority ? std::string(protocol::to_string(*entry.priority)) : "") +
+           "|" + entry.content + "\n";
+  }
+  return key;
+}
+
+std::string commands_key(const std::vector<protocol::AgentCommand>& commands) {
+  std::string key;
+  for (const auto& command : commands) {
+    key += command.name + "|" + command.description.value_or("") + "|" + command.argument_hint.value_or("") + "\n";
+  }
+  return key;
+}
+
+// The context window of each model a session/new or session/load answer lists (`_meta.totalContextTokens`, which
+// Grok Build gives), by model id.
+void read_model_windows(const json& result, std::map<std::string, std::int64_t>& windows, std::string& current) {
+  const auto* state = native::object_at(result, "models");
+  if (state == nullptr) return;
+  if (auto id = native::string_at(*state, "currentModelId")) current = *id;
+  const auto* available = native::array_at(*state, "availableModels");
+  if (available == nullptr) return;
+  for (const auto& model : *available) {
+    const auto id = native::string_at(model, "modelId");
+    const auto* meta = native::object_at(model, "_meta");
+    if (!id || meta == nullptr) continue;
+    if (auto window = native::integer_at(*meta, "totalContextTokens"); window && *window > 0) windows[*id] = *window;
+  }
+}
 
 }  // namespace
 
@@ -80,7 +114,29 @@ bool AcpTranslator::is_ours(const json& params) {
 }
 
 void AcpTranslator::on_session_opened(const json& result, bool loaded) {
+  read_model_windows(result, m_model_windows, m_current_model);
   if (auto models = offered_models(result, !loaded); !models.empty()) m_events.on_models(ModelsOffered{std::move(models)});
+  if (const auto* options = native::array_at(result, "configOptions")) {
+    m_options = offered_options(*options);
+    m_events.on_options(OptionsOffered{m_options.options});
+  }
+}
+
+void AcpTranslator::on_config_options(const json& holder) {
+  const auto* options = native::array_at(holder, "configOptions");
+  if (options == nullptr) return m_lines.dropped();
+  if (auto models = offered_models(holder, false); !models.empty()) m_events.on_models(ModelsOffered{std::move(models)});
+  for (const auto& option : *options) {
+    if (string_or_empty(option, "category") != "model") continue;
+    if (auto current = native::string_at(option, "currentValue")) m_current_model = *current;
+  }
+  m_options = offered_options(*options);
+  m_events.on_options(OptionsOffered{m_options.options});
+}
+
+void AcpTranslator::set_mcp_servers(std::vector<protocol::McpServerState> servers) {
+  m_mcp = std::move(servers);
+  if (!m_mcp.empty()) m_events.on_mcp_status(McpStatusReport{m_mcp});
 }
 
 void AcpTranslator::on_update(const json& params) {
@@ -96,12 +152,8 @@ void AcpTranslator::on_update(const json& params) {
   if (kind == "tool_call_update") return on_tool_call(*update);
   if (kind == "plan") return on_plan(*update);
   if (kind == "usage_update") return on_usage_update(*update);
-  if (kind == "config_option_update") {
-    // Only the model choices have a place in our events; an update without any says nothing we keep.
-    auto models = offered_models(*update, false);
-    if (models.empty()) return m_lines.dropped();
-    return m_events.on_models(ModelsOffered{std::move(models)});
-  }
+  if (kind == "config_option_update") return on_config_options(*update);
+  if (kind == "available_commands_update") return on_commands_update(*update);
   if (one_of(kDroppedUpdates, kind)) return m_lines.dropped();
   m_lines.unknown("session/update " + kind);
 }
@@ -115,8 +167,12 @@ void AcpTranslator::on_extension(const std::string& method, const json& params) 
     if (update == nullptr) return m_lines.malformed(method + " without update", params);
     return on_vendor_update(*update);
   }
-  // Every other extension notification (setup phases, queue and session lists, MCP state, the replayed turn's
-  // end) says nothing a client of ours needs; an unknown one is expected of a newer agent.
+  if (method == "_x.ai/mcp/server_status") {
+    if (!is_ours(params)) return;
+    return on_mcp_server_status(params);
+  }
+  // Every other extension notification (setup phases, queue and session lists, MCP progress counts, the replayed
+  // turn's end) says nothing a client of ours needs; an unknown one is expected of a newer agent.
   if (method.rfind("_x.ai/", 0) == 0 || method.rfind("_", 0) == 0) return m_lines.dropped();
   m_lines.unknown("notification " + method);
 }
@@ -135,6 +191,16 @@ void AcpTranslator::on_vendor_update(const json& update) {
     status.attempt = native::integer_at(update, "attempt");
     status.max_attempts = native::integer_at(update, "max_retries");
     return m_events.on_status(std::move(status));
+  }
+  if (kind == "auto_compact_started" || kind == "auto_compact_completed") {
+    // Grok summarized its conversation (on its own, or for /compact): a status, as for every agent that compacts.
+    AgentStatus status;
+    status.status = kind == "auto_compact_started" ? protocol::AgentStatusKind::Compacting : protocol::AgentStatusKind::Compacted;
+    return m_events.on_status(std::move(status));
+  }
+  if (kind == "response_completed") {
+    if (const auto* usage = native::object_at(update, "usage")) return on_model_usage(*usage);
+    return m_lines.dropped();
   }
   if (kind == "turn_completed") {
     // An error turn says why here; the prompt's answer (an error, or stopReason) ends the turn.
@@ -206,31 +272,76 @@ void AcpTranslator::on_tool_call(const json& update) {
 }
 
 void AcpTranslator::on_plan(const json& update) {
-  if (!m_turn_running) return m_lines.dropped();
-  // The agent's to-do list, shown like the other agents' plan tools: a tool call whose input is the list,
-  // completed at once with the list as text.
+  // The agent's to-do list, whole: reported when it differs from the last one (an agent may repeat it).
   const auto* entries = native::array_at(update, "entries");
   if (entries == nullptr) return m_lines.malformed("plan without entries", update);
-  close_message();
-  const std::string id = m_turn_id + "-plan-" + std::to_string(++m_plans);
-  json input = {{"entries", json::array()}};
-  std::string text;
-  for (const auto& entry : *entries) {
-    const std::string status = string_or_empty(entry, "status");
-    const std::string step = string_or_empty(entry, "content");
-    input["entries"].push_back({{"content", step}, {"status", status}, {"priority", string_or_empty(entry, "priority")}});
-    text += (status == "completed" ? "[x] " : status == "in_progress" ? "[~] " : "[ ] ") + step + "\n";
-  }
-  m_events.on_tool_started(ToolStarted{id, "plan", std::move(input), std::nullopt});
-  m_events.on_tool_completed(ToolCompleted{id, std::move(text), false});
+  auto plan = plan_entries(*entries);
+  auto key = plan_key(plan);
+  if (m_last_plan == key) return m_lines.dropped();
+  m_last_plan = std::move(key);
+  m_events.on_plan(PlanUpdate{std::move(plan)});
+}
+
+void AcpTranslator::on_commands_update(const json& update) {
+  const auto* available = native::array_at(update, "availableCommands");
+  if (available == nullptr) return m_lines.malformed("available_commands_update without availableCommands", update);
+  auto commands = offered_commands(*available, m_hidden_commands);
+  auto key = commands_key(commands);
+  if (m_last_commands == key) return m_lines.dropped();
+  m_last_commands = std::move(key);
+  m_events.on_commands(CommandsOffered{std::move(commands)});
 }
 
 void AcpTranslator::on_usage_update(const json& update) {
-  // The context window's fill and the session's cost so far: the cost is kept for the turn's usage.
+  // ACP's own report: the tokens in the context, the window's size, and the session's cost so far.
+  m_standard_usage = true;
+  const auto used = native::integer_at(update, "used");
+  if (!used) return m_lines.malformed("usage_update without used", update);
+  m_usage.used_tokens = *used;
+  if (auto size = native::integer_at(update, "size"); size && *size > 0) m_usage.window_tokens = *size;
   if (const auto* cost = native::object_at(update, "cost")) {
-    if (string_or_empty(*cost, "currency") == "USD") m_cost_usd = native::number_at(*cost, "amount");
+    // The cost is kept for the turn's usage too. Only dollars have a place in our events.
+    if (string_or_empty(*cost, "currency") == "USD") {
+      m_cost_usd = native::number_at(*cost, "amount");
+      m_usage.cost_usd = m_cost_usd;
+    }
   }
-  m_lines.dropped();
+  report_usage();
+}
+
+void AcpTranslator::on_model_usage(const json& usage) {
+  // One model response's usage (Grok Build): what it was sent plus what it wrote is in the context now. An agent
+  // that sends ACP's usage_update is read from that instead.
+  if (m_standard_usage) return m_lines.dropped();
+  const auto input = native::integer_at(usage, "input_tokens").value_or(0);
+  const auto output = native::integer_at(usage, "output_tokens").value_or(0);
+  const auto cache_read = native::integer_at(usage, "cache_read_input_tokens").value_or(0);
+  if (input + output <= 0) return m_lines.dropped();
+  m_usage.used_tokens = input + output;
+  m_usage.input_tokens = m_usage.input_tokens.value_or(0) + input;
+  m_usage.output_tokens = m_usage.output_tokens.value_or(0) + output;
+  m_usage.cache_read_tokens = m_usage.cache_read_tokens.value_or(0) + cache_read;
+  if (const auto window = m_model_windows.find(m_current_model); window != m_model_windows.end()) {
+    m_usage.window_tokens = window->second;
+  } else {
+    m_usage.window_tokens.reset();
+  }
+  report_usage();
+}
+
+void AcpTranslator::report_usage() { m_events.on_usage(UsageUpdate{m_usage}); }
+
+void AcpTranslator::on_mcp_server_status(const json& params) {
+  // Grok Build's word on one of the session's MCP servers ({name, status, reason, tools}).
+  const auto name = native::string_at(params, "name");
+  auto it = std::find_if(m_mcp.begin(), m_mcp.end(), [&](const protocol::McpServerState& state) { return name && state.name == *name; });
+  if (it == m_mcp.end()) return m_lines.dropped();  // one the agent found on its own (its config), not the session's
+  it->status = mcp_status_of(string_or_empty(params, "status"));
+  it->error.reset();
+  it->tools.reset();
+  if (it->status == protocol::McpServerStatusKind::Failed) it->error = native::string_at(params, "reason");
+  if (it->status == protocol::McpServerStatusKind::Connected) it->tools = native::integer_at(params, "tools");
+  m_events.on_mcp_status(McpStatusReport{m_mcp});
 }
 
 void AcpTranslator::on_permission_request(const json& id, const json& params, JsonRpcEndpoint::Reply reply) {
@@ -268,7 +379,6 @@ void AcpTranslator::turn_started(std::string turn_id) {
   m_denied = false;
   m_turn_id = std::move(turn_id);
   m_messages = 0;
-  m_plans = 0;
   m_last_text.clear();
   m_message_id.reset();
   m_message_text.clear();
@@ -306,6 +416,8 @@ void AcpTranslator::on_prompt_answer(const JsonRpcEndpoint::Outcome& outcome) {
   turn.stop_reason = reason;
   turn.text = m_last_text;
   turn.usage = std::move(usage);
+  // The agent's id for the prompt, where it names one (Grok Build's `_meta.promptId`).
+  if (const auto* meta = native::object_at(result, "_meta")) turn.native_turn_ref = native::string_at(*meta, "promptId");
   m_tools.clear();
   m_events.on_turn_end(std::move(turn));
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "acp/AcpControls.h"
 #include "common/JsonRpcEndpoint.h"
 #include "common/LineStats.h"
 #include "switchboard/adapters/AgentAdapter.h"
@@ -42,8 +43,21 @@ class AcpTranslator {
   // transcript, so the replay is dropped (counted).
   void set_replaying(bool replaying) { m_replaying = replaying; }
 
-  // The answer to session/new or session/load: the models it offers.
+  // The answer to session/new or session/load: the models and the other config options it offers.
   void on_session_opened(const nlohmann::json& result, bool loaded);
+  // A list of config options the agent sent (the answer to session/set_config_option, a config_option_update):
+  // the models among them, and the others as our options.
+  void on_config_options(const nlohmann::json& holder);
+  // The options last reported, with the ACP configId behind each of our ids.
+  const OfferedOptions& options() const { return m_options; }
+  // The model the session runs now (after session/set_model), for the context window usage reports give.
+  void set_current_model(std::string model_id) { m_current_model = std::move(model_id); }
+
+  // Commands left out of what on_commands reports (docs/agents/<agent>.md says which, and why).
+  void set_hidden_commands(std::vector<std::string> names) { m_hidden_commands = std::move(names); }
+  // The MCP servers the session was opened with, in the state known so far: reported at once, then updated as the
+  // agent says (Grok Build's `_x.ai/mcp/server_status`).
+  void set_mcp_servers(std::vector<protocol::McpServerState> servers);
   void on_update(const nlohmann::json& params);
   // A notification whose method is not session/update (vendor extensions).
   void on_extension(const std::string& method, const nlohmann::json& params);
@@ -86,6 +100,10 @@ class AcpTranslator {
   void on_tool_call(const nlohmann::json& update);
   void on_plan(const nlohmann::json& update);
   void on_usage_update(const nlohmann::json& update);
+  void on_commands_update(const nlohmann::json& update);
+  void on_model_usage(const nlohmann::json& usage);
+  void on_mcp_server_status(const nlohmann::json& params);
+  void report_usage();
   void on_vendor_update(const nlohmann::json& update);
   void close_message();
   void end_turn(protocol::StopReason reason, std::optional<std::string> error);
@@ -103,12 +121,24 @@ class AcpTranslator {
   protocol::DeltaKind m_message_kind = protocol::DeltaKind::Text;
   std::string m_message_text;
   std::uint64_t m_messages = 0;  // of this turn, for ids
-  std::uint64_t m_plans = 0;
   std::string m_last_text;  // the turn's last text message: its answer
   std::map<std::string, ToolCall> m_tools;  // by toolCallId
   std::map<std::string, OpenPermission> m_permissions;  // by native id (the JSON-RPC id, dumped)
   std::optional<std::string> m_turn_error;  // a vendor notification said why the turn failed
   std::optional<double> m_cost_usd;
+  // What was reported last, so that the agent's repeats (Grok Build re-sends its commands and plan after every
+  // model response) are not news.
+  std::optional<std::string> m_last_plan;
+  std::optional<std::string> m_last_commands;
+  std::vector<std::string> m_hidden_commands;
+  OfferedOptions m_options;
+  std::vector<protocol::McpServerState> m_mcp;
+  // Context usage: from ACP's usage_update where the agent sends it; else from each model response's usage in
+  // Grok Build's `response_completed`, with the window of the session's model (its models' totalContextTokens).
+  bool m_standard_usage = false;
+  protocol::ContextUsage m_usage;
+  std::string m_current_model;
+  std::map<std::string, std::int64_t> m_model_windows;
 };
 
 }  // namespace switchboard::adapters::acp

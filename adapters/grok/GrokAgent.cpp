@@ -27,6 +27,11 @@ const std::array kSettings{
   config::AgentSettingSpec{"agents.grok.provider.api", "--grok-provider-api", "SWITCHBOARD_GROK_PROVIDER_API",
                            config::Kind::Text, "the provider's API: chat_completions, responses or messages",
                            "chat_completions"},
+  config::AgentSettingSpec{"agents.grok.provider.reasoning_efforts", "--grok-reasoning-effort",
+                           "SWITCHBOARD_GROK_REASONING_EFFORTS", config::Kind::List,
+                           "the reasoning efforts the provider's model takes, e.g. [\"low\", \"medium\", \"high\"]: "
+                           "offered as the session option `effort` (the first is in force until one is set); unset: "
+                           "none, and Grok sends no reasoning effort"},
   config::AgentSettingSpec{"agents.grok.provider.home", "--grok-home", "SWITCHBOARD_GROK_HOME", config::Kind::Path,
                            "the private GROK_HOME used with a provider (default: grok-home in data_dir)", {},
                            "grok-home"},
@@ -47,6 +52,10 @@ GrokConfig grok_config(const config::AgentSettings& settings) {
     provider.model = settings.text("agents.grok.provider.model").value_or("");
     if (auto api = settings.text("agents.grok.provider.api")) provider.api = *api;
     if (auto home = settings.text("agents.grok.provider.home")) provider.grok_home = *home;
+    if (const auto* efforts = settings.find("agents.grok.provider.reasoning_efforts");
+        efforts != nullptr && std::holds_alternative<std::vector<std::string>>(*efforts)) {
+      provider.reasoning_efforts = std::get<std::vector<std::string>>(*efforts);
+    }
     config.provider = std::move(provider);
   }
   return config;
@@ -59,6 +68,15 @@ acp::AcpConfig acp_config_for(GrokConfig config) {
   acp.executable = config.executable;
   acp.arguments = arguments();
   acp.environment = environment_for(config.provider);
+  // Grok's commands that our clients are not offered: `always-approve` would let Grok run every tool without
+  // asking, around the session's permissions and mode; `context` and `session-info` only draw in Grok's own TUI
+  // (over ACP they answer nothing); `feedback` sends a report to xAI; `loop` runs prompts on a timer of its own,
+  // outside any turn of ours.
+  acp.hidden_commands = {"always-approve", "context", "session-info", "feedback", "loop"};
+  // Grok reports each MCP server's state (`_x.ai/mcp/server_status`).
+  acp.reports_mcp_status = true;
+  // The provider key is Grok's: the MCP servers it starts inherit its environment, and get it blanked.
+  if (config.provider) acp.hidden_variables = {std::string(kApiKeyVariable)};
   if (auto provider = config.provider) {
     acp.prepare = [provider = *provider]() -> std::variant<EnvironmentChanges, std::string> {
       if (provider.model.empty()) return std::string("agents.grok.provider.model is needed with agents.grok.provider.base_url");

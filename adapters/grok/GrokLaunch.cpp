@@ -27,6 +27,14 @@ std::string config_toml(const GrokProvider& provider) {
   out += "base_url = " + toml_string(provider.base_url) + "\n";
   out += "env_key = " + toml_string(kApiKeyVariable) + "\n";
   out += "api_backend = " + toml_string(provider.api) + "\n\n";
+  // Grok offers a model's efforts as its `reasoning_effort` config option (category thought_level) and sends the
+  // one in force as the request's reasoning_effort.
+  for (const auto& effort : provider.reasoning_efforts) {
+    out += "[[model.switchboard.reasoning_efforts]]\n";
+    out += "id = " + toml_string(effort) + "\n";
+    out += "value = " + toml_string(effort) + "\n";
+    out += "label = " + toml_string(effort) + "\n\n";
+  }
   out += "[features]\ntelemetry = false\nturn_summary = false\n\n";
   out += "[cli]\nauto_update = false\n\n";
   out += "[permission]\nask = [\"Bash\", \"Edit\", \"Write\"]\n";

@@ -22,6 +22,10 @@ struct GrokProvider {
   std::string model;                    // the model name sent to the provider
   std::string api = "chat_completions";  // Grok's api_backend: chat_completions, responses or messages
   std::filesystem::path grok_home;      // the private GROK_HOME: config, sessions and logs live there
+  // The reasoning efforts the provider's model takes (e.g. low, medium, high), offered as the session's `effort`
+  // option; the first is in force until one is set. Empty: none (Grok then sends no reasoning_effort at all, which
+  // a provider whose model has none needs).
+  std::vector<std::string> reasoning_efforts;
 };
 
 inline constexpr std::string_view kApiKeyVariable = "SWITCHBOARD_GROK_API_KEY";

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -9,6 +13,8 @@
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
+#include "support/Eventually.h"
+#include "support/SourceTree.h"
 
 // End to end with the real Grok Build (`grok agent --no-leader stdio`, the ACP adapter): the shared scenarios
 // (Conformance.h) with Grok's profile, against the project's Chat Completions mock. The daemon is pointed at the
@@ -120,6 +126,263 @@ TEST_CASE("grok e2e: a session from Grok's own history is listed and imported an
 
 TEST_CASE("grok e2e: importing a conversation a live session continues forks it (or is refused), and both sessions answer with only their own events", "[e2e][grok]") {
   e2e::scenario_import_live_conversation(grok());
+}
+
+// ---- Controls: plans, context usage, commands, options, MCP servers (docs/agents/grok-build.md, "Controls") ----
+
+// Grok with the provider's model offering two reasoning efforts (agents.grok.provider.reasoning_efforts).
+const e2e::AgentProfile& grok_with_efforts() {
+  static const e2e::AgentProfile profile = [] {
+    e2e::AgentProfile p = grok();
+    p.environment = [base = grok().environment](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+      auto environment = base(home, mock_url, cli);
+      environment.push_back("SWITCHBOARD_GROK_REASONING_EFFORTS=low,high");
+      return environment;
+    };
+    return p;
+  }();
+  return profile;
+}
+
+Json todo_write(Json todos, bool merge) {
+  return Json{{"function_call", {{"name", "todo_write"}, {"arguments", {{"merge", merge}, {"todos", std::move(todos)}}}}}};
+}
+
+std::vector<Json> events_of(const e2e::AgentWorld& world, const std::string& type, const std::string& session_id) {
+  std::vector<Json> found;
+  for (const auto& event : world.client->events()) {
+    if (event.value("type", "") == type && event.value("sessionId", "") == session_id) found.push_back(event);
+  }
+  return found;
+}
+
+// Every user message's text the model was sent, joined: what the conversation holds.
+std::string user_texts(const Json& request) {
+  std::string out;
+  for (const auto& message : request["body"]["messages"]) {
+    if (message.value("role", "") == "user") out += message["content"].dump() + "\n";
+  }
+  return out;
+}
+
+TEST_CASE("grok e2e: a plan created then updated arrives whole each time, and usage rises during the turn with Grok's window", "[e2e][grok][controls]") {
+  const auto& profile = grok();
+  const Json created = Json::array({{{"id", "1"}, {"content", "read the code"}, {"status", "in_progress"}},
+                                    {{"id", "2"}, {"content", "write the fix"}, {"status", "pending"}}});
+  const Json updated = Json::array({{{"id", "1"}, {"status", "completed"}}, {{"id", "2"}, {"status", "in_progress"}}});
+  // The second reply updates the plan (merge: only the statuses change).
+  const Json update_plan{{"match", {{"last_input_is_tool_output", true}}},
+                         {"function_call", {{"name", "todo_write"}, {"arguments", {{"todos", updated}}}}}};
+  e2e::AgentWorld world(profile, Json::array({todo_write(created, false), update_plan, profile.after_tool_output("Planned.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session("full-access");
+  const auto ran = world.client->call("session.send", {{"sessionId", id}, {"text", "plan the work"}});
+  INFO(world.transcript());
+  REQUIRE(ran["result"]["text"] == "Planned.");
+  const std::string turn = ran["result"]["turnId"];
+
+  const auto plans = events_of(world, "plan.updated", id);
+  REQUIRE(plans.size() >= 2);
+  const Json first = plans[0]["data"]["entries"];
+  REQUIRE(first.size() == 2);
+  CHECK(first[0]["content"] == "read the code");
+  CHECK(first[0]["status"] == "in_progress");
+  CHECK(first[1]["content"] == "write the fix");
+  CHECK(first[1]["status"] == "pending");
+  const Json second = plans[1]["data"]["entries"];
+  REQUIRE(second.size() == 2);  // whole, though the model sent only the changes
+  CHECK(second[0]["content"] == "read the code");
+  CHECK(second[0]["status"] == "completed");
+  CHECK(second[1]["status"] == "in_progress");
+  // Session info holds the latest plan, for a client that attaches late.
+  const auto info = world.client->call("session.get", {{"sessionId", id}});
+  CHECK(info["result"]["session"]["plan"] == plans.back()["data"]["entries"]);
+
+  // Three model responses in the turn: usage reported after each, rising, with Grok's window for a provider model
+  // that names none (200,000 tokens).
+  std::vector<std::int64_t> used;
+  for (const auto& event : events_of(world, "usage.updated", id)) {
+    CHECK(event["data"]["usage"]["windowTokens"] == 200000);
+    used.push_back(event["data"]["usage"]["usedTokens"].get<std::int64_t>());
+  }
+  REQUIRE(used.size() >= 3);
+  CHECK(used.front() > 0);
+  CHECK(used.back() > used.front());
+  CHECK(info["result"]["session"]["usage"]["usedTokens"] == used.back());
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+TEST_CASE("grok e2e: Grok's commands are offered without its TUI-only ones, and /compact runs as Grok's command, not as text", "[e2e][grok][controls]") {
+  const auto& profile = grok();
+  // Grok's compaction asks the model for a <summary> block (and asks again after a reply it finds too thin): a rule.
+  std::string summary = "<summary>\nThe user said hi and was greeted.";
+  for (int i = 0; i < 40; ++i) summary += " Keep the names.";
+  summary += "\n</summary>";
+  const Json summarize{{"match", {{"last_user_text_contains", "summary of the conversation"}}}, {"reply", {{"text", summary}}}};
+  e2e::AgentWorld world(profile, Json::array({profile.text("Hello there.", 1, 0)}), false, Json::array({summarize}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session("ask");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hi"}})["result"]["text"] == "Hello there.");
+  INFO(world.transcript());
+  std::size_t at = 0;
+  const auto offered = world.client->wait_event([&](const Json& e) { return e.value("type", "") == "commands.updated" && e.value("sessionId", "") == id; }, at);
+  REQUIRE_FALSE(offered.is_null());
+  std::vector<std::string> names;
+  for (const auto& command : offered["data"]["commands"]) names.push_back(command["name"]);
+  CHECK(std::find(names.begin(), names.end(), "compact") != names.end());
+  for (const auto* hidden : {"always-approve", "context", "session-info", "feedback", "loop"}) {
+    CHECK(std::find(names.begin(), names.end(), hidden) == names.end());
+  }
+
+  const auto compacted = world.client->call("session.send", {{"sessionId", id}, {"text", "/compact keep the names"}});
+  INFO(compacted.dump());
+  REQUIRE(compacted.contains("result"));
+  CHECK(compacted["result"]["stopReason"] == "end_turn");
+  const auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() >= 2);
+  // Grok's compaction asked the model for a summary, and said so; no request carried the command as a prompt.
+  CHECK(user_texts(requests.back()).find("summary of the conversation") != std::string::npos);
+  for (const auto& request : requests) CHECK(user_texts(request).find("<user_query>\\n/compact") == std::string::npos);
+  CHECK_FALSE(world.client->wait_event([](const Json& e) { return e.value("type", "") == "agent.status" && e["data"]["status"] == "compacted"; }, at,
+                                       std::chrono::seconds(5)).is_null());
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+TEST_CASE("grok e2e: the effort option is offered, a change shows in the next model request, and a bad value is refused naming it", "[e2e][grok][controls]") {
+  const auto& profile = grok_with_efforts();
+  e2e::AgentWorld world(profile, Json::array({profile.text("first", 1, 0), profile.text("second", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session("ask");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "one"}})["result"]["text"] == "first");
+  INFO(world.transcript());
+  Json effort;
+  for (const auto& option : world.client->call("session.get", {{"sessionId", id}})["result"]["session"].value("options", Json::array())) {
+    if (option["id"] == "effort") effort = option;
+  }
+  REQUIRE(effort.is_object());
+  CHECK(effort["kind"] == "select");
+  CHECK(effort["currentValue"] == "low");
+  REQUIRE(effort["values"].size() == 2);
+  CHECK(effort["values"][1]["value"] == "high");
+  auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  CHECK(requests.back()["body"]["reasoning_effort"] == "low");
+
+  const auto set = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "high"}});
+  INFO(set.dump());
+  REQUIRE(set.contains("result"));
+  const auto bad = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "enormous"}});
+  CHECK(bad["error"]["code"] == -32602);
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "two"}})["result"]["text"] == "second");
+  requests = world.mock->message_requests();
+  CHECK(requests.back()["body"]["reasoning_effort"] == "high");
+  for (const auto& option : world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["options"]) {
+    if (option["id"] == "effort") CHECK(option["currentValue"] == "high");
+  }
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+// The pids the test MCP server wrote, one a line.
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::ifstream in(file);
+  pid_t pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+bool all_gone(const std::vector<pid_t>& pids) {
+  for (const pid_t pid : pids) {
+    if (::kill(pid, 0) == 0) return false;
+  }
+  return true;
+}
+
+Json mcp_server(const fs::path& pids, const fs::path& environment) {
+  return Json{{"name", "echoer"}, {"transport", "stdio"}, {"command", "python3"},
+              {"args", {switchboard::testing::source_path("tests/support/mcp_stdio_server.py"), "--tool", "sb_shout",
+                        "--pid-file", pids.string(), "--env-file", environment.string()}},
+              {"env", {{"ECHO_GREETING", "hi"}}}};
+}
+
+Json search_tool(const std::string& query) {
+  return Json{{"function_call", {{"name", "search_tool"}, {"arguments", {{"query", query}}}}}};
+}
+
+TEST_CASE("grok e2e: an MCP server's tool reaches the model, its status goes pending then connected, and its process ends with the session and with the daemon", "[e2e][grok][controls][mcp]") {
+  const auto& profile = grok();
+  // Grok offers MCP tools through its search_tool: the model finds the server's tool there.
+  e2e::AgentWorld world(profile, Json::array({profile.text("warming up", 1, 0), search_tool("echoer sb_shout"),
+                                              e2e::mock_reply::when({{"tool_output_contains", "sb_shout"}}, "Found it."),
+                                              profile.text("second", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const auto environment = world.tmp.path() / "mcp-env.json";
+  const auto created = world.client->call("session.create", {{"agent", "grok"}, {"cwd", world.work.string()}, {"mode", "full-access"},
+                                                             {"mcpServers", {mcp_server(pids, environment)}}});
+  INFO(created.dump());
+  REQUIRE(created.contains("result"));
+  const std::string id = created["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hello"}})["result"]["text"] == "warming up");
+  INFO(world.transcript());
+  std::size_t at = 0;
+  const auto connected = world.client->wait_event([&](const Json& e) {
+    return e.value("type", "") == "mcp.status" && e.value("sessionId", "") == id && e["data"]["servers"][0]["status"] == "connected";
+  }, at, e2e::kCliPatience);
+  REQUIRE_FALSE(connected.is_null());
+  CHECK(connected["data"]["servers"][0]["name"] == "echoer");
+  CHECK(events_of(world, "mcp.status", id).front()["data"]["servers"][0]["status"] == "pending");
+
+  const auto found = world.client->call("session.send", {{"sessionId", id}, {"text", "find the shout tool"}});
+  REQUIRE(found["result"]["text"] == "Found it.");
+
+  // The server got its own variable; no daemon variable carries a value to it (Grok's provider key, which Grok
+  // itself needs, is blanked; SWITCHBOARD_ORIGIN only marks what the session started, so the daemon can end it).
+  const auto seen = Json::parse(std::ifstream(environment), nullptr, false);
+  REQUIRE(seen.is_object());
+  CHECK(seen.value("ECHO_GREETING", "") == "hi");
+  for (const auto& [name, value] : seen.items()) {
+    if (name != "SWITCHBOARD_ORIGIN" && name.rfind("SWITCHBOARD_", 0) == 0) CHECK(value == "");
+  }
+
+  const auto first = pids_in(pids);
+  REQUIRE(first.size() == 1);
+  REQUIRE(world.client->call("session.delete", {{"sessionId", id}}).contains("result"));
+  CHECK(switchboard::testing::eventually([&] { return all_gone(first); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+
+  // A second session's server ends with the daemon.
+  const auto again = world.client->call("session.create", {{"agent", "grok"}, {"cwd", world.work.string()},
+                                                           {"mcpServers", {mcp_server(pids, environment)}}});
+  REQUIRE(again.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", again["result"]["session"]["sessionId"]}, {"text", "again"}})["result"]["text"] == "second");
+  REQUIRE(switchboard::testing::eventually([&] { return pids_in(pids).size() == 2; }, e2e::kCliPatience, e2e::kProcessScanInterval));
+  const auto both = pids_in(pids);
+  world.restart();
+  CHECK(switchboard::testing::eventually([&] { return all_gone(both); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+}
+
+TEST_CASE("grok e2e: Grok cannot rewind its conversation: the capability says so and session.rewind is refused", "[e2e][grok][controls]") {
+  const auto& profile = grok();
+  e2e::AgentWorld world(profile, Json::array({profile.text("only turn", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto agents = world.client->call("agents.list");
+  for (const auto& agent : agents["result"]["agents"]) {
+    if (agent["agent"] != "grok") continue;
+    CHECK(agent["capabilities"]["rewind"] == false);
+    CHECK(agent["capabilities"]["plans"] == true);
+    CHECK(agent["capabilities"]["mcp"] == true);
+  }
+  const auto id = world.create_session("ask");
+  const auto ran = world.client->call("session.send", {{"sessionId", id}, {"text", "hi"}});
+  REQUIRE(ran["result"]["text"] == "only turn");
+  const auto refused = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", ran["result"]["turnId"]}, {"conversation", true}});
+  INFO(refused.dump());
+  CHECK(refused["error"]["code"] == -32015);  // Unsupported
 }
 
 TEST_CASE("grok: a missing CLI is reported by agents.list and refused by session.create", "[e2e][grok]") {

@@ -286,35 +286,217 @@ TEST_CASE("acp translator: updates and requests naming another ACP session are n
   CHECK(sink.lines == std::vector<std::string>{R"(delta t-1 text "hi")"});
 }
 
-TEST_CASE("acp translator: thoughts, plans and a usage cost become our events", "[acp]") {
-  CodexRecordingSink sink;
+// The controls' events besides the recording sink's lines: plans, usage, commands, options and MCP states.
+struct ControlsSink : CodexRecordingSink {
+  std::vector<switchboard::adapters::PlanUpdate> plans;
+  std::vector<switchboard::protocol::ContextUsage> usages;
+  std::vector<switchboard::adapters::CommandsOffered> commands;
+  std::vector<switchboard::adapters::OptionsOffered> options;
+  std::vector<switchboard::adapters::McpStatusReport> mcp;
+  void on_plan(switchboard::adapters::PlanUpdate e) override { plans.push_back(std::move(e)); }
+  void on_usage(switchboard::adapters::UsageUpdate e) override { usages.push_back(e.usage); }
+  void on_commands(switchboard::adapters::CommandsOffered e) override { commands.push_back(std::move(e)); }
+  void on_options(switchboard::adapters::OptionsOffered e) override { options.push_back(std::move(e)); }
+  void on_mcp_status(switchboard::adapters::McpStatusReport e) override { mcp.push_back(std::move(e)); }
+};
+
+TEST_CASE("acp translator: thoughts, a plan and a usage_update become our events, the plan once per change", "[acp]") {
+  ControlsSink sink;
   AcpTranslator translator(sink, "acp");
   translator.set_session("s");
   translator.turn_started("t");
   auto update = [&](json body) { translator.on_update(json{{"sessionId", "s"}, {"update", std::move(body)}}); };
   update({{"sessionUpdate", "agent_thought_chunk"}, {"content", {{"type", "text"}, {"text", "hmm"}}}});
-  update({{"sessionUpdate", "plan"},
-          {"entries", json::array({json{{"content", "read"}, {"status", "completed"}, {"priority", "high"}},
-                                   json{{"content", "write"}, {"status", "pending"}, {"priority", "low"}}})}});
+  const json plan{{"sessionUpdate", "plan"},
+                  {"entries", json::array({json{{"content", "read"}, {"status", "in_progress"}, {"priority", "high"}},
+                                           json{{"content", "write"}, {"status", "pending"}}})}};
+  update(plan);
+  update(plan);  // a repeat (Grok Build re-sends its plan after every model response) is not news
+  json done = plan;
+  done["entries"][0]["status"] = "completed";
+  done["entries"][1]["status"] = "cancelled";
+  update(done);
   update({{"sessionUpdate", "agent_message_chunk"}, {"content", {{"type", "text"}, {"text", "done"}}}});
   update({{"sessionUpdate", "usage_update"}, {"used", 10}, {"size", 100}, {"cost", {{"amount", 0.25}, {"currency", "USD"}}}});
-  for (const auto* dropped : {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "user_message_chunk"}) {
-    update({{"sessionUpdate", dropped}});
-  }
+  update({{"sessionUpdate", "usage_update"}, {"used", 30}, {"size", 100}, {"cost", {{"amount", 2}, {"currency", "EUR"}}}});
+  for (const auto* dropped : {"current_mode_update", "session_info_update", "user_message_chunk"}) update({{"sessionUpdate", dropped}});
   translator.on_prompt_answer(json{{"stopReason", "end_turn"}, {"usage", {{"inputTokens", 5}, {"outputTokens", 2}}}});
   INFO(json(sink.lines).dump(1));
-  REQUIRE(sink.lines.size() == 7);
+  REQUIRE(sink.lines.size() == 5);
   CHECK(sink.lines[0] == R"(delta t-1 thinking "hmm")");
   CHECK(sink.lines[1] == R"(message t-1 thinking "hmm")");
-  CHECK(sink.lines[2] == R"(tool_started t-plan-1 plan {"entries":[{"content":"read","priority":"high","status":"completed"},{"content":"write","priority":"low","status":"pending"}]})");
-  CHECK(sink.lines[3] == R"(tool_completed t-plan-1 ok "[x] read\n[ ] write\n")");
-  CHECK(sink.lines[4] == R"(delta t-2 text "done")");
-  CHECK(sink.lines[5] == R"(message t-2 text "done")");
-  CHECK(sink.lines[6].rfind(R"(turn_end end_turn "done")", 0) == 0);
+  CHECK(sink.lines[2] == R"(delta t-2 text "done")");
+  CHECK(sink.lines[4].rfind(R"(turn_end end_turn "done")", 0) == 0);
+
+  using switchboard::protocol::PlanEntryStatus;
+  REQUIRE(sink.plans.size() == 2);
+  REQUIRE(sink.plans[0].entries.size() == 2);
+  CHECK(sink.plans[0].entries[0].content == "read");
+  CHECK(sink.plans[0].entries[0].status == PlanEntryStatus::InProgress);
+  CHECK(sink.plans[0].entries[0].priority == switchboard::protocol::PlanEntryPriority::High);
+  CHECK(sink.plans[0].entries[1].status == PlanEntryStatus::Pending);
+  CHECK_FALSE(sink.plans[0].entries[1].priority.has_value());
+  CHECK(sink.plans[1].entries[0].status == PlanEntryStatus::Completed);
+  CHECK(sink.plans[1].entries[1].status == PlanEntryStatus::Completed);  // cancelled: the agent is done with it
+
+  REQUIRE(sink.usages.size() == 2);
+  CHECK(sink.usages[0].used_tokens == 10);
+  CHECK(sink.usages[0].window_tokens == 100);
+  CHECK(sink.usages[0].cost_usd == 0.25);
+  CHECK(sink.usages[1].used_tokens == 30);
   REQUIRE(sink.turns.size() == 1);
   REQUIRE(sink.turns[0].usage);
   CHECK(sink.turns[0].usage->input_tokens == 5);
   CHECK(sink.turns[0].usage->cost_usd == 0.25);
+  CHECK_FALSE(sink.turns[0].native_turn_ref.has_value());  // the agent named no prompt id
+  CHECK(translator.stats().unknown == 0);
+}
+
+TEST_CASE("acp translator: Grok's per-response usage gives the context used and the session model's window, unless the agent sends usage_update", "[acp]") {
+  ControlsSink sink;
+  AcpTranslator translator(sink, "grok");
+  translator.set_session("s");
+  translator.on_session_opened(json::parse(R"({"sessionId":"s","models":{"currentModelId":"small","availableModels":[
+      {"modelId":"big","name":"Big","_meta":{"totalContextTokens":500000}},
+      {"modelId":"small","name":"Small","_meta":{"totalContextTokens":64000}}]}})"), false);
+  translator.turn_started("t");
+  auto vendor = [&](json usage) {
+    translator.on_extension("_x.ai/session_notification",
+                            json{{"sessionId", "s"}, {"update", {{"sessionUpdate", "response_completed"}, {"usage", std::move(usage)}}}});
+  };
+  vendor({{"input_tokens", 1000}, {"output_tokens", 20}, {"cache_read_input_tokens", 0}});
+  vendor({{"input_tokens", 1100}, {"output_tokens", 30}, {"cache_read_input_tokens", 900}});
+  translator.set_current_model("big");
+  vendor({{"input_tokens", 1200}, {"output_tokens", 5}});
+  translator.on_prompt_answer(json{{"stopReason", "end_turn"}, {"_meta", {{"promptId", "p-1"}}}});
+  REQUIRE(sink.usages.size() == 3);
+  CHECK(sink.usages[0].used_tokens == 1020);
+  CHECK(sink.usages[0].window_tokens == 64000);
+  CHECK(sink.usages[1].used_tokens == 1130);
+  CHECK(sink.usages[1].input_tokens == 2100);
+  CHECK(sink.usages[1].output_tokens == 50);
+  CHECK(sink.usages[1].cache_read_tokens == 900);
+  CHECK(sink.usages[2].window_tokens == 500000);
+  REQUIRE(sink.turns.size() == 1);
+  CHECK(sink.turns[0].native_turn_ref == "p-1");
+
+  // Once the agent speaks ACP's usage_update, that is what counts.
+  translator.turn_started("t2");
+  translator.on_update(json{{"sessionId", "s"}, {"update", {{"sessionUpdate", "usage_update"}, {"used", 7}, {"size", 9}}}});
+  vendor({{"input_tokens", 1300}, {"output_tokens", 5}});
+  REQUIRE(sink.usages.size() == 4);
+  CHECK(sink.usages[3].used_tokens == 7);
+  CHECK(translator.stats().unknown == 0);
+}
+
+TEST_CASE("acp translator: commands are offered without the hidden ones, once per change, with their hints", "[acp]") {
+  ControlsSink sink;
+  AcpTranslator translator(sink, "grok");
+  translator.set_session("s");
+  translator.set_hidden_commands({"always-approve"});
+  const json update = json::parse(R"({"sessionUpdate":"available_commands_update","availableCommands":[
+      {"name":"compact","description":"Compress conversation history","input":{"hint":"what to keep"}},
+      {"name":"always-approve","description":"skip permission prompts","input":{"hint":"on|off"}},
+      {"name":"context","description":"Show context","input":null},{"description":"no name"}]})");
+  translator.on_update(json{{"sessionId", "s"}, {"update", update}});
+  translator.on_update(json{{"sessionId", "s"}, {"update", update}});
+  REQUIRE(sink.commands.size() == 1);
+  const auto& commands = sink.commands[0].commands;
+  REQUIRE(commands.size() == 2);
+  CHECK(commands[0].name == "compact");
+  CHECK(commands[0].description == "Compress conversation history");
+  CHECK(commands[0].argument_hint == "what to keep");
+  CHECK(commands[1].name == "context");
+  CHECK_FALSE(commands[1].argument_hint.has_value());
+  translator.on_update(json{{"sessionId", "s"}, {"update", {{"sessionUpdate", "available_commands_update"}, {"availableCommands", json::array()}}}});
+  REQUIRE(sink.commands.size() == 2);
+  CHECK(sink.commands[1].commands.empty());
+}
+
+TEST_CASE("acp translator: config options other than model and mode are our options, thought_level named effort", "[acp]") {
+  ControlsSink sink;
+  AcpTranslator translator(sink, "acp");
+  translator.set_session("s");
+  translator.on_session_opened(json::parse(R"({"sessionId":"s","configOptions":[
+      {"id":"model","name":"Model","category":"model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]},
+      {"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"ask","options":[{"value":"ask"}]},
+      {"id":"reasoning_effort","name":"Reasoning Effort","category":"thought_level","type":"select","currentValue":"low",
+       "options":[{"group":"g","name":"G","options":[{"value":"low","name":"Low"}]},{"value":"high","name":"High","description":"slow"}]},
+      {"id":"web","name":"Web search","type":"boolean","currentValue":true},
+      {"id":"odd","type":"slider","currentValue":3}]})"), false);
+  REQUIRE(sink.options.size() == 1);
+  const auto& options = sink.options[0].options;
+  REQUIRE(options.size() == 2);
+  CHECK(options[0].id == "effort");
+  CHECK(options[0].name == "Reasoning Effort");
+  CHECK(options[0].kind == switchboard::protocol::SessionOptionKind::Select);
+  REQUIRE(options[0].values.size() == 2);
+  CHECK(options[0].values[0].value == "low");
+  CHECK(options[0].values[1].description == "slow");
+  CHECK(options[0].current_value == "low");
+  CHECK(options[1].id == "web");
+  CHECK(options[1].kind == switchboard::protocol::SessionOptionKind::Boolean);
+  CHECK(options[1].current_value == "true");
+  CHECK(translator.options().config_ids.at("effort") == "reasoning_effort");
+  CHECK(acp::config_value(options[1], "false") == json(false));
+  CHECK(acp::config_value(options[0], "high") == json("high"));
+
+  // The answer to session/set_config_option (or a config_option_update) is the whole list with the new value.
+  translator.on_config_options(json::parse(R"({"configOptions":[
+      {"id":"reasoning_effort","name":"Reasoning Effort","category":"thought_level","type":"select","currentValue":"high",
+       "options":[{"value":"low"},{"value":"high"}]}]})"));
+  REQUIRE(sink.options.size() == 2);
+  REQUIRE(sink.options[1].options.size() == 1);
+  CHECK(sink.options[1].options[0].current_value == "high");
+}
+
+TEST_CASE("acp controls: MCP servers in ACP's form, the agent's own key blanked, HTTP only where the agent takes it", "[acp]") {
+  using switchboard::protocol::McpServer;
+  using switchboard::protocol::McpTransport;
+  McpServer stdio;
+  stdio.name = "files";
+  stdio.transport = McpTransport::Stdio;
+  stdio.command = "python3";
+  stdio.args = std::vector<std::string>{"server.py", "--x"};
+  stdio.env = json{{"TOKEN", "t"}, {"NUMBER", 3}};
+  McpServer http;
+  http.name = "web";
+  http.transport = McpTransport::Http;
+  http.url = "http://127.0.0.1:9/mcp";
+  http.headers = json{{"Authorization", "Bearer x"}};
+  std::vector<switchboard::protocol::McpServerState> refused;
+  const json param = acp::mcp_servers_param({stdio, http}, true, {"SWITCHBOARD_GROK_API_KEY"}, refused);
+  CHECK(refused.empty());
+  CHECK(param == json::parse(R"([
+      {"name":"files","command":"python3","args":["server.py","--x"],
+       "env":[{"name":"TOKEN","value":"t"},{"name":"SWITCHBOARD_GROK_API_KEY","value":""}]},
+      {"type":"http","name":"web","url":"http://127.0.0.1:9/mcp","headers":[{"name":"Authorization","value":"Bearer x"}]}])"));
+  const json without_http = acp::mcp_servers_param({stdio, http}, false, {}, refused);
+  REQUIRE(without_http.size() == 1);
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0].name == "web");
+  CHECK(refused[0].status == switchboard::protocol::McpServerStatusKind::Failed);
+  REQUIRE(refused[0].error);
+  CHECK(refused[0].error->find("HTTP") != std::string::npos);
+}
+
+TEST_CASE("acp translator: Grok's MCP server status moves the session's server from pending to connected or failed", "[acp]") {
+  using switchboard::protocol::McpServerStatusKind;
+  ControlsSink sink;
+  AcpTranslator translator(sink, "grok");
+  translator.set_session("s");
+  translator.set_mcp_servers({{"sbt", switchboard::protocol::McpTransport::Stdio, McpServerStatusKind::Pending, std::nullopt, std::nullopt},
+                              {"bad", switchboard::protocol::McpTransport::Stdio, McpServerStatusKind::Pending, std::nullopt, std::nullopt}});
+  translator.on_extension("_x.ai/mcp/server_status", json::parse(R"({"sessionId":"s","name":"sbt","status":"ready","reason":"initialized","tools":1})"));
+  translator.on_extension("_x.ai/mcp/server_status", json::parse(R"({"sessionId":"s","name":"bad","status":"failed","reason":"spawn failed: no such file"})"));
+  translator.on_extension("_x.ai/mcp/server_status", json::parse(R"({"sessionId":"s","name":"users-own","status":"ready"})"));
+  translator.on_extension("_x.ai/mcp/server_status", json::parse(R"({"sessionId":"other","name":"sbt","status":"failed"})"));
+  REQUIRE(sink.mcp.size() == 3);
+  CHECK(sink.mcp[0].servers[0].status == McpServerStatusKind::Pending);
+  CHECK(sink.mcp[1].servers[0].status == McpServerStatusKind::Connected);
+  CHECK(sink.mcp[1].servers[0].tools == 1);
+  CHECK(sink.mcp[2].servers[1].status == McpServerStatusKind::Failed);
+  CHECK(sink.mcp[2].servers[1].error == "spawn failed: no such file");
   CHECK(translator.stats().unknown == 0);
 }
 
