@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/EnvironmentVariable.h"
+#include "common/NativeJson.h"
 #include "switchboard/process/ChildProcess.h"
 #include "switchboard/process/GroupMembers.h"
 
@@ -48,7 +49,11 @@ CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listene
       m_cli(io, CliIdentity{"Codex", "codex"}, m_config.timeouts,
             {[this](std::string_view line) { m_rpc.feed_line(line); },
              [this](AgentErrorReport error) { m_listener.on_error(std::move(error)); },
-             [this](const std::string& reason, const std::string&) { on_process_exit(reason); }}) {}
+             [this](const std::string& reason, const std::string&) { on_process_exit(reason); }}) {
+  m_translator->on_skills_changed([this] {
+    if (m_cli.running() && !m_translator->thread_id().empty()) list_skills();
+  });
+}
 
 // The CliProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
 CodexAdapter::~CodexAdapter() = default;
@@ -65,6 +70,13 @@ protocol::AgentCapabilities CodexAdapter::static_capabilities() {
   capabilities.modes = true;
   capabilities.images = true;
   capabilities.fork = true;
+  capabilities.plans = true;
+  capabilities.context_usage = true;
+  capabilities.commands = true;
+  capabilities.options = true;
+  capabilities.mcp = true;
+  capabilities.rewind = true;
+  capabilities.compact = true;
   return capabilities;
 }
 
@@ -81,8 +93,14 @@ void CodexAdapter::start(const StartOptions& options, Completion done) {
   m_thread.cwd = options.cwd;
   m_thread.policy = *policy;
   m_thread.model = options.model;
+  m_thread.mcp_servers = options.mcp_servers;
   m_resume_thread_id = options.resume_provider_session_id;
   m_fork = options.fork && m_resume_thread_id.has_value();
+  m_fork_through = m_fork ? options.fork_through_turn_ref : std::nullopt;
+  for (const auto& [id, value] : options.options) {
+    // Set before Codex said what it offers: the first turn/start carries it, as after set_option.
+    if (id == kEffortOption) m_effort = value, m_pending_effort = value;
+  }
 
   if (auto failed = m_cli.spawn(CliLaunch{command_line(m_config.executable), options.cwd, environment_with(environment_for(m_config.endpoint)),
                                           "codex[" + options.session_id + "]"})) {
@@ -99,10 +117,15 @@ void CodexAdapter::on_initialized(const JsonRpcEndpoint::Outcome& outcome) {
   m_rpc.notify("initialized", nlohmann::json::object());
   // The model list does not hold up the start: it reaches the engine when Codex answers, or never.
   m_rpc.request("model/list", model_list_params(), [this](JsonRpcEndpoint::Outcome listed) {
+    m_model_list_done = true;
     if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&listed)) return spdlog::debug("codex: model/list refused: {}", error->message);
-    if (auto models = offered_models(std::get<nlohmann::json>(listed)); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
+    m_model_list = std::get<nlohmann::json>(listed);
+    if (auto models = offered_models(*m_model_list); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
+    report_options();
   });
-  if (m_fork) return open_thread("thread/fork", reopen_thread_params(*m_resume_thread_id, m_thread), "fork the thread");
+  // Codex reports each server's startup as the thread opens, possibly before it answers.
+  m_translator->watch_mcp_servers(m_thread.mcp_servers);
+  if (m_fork) return open_thread("thread/fork", fork_thread_params(*m_resume_thread_id, m_thread, m_fork_through), "fork the thread");
   if (m_resume_thread_id) return open_thread("thread/resume", reopen_thread_params(*m_resume_thread_id, m_thread), "resume the thread");
   open_thread("thread/start", thread_params(m_thread), "start a thread");
 }
@@ -127,8 +150,36 @@ void CodexAdapter::on_thread_answer(const JsonRpcEndpoint::Outcome& outcome, con
     const bool lost = (resume || method == "thread/fork") && is_missing_thread(error->message);
     return fail_start("Codex could not " + what + ": " + error->message, lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
   }
-  m_translator->on_thread_opened(std::get<nlohmann::json>(outcome));
+  const auto& opened = std::get<nlohmann::json>(outcome);
+  m_translator->on_thread_opened(opened);
+  if (m_effort.empty()) {
+    if (auto effort = native::string_at(opened, "reasoningEffort"); effort && !effort->empty()) m_effort = *effort;
+  }
   m_cli.finish_start(std::nullopt);
+  list_skills();
+  report_options();
+}
+
+void CodexAdapter::list_skills() {
+  m_rpc.request("skills/list", skills_list_params(m_thread.cwd), [this](JsonRpcEndpoint::Outcome outcome) {
+    if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) return spdlog::debug("codex: skills/list refused: {}", error->message);
+    CommandsOffered offered;
+    m_skill_paths.clear();
+    for (auto& skill : offered_skills(std::get<nlohmann::json>(outcome))) {
+      m_skill_paths[skill.command.name] = skill.path;
+      offered.commands.push_back(std::move(skill.command));
+    }
+    m_watch->on_commands(std::move(offered));
+  });
+}
+
+void CodexAdapter::report_options() {
+  // Both halves are needed: the efforts come with the model list, the thread's model with the thread.
+  if (!m_model_list_done || m_translator->thread_id().empty()) return;
+  std::optional<ReasoningEfforts> efforts;
+  if (m_model_list) efforts = reasoning_efforts(*m_model_list, m_thread.model);
+  if (!efforts) return spdlog::debug("codex: no reasoning efforts listed for the model; no options to offer");
+  m_watch->on_options(OptionsOffered{{effort_option(*efforts, m_effort)}});
 }
 
 void CodexAdapter::fail_start(const std::string& why, ErrorCode code) {
@@ -153,16 +204,27 @@ void CodexAdapter::send(TurnInput input) {
   std::optional<std::string> model;
   if (input.model && input.model != m_thread.model) model = input.model;
   if (m_pending_model) model = std::exchange(m_pending_model, std::nullopt);
+  const bool model_changed = model && model != m_thread.model;
   if (model) m_thread.model = model;
-  auto policy = std::exchange(m_pending_policy, std::nullopt);
+  TurnChanges changes{std::exchange(m_pending_policy, std::nullopt), model, std::exchange(m_pending_effort, std::nullopt)};
+  std::optional<SkillRef> skill;
+  std::string text = input.text;
+  if (input.command) {
+    if (const auto path = m_skill_paths.find(input.command->name); path != m_skill_paths.end()) {
+      skill = SkillRef{input.command->name, path->second};
+      text = "$" + input.command->name + (input.command->arguments.empty() ? "" : " " + input.command->arguments);
+    }
+  }
   // Announced first: a turn is open from here, whatever the answer.
   m_translator->turn_requested();
-  m_rpc.request("turn/start", turn_start_params(m_translator->thread_id(), input.text, input.attachments, policy, model),
+  m_rpc.request("turn/start", turn_start_params(m_translator->thread_id(), text, input.attachments, changes, skill),
                 [this](JsonRpcEndpoint::Outcome outcome) {
                   m_translator->on_turn_start_answer(outcome);
                   // cancel() came before the turn had an id: it has one now.
                   if (std::holds_alternative<nlohmann::json>(outcome) && m_interrupt_wanted && m_turn_running) send_interrupt();
                 });
+  // Another model may take other efforts.
+  if (model_changed) report_options();
 }
 
 void CodexAdapter::cancel() {
@@ -248,6 +310,37 @@ void CodexAdapter::set_mode(const std::string& mode, Completion done) {
   m_pending_policy = *policy;
   m_thread.policy = *policy;
   done(std::nullopt);
+}
+
+void CodexAdapter::set_option(const std::string& option_id, const std::string& value, Completion done) {
+  if (option_id != kEffortOption) return done(AdapterError{ErrorCode::Unsupported, "Codex has no option '" + option_id + "'"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
+  m_effort = value;
+  m_pending_effort = value;
+  done(std::nullopt);
+  report_options();
+}
+
+void CodexAdapter::thread_request(const std::string& method, nlohmann::json params, const std::string& what, ErrorCode refused,
+                                  Completion done) {
+  if (!m_cli.running() || m_translator->thread_id().empty()) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
+  m_rpc.request(method, std::move(params), [what, refused, done = std::move(done)](JsonRpcEndpoint::Outcome outcome) {
+    const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome);
+    if (error == nullptr) return done(std::nullopt);
+    const auto code = error->code == JsonRpcEndpoint::kAgentGone ? ErrorCode::AgentUnavailable : refused;
+    done(AdapterError{code, "Codex could not " + what + ": " + error->message});
+  });
+}
+
+void CodexAdapter::rewind(const std::string& native_turn_ref, Completion done) {
+  thread_request("thread/revert", thread_revert_params(m_translator->thread_id(), native_turn_ref), "rewind the thread",
+                 // Codex refuses a turn its thread does not hold (one of a thread seeded afresh, say).
+                 ErrorCode::UnknownTurn, std::move(done));
+}
+
+void CodexAdapter::compact(Completion done) {
+  thread_request("thread/compact/start", {{"threadId", m_translator->thread_id()}}, "compact the thread", ErrorCode::AgentUnavailable,
+                 std::move(done));
 }
 
 void CodexAdapter::stop() {

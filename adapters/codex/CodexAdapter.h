@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,12 @@ class CodexAdapter final : public AgentAdapter {
   // Both complete at once: Codex takes the model and the policy with the next turn/start.
   void set_model(const std::string& model, Completion done) override;
   void set_mode(const std::string& mode, Completion done) override;
+  // `effort` (Codex's reasoning effort): sent with the next turn/start, and kept by the thread from then on.
+  void set_option(const std::string& option_id, const std::string& value, Completion done) override;
+  // thread/revert: Codex drops the turn and every later one from the thread's history (not the files they changed).
+  void rewind(const std::string& native_turn_ref, Completion done) override;
+  // thread/compact/start: Codex summarizes the thread in a turn of its own; done once Codex has accepted it.
+  void compact(Completion done) override;
   void stop() override;
 
  private:
@@ -62,6 +69,13 @@ class CodexAdapter final : public AgentAdapter {
   void open_thread(const std::string& method, nlohmann::json params, std::string what);
   void on_thread_answer(const JsonRpcEndpoint::Outcome& outcome, const std::string& method, const std::string& what);
   void send_interrupt();
+  // skills/list for the thread's directory, reported as the session's commands.
+  void list_skills();
+  // The `effort` option, once both the model list and the thread are known (and again after every change).
+  void report_options();
+  // Asks Codex something about the open thread; `done` completes with Codex's refusal, if any, as `refused`.
+  void thread_request(const std::string& method, nlohmann::json params, const std::string& what, protocol::ErrorCode refused,
+                      Completion done);
   void fail_start(const std::string& why, protocol::ErrorCode code = protocol::ErrorCode::AgentUnavailable);
   void on_process_exit(const std::string& reason);
   void turn_ended(protocol::StopReason reason);
@@ -77,8 +91,14 @@ class CodexAdapter final : public AgentAdapter {
   ThreadOptions m_thread;                          // cwd, policy and model the thread was opened with
   std::optional<std::string> m_resume_thread_id;
   bool m_fork = false;  // StartOptions::fork: open a fork of m_resume_thread_id rather than the thread itself
+  std::optional<std::string> m_fork_through;       // StartOptions::fork_through_turn_ref: the fork's last turn
   std::optional<ThreadPolicy> m_pending_policy;    // a mode change, sent with the next turn/start
   std::optional<std::string> m_pending_model;      // a model change, sent with the next turn/start
+  std::optional<std::string> m_pending_effort;     // an effort change, sent with the next turn/start
+  std::string m_effort;                            // the effort in force (empty: the model's default)
+  std::optional<nlohmann::json> m_model_list;      // model/list's answer, for the efforts each model takes
+  bool m_model_list_done = false;                  // model/list answered (or refused)
+  std::map<std::string, std::string> m_skill_paths;  // offered skill name → its SKILL.md
   bool m_turn_running = false;
   bool m_interrupt_wanted = false;  // cancel() before the turn's id was known
   bool m_cancel_requested = false;  // cancel() during the running turn

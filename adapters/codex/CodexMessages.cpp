@@ -36,12 +36,34 @@ std::optional<ThreadPolicy> policy_for_mode(std::string_view mode) {
   return std::nullopt;
 }
 
+nlohmann::json thread_config(const std::vector<protocol::McpServer>& mcp_servers) {
+  // An empty table turns the tool on with its defaults (`true` is not taken).
+  nlohmann::json config = {{"tools", {{"update_plan", nlohmann::json::object()}}}};
+  if (mcp_servers.empty()) return config;
+  nlohmann::json servers = nlohmann::json::object();
+  for (const auto& server : mcp_servers) {
+    nlohmann::json entry = nlohmann::json::object();
+    if (server.transport == protocol::McpTransport::Http) {
+      entry["url"] = server.url.value_or("");
+      if (server.headers && server.headers->is_object() && !server.headers->empty()) entry["http_headers"] = *server.headers;
+    } else {
+      entry["command"] = server.command.value_or("");
+      entry["args"] = server.args.value_or(std::vector<std::string>{});
+      if (server.env && server.env->is_object() && !server.env->empty()) entry["env"] = *server.env;
+    }
+    servers[server.name] = std::move(entry);
+  }
+  config["mcp_servers"] = std::move(servers);
+  return config;
+}
+
 nlohmann::json thread_params(const ThreadOptions& options) {
   nlohmann::json params = nlohmann::json::object();
   if (!options.cwd.empty()) params["cwd"] = options.cwd;
   params["approvalPolicy"] = options.policy.approval_policy;
   params["sandbox"] = options.policy.sandbox;
   if (options.model) params["model"] = *options.model;
+  params["config"] = thread_config(options.mcp_servers);
   return params;
 }
 
@@ -65,20 +87,105 @@ nlohmann::json reopen_thread_params(std::string_view thread_id, const ThreadOpti
   return params;
 }
 
+nlohmann::json fork_thread_params(std::string_view thread_id, const ThreadOptions& options,
+                                  const std::optional<std::string>& last_turn_id) {
+  nlohmann::json params = reopen_thread_params(thread_id, options);
+  if (last_turn_id) params["lastTurnId"] = *last_turn_id;
+  return params;
+}
+
 nlohmann::json turn_start_params(std::string_view thread_id, std::string_view text,
-                                 const std::vector<protocol::Attachment>& attachments,
-                                 const std::optional<ThreadPolicy>& policy, const std::optional<std::string>& model) {
-  nlohmann::json params = {{"threadId", thread_id}, {"input", turn_input(text, attachments)}};
-  if (policy) {
-    params["approvalPolicy"] = policy->approval_policy;
-    params["sandboxPolicy"] = sandbox_policy(policy->sandbox);
+                                 const std::vector<protocol::Attachment>& attachments, const TurnChanges& changes,
+                                 const std::optional<SkillRef>& skill) {
+  nlohmann::json input = turn_input(text, attachments);
+  if (skill) input.push_back({{"type", "skill"}, {"name", skill->name}, {"path", skill->path}});
+  nlohmann::json params = {{"threadId", thread_id}, {"input", std::move(input)}};
+  if (changes.policy) {
+    params["approvalPolicy"] = changes.policy->approval_policy;
+    params["sandboxPolicy"] = sandbox_policy(changes.policy->sandbox);
   }
-  if (model) params["model"] = *model;
+  if (changes.model) params["model"] = *changes.model;
+  if (changes.effort) params["effort"] = *changes.effort;
   return params;
 }
 
 nlohmann::json turn_interrupt_params(std::string_view thread_id, std::string_view turn_id) {
   return {{"threadId", thread_id}, {"turnId", turn_id}};
+}
+
+nlohmann::json thread_revert_params(std::string_view thread_id, std::string_view turn_id) {
+  return {{"threadId", thread_id}, {"beforeTurnId", turn_id}};
+}
+
+nlohmann::json skills_list_params(std::string_view cwd) {
+  nlohmann::json params = nlohmann::json::object();
+  if (!cwd.empty()) params["cwds"] = nlohmann::json::array({cwd});
+  return params;
+}
+
+std::vector<OfferedSkill> offered_skills(const nlohmann::json& skills_list_result) {
+  std::vector<OfferedSkill> skills;
+  const auto* data = native::array_at(skills_list_result, "data");
+  if (data == nullptr) return skills;
+  for (const auto& entry : *data) {
+    const auto* listed = native::array_at(entry, "skills");
+    if (listed == nullptr) continue;
+    for (const auto& skill : *listed) {
+      const std::string name = native::string_or_empty(skill, "name");
+      const std::string path = native::string_or_empty(skill, "path");
+      if (name.empty() || path.empty() || !native::bool_or(skill, "enabled", true)) continue;
+      // Several working directories may list the same skill: the first is kept.
+      if (std::any_of(skills.begin(), skills.end(), [&](const OfferedSkill& known) { return known.command.name == name; })) continue;
+      protocol::AgentCommand command;
+      command.name = name;
+      std::string description = native::string_or_empty(skill, "description");
+      if (description.empty()) description = native::string_or_empty(skill, "shortDescription");
+      if (!description.empty()) command.description = std::move(description);
+      skills.push_back(OfferedSkill{std::move(command), path});
+    }
+  }
+  return skills;
+}
+
+std::optional<ReasoningEfforts> reasoning_efforts(const nlohmann::json& model_list_result, const std::optional<std::string>& model) {
+  const auto* data = native::array_at(model_list_result, "data");
+  if (data == nullptr) return std::nullopt;
+  const nlohmann::json* chosen = nullptr;
+  for (const auto& entry : *data) {
+    if (model && native::string_or_empty(entry, "model") == *model) chosen = &entry;
+  }
+  if (chosen == nullptr) {
+    for (const auto& entry : *data) {
+      if (native::bool_or(entry, "isDefault", false)) chosen = &entry;
+    }
+  }
+  if (chosen == nullptr) return std::nullopt;
+  ReasoningEfforts efforts;
+  if (const auto* supported = native::array_at(*chosen, "supportedReasoningEfforts")) {
+    for (const auto& option : *supported) {
+      std::string value = native::string_or_empty(option, "reasoningEffort");
+      if (value.empty()) continue;
+      protocol::SessionOptionValue listed;
+      listed.value = std::move(value);
+      if (auto description = native::string_at(option, "description"); description && !description->empty()) listed.description = *description;
+      efforts.values.push_back(std::move(listed));
+    }
+  }
+  if (efforts.values.empty()) return std::nullopt;
+  efforts.default_value = native::string_or_empty(*chosen, "defaultReasoningEffort");
+  if (efforts.default_value.empty()) efforts.default_value = efforts.values.front().value;
+  return efforts;
+}
+
+protocol::SessionOption effort_option(const ReasoningEfforts& efforts, const std::string& current) {
+  protocol::SessionOption option;
+  option.id = std::string(kEffortOption);
+  option.name = "Reasoning effort";
+  option.description = "How hard the model thinks before it answers (Codex's reasoning effort)";
+  option.kind = protocol::SessionOptionKind::Select;
+  option.values = efforts.values;
+  option.current_value = current.empty() ? efforts.default_value : current;
+  return option;
 }
 
 std::string_view to_string(ApprovalDecision decision) {

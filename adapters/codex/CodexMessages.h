@@ -40,7 +40,14 @@ struct ThreadOptions {
   std::string cwd;
   ThreadPolicy policy;
   std::optional<std::string> model;
+  // The session's MCP servers, handed to Codex as the thread's `mcp_servers` configuration.
+  std::vector<protocol::McpServer> mcp_servers;
 };
+
+// The thread's configuration overrides (thread/start, resume and fork take them as `config`): Codex's update_plan
+// tool, which Codex offers only when configured (its plans are what the adapter reports as the session's plan),
+// and the session's MCP servers in Codex's own form (stdio: command, args, env; HTTP: url, http_headers).
+nlohmann::json thread_config(const std::vector<protocol::McpServer>& mcp_servers);
 
 nlohmann::json initialize_params(std::string_view client_name, std::string_view client_version);
 // model/list asks for one page of this many models: more than any catalogue Codex ships; the rest would be lost.
@@ -55,11 +62,49 @@ nlohmann::json thread_params(const ThreadOptions& options);
 // cannot be resumed because another process has it open. Both take the same params; the turns are not sent back
 // (the engine has the session's events): `excludeTurns`.
 nlohmann::json reopen_thread_params(std::string_view thread_id, const ThreadOptions& options);
-// A user turn. `policy` (after session.setMode) and `model` (a per-turn override) apply from this turn on.
+// thread/fork of a stored thread, keeping its turns up to and including `last_turn_id` when given (else all).
+nlohmann::json fork_thread_params(std::string_view thread_id, const ThreadOptions& options,
+                                  const std::optional<std::string>& last_turn_id);
+// What a turn/start changes for this turn and the thread's later ones (each unset: unchanged).
+struct TurnChanges {
+  std::optional<ThreadPolicy> policy;  // after session.setMode
+  std::optional<std::string> model;    // a per-turn override or session.setModel
+  std::optional<std::string> effort;   // reasoning effort, after session.setOption `effort`
+};
+// A skill the turn runs (`/name arguments` naming one of the skills skills/list offered): its name and SKILL.md.
+struct SkillRef {
+  std::string name;
+  std::string path;
+};
+// A user turn. With a skill, the text is `$name arguments` (how Codex's own composer mentions a skill) followed by
+// the skill input item, which makes Codex put the skill's instructions in front of the model.
 nlohmann::json turn_start_params(std::string_view thread_id, std::string_view text,
-                                 const std::vector<protocol::Attachment>& attachments,
-                                 const std::optional<ThreadPolicy>& policy, const std::optional<std::string>& model);
+                                 const std::vector<protocol::Attachment>& attachments, const TurnChanges& changes,
+                                 const std::optional<SkillRef>& skill = std::nullopt);
 nlohmann::json turn_interrupt_params(std::string_view thread_id, std::string_view turn_id);
+// thread/revert: the thread's history without `turn_id` and every later turn.
+nlohmann::json thread_revert_params(std::string_view thread_id, std::string_view turn_id);
+// skills/list for the thread's working directory.
+nlohmann::json skills_list_params(std::string_view cwd);
+
+// One enabled skill of skills/list's answer, as a command (its name, and a description for people), with the
+// SKILL.md path a turn needs to run it.
+struct OfferedSkill {
+  protocol::AgentCommand command;
+  std::string path;
+};
+std::vector<OfferedSkill> offered_skills(const nlohmann::json& skills_list_result);
+
+// The reasoning efforts `model` takes, from model/list's answer, in Codex's order, and its default: the model's
+// own entry, else (a model the catalogue does not know, e.g. behind a custom provider) the default model's.
+struct ReasoningEfforts {
+  std::vector<protocol::SessionOptionValue> values;
+  std::string default_value;
+};
+std::optional<ReasoningEfforts> reasoning_efforts(const nlohmann::json& model_list_result, const std::optional<std::string>& model);
+// The `effort` option (OptionsOffered), with `current` in force.
+protocol::SessionOption effort_option(const ReasoningEfforts& efforts, const std::string& current);
+inline constexpr std::string_view kEffortOption = "effort";
 
 // How an approval is answered (Codex's CommandExecutionApprovalDecision / FileChangeApprovalDecision).
 enum class ApprovalDecision {

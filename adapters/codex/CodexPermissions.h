@@ -18,7 +18,6 @@ namespace switchboard::adapters::codex {
 inline constexpr std::string_view kShellTool = "shell";        // commandExecution
 inline constexpr std::string_view kPatchTool = "apply_patch";  // fileChange
 inline constexpr std::string_view kWebSearchTool = "web_search";
-inline constexpr std::string_view kPlanTool = "update_plan";   // turn/plan/updated
 inline constexpr std::string_view kViewImageTool = "view_image";
 
 // The command a person typed, from Codex's command line: `/bin/bash -lc '<script>'` (or bash/sh/zsh -c/-lc)

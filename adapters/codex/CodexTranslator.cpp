@@ -1,5 +1,6 @@
 #include "codex/CodexTranslator.h"
 
+#include <algorithm>
 #include <array>
 
 #include <spdlog/spdlog.h>
@@ -11,8 +12,7 @@ namespace switchboard::adapters::codex {
 namespace {
 
 // Notifications that carry nothing a client needs from an agent session: account and connection state, the
-// thread's own bookkeeping (status, names, goals, settings), hooks, MCP server status, diffs the fileChange items
-// already carry, and the per-process announcements answered elsewhere.
+// thread's own bookkeeping (status, names, goals, settings), hooks, diffs the fileChange items already carry, and the per-process announcements answered elsewhere.
 constexpr std::array kDroppedNotifications{
     std::string_view("thread/status/changed"),      std::string_view("account/rateLimits/updated"),
     std::string_view("remoteControl/status/changed"), std::string_view("thread/started"),
@@ -23,7 +23,6 @@ constexpr std::array kDroppedNotifications{
     std::string_view("thread/compacted"),           std::string_view("turn/diff/updated"),
     std::string_view("item/fileChange/patchUpdated"), std::string_view("item/commandExecution/terminalInteraction"),
     std::string_view("hook/started"),               std::string_view("hook/completed"),
-    std::string_view("skills/changed"),             std::string_view("mcpServer/startupStatus/updated"),
     std::string_view("account/updated"),            std::string_view("app/list/updated"),
     std::string_view("fs/changed"),                 std::string_view("turn/moderationMetadata"),
     std::string_view("model/safetyBuffering/updated"), std::string_view("model/verification"),
@@ -90,17 +89,11 @@ nlohmann::json arguments_object(const nlohmann::json& item) {
   return {{"arguments", *arguments}};
 }
 
-std::string plan_text(const nlohmann::json& params) {
-  std::string out;
-  if (auto explanation = native::string_at(params, "explanation"); explanation && !explanation->empty()) out = *explanation + "\n";
-  if (const auto* plan = native::array_at(params, "plan")) {
-    for (const auto& step : *plan) {
-      const std::string status = native::string_or_empty(step, "status");
-      const char* mark = status == "completed" ? "[x] " : status == "inProgress" ? "[~] " : "[ ] ";
-      out += mark + native::string_or_empty(step, "step") + "\n";
-    }
-  }
-  return out;
+std::optional<protocol::PlanEntryStatus> plan_status(std::string_view status) {
+  if (status == "pending") return protocol::PlanEntryStatus::Pending;
+  if (status == "inProgress" || status == "in_progress") return protocol::PlanEntryStatus::InProgress;
+  if (status == "completed") return protocol::PlanEntryStatus::Completed;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -133,7 +126,6 @@ void CodexTranslator::turn_requested() {
   m_last_text.clear();
   m_usage.reset();
   m_last_error.reset();
-  m_plan_updates = 0;
 }
 
 std::optional<JsonRpcEndpoint::Reply> CodexTranslator::take_approval(const std::string& native_id) {
@@ -163,6 +155,18 @@ void CodexTranslator::on_turn_start_answer(const JsonRpcEndpoint::Outcome& outco
   result.stop_reason = protocol::StopReason::Error;
   result.error = error;
   end_turn(std::move(result));
+}
+
+void CodexTranslator::watch_mcp_servers(const std::vector<protocol::McpServer>& servers) {
+  m_mcp_servers.clear();
+  for (const auto& server : servers) {
+    protocol::McpServerState state;
+    state.name = server.name;
+    state.transport = server.transport;
+    state.status = protocol::McpServerStatusKind::Pending;
+    m_mcp_servers.push_back(std::move(state));
+  }
+  if (!m_mcp_servers.empty()) m_events.on_mcp_status(McpStatusReport{m_mcp_servers});
 }
 
 void CodexTranslator::on_thread_opened(const nlohmann::json& result) {
@@ -250,6 +254,11 @@ void CodexTranslator::on_notification(const std::string& method, const nlohmann:
   if (method == "turn/completed") return on_turn_completed(params);
   if (method == "thread/tokenUsage/updated") return on_token_usage(params);
   if (method == "turn/plan/updated") return on_plan_updated(params);
+  if (method == "mcpServer/startupStatus/updated") return on_mcp_startup(params);
+  if (method == "skills/changed") {
+    if (m_skills_changed) m_skills_changed();
+    return;
+  }
   if (method == "error") return on_error_notification(params);
   if (method == "serverRequest/resolved") {
     // Codex no longer waits (answered, or its turn ended): a late answer must not be written.
@@ -404,11 +413,27 @@ void CodexTranslator::on_token_usage(const nlohmann::json& params) {
   const auto* usage = native::object_at(params, "tokenUsage");
   const auto* last = usage != nullptr ? native::object_at(*usage, "last") : nullptr;
   if (last == nullptr) return malformed("thread/tokenUsage/updated without tokenUsage.last", params);
+  const std::string thread = native::string_or_empty(params, "threadId");
+  const bool ours = thread.empty() || thread == m_thread_id;
+  if (ours) {
+    // The context as the latest model request left it: what that request sent, and what it answered, which
+    // the next request sends again. The thread's totals are what the session has spent.
+    UsageUpdate update;
+    update.usage.used_tokens = native::integer_at(*last, "totalTokens")
+                                   .value_or(native::integer_at(*last, "inputTokens").value_or(0) + native::integer_at(*last, "outputTokens").value_or(0));
+    update.usage.window_tokens = native::integer_at(*usage, "modelContextWindow");
+    if (const auto* total = native::object_at(*usage, "total")) {
+      update.usage.input_tokens = native::integer_at(*total, "inputTokens");
+      update.usage.output_tokens = native::integer_at(*total, "outputTokens");
+      update.usage.cache_read_tokens = native::integer_at(*total, "cachedInputTokens");
+    }
+    m_events.on_usage(std::move(update));
+  }
   // One update per model request, `last` being that request: their sum is the turn's usage. An update for
   // another turn (a restored total after thread/resume) is not this turn's.
   const std::string turn = native::string_or_empty(params, "turnId");
   if (!m_turn_active || (!m_turn_id.empty() && !turn.empty() && turn != m_turn_id)) {
-    m_lines.dropped();
+    if (!ours) m_lines.dropped();
     return;
   }
   add_usage(m_usage, request_usage(native::integer_at(*last, "inputTokens").value_or(0),
@@ -417,19 +442,39 @@ void CodexTranslator::on_token_usage(const nlohmann::json& params) {
 }
 
 void CodexTranslator::on_plan_updated(const nlohmann::json& params) {
-  // The agent's to-do list, shown like Claude's TodoWrite: a tool call whose input is the list, completed at once.
+  // The agent's whole plan (update_plan), each time it changes; the explanation is for the model's next step, not
+  // part of the plan.
   const auto* plan = native::array_at(params, "plan");
   if (plan == nullptr) return malformed("turn/plan/updated without plan", params);
-  const std::string id = "plan-" + native::string_or_empty(params, "turnId") + "-" + std::to_string(++m_plan_updates);
-  nlohmann::json input = {{"plan", nlohmann::json::array()}};
+  PlanUpdate update;
   for (const auto& step : *plan) {
-    input["plan"].push_back({{"step", native::string_or_empty(step, "step")}, {"status", native::string_or_empty(step, "status")}});
+    const auto status = plan_status(native::string_or_empty(step, "status"));
+    if (!status) return malformed("turn/plan/updated with an unknown step status", params);
+    update.entries.push_back(protocol::PlanEntry{native::string_or_empty(step, "step"), *status, std::nullopt});
   }
-  if (auto explanation = native::string_at(params, "explanation"); explanation && !explanation->empty()) {
-    input["explanation"] = *explanation;
+  m_events.on_plan(std::move(update));
+}
+
+void CodexTranslator::on_mcp_startup(const nlohmann::json& params) {
+  const std::string name = native::string_or_empty(params, "name");
+  const auto server = std::find_if(m_mcp_servers.begin(), m_mcp_servers.end(), [&](const auto& known) { return known.name == name; });
+  // A server of the user's own configuration, not the session's: not ours to report.
+  if (server == m_mcp_servers.end()) return m_lines.dropped();
+  const std::string status = native::string_or_empty(params, "status");
+  if (status == "starting") {
+    server->status = protocol::McpServerStatusKind::Pending;
+    server->error.reset();
+  } else if (status == "ready") {
+    server->status = protocol::McpServerStatusKind::Connected;
+    server->error.reset();
+  } else if (status == "failed" || status == "cancelled") {
+    server->status = protocol::McpServerStatusKind::Failed;
+    auto error = native::string_at(params, "error");
+    server->error = error && !error->empty() ? *error : "the server " + status;
+  } else {
+    return unknown("MCP server status " + status);
   }
-  m_events.on_tool_started(ToolStarted{id, std::string(kPlanTool), std::move(input), std::nullopt});
-  m_events.on_tool_completed(ToolCompleted{id, plan_text(params), false});
+  m_events.on_mcp_status(McpStatusReport{m_mcp_servers});
 }
 
 void CodexTranslator::on_error_notification(const nlohmann::json& params) {
@@ -464,6 +509,9 @@ void CodexTranslator::on_turn_completed(const nlohmann::json& params) {
   const std::string status = native::string_or_empty(*turn, "status");
   TurnResult result;
   result.usage = m_usage;
+  // Codex's turn id: what thread/fork (lastTurnId) and thread/revert (beforeTurnId) take.
+  const std::string& turn_ref = id.empty() ? m_turn_id : id;
+  if (!turn_ref.empty()) result.native_turn_ref = turn_ref;
   if (status == "completed") {
     result.stop_reason = protocol::StopReason::EndTurn;
     result.text = m_last_text;

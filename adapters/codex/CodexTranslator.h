@@ -1,11 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +47,10 @@ class CodexTranslator {
   void on_turn_start_answer(const JsonRpcEndpoint::Outcome& outcome);
   // The result of thread/start, thread/resume or thread/fork: its thread is the provider session from now on.
   void on_thread_opened(const nlohmann::json& result);
+  // The MCP servers the thread was opened with: reported pending now, then as Codex reports each one's startup.
+  void watch_mcp_servers(const std::vector<protocol::McpServer>& servers);
+  // Called when Codex says its skills changed (skills/changed), so that the adapter lists them again.
+  void on_skills_changed(std::function<void()> callback) { m_skills_changed = std::move(callback); }
 
   // The reply to the open approval request with this native id, which is forgotten: each is answered once. None
   // when the id is unknown, already answered, resolved by Codex meanwhile (serverRequest/resolved), or its turn
@@ -69,6 +75,7 @@ class CodexTranslator {
   void on_error_notification(const nlohmann::json& params);
   void on_plan_updated(const nlohmann::json& params);
   void on_token_usage(const nlohmann::json& params);
+  void on_mcp_startup(const nlohmann::json& params);
 
   void clear_status();
   void end_turn(TurnResult result);
@@ -82,6 +89,8 @@ class CodexTranslator {
   std::map<std::string, JsonRpcEndpoint::Reply> m_approvals;  // by native id
   std::map<std::string, nlohmann::json> m_file_changes;  // fileChange item id → its changes (for the approval)
   std::set<std::string> m_open_tools;                   // tool items started and not completed
+  std::vector<protocol::McpServerState> m_mcp_servers;  // the thread's MCP servers, as last reported
+  std::function<void()> m_skills_changed;
 
   // The running turn.
   bool m_turn_active = false;
@@ -89,7 +98,6 @@ class CodexTranslator {
   std::string m_last_text;
   std::optional<protocol::Usage> m_usage;
   std::optional<std::string> m_last_error;  // the message of a non-retried `error` notification
-  std::uint64_t m_plan_updates = 0;
   bool m_status_raised = false;  // a retrying status is showing and needs clearing
 };
 

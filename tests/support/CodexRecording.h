@@ -23,8 +23,19 @@ class CodexRecordingSink : public adapters::HistorySink {
   std::vector<adapters::AgentStatus> statuses;
   std::vector<adapters::ToolStarted> tools;  // whole, with their diffs
   std::vector<adapters::ModelsOffered> offers;
+  // Session state the translator reports beside the turn's activity; kept out of `lines`.
+  std::vector<adapters::PlanUpdate> plans;
+  std::vector<adapters::UsageUpdate> usages;
+  std::vector<adapters::CommandsOffered> commands;
+  std::vector<adapters::OptionsOffered> options;
+  std::vector<adapters::McpStatusReport> mcp;
 
   void on_models(adapters::ModelsOffered offer) override { offers.push_back(std::move(offer)); }
+  void on_plan(adapters::PlanUpdate e) override { plans.push_back(std::move(e)); }
+  void on_usage(adapters::UsageUpdate e) override { usages.push_back(std::move(e)); }
+  void on_commands(adapters::CommandsOffered e) override { commands.push_back(std::move(e)); }
+  void on_options(adapters::OptionsOffered e) override { options.push_back(std::move(e)); }
+  void on_mcp_status(adapters::McpStatusReport e) override { mcp.push_back(std::move(e)); }
 
   void on_provider_session(adapters::ProviderSession e) override { lines.push_back("provider_session " + e.provider_session_id); }
   void on_delta(adapters::TextDelta e) override {

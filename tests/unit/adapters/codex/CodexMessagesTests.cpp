@@ -28,20 +28,89 @@ TEST_CASE("Codex request params are always objects and carry the thread's policy
   ThreadOptions options;
   options.cwd = "/srv/repo";
   options.policy = *policy_for_mode("untrusted");
-  CHECK(thread_params(options) == Json::parse(R"({"cwd":"/srv/repo","approvalPolicy":"untrusted","sandbox":"workspace-write"})"));
+  CHECK(thread_params(options) == Json::parse(R"({"cwd":"/srv/repo","approvalPolicy":"untrusted","sandbox":"workspace-write",
+                                                   "config":{"tools":{"update_plan":{}}}})"));
   CHECK(thread_params(ThreadOptions{}).is_object());
 
   options.model = "gpt-5.5";
   CHECK(reopen_thread_params("thr", options) == Json::parse(R"({"threadId":"thr","excludeTurns":true,"cwd":"/srv/repo","approvalPolicy":"untrusted",
-                                                                "sandbox":"workspace-write","model":"gpt-5.5"})"));
+                                                                "sandbox":"workspace-write","model":"gpt-5.5","config":{"tools":{"update_plan":{}}}})"));
+  CHECK(fork_thread_params("thr", options, std::nullopt) == reopen_thread_params("thr", options));
+  CHECK(fork_thread_params("thr", options, std::string("turn-2"))["lastTurnId"] == "turn-2");
 
-  CHECK(turn_start_params("thr", "hi", {}, std::nullopt, std::nullopt) == Json::parse(R"({"threadId":"thr","input":[{"type":"text","text":"hi"}]})"));
-  const auto switched = turn_start_params("thr", "go", {}, policy_for_mode("read-only"), std::string("o3"));
+  CHECK(turn_start_params("thr", "hi", {}, TurnChanges{}) == Json::parse(R"({"threadId":"thr","input":[{"type":"text","text":"hi"}]})"));
+  const auto switched = turn_start_params("thr", "go", {}, TurnChanges{policy_for_mode("read-only"), std::string("o3"), std::string("high")});
   CHECK(switched["approvalPolicy"] == "on-request");
   CHECK(switched["sandboxPolicy"] == Json{{"type", "readOnly"}});
   CHECK(switched["model"] == "o3");
+  CHECK(switched["effort"] == "high");
 
   CHECK(turn_interrupt_params("thr", "turn-1") == Json::parse(R"({"threadId":"thr","turnId":"turn-1"})"));
+  CHECK(thread_revert_params("thr", "turn-1") == Json::parse(R"({"threadId":"thr","beforeTurnId":"turn-1"})"));
+}
+
+TEST_CASE("Codex MCP servers go into the thread's config in Codex's own form", "[codex]") {
+  protocol::McpServer stdio;
+  stdio.name = "echo";
+  stdio.transport = protocol::McpTransport::Stdio;
+  stdio.command = "python3";
+  stdio.args = std::vector<std::string>{"server.py", "--flag"};
+  stdio.env = Json{{"TOKEN", "t"}};
+  protocol::McpServer http;
+  http.name = "remote";
+  http.transport = protocol::McpTransport::Http;
+  http.url = "http://127.0.0.1:9/mcp";
+  http.headers = Json{{"Authorization", "Bearer x"}};
+  CHECK(thread_config({stdio, http}) == Json::parse(R"({"tools":{"update_plan":{}},"mcp_servers":{
+      "echo":{"command":"python3","args":["server.py","--flag"],"env":{"TOKEN":"t"}},
+      "remote":{"url":"http://127.0.0.1:9/mcp","http_headers":{"Authorization":"Bearer x"}}}})"));
+}
+
+TEST_CASE("Codex skills become commands and a skill turn names the skill as Codex's composer does", "[codex]") {
+  const auto listed = Json::parse(R"({"data":[
+      {"cwd":"/a","errors":[],"skills":[
+        {"name":"imagegen","description":"Make images","path":"/h/skills/imagegen/SKILL.md","scope":"system","enabled":true},
+        {"name":"off","description":"Disabled","path":"/h/skills/off/SKILL.md","scope":"user","enabled":false},
+        {"name":"nodesc","description":"","shortDescription":"Short","path":"/h/nodesc/SKILL.md","scope":"repo","enabled":true}]},
+      {"cwd":"/b","errors":[],"skills":[
+        {"name":"imagegen","description":"Again","path":"/other/SKILL.md","scope":"system","enabled":true}]}]})");
+  const auto skills = offered_skills(listed);
+  REQUIRE(skills.size() == 2);
+  CHECK(skills[0].command.name == "imagegen");
+  CHECK(skills[0].command.description == "Make images");
+  CHECK(skills[0].path == "/h/skills/imagegen/SKILL.md");
+  CHECK(skills[1].command.description == "Short");
+  CHECK(offered_skills(Json::object()).empty());
+
+  const auto turn = turn_start_params("thr", "$imagegen a cat", {}, TurnChanges{}, SkillRef{"imagegen", "/h/skills/imagegen/SKILL.md"});
+  CHECK(turn["input"] == Json::parse(R"([{"type":"text","text":"$imagegen a cat"},
+                                         {"type":"skill","name":"imagegen","path":"/h/skills/imagegen/SKILL.md"}])"));
+}
+
+TEST_CASE("Codex reasoning efforts come from the thread's model, else the default model", "[codex]") {
+  const auto listed = Json::parse(R"({"data":[
+      {"model":"gpt-a","isDefault":false,"defaultReasoningEffort":"low",
+       "supportedReasoningEfforts":[{"reasoningEffort":"low","description":"Fast"},{"reasoningEffort":"high","description":"Deep"}]},
+      {"model":"gpt-b","isDefault":true,"defaultReasoningEffort":"medium",
+       "supportedReasoningEfforts":[{"reasoningEffort":"low","description":""},{"reasoningEffort":"medium","description":""},
+                                    {"reasoningEffort":"xhigh","description":""}]}]})");
+  const auto own = reasoning_efforts(listed, std::string("gpt-a"));
+  REQUIRE(own);
+  REQUIRE(own->values.size() == 2);
+  CHECK(own->values[1].value == "high");
+  CHECK(own->values[1].description == "Deep");
+  CHECK(own->default_value == "low");
+  const auto unknown = reasoning_efforts(listed, std::string("mock-model"));
+  REQUIRE(unknown);
+  CHECK(unknown->values.size() == 3);
+  CHECK(unknown->default_value == "medium");
+  CHECK_FALSE(reasoning_efforts(Json::object(), std::nullopt));
+
+  const auto option = effort_option(*unknown, "");
+  CHECK(option.id == "effort");
+  CHECK(option.kind == protocol::SessionOptionKind::Select);
+  CHECK(option.current_value == "medium");
+  CHECK(effort_option(*unknown, "xhigh").current_value == "xhigh");
 }
 
 TEST_CASE("Codex modes map onto approval policy and sandbox", "[codex]") {

@@ -417,16 +417,104 @@ TEST_CASE("Codex usage sums the turn's requests and leaves out cached input", "[
   CHECK(h.sink.lines == Lines{"turn_end end_turn in=110 out=15 cached=190"});
 }
 
-TEST_CASE("Codex plan updates become update_plan tool calls", "[codex]") {
+TEST_CASE("Codex plan updates report the whole plan each time, with its steps' statuses", "[codex]") {
   Harness h;
   h.send("turn/start", nlohmann::json::object());
-  h.feed({{"method", "turn/plan/updated"},
-          {"params", {{"threadId", "t"}, {"turnId", "u"}, {"explanation", "Two steps"},
-                      {"plan", {{{"step", "Read"}, {"status", "completed"}}, {{"step", "Write"}, {"status", "inProgress"}}}}}}});
-  CHECK(h.sink.lines == Lines{
-                            "tool_started plan-u-1 update_plan {\"explanation\":\"Two steps\",\"plan\":[{\"status\":\"completed\",\"step\":\"Read\"},{\"status\":\"inProgress\",\"step\":\"Write\"}]}",
-                            "tool_completed plan-u-1 ok \"Two steps\\n[x] Read\\n[~] Write\\n\"",
-                        });
+  const auto plan = [](nlohmann::json steps) {
+    return nlohmann::json{{"method", "turn/plan/updated"},
+                          {"params", {{"threadId", "t"}, {"turnId", "u"}, {"explanation", "Two steps"}, {"plan", std::move(steps)}}}};
+  };
+  h.feed(plan({{{"step", "Read"}, {"status", "inProgress"}}, {{"step", "Write"}, {"status", "pending"}}}));
+  h.feed(plan({{{"step", "Read"}, {"status", "completed"}}, {{"step", "Write"}, {"status", "inProgress"}}}));
+  h.feed(plan(nlohmann::json::array()));
+  CHECK(h.sink.lines.empty());  // no tool call: the plan is session state
+  REQUIRE(h.sink.plans.size() == 3);
+  REQUIRE(h.sink.plans[0].entries.size() == 2);
+  CHECK(h.sink.plans[0].entries[0].content == "Read");
+  CHECK(h.sink.plans[0].entries[0].status == protocol::PlanEntryStatus::InProgress);
+  CHECK(h.sink.plans[0].entries[1].status == protocol::PlanEntryStatus::Pending);
+  CHECK(h.sink.plans[1].entries[0].status == protocol::PlanEntryStatus::Completed);
+  CHECK(h.sink.plans[1].entries[1].status == protocol::PlanEntryStatus::InProgress);
+  CHECK(h.sink.plans[2].entries.empty());  // cleared
+  // A status this adapter does not know is not guessed at.
+  h.feed(plan({{{"step", "Odd"}, {"status", "blocked"}}}));
+  CHECK(h.sink.plans.size() == 3);
+  CHECK(h.malformed() == 1);
+}
+
+TEST_CASE("Codex token usage reports the context as of the latest request and the model's window", "[codex]") {
+  Harness h;
+  h.send("thread/start", nlohmann::json::object());
+  h.feed({{"id", 1}, {"result", {{"thread", {{"id", "t"}}}}}});
+  const auto usage = [](const char* thread, int last_input, int last_output, int total_input) {
+    return nlohmann::json{
+        {"method", "thread/tokenUsage/updated"},
+        {"params", {{"threadId", thread}, {"turnId", "u"},
+                    {"tokenUsage", {{"last", {{"inputTokens", last_input}, {"cachedInputTokens", 0}, {"outputTokens", last_output},
+                                              {"reasoningOutputTokens", 0}, {"totalTokens", last_input + last_output}}},
+                                    {"total", {{"inputTokens", total_input}, {"cachedInputTokens", 7}, {"outputTokens", 60},
+                                               {"reasoningOutputTokens", 0}, {"totalTokens", total_input + 60}}},
+                                    {"modelContextWindow", 258400}}}}}};
+  };
+  h.feed(usage("t", 1000, 50, 1000));
+  h.feed(usage("t", 1100, 10, 2100));
+  h.feed(usage("another-thread", 5, 5, 5));  // a sub-agent's thread: not this session's context
+  REQUIRE(h.sink.usages.size() == 2);
+  CHECK(h.sink.usages[0].usage.used_tokens == 1050);
+  CHECK(h.sink.usages[1].usage.used_tokens == 1110);
+  CHECK(h.sink.usages[1].usage.window_tokens == 258400);
+  CHECK(h.sink.usages[1].usage.input_tokens == 2100);
+  CHECK(h.sink.usages[1].usage.output_tokens == 60);
+  CHECK(h.sink.usages[1].usage.cache_read_tokens == 7);
+}
+
+TEST_CASE("Codex MCP startup reports every session server whole, failures with Codex's error", "[codex]") {
+  Harness h;
+  protocol::McpServer echo;
+  echo.name = "echo";
+  echo.transport = protocol::McpTransport::Stdio;
+  protocol::McpServer web;
+  web.name = "web";
+  web.transport = protocol::McpTransport::Http;
+  h.translator.watch_mcp_servers({echo, web});
+  const auto status = [](const char* name, const char* state, nlohmann::json error) {
+    return nlohmann::json{{"method", "mcpServer/startupStatus/updated"},
+                          {"params", {{"threadId", "t"}, {"name", name}, {"status", state}, {"error", std::move(error)}}}};
+  };
+  h.feed(status("echo", "starting", nullptr));
+  h.feed(status("echo", "ready", nullptr));
+  h.feed(status("web", "failed", "connection refused"));
+  h.feed(status("users-own", "ready", nullptr));  // from the user's config.toml: not the session's
+  REQUIRE(h.sink.mcp.size() == 4);  // pending at first, then one per change of ours
+  CHECK(h.sink.mcp[0].servers.size() == 2);
+  CHECK(h.sink.mcp[0].servers[0].status == protocol::McpServerStatusKind::Pending);
+  const auto& last = h.sink.mcp.back().servers;
+  REQUIRE(last.size() == 2);
+  CHECK(last[0].status == protocol::McpServerStatusKind::Connected);
+  CHECK(last[1].status == protocol::McpServerStatusKind::Failed);
+  CHECK(last[1].error == "connection refused");
+  CHECK(last[1].transport == protocol::McpTransport::Http);
+
+  Harness none;
+  none.translator.watch_mcp_servers({});
+  CHECK(none.sink.mcp.empty());  // a session without MCP servers reports none
+}
+
+TEST_CASE("Codex's turn id is the turn's native reference", "[codex]") {
+  Harness h;
+  h.send("turn/start", nlohmann::json::object());
+  h.feed({{"method", "turn/started"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "turn-9"}, {"status", "inProgress"}}}}}});
+  h.feed({{"method", "turn/completed"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "turn-9"}, {"status", "completed"}}}}}});
+  REQUIRE(h.sink.turns.size() == 1);
+  CHECK(h.sink.turns[0].native_turn_ref == "turn-9");
+}
+
+TEST_CASE("Codex skills/changed asks the adapter to list the skills again", "[codex]") {
+  Harness h;
+  int asked = 0;
+  h.translator.on_skills_changed([&] { ++asked; });
+  h.feed({{"method", "skills/changed"}, {"params", nlohmann::json::object()}});
+  CHECK(asked == 1);
 }
 
 TEST_CASE("Codex MCP and web search items are tool calls", "[codex]") {
