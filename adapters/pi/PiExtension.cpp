@@ -52,7 +52,14 @@ export default function (pi: any) {
   const file = at >= 0 ? process.argv[at + 1] : undefined;
   if (typeof file !== "string" || file === "") return;
   const servers = JSON.parse(readFileSync(file, "utf8"));
-  for (const [name, config] of Object.entries(servers)) pi.registerMcpServer(name, config);
+  for (const [name, config] of Object.entries(servers)) {
+    // A server Pi refuses (its name, say) must not keep the others out; the daemon reports it failed.
+    try {
+      pi.registerMcpServer(name, config);
+    } catch (error) {
+      console.error(`switchboard: Pi refused the MCP server ${name}: ${error}`);
+    }
+  }
 }
 )ts";
 

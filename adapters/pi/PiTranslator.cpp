@@ -158,7 +158,12 @@ void PiTranslator::feed(const json& message) {
   }
   if (*type == "compaction_end") {
     m_status_raised = true;
-    return m_events.on_status(status_of(protocol::AgentStatusKind::Compacted));
+    // A compaction that failed or was aborted compacted nothing: the agent is back at work, with Pi's reason.
+    auto error = native::string_at(message, "errorMessage");
+    if (!error && !native::bool_or(message, "aborted", false)) return m_events.on_status(status_of(protocol::AgentStatusKind::Compacted));
+    AgentStatus status = status_of(protocol::AgentStatusKind::Working);
+    status.message = error ? std::move(error) : std::optional<std::string>("compaction aborted");
+    return m_events.on_status(std::move(status));
   }
   if (*type == "agent_settled") return on_settled(message);
   if (*type == "agent_start") {

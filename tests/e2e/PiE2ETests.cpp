@@ -420,8 +420,11 @@ TEST_CASE("pi e2e: an MCP server's tool reaches the model, its status is reporte
   world.start_daemon();
   const auto pids = world.tmp.path() / "mcp.pids";
   const auto environment = world.tmp.path() / "mcp-env.json";
+  // Beside it, one whose program does not exist and one whose name Pi refuses (letters, digits, _ and - only).
+  const Json missing{{"name", "missing"}, {"transport", "stdio"}, {"command", (world.tmp.path() / "no-such-server").string()}};
+  const Json refused{{"name", "bad.name"}, {"transport", "stdio"}, {"command", "python3"}};
   const auto created = world.client->call("session.create", {{"agent", "pi"}, {"cwd", world.work.string()},
-                                                             {"mcpServers", {mcp_server(pids, environment)}}});
+                                                             {"mcpServers", {mcp_server(pids, environment), missing, refused}}});
   INFO(created.dump());
   REQUIRE(created.contains("result"));
   const std::string id = created["result"]["session"]["sessionId"];
@@ -434,10 +437,18 @@ TEST_CASE("pi e2e: an MCP server's tool reaches the model, its status is reporte
   std::size_t at = 0;
   const auto status = world.client->wait_event([&](const Json& e) { return e.value("type", "") == "mcp.status" && e.value("sessionId", "") == id; }, at);
   REQUIRE_FALSE(status.is_null());
-  REQUIRE(status["data"]["servers"].size() == 1);
-  CHECK(status["data"]["servers"][0]["name"] == "echoer");
-  CHECK(status["data"]["servers"][0]["status"] == "connected");
-  CHECK(status["data"]["servers"][0]["tools"] == 1);
+  const auto& servers = status["data"]["servers"];
+  REQUIRE(servers.size() == 3);
+  CHECK(servers[0]["name"] == "echoer");
+  CHECK(servers[0]["status"] == "connected");
+  CHECK(servers[0]["tools"] == 1);
+  CHECK(servers[1]["name"] == "missing");
+  CHECK(servers[1]["status"] == "failed");
+  CHECK(servers[1].value("error", "").find("ENOENT") != std::string::npos);
+  CHECK(servers[2]["name"] == "bad.name");
+  CHECK(servers[2]["status"] == "failed");
+  const auto info = world.client->call("session.get", {{"sessionId", id}});
+  CHECK(info["result"]["session"]["mcpServers"] == servers);
 
   // The server got its own variable and none of the daemon's (SWITCHBOARD_ORIGIN only marks what the session
   // started, so that the daemon can end it).

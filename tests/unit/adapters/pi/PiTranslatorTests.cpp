@@ -228,6 +228,20 @@ TEST_CASE("pi translator: a refused prompt ends its turn with the refusal", "[pi
   CHECK_FALSE(fed.translator.turn_running());
 }
 
+TEST_CASE("pi translator: a compaction is compacting then compacted, and one Pi could not do is back to working with its reason", "[pi]") {
+  Fed fed;
+  fed.translator.feed(json{{"type", "compaction_start"}, {"reason", "manual"}});
+  fed.translator.feed(json{{"type", "compaction_end"}, {"reason", "manual"}, {"aborted", false}, {"willRetry", false}});
+  // As Pi 1.6.0 wrote it for a conversation too short to summarize.
+  fed.translator.feed(json{{"type", "compaction_end"}, {"reason", "manual"}, {"aborted", false}, {"willRetry", false},
+                           {"errorMessage", "Compaction failed: Nothing to compact (session too small)"}});
+  REQUIRE(fed.sink.statuses.size() == 3);
+  CHECK(fed.sink.statuses[0].status == switchboard::protocol::AgentStatusKind::Compacting);
+  CHECK(fed.sink.statuses[1].status == switchboard::protocol::AgentStatusKind::Compacted);
+  CHECK(fed.sink.statuses[2].status == switchboard::protocol::AgentStatusKind::Working);
+  CHECK(fed.sink.statuses[2].message == "Compaction failed: Nothing to compact (session too small)");
+}
+
 TEST_CASE("pi translator: a command Pi ran without the model ends its turn at once, one that started a run at its settle", "[pi]") {
   Fed fed;
   fed.translator.turn_started();
