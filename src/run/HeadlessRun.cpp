@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
+#include "run/McpConfigFile.h"
 #include "switchboard/json/DecodeContext.h"
 #include "switchboard/protocol/generated/ErrorCodes.h"
 #include "switchboard/protocol/generated/Types.h"
@@ -111,10 +112,22 @@ void HeadlessRun::find_session() {
       on_session(Json{{"result", {{"session", sessions[0]}}}});
     });
   }
+  if (m_options.fork_of) {
+    // The fork is a session of its own, continuing a copy of that session's conversation; from here on it is a
+    // continued session (its mode changed first, a --model for this turn).
+    Json params{{"sessionId", *m_options.fork_of}};
+    if (m_options.title) params["title"] = *m_options.title;
+    return m_connection.call("session.fork", std::move(params), [this](const Json& response) {
+      if (m_finished) return;
+      if (!response.contains("result")) return fail_with(response, "session.fork");
+      on_session(response);
+    });
+  }
   Json params{{"agent", m_options.agent}, {"cwd", m_options.cwd}};
   if (m_options.model) params["model"] = *m_options.model;
   if (m_options.mode) params["mode"] = *m_options.mode;
   if (m_options.title) params["title"] = *m_options.title;
+  if (!m_options.mcp_servers.empty()) params["mcpServers"] = mcp_servers_param(m_options.mcp_servers);
   m_connection.call("session.create", std::move(params), [this](const Json& response) { on_session(response); });
 }
 
@@ -128,8 +141,7 @@ void HeadlessRun::on_session(const Json& response) {
   }
   m_recorder.set_session(session["sessionId"].get<std::string>(), session.value("agent", m_options.agent));
   for (const auto& [text, envelope] : std::exchange(m_before_session, {})) on_event(text, envelope);
-  const bool continued = m_options.session_id || m_options.continue_newest;
-  if (continued && m_options.mode) {
+  if (continued() && m_options.mode) {
     // A new session got its mode with session.create; a continued one changes it first.
     return m_connection.call("session.setMode", Json{{"sessionId", *m_recorder.session_id()}, {"mode", *m_options.mode}},
                              [this](const Json& changed) {
@@ -167,7 +179,7 @@ void HeadlessRun::send_prompt() {
     params["attachments"] = std::move(attachments);
   }
   // A continued session keeps its own model unless this run names one (for this turn only).
-  if (m_options.model && (m_options.session_id || m_options.continue_newest)) params["model"] = *m_options.model;
+  if (m_options.model && continued()) params["model"] = *m_options.model;
   m_sent = true;
   m_connection.call("session.send", std::move(params), [this](const Json& response) { on_sent(response); });
 }

@@ -50,6 +50,9 @@ class HeadlessRun {
 
   void initialized(const Json& response);
   void find_session();
+  // The session was there before the run (--session, --continue) or is a fork of one (--fork): its model is
+  // this turn's only, its mode is changed before the prompt.
+  bool continued() const { return m_options.session_id || m_options.continue_newest || m_options.fork_of; }
   void on_session(const Json& response);
   void add_rules(std::size_t next);
   void send_prompt();

@@ -48,7 +48,8 @@ void configure_hosted_daemon(const RunOptions& options, daemon::DaemonOptions& d
   // this daemon sees each message once it is complete.
   daemon_options.engine.stream_text = shows_streamed_text(options.output, stderr_is_terminal());
   // A new session's agent is known now: it starts while the daemon opens its store (Engine::prestart).
-  if (!options.session_id && !options.continue_newest) {
+  // Not for a fork (the engine makes that session), nor for MCP servers (the session hands them to its agent).
+  if (!options.session_id && !options.continue_newest && !options.fork_of && options.mcp_servers.empty()) {
     daemon_options.prestart = engine::AgentPrestart{options.agent, options.cwd, options.model, options.mode};
   }
 }

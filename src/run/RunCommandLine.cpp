@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "config/SettingTable.h"
+#include "run/McpConfigFile.h"
 #include "run/PromptSource.h"
 #include "run/RuleText.h"
 #include "run/RunExitCode.h"
@@ -47,6 +48,12 @@ void add_run_flags(CLI::App& command, RunFlags& flags) {
   command.add_option("--file", flags.files, "attach a file by path (repeatable)")->allow_extra_args(false);
   command.add_option("--session", flags.session, "continue this session (a cold one resumes)");
   command.add_flag("--continue", flags.continue_newest, "continue the newest session of this agent in this directory");
+  command.add_option("--fork", flags.fork,
+                     "continue a fork of this session (the agent's own fork of its conversation; the session itself "
+                     "is left as it is)");
+  command.add_option("--mcp-config", flags.mcp_config,
+                     "give the new session the MCP servers of FILE: {\"mcpServers\": {\"NAME\": {\"command\", "
+                     "\"args\", \"env\"} or {\"type\": \"http\", \"url\", \"headers\"}}}");
   command.add_flag("--ephemeral", flags.ephemeral,
                    "keep nothing: a private in-process daemon without a database (implies --standalone)");
   command.add_flag("--standalone", flags.standalone,
@@ -89,9 +96,21 @@ std::variant<RunOptions, std::string> check_run_flags(const RunFlags& flags, int
   if (!flags.session.empty()) options.session_id = flags.session;
   options.continue_newest = flags.continue_newest;
   if (options.session_id && options.continue_newest) return usage("--session and --continue exclude each other");
+  if (!flags.fork.empty()) options.fork_of = flags.fork;
+  if (options.fork_of && (options.session_id || options.continue_newest)) {
+    return usage("--fork starts a session of its own: it excludes --session and --continue");
+  }
   options.ephemeral = flags.ephemeral;
-  if (options.ephemeral && (options.session_id || options.continue_newest)) {
-    return usage("--ephemeral keeps no session to continue: it excludes --session and --continue");
+  if (options.ephemeral && (options.session_id || options.continue_newest || options.fork_of)) {
+    return usage("--ephemeral keeps no session to continue: it excludes --session, --continue and --fork");
+  }
+  if (!flags.mcp_config.empty()) {
+    if (options.session_id || options.continue_newest || options.fork_of) {
+      return usage("--mcp-config is for a new session: a continued or forked one keeps the servers it has");
+    }
+    auto servers = read_mcp_config(absolute(flags.mcp_config));
+    if (auto* why = std::get_if<std::string>(&servers)) return usage("--mcp-config " + flags.mcp_config + ": " + *why);
+    options.mcp_servers = std::move(std::get<0>(servers));
   }
   options.standalone = flags.standalone || flags.ephemeral;
   if (flags.on_ask == "deny") options.on_ask = OnAsk::Deny;

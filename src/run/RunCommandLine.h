@@ -26,6 +26,8 @@ struct RunFlags {
   std::vector<std::string> files;
   std::string session;
   bool continue_newest = false;
+  std::string fork;
+  std::string mcp_config;
   bool ephemeral = false;
   bool standalone = false;
   std::string on_ask = "deny";

@@ -38,6 +38,8 @@ struct RunOptions {
   std::vector<std::string> files;  // absolute paths, sent as attachments
   std::optional<std::string> session_id;
   bool continue_newest = false;
+  std::optional<std::string> fork_of;  // --fork: a fork of this session (session.fork), then the prompt
+  std::vector<protocol::McpServer> mcp_servers;  // --mcp-config: for a new session
   bool ephemeral = false;
   bool standalone = false;
   OnAsk on_ask = OnAsk::Deny;

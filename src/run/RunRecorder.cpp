@@ -73,7 +73,9 @@ bool RunRecorder::on_event(const nlohmann::json& envelope) {
     record(type, data);
     return true;
   }
-  if (ours(data)) record(type, data);
+  // A context report names its turn when the agent sends it inside one; one without a turn (after a compaction,
+  // say) that comes while the run's turn runs describes the same conversation.
+  if (ours(data) || (type == "usage.updated" && !data.contains("turnId"))) record(type, data);
   return true;
 }
 
@@ -112,6 +114,8 @@ void RunRecorder::record(const std::string& type, const nlohmann::json& data) {
     m_text = stopped->text.value_or("");
     m_usage = stopped->usage;
     if (stopped->error) m_errors.push_back(*stopped->error);
+  } else if (type == "usage.updated") {
+    if (const auto updated = decoded<p::UsageUpdatedEvent>(data)) m_context_usage = updated->usage;
   } else if (type == "agent.error") {
     m_errors.push_back(text_at(data, "message"));
     if (data.value("code", std::int64_t{0}) == kAgentUnavailableCode) m_unavailable = true;
@@ -140,6 +144,7 @@ protocol::RunResult RunRecorder::result(RunExitCode code, std::chrono::milliseco
   result.stop_reason = m_stop_reason;
   result.text = m_text;
   result.usage = m_usage;
+  result.context_usage = m_context_usage;
   result.duration_ms = duration.count();
   result.tools = m_tools;
   result.permissions = m_permissions;

@@ -56,6 +56,7 @@ class RunRecorder {
   std::optional<protocol::StopReason> m_stop_reason;
   std::string m_text;
   std::optional<protocol::Usage> m_usage;
+  std::optional<protocol::ContextUsage> m_context_usage;  // the turn's last usage.updated
   std::vector<protocol::RunToolCall> m_tools;
   std::vector<protocol::RunPermission> m_permissions;
   std::set<std::string> m_answered_by_run;

@@ -2,6 +2,7 @@
 switchboard_module(run
   SOURCES
     HeadlessRun.cpp
+    McpConfigFile.cpp
     PromptSource.cpp
     RuleText.cpp
     RunCommand.cpp

@@ -286,6 +286,23 @@ TEST_CASE("run: exit 2 for every usage or configuration error", "[run]") {
     CHECK(parse_result(outcome)["errors"].dump().find("no session") != std::string::npos);
   }
   SECTION("--continue with no session to continue") { CHECK(world.run({"--continue", "go"}).exit == 2); }
+  SECTION("--fork with --session") { CHECK(world.run({"--fork", "s-1", "--session", "s-1", "go"}).exit == 2); }
+  SECTION("an --mcp-config file that is not the mcpServers form: said before anything starts") {
+    std::ofstream(world.tmp.path() / "mcp.json") << R"({"mcpServers": {"echo": {"args": ["x"]}}})";
+    const auto outcome = world.run({"--mcp-config", (world.tmp.path() / "mcp.json").string(), "go"});
+    CHECK(outcome.exit == 2);
+    CHECK(outcome.err.find("--mcp-config") != std::string::npos);
+    CHECK(outcome.err.find("mcpServers.echo: a stdio server needs a command") != std::string::npos);
+    CHECK_FALSE(fs::exists(world.data));  // no daemon ran: nothing was made
+  }
+  SECTION("an --mcp-config file that does not exist") {
+    CHECK(world.run({"--mcp-config", (world.tmp.path() / "none.json").string(), "go"}).exit == 2);
+  }
+  SECTION("--fork of an unknown session") {
+    const auto outcome = world.run({"--fork", "s-doesnotexist", "--output", "json", "go"});
+    CHECK(outcome.exit == 2);
+    CHECK(parse_result(outcome)["errors"].dump().find("session.fork") != std::string::npos);
+  }
   SECTION("a bad setting") { CHECK(world.run({"--log-level", "loud", "go"}).exit == 2); }
 }
 
@@ -613,6 +630,27 @@ TEST_CASE("run: with a daemon running for the data directory, the run is its cli
     const auto listed = client.call("session.get", {{"sessionId", result["sessionId"]}});
     CHECK(listed.contains("result"));
     CHECK(client.call("rules.list", json::object())["result"]["rules"].empty());
+  }
+  SECTION("--mcp-config hands the servers to session.create; --fork runs in a fork that names its origin") {
+    const auto config = world.tmp.path() / "mcp.json";
+    std::ofstream(config) << R"({"mcpServers": {"echo": {"command": "python3", "args": ["echo.py"], "env": {"K": "v"}},
+                                                "docs": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}})";
+    const auto first = parse_result(world.run({"--mcp-config", config.string(), "--output", "json", "go"}));
+    switchboard::testing::DaemonClient client({"--log-level", "off", "stdio", "--data-dir", world.data.string()}, world.env(json::array()));
+    client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "check"}}}});
+    const auto session = client.call("session.get", {{"sessionId", first["sessionId"]}})["result"]["session"];
+    INFO(session.dump());
+    REQUIRE(session.contains("mcpServers"));
+    std::vector<std::pair<std::string, std::string>> servers;
+    for (const auto& server : session["mcpServers"]) servers.emplace_back(server["name"], server["transport"]);
+    std::sort(servers.begin(), servers.end());
+    CHECK(servers == std::vector<std::pair<std::string, std::string>>{{"docs", "http"}, {"echo", "stdio"}});
+
+    const auto fork = parse_result(world.run({"--fork", first["sessionId"].get<std::string>(), "--output", "json", "again"}));
+    CHECK(fork["exitCode"] == 0);
+    CHECK(fork["sessionId"] != first["sessionId"]);
+    const auto forked = client.call("session.get", {{"sessionId", fork["sessionId"]}})["result"]["session"];
+    CHECK(forked["forkedFrom"]["sessionId"] == first["sessionId"]);
   }
   SECTION("--standalone does not attach: the data directory is taken, exit 2") {
     const auto outcome = world.run({"--standalone", "--output", "json", "go"});

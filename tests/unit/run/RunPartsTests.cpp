@@ -2,16 +2,19 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "run/McpConfigFile.h"
 #include "run/PromptSource.h"
 #include "run/RuleText.h"
 #include "run/RunCommandLine.h"
 #include "run/RunRecorder.h"
 #include "support/Pipe.h"
+#include "support/TempDir.h"
 
 // The parts of `switchboard run` that do no I/O of their own: the rule spelling, the limits, reading the prompt,
 // and the recorder that turns the session's events into the result.
@@ -137,6 +140,104 @@ TEST_CASE("run recorder: a queued prompt's turn is the one whose turn.started na
   recorder.on_event(event("turn.stopped", {{"turnId", "t-mine"}, {"stopReason", "end_turn"}, {"text", "ours"}}));
   CHECK(recorder.turn_ended());
   CHECK(recorder.result(kRunCompleted, {}).text == "ours");
+}
+
+TEST_CASE("run recorder: the context usage is the last usage.updated of the run's turn", "[run]") {
+  RunRecorder recorder("claude", false);
+  recorder.set_session("s-1", "claude");
+  // Before the send's reply: held, then counted once the turn is known.
+  recorder.on_event(event("usage.updated", {{"turnId", "t-1"}, {"usage", {{"usedTokens", 100}}}}));
+  recorder.set_turn("t-1");
+  CHECK(recorder.result(kRunCompleted, {}).context_usage.value_or(p::ContextUsage{}).used_tokens == 100);
+  recorder.on_event(event("usage.updated", {{"turnId", "t-1"}, {"usage", {{"usedTokens", 1500}, {"windowTokens", 200000}, {"costUsd", 0.25}}}}));
+  recorder.on_event(event("usage.updated", {{"turnId", "t-other"}, {"usage", {{"usedTokens", 9}}}}));  // another turn
+  recorder.on_event(event("usage.updated", {{"usage", {{"usedTokens", 1700}, {"windowTokens", 200000}}}}));  // no turn: this one's
+  recorder.on_event(event("turn.stopped", {{"turnId", "t-1"}, {"stopReason", "end_turn"}, {"text", "x"}}));
+  recorder.on_event(event("usage.updated", {{"usage", {{"usedTokens", 5}}}}));  // after the run's turn
+  const auto usage = recorder.result(kRunCompleted, {}).context_usage;
+  REQUIRE(usage);
+  CHECK(usage->used_tokens == 1700);
+  CHECK(usage->window_tokens == std::optional<std::int64_t>(200000));
+  CHECK_FALSE(usage->cost_usd);
+
+  RunRecorder none("claude", false);  // an agent that reports none: no contextUsage at all
+  none.set_session("s-1", "claude");
+  none.set_turn("t-1");
+  none.on_event(event("turn.stopped", {{"turnId", "t-1"}, {"stopReason", "end_turn"}, {"text", "x"}}));
+  CHECK_FALSE(none.result(kRunCompleted, {}).context_usage);
+}
+
+TEST_CASE("run --mcp-config: the common mcpServers form, stdio and http, into session.create's list", "[run]") {
+  const auto parsed = parse_mcp_config(R"({"mcpServers": {
+      "files": {"command": "npx", "args": ["-y", "server-files", "/tmp"], "env": {"TOKEN": "t"}},
+      "docs": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}},
+      "plain": {"type": "stdio", "command": "mcp-plain"},
+      "hinted": {"url": "http://127.0.0.1:9/other"}}})");
+  REQUIRE(parsed.index() == 0);
+  const auto param = mcp_servers_param(std::get<0>(parsed));
+  CHECK(param == json::parse(R"([
+      {"name": "docs", "transport": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}},
+      {"name": "files", "transport": "stdio", "command": "npx", "args": ["-y", "server-files", "/tmp"], "env": {"TOKEN": "t"}},
+      {"name": "hinted", "transport": "http", "url": "http://127.0.0.1:9/other"},
+      {"name": "plain", "transport": "stdio", "command": "mcp-plain"}])"));
+
+  const auto why = [](const std::string& text) {
+    const auto outcome = parse_mcp_config(text);
+    REQUIRE(outcome.index() == 1);
+    return std::get<1>(outcome);
+  };
+  CHECK(why("{nope") == "it is not JSON");
+  CHECK(why(R"({"servers": {}})").find("\"mcpServers\"") != std::string::npos);
+  CHECK(why(R"({"mcpServers": {}})") == "mcpServers names no server");
+  CHECK(why(R"({"mcpServers": {"a": {"args": ["x"]}}})") == "mcpServers.a: a stdio server needs a command");
+  CHECK(why(R"({"mcpServers": {"a": {"type": "http"}}})") == "mcpServers.a: an http server needs a url");
+  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "env": {"N": 1}}}})") == "mcpServers.a.env.N must be a string");
+  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "args": "-v"}}})") == "mcpServers.a.args must be an array of strings");
+  CHECK(why(R"({"mcpServers": {"a": {"type": "sse", "url": "u"}}})").find("stdio and http") != std::string::npos);
+}
+
+TEST_CASE("run flags: --mcp-config and --fork are checked before anything starts", "[run]") {
+  switchboard::testing::TempDir tmp{"run-flags"};
+  const auto check = [&](RunFlags flags) {
+    flags.prompt = {"go"};
+    flags.cwd = tmp.path().string();
+    return check_run_flags(flags, -1);
+  };
+  const auto config = tmp.path() / "mcp.json";
+  std::ofstream(config) << R"({"mcpServers": {"echo": {"command": "python3", "args": ["server.py"]}}})";
+  RunFlags with_config;
+  with_config.mcp_config = config.string();
+  const auto good = check(with_config);
+  REQUIRE(std::holds_alternative<RunOptions>(good));
+  REQUIRE(std::get<RunOptions>(good).mcp_servers.size() == 1);
+  CHECK(std::get<RunOptions>(good).mcp_servers[0].command == std::optional<std::string>("python3"));
+
+  const auto error = [&](RunFlags flags) {
+    const auto checked = check(std::move(flags));
+    REQUIRE(std::holds_alternative<std::string>(checked));
+    return std::get<std::string>(checked);
+  };
+  RunFlags missing;
+  missing.mcp_config = (tmp.path() / "absent.json").string();
+  CHECK(error(missing).find("no such file") != std::string::npos);
+  RunFlags broken = with_config;
+  std::ofstream(tmp.path() / "broken.json") << R"({"mcpServers": {"x": {}}})";
+  broken.mcp_config = (tmp.path() / "broken.json").string();
+  CHECK(error(broken).find("mcpServers.x: a stdio server needs a command") != std::string::npos);
+  RunFlags continued = with_config;
+  continued.session = "s-1";
+  CHECK(error(continued).find("--mcp-config is for a new session") != std::string::npos);
+
+  RunFlags fork;
+  fork.fork = "s-1";
+  REQUIRE(std::holds_alternative<RunOptions>(check(fork)));
+  CHECK(std::get<RunOptions>(check(fork)).fork_of == std::optional<std::string>("s-1"));
+  RunFlags fork_and_continue = fork;
+  fork_and_continue.continue_newest = true;
+  CHECK(error(fork_and_continue).find("--fork") != std::string::npos);
+  RunFlags fork_ephemeral = fork;
+  fork_ephemeral.ephemeral = true;
+  CHECK(error(fork_ephemeral).find("--ephemeral") != std::string::npos);
 }
 
 TEST_CASE("run exit codes: each stands for one status", "[run]") {
