@@ -138,12 +138,23 @@ TEST_CASE("store: a hand-made version-1 file is migrated, keeping its rows and i
       io, [&](auto done) { (*store)->sessions().get_session("s-1", done); });
   REQUIRE(session);
   CHECK(session->agent == "claude");
+  // Migration 5: sessions from before have no MCP servers, options, fork origin, plan or usage.
+  CHECK(session->mcp_servers.empty());
+  CHECK(session->option_values.empty());
+  CHECK(session->forked_from.empty());
+  CHECK(session->plan.empty());
+  CHECK(session->context_usage.empty());
   auto runs = switchboard::testing::await_store<std::vector<RunRecord>>(
       io, [&](auto done) { (*store)->sessions().list_runs("s-1", done); });
   REQUIRE(runs);
   REQUIRE(runs->size() == 1);
   CHECK((*runs)[0].provider_session_id == "p-1");
   CHECK_FALSE((*runs)[0].fork);  // migration 4: runs from before are plain
+  CHECK_FALSE((*runs)[0].fork_through);
+  auto turns = switchboard::testing::await_store<std::vector<TurnRow>>(
+      io, [&](auto done) { (*store)->sessions().list_turns("s-1", done); });
+  REQUIRE(turns);
+  CHECK(turns->empty());
   (*store)->close();
 
   SQLite::Database db(dir.db().string(), SQLite::OPEN_READONLY);

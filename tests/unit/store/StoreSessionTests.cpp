@@ -207,6 +207,55 @@ TEST_CASE("store: runs bind a session to provider sessions", "[store]") {
   CHECK(after->empty());
 }
 
+TEST_CASE("store: turns are kept in order with their references, marked rewound, and go with their session", "[store]") {
+  Fixture f;
+  auto record = session("s-1", 1);
+  record.mcp_servers = R"([{"name":"echo","transport":"stdio","command":"x"}])";
+  record.forked_from = R"({"sessionId":"s-0"})";
+  REQUIRE(f.insert(record));
+  for (const TurnRow& turn : {TurnRow{"t-b", "ref-1", false}, TurnRow{"t-a", std::nullopt, false}, TurnRow{"t-c", "ref-3", false}}) {
+    REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().add_turn("s-1", turn, done); }));
+  }
+  auto orphan = await_store<void>(f.io, [&](auto done) { f.sessions().add_turn("nope", TurnRow{"t-x", std::nullopt, false}, done); });
+  REQUIRE_FALSE(orphan);
+  CHECK(orphan.error().code == StoreError::Code::NotFound);
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().mark_turns_rewound("s-1", {"t-a", "t-c", "t-unknown"}, done); }));
+  auto turns = await_store<std::vector<TurnRow>>(f.io, [&](auto done) { f.sessions().list_turns("s-1", done); });
+  REQUIRE(turns);
+  REQUIRE(turns->size() == 3);
+  CHECK((*turns)[0].turn_id == "t-b");  // the order they ended in, not their ids'
+  CHECK((*turns)[0].native_ref == std::optional<std::string>("ref-1"));
+  CHECK_FALSE((*turns)[0].rewound);
+  CHECK((*turns)[1].turn_id == "t-a");
+  CHECK_FALSE((*turns)[1].native_ref);
+  CHECK((*turns)[1].rewound);
+  CHECK((*turns)[2].rewound);
+
+  // The session's JSON columns come back as written; update changes the ones it names.
+  SessionUpdate update;
+  update.plan = R"([{"content":"a","status":"pending"}])";
+  update.option_values = R"({"effort":"high"})";
+  auto updated = await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("s-1", update, done); });
+  REQUIRE(updated);
+  CHECK(updated->mcp_servers == record.mcp_servers);
+  CHECK(updated->forked_from == record.forked_from);
+  CHECK(updated->plan == *update.plan);
+  CHECK(updated->option_values == *update.option_values);
+  CHECK(updated->context_usage.empty());
+
+  // A run can name the last turn a fork keeps.
+  auto run = await_store<RunRecord>(f.io, [&](auto done) { f.sessions().add_run("s-1", "prov", true, std::string("ref-1"), 5, done); });
+  REQUIRE(run);
+  auto runs = await_store<std::vector<RunRecord>>(f.io, [&](auto done) { f.sessions().list_runs("s-1", done); });
+  REQUIRE(runs);
+  CHECK(runs->back().fork_through == std::optional<std::string>("ref-1"));
+
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().delete_session("s-1", done); }));
+  auto after = await_store<std::vector<TurnRow>>(f.io, [&](auto done) { f.sessions().list_turns("s-1", done); });
+  REQUIRE(after);
+  CHECK(after->empty());
+}
+
 TEST_CASE("store: the session continuing a conversation is the one whose newest run names it, not as a fork to make", "[store]") {
   Fixture f;
   REQUIRE(f.insert(session("s-old", 1)));
