@@ -1,8 +1,14 @@
 #include "switchboard/checkpoint/CheckpointStore.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -70,19 +76,46 @@ class CheckpointStore::Worker {
   void submit(std::weak_ptr<Worker> self, const fs::path& cwd,
               std::function<CheckpointResult<T>(WorkTreeStore&)> work, Then<T> done) {
     auto guard = boost::asio::make_work_guard(m_io);
-    auto job = [this, self = std::move(self), tree = normal_tree(cwd), work = std::move(work),
-                done = std::move(done), guard = std::move(guard)]() mutable {
+    run_later([this, self = std::move(self), tree = normal_tree(cwd), work = std::move(work), done = std::move(done),
+               guard = std::move(guard)]() mutable {
       auto result = run_on(tree, work);
       boost::asio::post(m_io, [self, done = std::move(done), result = std::move(result), guard = std::move(guard)]() mutable {
         if (self.expired()) return;
         done(std::move(result));
       });
-    };
+    });
+  }
+
+  // Runs `work` on the store's thread, in order with the operations; no completion.
+  void run_later(std::function<void()> work) {
     {
       std::lock_guard lock(m_mutex);
-      m_jobs.push_back(std::move(job));
+      if (m_dropping) return;
+      m_jobs.push_back(std::move(work));
     }
     m_wake.notify_one();
+  }
+
+  void drop_pending() {
+    std::deque<std::function<void()>> dropped;
+    {
+      std::lock_guard lock(m_mutex);
+      m_dropping = true;
+      dropped.swap(m_jobs);
+    }
+    // Destroyed outside the lock: each holds the io_context's work guard of its completion.
+  }
+
+  template <class T>
+  void submit_plain(std::weak_ptr<Worker> self, std::function<CheckpointResult<T>()> work, Then<T> done) {
+    auto guard = boost::asio::make_work_guard(m_io);
+    run_later([this, self = std::move(self), work = std::move(work), done = std::move(done), guard = std::move(guard)]() mutable {
+      auto result = work();
+      boost::asio::post(m_io, [self, done = std::move(done), result = std::move(result), guard = std::move(guard)]() mutable {
+        if (self.expired()) return;
+        done(std::move(result));
+      });
+    });
   }
 
   fs::path directory_for(const fs::path& cwd) const { return m_options.root / store_name_for(normal_tree(cwd)); }
@@ -127,6 +160,7 @@ class CheckpointStore::Worker {
   std::condition_variable m_wake;
   std::deque<std::function<void()>> m_jobs;  // guarded by m_mutex
   bool m_stopping = false;                   // guarded by m_mutex
+  bool m_dropping = false;                   // guarded by m_mutex: stop() was called
   std::thread m_thread;                      // last: it starts once everything above exists
 };
 
@@ -173,6 +207,62 @@ void CheckpointStore::restore(fs::path cwd, std::string to, Then<Restored> done)
       },
       std::move(done));
 }
+
+namespace {
+
+bool is_log_key(const std::string& key) {
+  return !key.empty() && key.size() <= 128 && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
+}
+
+}  // namespace
+
+void CheckpointStore::append_log(std::string key, std::string line) {
+  if (!is_log_key(key) || line.find('\n') != std::string::npos) {
+    spdlog::warn("checkpoints: a log line for '{}' was not kept (bad key or line)", key.substr(0, 100));
+    return;
+  }
+  m_worker->run_later([root = m_worker->options().root, key = std::move(key), line = std::move(line)] {
+    std::error_code error;
+    fs::create_directories(root / "logs", error);
+    const auto path = root / "logs" / (key + ".log");
+    // One write of a whole line with O_APPEND: a crash leaves at most a last line without its '\n'.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const std::string text = line + "\n";
+    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      spdlog::warn("checkpoints: cannot append to {}", path.string());
+    if (fd >= 0) ::close(fd);
+  });
+}
+
+void CheckpointStore::read_log(std::string key, Then<std::vector<std::string>> done) {
+  m_worker->submit_plain<std::vector<std::string>>(
+      m_worker,
+      [root = m_worker->options().root, key = std::move(key)]() -> CheckpointResult<std::vector<std::string>> {
+        std::vector<std::string> lines;
+        if (!is_log_key(key)) return lines;
+        std::ifstream in(root / "logs" / (key + ".log"), std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), {});
+        std::size_t start = 0;
+        for (auto end = text.find('\n'); end != std::string::npos; end = text.find('\n', start)) {
+          lines.push_back(text.substr(start, end - start));
+          start = end + 1;
+        }
+        return lines;  // what follows the last '\n' was cut short by a crash
+      },
+      std::move(done));
+}
+
+void CheckpointStore::remove_log(std::string key) {
+  if (!is_log_key(key)) return;
+  m_worker->run_later([root = m_worker->options().root, key = std::move(key)] {
+    std::error_code error;
+    fs::remove(root / "logs" / (key + ".log"), error);
+  });
+}
+
+void CheckpointStore::stop() { m_worker->drop_pending(); }
 
 fs::path CheckpointStore::store_directory(const fs::path& cwd) const { return m_worker->directory_for(cwd); }
 

@@ -193,6 +193,19 @@ CheckpointResult<void> WorkTreeStore::open() {
     if (read_file(path) == std::string(content)) continue;
     if (!write_atomically(path, content)) return store_unavailable("cannot write " + path.string());
   }
+  // The store, and whatever else the daemon keeps, is not the user's: excluded where the tree holds it (a
+  // session whose working directory is the home directory would otherwise checkpoint its own checkpoints).
+  std::string exclude;
+  auto excluded = m_options.excluded;
+  excluded.push_back(m_options.root);
+  for (const auto& path : excluded) {
+    const auto relative = path.lexically_normal().lexically_relative(m_place.work_tree);
+    if (relative.empty() || relative == "." || *relative.begin() == "..") continue;
+    exclude += "/" + relative.string() + "/\n";
+  }
+  if (read_file(m_directory / "git/info/exclude").value_or("") != exclude &&
+      !write_atomically(m_directory / "git/info/exclude", exclude))
+    return store_unavailable("cannot write " + (m_directory / "git/info/exclude").string());
   const auto worktree_note = m_place.work_tree.string() + "\n";
   if (read_file(m_directory / "worktree") != worktree_note) write_atomically(m_directory / "worktree", worktree_note);
   // Only this process uses the store (one daemon per data directory), so a lock left now is a crashed run's.

@@ -142,6 +142,11 @@ std::optional<int> Daemon::open_store() {
   m_persistence = std::make_unique<StoredSessions>(*m_store);
   m_engine.set_persistence(m_persistence.get());
   m_engine.restore(std::move(*state));
+  checkpoint::CheckpointOptions checkpoints;
+  checkpoints.root = m_data_dir / "checkpoints";
+  checkpoints.excluded = {m_data_dir};
+  m_checkpoints = std::make_unique<checkpoint::CheckpointStore>(m_io, std::move(checkpoints));
+  m_engine.set_checkpoints(m_checkpoints.get());
   // Seqs continue above every seq an earlier run may have handed out, so a client's Last-Event-ID from before
   // a restart (or a crash) still means the same event; the egress hands out only durably reserved seqs.
   m_egress.take_seqs_from(m_store->events());
@@ -376,6 +381,7 @@ void Daemon::finish_shutdown() {
   process::ProcessGroupRegistry::the().kill_all_and_descendants();
   m_reaper.kill_adopted();
   m_reaper.stop();
+  if (m_checkpoints) m_checkpoints->stop();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
   m_socket.reset();

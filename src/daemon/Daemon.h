@@ -24,6 +24,7 @@
 #include "http/SseHub.h"
 #include "process/OrphanReaper.h"
 #include "store/Store.h"
+#include "switchboard/checkpoint/CheckpointStore.h"
 #include "switchboard/bus/Egress.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/protocol/generated/Types.h"
@@ -123,6 +124,8 @@ class Daemon {
   // The store outlives the engine that writes through it (members are destroyed in reverse order).
   std::unique_ptr<store::Store> m_store;
   std::unique_ptr<StoredSessions> m_persistence;
+  // The file checkpoints (<data>/checkpoints), with a data directory only; outlives the engine that uses it.
+  std::unique_ptr<checkpoint::CheckpointStore> m_checkpoints;
   EventLogAccess m_event_log;
   bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;

@@ -20,6 +20,6 @@ switchboard_module(daemon
     Methods.cpp
     StoredSessions.cpp
   PUBLIC
-    switchboard_bus switchboard_config switchboard_core_methods switchboard_engine switchboard_http
+    switchboard_bus switchboard_checkpoint switchboard_config switchboard_core_methods switchboard_engine switchboard_http
     switchboard_process switchboard_protocol switchboard_rpc switchboard_store switchboard_transport
   PRIVATE switchboard_json switchboard_support)

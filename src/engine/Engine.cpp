@@ -596,6 +596,7 @@ void Engine::delete_session(const std::string& session_id, Done done) {
     if (it == m_sessions.end()) return done(unknown_session(session_id));  // deleted twice at once
     it->second->stop_agent();
     m_rules.forget_session(session_id);
+    m_checkpoints.forget(session_id);
     m_list_order.erase({it->second->info().created_at, session_id});
     m_sessions.erase(it);
     publish(session_id, protocol::SessionDeletedEvent{});
@@ -674,20 +675,20 @@ void Engine::rewind(const protocol::SessionRewindParams& params, Then<protocol::
   if (!conversation && !files) {
     return done(bad_param("session.rewind", "/conversation", "nothing to rewind: conversation and files are both false"));
   }
-  if (files) {
-    // The file checkpoints' hook (TurnCheckpoints) takes this branch over: it restores the tree to the checkpoint
-    // of params.turn_id, in Session::rewind where its comment says, and fills the result's files and checkpointId.
-    return done(EngineError{ErrorCode::CheckpointUnavailable, "this daemon keeps no file checkpoints"});
-  }
-  session->rewind(params.turn_id, conversation, [weak = std::weak_ptr<Engine*>(m_self), id = params.session_id, done](
-                                                    Outcome<std::vector<std::string>> rewound) {
+  session->rewind(params.turn_id, conversation, files, [weak = std::weak_ptr<Engine*>(m_self), id = params.session_id, done](
+                                                           Outcome<RewindOutcome> rewound) {
     if (const auto* error = std::get_if<EngineError>(&rewound)) return done(*error);
     auto alive = weak.lock();
     const Session* after = alive ? (*alive)->find(id) : nullptr;
     if (after == nullptr) return done(unknown_session(id));
+    auto& outcome = std::get<RewindOutcome>(rewound);
     protocol::SessionRewindResult result;
     result.session = after->info();
-    result.rewound_turn_ids = std::get<std::vector<std::string>>(std::move(rewound));
+    result.rewound_turn_ids = std::move(outcome.turn_ids);
+    if (outcome.files) {
+      result.files = std::move(outcome.files->files);
+      result.checkpoint_id = std::move(outcome.files->before_id);
+    }
     done(std::move(result));
   });
 }
@@ -705,9 +706,9 @@ void Engine::compact(const std::string& session_id, Then<protocol::SessionInfo> 
 }
 
 void Engine::diff(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done) {
-  if (info_of(params.session_id) == nullptr) return done(unknown_session(params.session_id));
-  // The file checkpoints' hook (TurnCheckpoints) answers this from the daemon's checkpoint store.
-  done(EngineError{ErrorCode::CheckpointUnavailable, "this daemon keeps no file checkpoints"});
+  const auto* info = info_of(params.session_id);
+  if (info == nullptr) return done(unknown_session(params.session_id));
+  m_checkpoints.diff(params.session_id, info->cwd, params.turn_id, std::move(done));
 }
 
 void Engine::send(protocol::SessionSendParams params, Session::SendDone done) {

@@ -22,6 +22,7 @@
 #include "engine/SessionListIndex.h"
 #include "engine/SessionPersistence.h"
 #include "engine/SessionServices.h"
+#include "engine/TurnCheckpoints.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/bus/EventBus.h"
 
@@ -131,6 +132,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
 
   // For a daemon that opens its store after constructing the engine; before anything is served.
   void set_persistence(SessionPersistence* persistence) { m_persistence = persistence; }
+  // The daemon's file checkpoint store (docs/checkpoints.md), which must outlive the engine; null: none.
+  void set_checkpoints(checkpoint::CheckpointStore* store) { m_checkpoints.set_store(store); }
   // Whether an attached client can answer permissions and questions (else the headless policy decides).
   bool can_ask_someone() const override { return m_answering_clients > 0; }
   // Where attach() reads the last event seq from (the egress); set by the daemon.
@@ -148,6 +151,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   std::optional<std::string> default_model(const std::string& agent) const override;
   bool stream_text() const override { return m_config.stream_text; }
   RequestBroker& requests() override { return m_broker; }
+  TurnCheckpoints& checkpoints() override { return m_checkpoints; }
   void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) override;
   std::unique_ptr<adapters::AgentAdapter> take_prestarted(const std::string& agent, const adapters::StartOptions& options,
                                                           adapters::AdapterListener& listener) override;
@@ -189,6 +193,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   EngineConfig m_config;
   SessionPersistence* m_persistence;
   RuleBook m_rules;
+  TurnCheckpoints m_checkpoints;
   RequestBroker m_broker;  // before the sessions: they cancel their requests as they go
   std::map<std::string, std::unique_ptr<Session>> m_sessions;
   // Restored sessions nothing has needed since this daemon started: their stored info only. A daemon whose store

@@ -385,12 +385,20 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
   started.queue_id = queue_id;
   started.model = resolved_model;
   publish(std::move(started));
-  ensure_started([weak = std::weak_ptr<Session*>(m_self), turn_id, text = std::move(text), attachments = std::move(attachments),
-                  resolved_model](std::optional<EngineError> error) mutable {
+  // The working tree is checkpointed before the prompt can reach the agent, so that everything the turn changes
+  // (its edits and its shell commands alike) is after the checkpoint (TurnCheckpoints).
+  auto to_agent = [weak = std::weak_ptr<Session*>(m_self), turn_id, text = std::move(text), attachments = std::move(attachments),
+                   resolved_model]() mutable {
     auto self = weak.lock();
     if (!self) return;
-    (*self)->send_to_agent(turn_id, std::move(text), std::move(attachments), resolved_model, std::move(error));
-  });
+    (*self)->ensure_started([weak, turn_id, text = std::move(text), attachments = std::move(attachments),
+                             resolved_model](std::optional<EngineError> error) mutable {
+      auto started_self = weak.lock();
+      if (!started_self) return;
+      (*started_self)->send_to_agent(turn_id, std::move(text), std::move(attachments), resolved_model, std::move(error));
+    });
+  };
+  m_services.checkpoints().turn_starting(m_info.session_id, m_info.cwd, turn_id, std::move(to_agent));
 }
 
 void Session::send_to_agent(const std::string& turn_id, std::string text, std::vector<protocol::Attachment> attachments,
@@ -597,11 +605,11 @@ void Session::hold_for(std::function<void(Done)> work, Done done) {
   });
 }
 
-void Session::rewind(const std::string& turn_id, bool conversation, RewindDone done) {
+void Session::rewind(const std::string& turn_id, bool conversation, bool files, RewindDone done) {
   if (busy()) {
     return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; rewind once it is idle"});
   }
-  with_turns([this, weak = std::weak_ptr<Session*>(m_self), turn_id, conversation, done = std::move(done)]() mutable {
+  with_turns([this, weak = std::weak_ptr<Session*>(m_self), turn_id, conversation, files, done = std::move(done)]() mutable {
     if (weak.expired()) return;
     if (busy()) return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; rewind once it is idle"});
     std::vector<std::string> rewound;
@@ -625,9 +633,8 @@ void Session::rewind(const std::string& turn_id, bool conversation, RewindDone d
     if (conversation && !native_ref) {
       return done(EngineError{ErrorCode::Unsupported, m_info.agent + " named no reference for turn " + turn_id + ", so its conversation cannot be rewound there"});
     }
-    // The files half (the daemon's checkpoints) goes here, before anything changes: check that the checkpoint of
-    // `turn_id` exists (CheckpointUnavailable otherwise), then restore the tree after the conversation step below.
-    auto marked = [weak, turn_id, conversation, rewound, done](std::optional<EngineError> error) {
+    auto marked = [weak, turn_id, conversation, rewound, done](std::optional<EngineError> error,
+                                                               std::optional<checkpoint::Restored> restored) {
       if (error) return done(*error);
       auto self = weak.lock();
       if (!self) return done(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
@@ -644,20 +651,51 @@ void Session::rewind(const std::string& turn_id, bool conversation, RewindDone d
       event.turn_id = turn_id;
       event.rewound_turn_ids = rewound;
       event.conversation = conversation;
-      event.files = false;
+      event.files = restored.has_value();
+      if (restored) event.checkpoint_id = restored->before_id;
       session.publish(std::move(event));
-      done(rewound);
+      done(RewindOutcome{rewound, std::move(restored)});
     };
-    if (!conversation) return marked(std::nullopt);
-    hold_for(
-        [weak, ref = *native_ref](Done finished) {
-          auto self = weak.lock();
-          if (!self) return finished(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
-          (*self)->m_adapter->rewind(ref, (*self)->for_adapter([finished](std::optional<adapters::AdapterError> error) {
-            finished(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
-          }));
-        },
-        std::move(marked));
+    // Files: the tree goes back to the checkpoint `turn_id` started from, once the conversation step (if any) is
+    // done; the session is held meanwhile, so a prompt sent then waits for the tree.
+    auto restore_files = [weak, turn_id, files, marked](std::optional<EngineError> error) {
+      if (error || !files) return marked(std::move(error), std::nullopt);
+      auto self = weak.lock();
+      if (!self) return marked(EngineError{ErrorCode::UnknownSession, "the session was deleted"}, std::nullopt);
+      Session& session = **self;
+      session.m_held = true;
+      session.m_services.checkpoints().restore(
+          session.m_info.session_id, session.m_info.cwd, turn_id,
+          [weak, marked](Outcome<checkpoint::Restored> restored) {
+            if (auto held = weak.lock()) {
+              (*held)->m_held = false;
+              if (!(*held)->m_turn && !(*held)->m_queue.empty()) (*held)->drain_queue(/*after_stop=*/true);
+            }
+            if (const auto* failed = std::get_if<EngineError>(&restored)) return marked(*failed, std::nullopt);
+            marked(std::nullopt, std::get<checkpoint::Restored>(std::move(restored)));
+          });
+    };
+    auto rewind_conversation = [weak, conversation, native_ref, restore_files]() {
+      if (!conversation) return restore_files(std::nullopt);
+      auto self = weak.lock();
+      if (!self) return;
+      (*self)->hold_for(
+          [weak, ref = *native_ref](Done finished) {
+            auto session = weak.lock();
+            if (!session) return finished(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+            (*session)->m_adapter->rewind(ref, (*session)->for_adapter([finished](std::optional<adapters::AdapterError> error) {
+              finished(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
+            }));
+          },
+          restore_files);
+    };
+    if (!files) return rewind_conversation();
+    // A checkpoint to go back to is checked before anything changes.
+    m_services.checkpoints().check_restorable(m_info.session_id, turn_id, [weak, rewind_conversation, done](std::optional<EngineError> error) {
+      if (error) return done(*error);
+      if (weak.expired()) return done(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+      rewind_conversation();
+    });
   });
 }
 
@@ -689,7 +727,7 @@ void Session::stop_for_shutdown(std::function<void()> stopped) {
 }
 
 void Session::drain_queue(bool after_stop) {
-  if (m_turn || m_queue.empty() || m_shutting_down) return;  // the queue stays stored for after the restart
+  if (m_turn || m_queue.empty() || m_shutting_down || m_held) return;  // the queue stays stored for after the restart
   if (m_agent_life == AgentLife::Died && !after_stop) return;  // no automatic restart loops
   Pending next = std::move(m_queue.front());
   m_queue.pop_front();

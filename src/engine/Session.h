@@ -14,6 +14,7 @@
 #include "engine/RequestBroker.h"
 #include "engine/SessionPersistence.h"
 #include "engine/SessionServices.h"
+#include "engine/TurnCheckpoints.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/protocol/generated/Types.h"
 
@@ -39,11 +40,18 @@ struct ForkPoint {
   std::optional<ConversationBinding> conversation;   // none: the session has no agent conversation yet
 };
 
+// What session.rewind did: the turns undone, oldest first, and for files, what the restore changed in the working
+// tree and the checkpoint taken just before it (TurnCheckpoints).
+struct RewindOutcome {
+  std::vector<std::string> turn_ids;
+  std::optional<checkpoint::Restored> files;
+};
+
 class Session : public adapters::AdapterListener, private RequestBroker::Asker {
  public:
   using SendDone = std::function<void(Outcome<protocol::SessionSendResult>)>;
   using Done = std::function<void(std::optional<EngineError>)>;
-  using RewindDone = std::function<void(Outcome<std::vector<std::string>>)>;
+  using RewindDone = std::function<void(Outcome<RewindOutcome>)>;
 
   Session(SessionServices& services, protocol::SessionInfo info, SessionSettings settings = {});
   ~Session() override;
@@ -71,9 +79,10 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   // session.fork's source side: the turn `turn_id` (default: the latest) of this session's conversation, checked
   // (UnknownTurn, Unsupported for a turn the agent named no reference for).
   void fork_point(const std::optional<std::string>& turn_id, std::function<void(Outcome<ForkPoint>)> done);
-  // session.rewind of the conversation: the agent drops `turn_id` and every later turn (started first if it is
-  // not live); session.rewound is published and the turns are marked. `done` gets the rewound turns, oldest first.
-  void rewind(const std::string& turn_id, bool conversation, RewindDone done);
+  // session.rewind: the agent drops `turn_id` and every later turn (conversation; started first if it is not
+  // live), then the working tree is restored to the checkpoint `turn_id` started from (files; checked before
+  // anything changes); session.rewound is published and the turns are marked.
+  void rewind(const std::string& turn_id, bool conversation, bool files, RewindDone done);
   // session.compact: the agent summarizes its conversation now (started first if it is not live).
   void compact(Done done);
   void stop_agent();

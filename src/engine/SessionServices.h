@@ -14,6 +14,7 @@ namespace switchboard::engine {
 
 class RequestBroker;
 class SessionPersistence;
+class TurnCheckpoints;
 
 // Everything a Session uses of the daemon around it, and nothing more. The engine implements it; a session
 // never sees the engine itself.
@@ -35,6 +36,8 @@ class SessionServices {
   virtual bool stream_text() const = 0;
   // Where the session's permission and question requests are opened, answered and resolved.
   virtual RequestBroker& requests() = 0;
+  // The daemon's file checkpoints: each turn's working tree is checkpointed before its prompt reaches the agent.
+  virtual TurnCheckpoints& checkpoints() = 0;
   // The models an agent offered one of its sessions: remembered for agents.list and for the agent's next new
   // sessions, which then know them before their agent first starts.
   virtual void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) = 0;

@@ -8,5 +8,6 @@ switchboard_module(engine
     RuleBook.cpp
     Session.cpp
     SessionListIndex.cpp
-  PUBLIC switchboard_adapter_api switchboard_bus switchboard_protocol
+    TurnCheckpoints.cpp
+  PUBLIC switchboard_adapter_api switchboard_bus switchboard_checkpoint switchboard_protocol
   PRIVATE switchboard_json switchboard_support)

@@ -26,6 +26,9 @@ struct CheckpointLimits {
 struct CheckpointOptions {
   // The store's root (<data>/checkpoints): one store per working tree below it.
   std::filesystem::path root;
+  // Never checkpointed, when a working tree holds them (a session in the home directory holds the data
+  // directory): the root itself always, and what the daemon adds (its data directory).
+  std::vector<std::filesystem::path> excluded;
   // `git`, looked up on this search path (empty: the daemon's PATH) when the store is constructed.
   std::string git_program = "git";
   std::string search_path;
@@ -81,6 +84,17 @@ class CheckpointStore {
   // over it), files created since removed; ignored and skipped files are left alone. The tree is checkpointed
   // first, and that checkpoint's id is returned, so the restore can be undone.
   void restore(std::filesystem::path cwd, std::string to, Then<Restored> done);
+
+  // A small append-only log of lines per key (the engine's record of the checkpoint each turn of a session
+  // started from), in <root>/logs/<key>.log, so it outlives the daemon. Keys are ids ([A-Za-z0-9_-]); lines hold
+  // no '\n'. Written on the store's thread, in order with the operations; a line cut short by a crash is ignored.
+  void append_log(std::string key, std::string line);
+  void read_log(std::string key, Then<std::vector<std::string>> done);
+  void remove_log(std::string key);
+
+  // Daemon shutdown: operations not started yet are dropped (their completions never run), so the io_context can
+  // run out of work; the one running finishes (its git is killed with every child of the daemon).
+  void stop();
 
   // Where the store of `cwd` lives (for docs and tests).
   std::filesystem::path store_directory(const std::filesystem::path& cwd) const;

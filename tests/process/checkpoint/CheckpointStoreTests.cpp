@@ -303,6 +303,20 @@ TEST_CASE("checkpoints: files over the size or count limit are skipped, reported
   CHECK(std::find(restored.skipped.begin(), restored.skipped.end(), "b.txt") != restored.skipped.end());
 }
 
+TEST_CASE("checkpoints: a working tree that holds the data directory does not checkpoint it", "[checkpoint]") {
+  Fixture f;
+  f.open([&](CheckpointOptions& options) {
+    options.root = f.tree() / "data/checkpoints";
+    options.excluded = {f.tree() / "data"};
+  });
+  write(f.tree() / "data/switchboard.db", "database\n");
+  write(f.tree() / "work.txt", "work\n");
+  const auto start = f.snapshot();
+  write(f.tree() / "work.txt", "work changed\n");
+  write(f.tree() / "data/switchboard.db", "database changed\n");
+  CHECK(paths(f.diff(start.id).files) == std::vector<std::string>{"work.txt"});
+}
+
 TEST_CASE("checkpoints: unknown checkpoints and missing directories are typed errors", "[checkpoint]") {
   Fixture f;
   write(f.tree() / "a.txt", "a\n");
