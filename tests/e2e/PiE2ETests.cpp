@@ -476,6 +476,34 @@ TEST_CASE("pi e2e: an MCP server's tool reaches the model, its status is reporte
   CHECK(switchboard::testing::eventually([&] { return all_gone(both); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
 }
 
+TEST_CASE("pi e2e: an MCP server ends when its Pi is killed, and the session goes on with a new Pi and a new server", "[e2e][pi][mcp]") {
+  const auto& profile = pi_controls();
+  e2e::AgentWorld world(profile, Json::array({profile.text("first", 1, 0), profile.text("after the kill", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const auto created = world.client->call("session.create", {{"agent", "pi"}, {"cwd", world.work.string()},
+                                                             {"mcpServers", {mcp_server(pids, world.tmp.path() / "env.json")}}});
+  REQUIRE(created.contains("result"));
+  const std::string id = created["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hello"}})["result"]["text"] == "first");
+  const auto servers = pids_in(pids);
+  REQUIRE(servers.size() == 1);
+  // The server leads a process group of its own too (Pi starts it so): Pi is the leader that is not the server.
+  std::vector<pid_t> pis;
+  for (const pid_t pid : world.cli_processes()) {
+    if (pid != servers.front()) pis.push_back(pid);
+  }
+  REQUIRE(pis.size() == 1);
+  ::kill(pis.front(), SIGKILL);
+  CHECK(switchboard::testing::eventually([&] { return all_gone(servers); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+  INFO(world.transcript());
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "still there?"}})["result"]["text"] == "after the kill");
+  CHECK(world.mock->message_requests().back()["body"]["tools"].dump().find("mcp__echoer__shout") != std::string::npos);
+  CHECK(pids_in(pids).size() == 2);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
 TEST_CASE("pi e2e: a fork at a turn carries the conversation up to that turn and nothing after it, and both sessions answer", "[e2e][pi][fork]") {
   const auto& profile = pi_controls();
   e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0),
