@@ -123,6 +123,8 @@ TEST_CASE("controls: bad mcpServers get -32602 with the bad field's path and cre
       {Json::array({{{"name", "a"}, {"transport", "http"}, {"url", "http://127.0.0.1:9/mcp"}, {"headers", {{"X", true}}}}}),
        "/mcpServers/0/headers/X"},
       {Json::array({stdio_server("same"), stdio_server("same")}), "/mcpServers/1/name"},
+      {Json::array({{{"name", "a"}, {"transport", "stdio"}, {"command", "x"}, {"url", "http://127.0.0.1:9/mcp"}}}), "/mcpServers/0/url"},
+      {Json::array({{{"name", "a"}, {"transport", "http"}, {"url", "http://127.0.0.1:9/mcp"}, {"env", {{"A", "b"}}}}}), "/mcpServers/0/env"},
   };
   for (const auto& bad : cases) {
     CAPTURE(bad.servers.dump());
