@@ -21,7 +21,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_console  # noqa: E402  (the daemon and browser helpers)
-from test_console import CHROMEDRIVER, CHROMIUM, SKIP, WAIT, Daemon, new_browser  # noqa: E402
+from test_console import CHROMEDRIVER, CHROMIUM, SKIP, Daemon, new_browser  # noqa: E402
 
 ARGS = None
 
