@@ -295,7 +295,7 @@ class ControlsTest(unittest.TestCase):
         self.assertIn("No file changed.", self.text_of("diff-body"))
         self.browser.find_element("id", "diff-close").click()
 
-    def test_09_a_refused_rewind_says_why_and_changes_nothing(self):
+    def test_09_a_refused_rewind_or_fork_says_why_and_changes_nothing(self):
         session = self.create_session("Busy")
         self.open_console(session)
         first = self.turn("first", "Answer 1")
@@ -311,6 +311,12 @@ class ControlsTest(unittest.TestCase):
         self.assertTrue(self.js("return document.getElementById('rewind-dialog').open"), "the dialog stays, saying why")
         self.shot("c09-busy")
         self.browser.find_element("id", "rewind-cancel").click()
+        # A fork of a running conversation is refused the same way, in the page's notice; no session is made.
+        sessions = len(self.daemon.call("session.list", {"limit": 500})["sessions"])
+        self.turn_button(first, "fork-turn").click()
+        self.wait("the fork's refusal", lambda: not self.hidden("notice") and "Session busy" in self.text_of("notice"))
+        self.assertIn("-32022", self.text_of("notice"))
+        self.assertEqual(len(self.daemon.call("session.list", {"limit": 500})["sessions"]), sessions)
         self.wait_idle()
         self.assertFalse(self.js("return document.querySelector('#transcript .turn.rewound') !== null"))
         self.assertFalse(any(e["type"] == "session.rewound" for e in self.daemon.events(session)))
