@@ -390,6 +390,29 @@ TEST_CASE("pi e2e: controls: commands are offered, /greet runs as Pi's prompt te
   CHECK(e2e::lifecycle_violations(world.client->events()).empty());
 }
 
+TEST_CASE("pi e2e: an effort set before Pi has started applies to its first model request", "[e2e][pi][controls]") {
+  const auto& profile = pi_controls();
+  e2e::AgentWorld world(profile, Json::array({profile.text("thought hard", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  const auto set = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "high"}});
+  INFO(set.dump());
+  REQUIRE(set.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "think"}})["result"]["text"] == "thought hard");
+  const auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests.front()["body"]["reasoning_effort"] == "high");
+  Json effort;
+  REQUIRE(switchboard::testing::eventually([&] {
+    for (const auto& option : world.client->call("session.get", {{"sessionId", id}})["result"]["session"].value("options", Json::array())) {
+      if (option["id"] == "effort") effort = option;
+    }
+    return effort.is_object();
+  }, e2e::kCliPatience, std::chrono::milliseconds(100)));
+  CHECK(effort["currentValue"] == "high");
+}
+
 // The pids the test MCP server wrote, one a line.
 std::vector<pid_t> pids_in(const fs::path& file) {
   std::vector<pid_t> pids;
