@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "acp/AcpErrors.h"
+#include "acp/AcpMcpServers.h"
 #include "acp/AcpPermissions.h"
 #include "acp/AcpPrompt.h"
 #include "acp/AcpUpdates.h"
@@ -156,6 +157,7 @@ void AcpServer::on_request(const Json& id, const std::string& method, const Json
   if (method == "session/prompt") return prompt(id, params);
   if (method == "session/set_mode") return set_mode(id, params);
   if (method == "session/set_config_option") return set_config_option(id, params);
+  if (method == "session/fork") return fork_session(id, params);
   // clang-format on
   reply_error(id, acp_error(AcpErrorCode::MethodNotFound, "switchboard acp does not implement " + method));
 }
@@ -200,12 +202,22 @@ void AcpServer::send_to_editor(const Json& message) {
 void AcpServer::initialize(const Json& id, const Json& params) {
   // Version negotiation: the client's version when we speak it, else ours (the client then decides).
   (void)params;
+  // What the hosted agent can do decides two capabilities: MCP servers (stdio always, Streamable HTTP too; SSE
+  // is not among our transports) and session/fork (unstable in ACP).
+  with_agent_modes([this, id] {
+    Json sessions{{"list", Json::object()}, {"resume", Json::object()}, {"close", Json::object()}};
+    if (m_agent_capabilities.fork) sessions["fork"] = Json::object();
+    reply(id, initialize_result(m_agent_capabilities.mcp, std::move(sessions)));
+  });
+}
+
+Json AcpServer::initialize_result(bool mcp, Json session_capabilities) const {
   Json result{{"protocolVersion", kAcpProtocolVersion},
               {"agentCapabilities",
                {{"loadSession", true},
                 {"promptCapabilities", {{"image", true}, {"audio", false}, {"embeddedContext", true}}},
-                {"mcpCapabilities", {{"http", false}, {"sse", false}}},
-                {"sessionCapabilities", {{"list", Json::object()}, {"resume", Json::object()}, {"close", Json::object()}}}}},
+                {"mcpCapabilities", {{"http", mcp}, {"sse", false}}},
+                {"sessionCapabilities", std::move(session_capabilities)}}},
               {"authMethods", Json::array()},
               {"agentInfo", {{"name", "switchboard"}, {"title", "Switchboard: " + m_options.agent}, {"version", std::string(kVersion)}}},
               // fs/* and terminal/* of the client are never called: the hosted agents read, write and run with
@@ -216,7 +228,7 @@ void AcpServer::initialize(const Json& id, const Json& params) {
                   {"attached", m_options.attached},
                   {"usesClientCapabilities", Json::array()},
                   {"note", "fs/* and terminal/* client methods are not used: the agent uses its own tools"}}}}}};
-  reply(id, std::move(result));
+  return result;
 }
 
 template <class Method>
@@ -244,7 +256,9 @@ void AcpServer::with_agent_modes(std::function<void()> then) {
     // Without an answer it can read, the editor is offered no modes; the sessions still work.
     if (auto listed = quiet_result<p::AgentsListMethod>(response)) {
       for (auto& agent : listed->agents) {
-        if (agent.agent == m_options.agent && agent.modes) modes = std::move(*agent.modes);
+        if (agent.agent != m_options.agent) continue;
+        m_agent_capabilities = agent.capabilities;
+        if (agent.modes) modes = std::move(*agent.modes);
       }
     }
     m_agent_modes = std::move(modes);
@@ -273,12 +287,39 @@ void AcpServer::new_session(const Json& id, const Json& params) {
   auto cwd = string_member(params, "cwd");
   if (cwd.empty()) cwd = m_options.default_cwd;
   if (cwd.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/new needs a cwd"));
-  // mcpServers: the hosted agents use the MCP servers of their own configuration; the editor's are not passed on.
-  m_daemon.call(p::SessionCreateMethod::kName, Json{{"agent", m_options.agent}, {"cwd", cwd}}, [this, id](const Json& response) {
-    auto created = result_or_reply<p::SessionCreateMethod>(id, response, "session/new");
-    if (!created) return;
-    m_sessions.try_emplace(created->session.session_id);
-    with_agent_modes([this, id, session = std::move(created->session)] {
+  const auto* editor_servers = params.contains("mcpServers") ? &params["mcpServers"] : nullptr;
+  auto servers = mcp_servers_of(editor_servers != nullptr ? *editor_servers : Json());
+  if (auto* refused = std::get_if<std::string>(&servers)) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, *refused));
+  with_agent_modes([this, id, cwd, servers = std::get<Json>(std::move(servers))]() mutable {
+    Json call{{"agent", m_options.agent}, {"cwd", cwd}};
+    // The editor's MCP servers go to the agent with the session; an agent that takes none (its capabilities say
+    // so) gets none, and the session is still made: editors send the user's servers with every session/new.
+    if (!servers.empty() && m_agent_capabilities.mcp) {
+      call["mcpServers"] = std::move(servers);
+    } else if (!servers.empty()) {
+      spdlog::info("acp: {} takes no MCP servers; the editor's {} are not passed on", m_options.agent, servers.size());
+    }
+    m_daemon.call(p::SessionCreateMethod::kName, std::move(call), [this, id](const Json& response) {
+      auto created = result_or_reply<p::SessionCreateMethod>(id, response, "session/new");
+      if (!created) return;
+      m_sessions.try_emplace(created->session.session_id);
+      Json result = session_setup(created->session);
+      result["sessionId"] = created->session.session_id;
+      reply(id, std::move(result));
+    });
+  });
+}
+
+void AcpServer::fork_session(const Json& id, const Json& params) {
+  const auto session_id = string_member(params, "sessionId");
+  if (session_id.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/fork needs a sessionId"));
+  // The fork works where its origin does, with the origin's MCP servers: the cwd and mcpServers the editor
+  // passes are not used (docs/acp.md).
+  m_daemon.call(p::SessionForkMethod::kName, Json{{"sessionId", session_id}}, [this, id](const Json& response) {
+    auto forked = result_or_reply<p::SessionForkMethod>(id, response, "session/fork");
+    if (!forked) return;
+    m_sessions.try_emplace(forked->session.session_id);
+    with_agent_modes([this, id, session = std::move(forked->session)] {
       Json result = session_setup(session);
       result["sessionId"] = session.session_id;
       reply(id, std::move(result));
@@ -460,18 +501,25 @@ void AcpServer::set_mode(const Json& id, const Json& params) {
 
 void AcpServer::set_config_option(const Json& id, const Json& params) {
   const auto config_id = string_member(params, "configId");
+  if (config_id.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/set_config_option needs a configId"));
   const bool is_model = config_id == "model";
-  if (!is_model && config_id != "mode") {
-    return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "no config option '" + config_id + "' (there are: mode, model)"));
-  }
-  const auto value = string_member(params, "value");
-  if (value.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/set_config_option needs a value (a string)"));
-  Json call{{"sessionId", string_member(params, "sessionId")}, {is_model ? "model" : "mode", value}};
+  // A boolean comes as {"type": "boolean", "value": true}; everything else is a value id (a string).
+  const bool is_boolean = params.contains("value") && params["value"].is_boolean();
+  const auto value = is_boolean ? std::string(params["value"].get<bool>() ? "true" : "false") : string_member(params, "value");
+  if (value.empty()) return reply_error(id, acp_error(AcpErrorCode::InvalidParams, "session/set_config_option needs a value"));
   auto answer = [this, id](p::SessionInfo session) {
     with_agent_modes([this, id, session = std::move(session)] {
       reply(id, Json{{"configOptions", session_setup(session).value("configOptions", Json::array())}});
     });
   };
+  if (!is_model && config_id != "mode") {
+    // One of the agent's own options (reasoning effort, ...): the daemon checks the id and the value.
+    Json call{{"sessionId", string_member(params, "sessionId")}, {"optionId", config_id}, {"value", value}};
+    return m_daemon.call(p::SessionSetOptionMethod::kName, std::move(call), [this, id, answer](const Json& response) {
+      if (auto set = result_or_reply<p::SessionSetOptionMethod>(id, response, "session/set_config_option")) answer(std::move(set->session));
+    });
+  }
+  Json call{{"sessionId", string_member(params, "sessionId")}, {is_model ? "model" : "mode", value}};
   if (is_model) {
     return m_daemon.call(p::SessionSetModelMethod::kName, std::move(call), [this, id, answer](const Json& response) {
       if (auto set = result_or_reply<p::SessionSetModelMethod>(id, response, "session/set_config_option")) answer(std::move(set->session));

@@ -107,6 +107,7 @@ class AcpServer {
 
   // The methods.
   void initialize(const Json& id, const Json& params);
+  Json initialize_result(bool mcp, Json session_capabilities) const;
   void new_session(const Json& id, const Json& params);
   void load_session(const Json& id, const Json& params);
   void replay_page(std::shared_ptr<Replay> replay);
@@ -117,8 +118,9 @@ class AcpServer {
   void prompt(const Json& id, const Json& params);
   void set_mode(const Json& id, const Json& params);
   void set_config_option(const Json& id, const Json& params);
+  void fork_session(const Json& id, const Json& params);
   void cancel(const Json& params);
-  // The modes of the agent (agents.list, asked once), then `then` runs.
+  // The modes and capabilities of the agent (agents.list, asked once), then `then` runs.
   void with_agent_modes(std::function<void()> then);
   Json mode_state(const protocol::SessionInfo& session) const;
   // What session/new, load and resume answer besides the id: modes and config options. Remembers the options as
@@ -162,6 +164,7 @@ class AcpServer {
   std::set<std::string> m_resolved_requests;
   std::int64_t m_next_editor_id = 1;
   std::optional<std::vector<std::string>> m_agent_modes;  // the agent's modes (maybe none), once asked
+  protocol::AgentCapabilities m_agent_capabilities{};  // once asked (all false when agents.list did not answer)
   std::vector<std::function<void()>> m_waiting_for_modes;
   bool m_editor_gone = false;
   bool m_finished = false;

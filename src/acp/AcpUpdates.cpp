@@ -35,11 +35,45 @@ Json diff_contents(const Json& data) {
   return contents;
 }
 
-// ACP's plan entry status from a to-do's: the agents say pending / in_progress / completed already, and
-// anything else is taken for pending.
-std::string entry_status(const std::string& status) {
-  if (status == "in_progress" || status == "completed") return status;
-  return "pending";
+// ACP's `plan` update for a plan.updated's entries: the statuses are ACP's own words; ACP wants a priority for
+// every entry, so one the agent gave none gets medium.
+Json plan_update(const Json& entries) {
+  Json plan = Json::array();
+  if (entries.is_array()) {
+    for (const auto& entry : entries) {
+      const auto priority = string_member(entry, "priority");
+      plan.push_back(Json{{"content", string_member(entry, "content")},
+                          {"priority", priority.empty() ? "medium" : priority},
+                          {"status", string_member(entry, "status").empty() ? "pending" : string_member(entry, "status")}});
+    }
+  }
+  return Json{{"sessionUpdate", "plan"}, {"entries", std::move(plan)}};
+}
+
+// ACP's `usage_update` for a usage.updated: tokens in the context and the window's size (which ACP requires:
+// nullopt when the agent does not know it), and the cost so far in dollars.
+std::optional<Json> usage_update(const Json& usage) {
+  if (!usage.contains("usedTokens") || !usage["usedTokens"].is_number_integer()) return std::nullopt;
+  if (!usage.contains("windowTokens") || !usage["windowTokens"].is_number_integer()) return std::nullopt;
+  Json update{{"sessionUpdate", "usage_update"}, {"used", usage["usedTokens"]}, {"size", usage["windowTokens"]}};
+  if (usage.contains("costUsd") && usage["costUsd"].is_number()) update["cost"] = Json{{"amount", usage["costUsd"]}, {"currency", "USD"}};
+  return update;
+}
+
+// ACP's `available_commands_update` for a commands.updated: a description for each (ACP requires one), and the
+// argument hint as the command's unstructured input.
+Json commands_update(const Json& commands) {
+  Json available = Json::array();
+  if (commands.is_array()) {
+    for (const auto& command : commands) {
+      const auto name = string_member(command, "name");
+      if (name.empty()) continue;
+      Json offered{{"name", name}, {"description", string_member(command, "description")}};
+      if (const auto hint = string_member(command, "argumentHint"); !hint.empty()) offered["input"] = Json{{"hint", hint}};
+      available.push_back(std::move(offered));
+    }
+  }
+  return Json{{"sessionUpdate", "available_commands_update"}, {"availableCommands", std::move(available)}};
 }
 
 Json tool_call(const Json& data) {
@@ -98,11 +132,8 @@ std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading,
     const auto text = string_member(data, "text");
     if (!text.empty()) updates.push_back(chunk("user_message_chunk", text));
   } else if (type == "tool.started") {
-    const auto tool = string_member(data, "tool");
-    const auto& input = data.contains("input") && data["input"].is_object() ? data["input"] : Json::object();
     updates.push_back(tool_call(data));
     if (updates.back().contains("content")) shown[string_member(data, "toolCallId")] = updates.back()["content"];
-    if (auto plan = plan_for_tool(tool, input)) updates.push_back(std::move(*plan));
   } else if (type == "tool.output" && reading == UpdateReading::Live) {
     // The running output so far is not kept here; the completed tool carries all of it, so a live piece is
     // only a sign of life.
@@ -114,6 +145,13 @@ std::vector<Json> updates_for_event(const Json& envelope, UpdateReading reading,
       shown.erase(it);
     }
     updates.push_back(tool_completed(data, std::move(diffs)));
+  } else if (type == "plan.updated") {
+    // The agent's plan, whole (live, and replayed where the event log holds it).
+    updates.push_back(plan_update(data.contains("entries") ? data["entries"] : Json()));
+  } else if (type == "usage.updated" && reading == UpdateReading::Live) {
+    if (auto update = usage_update(object_member(data, "usage"))) updates.push_back(std::move(*update));
+  } else if (type == "commands.updated" && reading == UpdateReading::Live) {
+    updates.push_back(commands_update(data.contains("commands") ? data["commands"] : Json()));
   } else if (type == "session.updated" && reading == UpdateReading::Live) {
     // Which field changed is not said: the mode and the title are sent as they are now.
     const auto& session = object_member(data, "session");
@@ -147,12 +185,37 @@ Json config_options(const protocol::SessionInfo& session, const std::vector<std:
     choices.push_back(std::move(choice));
     if (fallback.empty() || model.is_default == true) fallback = model.id;
   }
-  if (choices.empty()) return options;
-  const auto current = session.model && !session.model->empty() ? *session.model : fallback;
+  if (!choices.empty()) {
+    const auto current = session.model && !session.model->empty() ? *session.model : fallback;
   const bool listed = std::any_of(choices.begin(), choices.end(), [&](const Json& choice) { return choice["value"] == current; });
   if (!listed) choices.push_back(Json{{"value", current}, {"name", current}});
-  options.push_back(Json{{"id", "model"}, {"name", "Model"}, {"category", "model"}, {"type", "select"},
-                         {"currentValue", current}, {"options", std::move(choices)}});
+    options.push_back(Json{{"id", "model"}, {"name", "Model"}, {"category", "model"}, {"type", "select"},
+                           {"currentValue", current}, {"options", std::move(choices)}});
+  }
+  // The agent's other options, as they are (reasoning effort is ACP's thought_level). Our ids never clash with
+  // mode and model: those have methods of their own, and the adapters leave them out.
+  for (const auto& option : session.options.value_or(std::vector<protocol::SessionOption>{})) {
+    if (option.id.empty() || option.id == "mode" || option.id == "model") continue;
+    Json offered{{"id", option.id}, {"name", option.name && !option.name->empty() ? *option.name : option.id}};
+    if (option.description && !option.description->empty()) offered["description"] = *option.description;
+    if (option.id == "effort") offered["category"] = "thought_level";
+    if (option.kind == protocol::SessionOptionKind::Boolean) {
+      offered["type"] = "boolean";
+      offered["currentValue"] = option.current_value == "true";
+    } else {
+      Json values = Json::array();
+      for (const auto& value : option.values) {
+        Json choice{{"value", value.value}, {"name", value.name && !value.name->empty() ? *value.name : value.value}};
+        if (value.description && !value.description->empty()) choice["description"] = *value.description;
+        values.push_back(std::move(choice));
+      }
+      if (values.empty()) continue;
+      offered["type"] = "select";
+      offered["currentValue"] = option.current_value;
+      offered["options"] = std::move(values);
+    }
+    options.push_back(std::move(offered));
+  }
   return options;
 }
 
@@ -201,18 +264,5 @@ std::string tool_title_of(const std::string& tool, const Json& input) {
   return title;
 }
 
-std::optional<Json> plan_for_tool(const std::string& tool, const Json& input) {
-  const char* list_key = tool == "TodoWrite" ? "todos" : tool == "update_plan" ? "plan" : nullptr;
-  if (list_key == nullptr || !input.is_object() || !input.contains(list_key) || !input[list_key].is_array()) return std::nullopt;
-  Json entries = Json::array();
-  for (const auto& item : input[list_key]) {
-    auto content = string_member(item, "content");
-    if (content.empty()) content = string_member(item, "step");
-    if (content.empty()) continue;
-    entries.push_back(Json{{"content", content}, {"priority", "medium"}, {"status", entry_status(string_member(item, "status"))}});
-  }
-  if (entries.empty()) return std::nullopt;
-  return Json{{"sessionUpdate", "plan"}, {"entries", std::move(entries)}};
-}
 
 }  // namespace switchboard::acp

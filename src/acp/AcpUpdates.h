@@ -40,15 +40,13 @@ std::string tool_kind_of(const std::string& tool);
 // A one-line title for a tool call: the tool and what it acts on (a command, a path, a pattern).
 std::string tool_title_of(const std::string& tool, const nlohmann::json& input);
 
-// ACP's `plan` update for a to-do tool's input (Claude's TodoWrite, Codex's update_plan): nullopt when the
-// tool is not one, or its input names no entries.
-std::optional<nlohmann::json> plan_for_tool(const std::string& tool, const nlohmann::json& input);
-
 // The session's ACP config options (session/new, load and resume answers, session/set_config_option's answer,
 // config_option_update): `mode` (category mode) from the agent's modes, `model` (category model) from the models
 // the agent offers the session (SessionInfo.models). Each is left out when there is nothing to choose from; the
 // current value is the session's own choice, else the agent's default, else the first. A session's model that
-// the list lacks (set by name) is offered too, so the current value is always one of the choices.
+// the list lacks (set by name) is offered too, so the current value is always one of the choices. Then the
+// session's own options (SessionInfo.options) under their ids: `effort` with category thought_level, boolean
+// ones as ACP booleans.
 nlohmann::json config_options(const protocol::SessionInfo& session, const std::vector<std::string>& agent_modes);
 
 }  // namespace switchboard::acp

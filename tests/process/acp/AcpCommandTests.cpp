@@ -33,13 +33,18 @@ TEST_CASE("switchboard acp: initialize speaks version 1 and says what it offers"
   REQUIRE(init.contains("result"));
   CHECK(init["result"]["protocolVersion"] == 1);  // the only one we speak: the client decides
   CHECK(init["result"]["agentCapabilities"]["loadSession"] == true);
-  CHECK(init["result"]["agentCapabilities"]["sessionCapabilities"] == json{{"list", json::object()}, {"resume", json::object()}, {"close", json::object()}});
+  // Claude Code forks its conversations, so session/fork (unstable in ACP) is offered.
+  CHECK(init["result"]["agentCapabilities"]["sessionCapabilities"] ==
+        json{{"list", json::object()}, {"resume", json::object()}, {"close", json::object()}, {"fork", json::object()}});
+  CHECK(init["result"]["agentCapabilities"]["mcpCapabilities"]["sse"] == false);
   CHECK(init["result"]["authMethods"] == json::array());
   CHECK(init["result"]["_meta"]["switchboard"]["usesClientCapabilities"] == json::array());
   CHECK(init["result"]["_meta"]["switchboard"]["attached"] == false);
 
-  const auto unknown = editor->call("session/fork", {{"sessionId", "s"}});
+  const auto unknown = editor->call("session/delete", {{"sessionId", "s"}});
   CHECK(unknown["error"]["code"] == -32601);
+  const auto no_such_fork = editor->call("session/fork", {{"sessionId", "s-nowhere"}, {"cwd", dir.path().string()}});
+  CHECK(no_such_fork["error"]["code"] == -32002);
   const auto listed = editor->call("session/list", json::object());
   CHECK(listed["result"] == json{{"sessions", json::array()}});
   editor->close_stdin();

@@ -70,7 +70,7 @@ TEST_CASE("acp updates: a delta is a chunk live and the completed message is the
   CHECK(replayed[0]["content"]["text"] == "hi there");
 }
 
-TEST_CASE("acp updates: tools are tool_call and tool_call_update and a to-do list is also a plan", "[acp-server]") {
+TEST_CASE("acp updates: tools are tool_call and tool_call_update and the plan is ACP's plan", "[acp-server]") {
   ShownDiffs shown;
   const auto started = updates_for_event(event("tool.started", {{"turnId", "t"}, {"toolCallId", "c1"}, {"tool", "Bash"}, {"input", {{"command", "ls -la"}}}}),
                                          UpdateReading::Live, shown);
@@ -88,13 +88,16 @@ TEST_CASE("acp updates: tools are tool_call and tool_call_update and a to-do lis
   CHECK(failed[0]["status"] == "failed");
   CHECK(failed[0]["content"][0]["content"]["text"] == "denied");
 
-  const json todos{{"todos", json::array({json{{"content", "write it"}, {"status", "in_progress"}}, json{{"content", "test it"}, {"status", "odd"}}})}};
-  const auto planned = updates_for_event(event("tool.started", {{"turnId", "t"}, {"toolCallId", "c2"}, {"tool", "TodoWrite"}, {"input", todos}}),
-                                         UpdateReading::Live, shown);
-  REQUIRE(planned.size() == 2);
-  CHECK(planned[1]["sessionUpdate"] == "plan");
-  CHECK(planned[1]["entries"][0] == json{{"content", "write it"}, {"priority", "medium"}, {"status", "in_progress"}});
-  CHECK(planned[1]["entries"][1]["status"] == "pending");
+  // A to-do tool is a tool call like any other: the plan itself comes whole as plan.updated, replayed too.
+  const json todos{{"todos", json::array({json{{"content", "write it"}, {"status", "in_progress"}}})}};
+  const auto todo = updates_for_event(event("tool.started", {{"turnId", "t"}, {"toolCallId", "c2"}, {"tool", "TodoWrite"}, {"input", todos}}),
+                                      UpdateReading::Live, shown);
+  REQUIRE(todo.size() == 1);
+  CHECK(todo[0]["sessionUpdate"] == "tool_call");
+  const auto planned = updates_for_event(event("plan.updated", {{"turnId", "t"}, {"entries", json::array({json{{"content", "write it"}, {"status", "in_progress"}}})}}),
+                                         UpdateReading::Replay, shown);
+  REQUIRE(planned.size() == 1);
+  CHECK(planned[0] == json{{"sessionUpdate", "plan"}, {"entries", json::array({json{{"content", "write it"}, {"priority", "medium"}, {"status", "in_progress"}}})}});
 
   CHECK_FALSE(started[0].contains("content"));  // no diffs: no content
 

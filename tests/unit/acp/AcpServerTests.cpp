@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -135,15 +136,21 @@ class ScriptedDaemon {
     return message ? *message : json(nullptr);
   }
 
-  // session/new answered with `modes` for the agent; returns the editor's answer.
-  json new_session(int id, const std::string& session_id, const json& agents) {
-    editor_calls(id, "session/new", {{"cwd", "/w"}, {"mcpServers", json::array()}});
+  // session/new, the agent listed as `agents` (asked once, before the first session is made); returns the
+  // editor's answer. `create` sees the session.create call.
+  json new_session(int id, const std::string& session_id, const json& agents, json editor_servers = json::array(),
+                   const std::function<void(const json&)>& create_seen = {}) {
+    editor_calls(id, "session/new", {{"cwd", "/w"}, {"mcpServers", std::move(editor_servers)}});
+    if (!m_agents_listed) {
+      const auto listed = next_call();
+      REQUIRE(listed["method"] == "agents.list");
+      answer(listed, json{{"agents", agents}});
+      m_agents_listed = true;
+    }
     const auto create = next_call();
     REQUIRE(create["method"] == "session.create");
+    if (create_seen) create_seen(create);
     answer(create, json{{"session", encoded(session_info(session_id))}});
-    const auto listed = next_call();
-    REQUIRE(listed["method"] == "agents.list");
-    answer(listed, json{{"agents", agents}});
     return editor_gets();
   }
 
@@ -172,6 +179,7 @@ class ScriptedDaemon {
   std::string m_from_server;
   std::string m_to_editor;
   std::optional<int> m_exit;
+  bool m_agents_listed = false;
 };
 
 TEST_CASE("acp server: the agent's modes come from a decoded agents.list, and an answer that does not decode offers none", "[acp-server]") {
@@ -197,6 +205,9 @@ TEST_CASE("acp server: the agent's modes come from a decoded agents.list, and an
 TEST_CASE("acp server: a daemon answer that does not decode fails the editor's request with an internal error", "[acp-server]") {
   ScriptedDaemon daemon;
   daemon.editor_calls(1, "session/new", {{"cwd", "/w"}, {"mcpServers", json::array()}});
+  const auto listed = daemon.next_call();
+  REQUIRE(listed["method"] == "agents.list");
+  daemon.answer(listed, json{{"agents", json::array()}});
   const auto create = daemon.next_call();
   daemon.answer(create, json{{"session", {{"sessionId", 7}}}});
   const auto answer = daemon.editor_gets();
@@ -276,6 +287,119 @@ TEST_CASE("acp server: a permission request is asked with its running tool call 
   daemon.event(json{{"seq", 5}, {"type", "permission.resolved"}, {"ts", 1}, {"sessionId", "s-1"},
                     {"data", {{"requestId", "r-1"}, {"outcome", "allowed"}, {"resolvedBy", "client"}, {"resolvedAt", 2}}}});
   CHECK(daemon.editor_gets(std::chrono::milliseconds(300)).is_null());
+}
+
+p::AgentInfo claude_with(bool mcp, bool fork) {
+  auto agent = claude_with_modes({"default"});
+  agent.capabilities.mcp = mcp;
+  agent.capabilities.fork = fork;
+  return agent;
+}
+
+TEST_CASE("acp server: the editor's MCP servers go to session.create in our form when the agent takes them, and are left out when not", "[acp-server]") {
+  const json editor_servers = json::parse(R"([
+      {"name":"files","command":"/usr/bin/mcp-files","args":["--root","/w"],"env":[{"name":"TOKEN","value":"t"}]},
+      {"type":"http","name":"web","url":"http://127.0.0.1:9/mcp","headers":[{"name":"Authorization","value":"Bearer x"}]}])");
+  SECTION("taken") {
+    ScriptedDaemon daemon;
+    json call;
+    const auto created = daemon.new_session(1, "s-1", json::array({encoded(claude_with(true, false))}), editor_servers,
+                                            [&](const json& create) { call = create; });
+    CHECK(created["result"]["sessionId"] == "s-1");
+    CHECK(call["params"]["mcpServers"] == json::parse(R"([
+        {"name":"files","transport":"stdio","command":"/usr/bin/mcp-files","args":["--root","/w"],"env":{"TOKEN":"t"}},
+        {"name":"web","transport":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer x"}}])"));
+  }
+  SECTION("an agent without MCP: the session is made without them") {
+    ScriptedDaemon daemon;
+    json call;
+    const auto created = daemon.new_session(1, "s-1", json::array({encoded(claude_with(false, false))}), editor_servers,
+                                            [&](const json& create) { call = create; });
+    CHECK(created["result"]["sessionId"] == "s-1");
+    CHECK_FALSE(call["params"].contains("mcpServers"));
+  }
+  SECTION("an SSE server, which is not offered, is refused naming it") {
+    ScriptedDaemon daemon;
+    daemon.editor_calls(1, "session/new", {{"cwd", "/w"}, {"mcpServers", json::parse(R"([{"type":"sse","name":"old","url":"http://x","headers":[]}])")}});
+    const auto refused = daemon.editor_gets();
+    INFO(refused.dump());
+    CHECK(refused["error"]["code"] == -32602);
+    CHECK(refused["error"]["message"].get<std::string>().find("'old'") != std::string::npos);
+  }
+}
+
+TEST_CASE("acp server: a config option of the agent's own is set with session.setOption, a boolean as true or false", "[acp-server]") {
+  ScriptedDaemon daemon;
+  REQUIRE(daemon.new_session(1, "s-1", json::array({encoded(claude_with(false, false))}))["result"]["sessionId"] == "s-1");
+  daemon.editor_calls(2, "session/set_config_option", {{"sessionId", "s-1"}, {"configId", "effort"}, {"value", "high"}});
+  const auto set = daemon.next_call();
+  REQUIRE(set["method"] == "session.setOption");
+  CHECK(set["params"] == json{{"sessionId", "s-1"}, {"optionId", "effort"}, {"value", "high"}});
+  auto info = session_info("s-1");
+  info.options = std::vector<p::SessionOption>{
+      p::SessionOption{"effort", "Effort", std::nullopt, p::SessionOptionKind::Select,
+                       {p::SessionOptionValue{"low", std::nullopt, std::nullopt}, p::SessionOptionValue{"high", "High", std::nullopt}}, "high"},
+      p::SessionOption{"web", std::nullopt, std::nullopt, p::SessionOptionKind::Boolean, {}, "false"}};
+  daemon.answer(set, json{{"session", encoded(info)}});
+  const auto answered = daemon.editor_gets();
+  INFO(answered.dump());
+  REQUIRE(answered["id"] == 2);
+  const auto& options = answered["result"]["configOptions"];
+  json effort;
+  json web;
+  for (const auto& option : options) {
+    if (option["id"] == "effort") effort = option;
+    if (option["id"] == "web") web = option;
+  }
+  CHECK(effort == json::parse(R"({"id":"effort","name":"Effort","category":"thought_level","type":"select","currentValue":"high",
+                                  "options":[{"value":"low","name":"low"},{"value":"high","name":"High"}]})"));
+  CHECK(web == json::parse(R"({"id":"web","name":"web","type":"boolean","currentValue":false})"));
+
+  daemon.editor_calls(3, "session/set_config_option", {{"sessionId", "s-1"}, {"configId", "web"}, {"type", "boolean"}, {"value", true}});
+  const auto toggled = daemon.next_call();
+  REQUIRE(toggled["method"] == "session.setOption");
+  CHECK(toggled["params"]["value"] == "true");
+}
+
+TEST_CASE("acp server: session/fork makes a session.fork and the editor follows the new session", "[acp-server]") {
+  ScriptedDaemon daemon;
+  REQUIRE(daemon.new_session(1, "s-1", json::array({encoded(claude_with(false, true))}))["result"]["sessionId"] == "s-1");
+  daemon.editor_calls(2, "session/fork", {{"sessionId", "s-1"}, {"cwd", "/w"}, {"mcpServers", json::array()}});
+  const auto fork = daemon.next_call();
+  REQUIRE(fork["method"] == "session.fork");
+  CHECK(fork["params"] == json{{"sessionId", "s-1"}});
+  daemon.answer(fork, json{{"session", encoded(session_info("s-2"))}});
+  const auto forked = daemon.editor_gets();
+  INFO(forked.dump());
+  CHECK(forked["id"] == 2);
+  CHECK(forked["result"]["sessionId"] == "s-2");
+  CHECK(forked["result"]["modes"]["currentModeId"] == "default");
+  // The fork's events reach the editor.
+  daemon.event(json{{"seq", 4}, {"type", "message.delta"}, {"ts", 1}, {"sessionId", "s-2"},
+                    {"data", {{"turnId", "t-1"}, {"messageId", "m-1"}, {"kind", "text"}, {"text", "from the fork"}}}});
+  const auto update = daemon.editor_gets();
+  CHECK(update["params"]["sessionId"] == "s-2");
+  CHECK(update["params"]["update"]["content"]["text"] == "from the fork");
+}
+
+TEST_CASE("acp server: the agent's plan, context usage and commands reach the editor as ACP's own updates", "[acp-server]") {
+  ScriptedDaemon daemon;
+  REQUIRE(daemon.new_session(1, "s-1", json::array())["result"]["sessionId"] == "s-1");
+  daemon.event(json{{"seq", 5}, {"type", "plan.updated"}, {"ts", 1}, {"sessionId", "s-1"},
+                    {"data", {{"turnId", "t-1"}, {"entries", json::parse(R"([{"content":"read","status":"completed","priority":"high"},
+                                                                             {"content":"write","status":"in_progress"}])")}}}});
+  CHECK(daemon.editor_gets()["params"]["update"] == json::parse(R"({"sessionUpdate":"plan","entries":[
+      {"content":"read","priority":"high","status":"completed"},{"content":"write","priority":"medium","status":"in_progress"}]})"));
+  daemon.event(json{{"seq", 6}, {"type", "usage.updated"}, {"ts", 1}, {"sessionId", "s-1"},
+                    {"data", {{"turnId", "t-1"}, {"usage", {{"usedTokens", 1200}, {"windowTokens", 200000}, {"costUsd", 0.5}}}}}});
+  CHECK(daemon.editor_gets()["params"]["update"] ==
+        json::parse(R"({"sessionUpdate":"usage_update","used":1200,"size":200000,"cost":{"amount":0.5,"currency":"USD"}})"));
+  // Without the window's size (which ACP requires) there is no usage_update: the next update is the commands.
+  daemon.event(json{{"seq", 7}, {"type", "usage.updated"}, {"ts", 1}, {"sessionId", "s-1"}, {"data", {{"turnId", "t-1"}, {"usage", {{"usedTokens", 5}}}}}});
+  daemon.event(json{{"seq", 8}, {"type", "commands.updated"}, {"ts", 1}, {"sessionId", "s-1"},
+                    {"data", {{"commands", json::parse(R"([{"name":"compact","description":"Compress","argumentHint":"what to keep"},{"name":"review"}])")}}}});
+  CHECK(daemon.editor_gets()["params"]["update"] == json::parse(R"({"sessionUpdate":"available_commands_update","availableCommands":[
+      {"name":"compact","description":"Compress","input":{"hint":"what to keep"}},{"name":"review","description":""}]})"));
 }
 
 }  // namespace acp_server_tests
