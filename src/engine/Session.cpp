@@ -548,6 +548,8 @@ void Session::with_conversation(std::function<void()> then) {
 }
 
 void Session::fork_point(const std::optional<std::string>& turn_id, std::function<void(Outcome<ForkPoint>)> done) {
+  // Answered even if the session is deleted while its turns or conversation are read.
+  done = answered_or<Outcome<ForkPoint>>(m_services.io(), std::move(done), EngineError{ErrorCode::UnknownSession, "the session was deleted"});
   with_turns([this, weak = std::weak_ptr<Session*>(m_self), turn_id, done = std::move(done)]() mutable {
     with_conversation([this, weak, turn_id, done = std::move(done)] {
       if (weak.expired()) return;
@@ -606,6 +608,8 @@ void Session::hold_for(std::function<void(Done)> work, Done done) {
 }
 
 void Session::rewind(const std::string& turn_id, bool conversation, bool files, RewindDone done) {
+  // Answered even if the session is deleted while its turns are read or its agent starts.
+  done = answered_or<Outcome<RewindOutcome>>(m_services.io(), std::move(done), EngineError{ErrorCode::UnknownSession, "the session was deleted"});
   if (busy()) {
     return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; rewind once it is idle"});
   }
@@ -700,6 +704,7 @@ void Session::rewind(const std::string& turn_id, bool conversation, bool files, 
 }
 
 void Session::compact(Done done) {
+  done = answered_or<std::optional<EngineError>>(m_services.io(), std::move(done), EngineError{ErrorCode::UnknownSession, "the session was deleted"});
   if (busy()) {
     return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; compact once it is idle"});
   }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -445,6 +446,23 @@ TEST_CASE("controls: a rewind starts the agent when none is live, and prompts se
   CHECK(f.control->starts == 2);
   CHECK(f.control->rewinds == std::vector<std::string>{"ref-1"});
   CHECK(f.control->inputs.back().text == "after the rewind");
+}
+
+TEST_CASE("controls: a rewind waiting for its agent's start is answered when the session is deleted", "[engine][controls]") {
+  ControlsFixture f;
+  const auto session = f.create();
+  f.send(session, "one");
+  const auto first = f.turn_ids(session).at(0);
+  f.control->turns.push_back({ScriptedAdapter::Die{"killed"}});
+  f.send(session, "die");
+  const int id = f.next_id++;
+  f.dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "session.rewind"}, {"params", {{"sessionId", session}, {"turnId", first}}}}.dump(), f.peer);
+  CHECK(f.call("session.delete", {{"sessionId", session}}).contains("result"));  // before the agent has started
+  f.settle();
+  const auto answered = std::find_if(f.peer->responses.begin(), f.peer->responses.end(), [&](const Json& r) { return r.value("id", 0) == id; });
+  REQUIRE(answered != f.peer->responses.end());
+  CHECK((*answered)["error"]["code"] == -32010);
+  CHECK(f.control->rewinds.empty());
 }
 
 // ---- compact ---------------------------------------------------------------------------------------------------
