@@ -36,6 +36,7 @@ void SharedServer::on_line(std::string_view line) {
   if (m_http) return;  // it already said where it listens; later lines are its own business
   const auto port = m_spec.listening_port(line);
   if (!port) return;
+  m_port = *port;
   m_http = std::make_unique<HttpClient>(m_io, "127.0.0.1", *port);
   m_events = std::make_unique<SseClient>(m_io, "127.0.0.1", *port);
   SseClient::Options options;
@@ -61,6 +62,17 @@ void SharedServer::send(HttpRequest request, std::function<void(HttpOutcome)> do
   if (!m_running || !m_http) return done(HttpFailure{m_spec.identity.name + " is not running", false});
   request.headers.insert(request.headers.end(), m_spec.headers.begin(), m_spec.headers.end());
   m_http->send(std::move(request), std::move(done));
+}
+
+void SharedServer::send_alone(HttpRequest request, std::function<void(HttpOutcome)> done) {
+  if (!m_running || !m_http) return done(HttpFailure{m_spec.identity.name + " is not running", false});
+  request.headers.insert(request.headers.end(), m_spec.headers.begin(), m_spec.headers.end());
+  // The client lives until its one answer: it is let go after that callback has returned, never inside it.
+  auto client = std::make_shared<std::unique_ptr<HttpClient>>(std::make_unique<HttpClient>(m_io, "127.0.0.1", m_port));
+  (*client)->send(std::move(request), [io = &m_io, client, done = std::move(done)](HttpOutcome outcome) {
+    done(std::move(outcome));
+    boost::asio::post(*io, [client] { client->reset(); });
+  });
 }
 
 void SharedServer::gone(const std::string& reason) {

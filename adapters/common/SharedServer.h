@@ -55,6 +55,9 @@ class SharedServer {
 
   // A request to the running server with the spec's headers added. Fails at once when none runs.
   void send(HttpRequest request, std::function<void(HttpOutcome)> done);
+  // The same on a connection of its own, for a request the server answers only once its work is done (OpenCode's
+  // command and summarize): send() sends one request at a time, and the others must not wait behind it.
+  void send_alone(HttpRequest request, std::function<void(HttpOutcome)> done);
 
   // Graceful stop (close stdin, then SIGTERM, then SIGKILL, each after the spec's stop_grace); `done` once the
   // process is gone (at once when none runs). on_gone is not called for a stop asked for here.
@@ -70,6 +73,7 @@ class SharedServer {
   Spec m_spec;
   std::unique_ptr<CliProcess> m_process;
   std::unique_ptr<HttpClient> m_http;
+  std::uint16_t m_port = 0;
   std::unique_ptr<SseClient> m_events;
   bool m_running = false;
   std::vector<Completion> m_waiting;

@@ -8,6 +8,7 @@
 #include "common/ChildEnvironment.h"
 #include "common/EnvironmentVariable.h"
 #include "common/NativeJson.h"
+#include "common/PercentEncoding.h"
 #include "opencode/OpenCodeSession.h"
 #include "switchboard/support/RandomId.h"
 
@@ -45,6 +46,43 @@ std::string server_permissions(const std::optional<std::string>& user_permission
   permissions["bash"] = "ask";
   permissions["edit"] = "ask";
   return native::dump(permissions);
+}
+
+nlohmann::json mcp_config(const protocol::McpServer& server) {
+  if (server.transport == protocol::McpTransport::Http) {
+    nlohmann::json config{{"type", "remote"}, {"url", server.url.value_or("")}, {"oauth", false}};
+    if (server.headers && server.headers->is_object() && !server.headers->empty()) config["headers"] = *server.headers;
+    return config;
+  }
+  // OpenCode gives an MCP server its own environment, which holds the password we gave it: `env -u` drops it.
+  nlohmann::json command = nlohmann::json::array({"env", "-u", "OPENCODE_SERVER_PASSWORD", "--", server.command.value_or("")});
+  for (const auto& arg : server.args.value_or(std::vector<std::string>{})) command.push_back(arg);
+  nlohmann::json config{{"type", "local"}, {"command", std::move(command)}};
+  if (server.env && server.env->is_object() && !server.env->empty()) config["environment"] = *server.env;
+  return config;
+}
+
+protocol::McpServerState mcp_state(const protocol::McpServer& server, const nlohmann::json& status) {
+  protocol::McpServerState state;
+  state.name = server.name;
+  state.transport = server.transport;
+  const std::string kind = status.is_object() ? native::string_or_empty(status, "status") : std::string();
+  if (kind == "connected") {
+    state.status = protocol::McpServerStatusKind::Connected;
+    return state;
+  }
+  state.status = protocol::McpServerStatusKind::Failed;
+  if (kind == "failed") {
+    state.error = native::string_or_empty(status, "error");
+  } else if (kind == "needs_auth" || kind == "needs_client_registration") {
+    state.error = "OpenCode says the server needs authorization (" + kind + ")";
+  } else if (kind == "disabled") {
+    state.error = "OpenCode has the server disabled";
+  } else {
+    state.error = "OpenCode gave no status for it";
+  }
+  if (state.error->empty()) state.error = "OpenCode could not connect it";
+  return state;
 }
 
 std::optional<std::string> parse_version_output(std::string_view output) {
@@ -150,6 +188,96 @@ void OpenCodeRuntime::detach(const std::string& opencode_session_id) {
   note_activity();
 }
 
+void OpenCodeRuntime::add_mcp_server(const std::string& cwd, const protocol::McpServer& server, const OpenCodeSession& holder,
+                                     std::function<void(protocol::McpServerState)> done) {
+  const auto config = mcp_config(server);
+  const auto key = std::make_pair(cwd, server.name);
+  if (const auto held = m_mcp.find(key); held != m_mcp.end()) {
+    if (held->second.config != config) {
+      protocol::McpServerState state{server.name, server.transport, protocol::McpServerStatusKind::Failed,
+                                     "another session in this directory runs an MCP server of this name, configured otherwise "
+                                     "(OpenCode keeps MCP servers per directory)",
+                                     std::nullopt};
+      return done(std::move(state));
+    }
+    held->second.holders.insert(&holder);
+    if (held->second.state) return done(*held->second.state);
+    held->second.waiting.push_back(std::move(done));
+    return;
+  }
+  auto& holding = m_mcp[key];
+  holding.config = config;
+  holding.holders.insert(&holder);
+  holding.waiting.push_back(std::move(done));
+  HttpRequest request;
+  request.method = boost::beast::http::verb::post;
+  request.target = "/mcp?directory=" + percent_encoded(cwd, "/");
+  request.body = native::dump(nlohmann::json{{"name", server.name}, {"config", config}});
+  request.content_type = "application/json";
+  request.timeout = std::chrono::minutes(2);  // OpenCode answers once the server is connected, or has failed
+  m_server.send(std::move(request), [this, key, server](HttpOutcome outcome) {
+    const auto held = m_mcp.find(key);
+    if (held == m_mcp.end()) return;  // the server went meanwhile
+    protocol::McpServerState state;
+    if (auto* failure = std::get_if<HttpFailure>(&outcome)) {
+      state = protocol::McpServerState{server.name, server.transport, protocol::McpServerStatusKind::Failed,
+                                       "OpenCode did not take it: " + failure->message, std::nullopt};
+    } else {
+      const auto& response = std::get<HttpResponse>(outcome);
+      const auto body = native::parse_line(response.body);
+      const auto* status = body.is_object() ? native::object_at(body, server.name) : nullptr;
+      state = response.status >= 200 && response.status < 300
+                  ? mcp_state(server, status != nullptr ? *status : nlohmann::json())
+                  : protocol::McpServerState{server.name, server.transport, protocol::McpServerStatusKind::Failed,
+                                             "OpenCode did not take it: HTTP " + std::to_string(response.status) + ": " +
+                                                 response.body.substr(0, 300),
+                                             std::nullopt};
+    }
+    held->second.state = state;
+    for (auto& waiting : std::exchange(held->second.waiting, {})) waiting(state);
+  });
+}
+
+void OpenCodeRuntime::release_mcp_servers(const OpenCodeSession& holder) {
+  for (auto held = m_mcp.begin(); held != m_mcp.end();) {
+    if (held->second.holders.erase(&holder) == 0 || !held->second.holders.empty()) {
+      ++held;
+      continue;
+    }
+    // The last session holding it is done with it: disconnecting ends its process. (OpenCode has no way to remove
+    // one; it stays listed as disabled until the server stops.)
+    const auto& [cwd, name] = held->first;
+    if (m_server.running()) {
+      HttpRequest request;
+      request.method = boost::beast::http::verb::post;
+      request.target = "/mcp/" + percent_encoded(name, "") + "/disconnect?directory=" + percent_encoded(cwd, "/");
+      m_server.send(std::move(request), [name = name](HttpOutcome outcome) {
+        const auto* response = std::get_if<HttpResponse>(&outcome);
+        if (response == nullptr || response->status >= 300) spdlog::warn("opencode: the MCP server {} could not be disconnected", name);
+      });
+    }
+    held = m_mcp.erase(held);
+  }
+}
+
+void OpenCodeRuntime::forget_mcp_servers() {
+  auto held = std::exchange(m_mcp, {});
+  for (auto& [key, holding] : held) {
+    for (auto& waiting : holding.waiting) {
+      waiting(protocol::McpServerState{key.second, protocol::McpTransport::Stdio, protocol::McpServerStatusKind::Failed,
+                                       "the OpenCode server stopped", std::nullopt});
+    }
+  }
+}
+
+std::vector<std::string> OpenCodeRuntime::foreign_mcp_servers(const std::string& cwd, const OpenCodeSession& holder) const {
+  std::vector<std::string> names;
+  for (const auto& [key, holding] : m_mcp) {
+    if (key.first == cwd && holding.holders.count(&holder) == 0) names.push_back(key.second);
+  }
+  return names;
+}
+
 void OpenCodeRuntime::note_activity() {
   m_last_activity = std::chrono::steady_clock::now();
   // Once the daemon stops, nothing may arm the timer again: sessions detach while they stop, and a wait armed then
@@ -177,6 +305,7 @@ void OpenCodeRuntime::on_idle_timer() {
                std::chrono::duration_cast<std::chrono::seconds>(idle).count());
   // The sessions stop first, quietly (stopped, not lost): their next prompt resumes them on a new server.
   m_children.clear();
+  forget_mcp_servers();  // their processes end with the server
   auto sessions = std::exchange(m_sessions, {});
   for (auto& [id, session] : sessions) session->server_lost("the OpenCode server was stopped after it was idle");
   m_idle_stopping = true;
@@ -189,6 +318,7 @@ void OpenCodeRuntime::on_idle_timer() {
 void OpenCodeRuntime::server_gone(const std::string& reason) {
   m_idle_timer.cancel();  // the next server arms it again
   m_children.clear();
+  forget_mcp_servers();
   auto sessions = std::exchange(m_sessions, {});
   for (auto& [id, session] : sessions) session->server_lost(reason);
 }

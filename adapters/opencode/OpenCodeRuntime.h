@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,12 +56,25 @@ class OpenCodeRuntime final : public AgentRuntime {
   // A session did something (a prompt, an answer, an event of its own): the idle clock starts again.
   void note_activity();
 
+  // MCP servers. OpenCode keeps them per directory (every session working there sees their tools), not per
+  // session: the runtime adds a session's servers to the server in the session's directory (POST /mcp), shares
+  // one between sessions there that name it with the same configuration, refuses one named the same but
+  // configured differently, and disconnects it (which ends its process) when the last session holding it lets
+  // go. `done` gets the server's status.
+  void add_mcp_server(const std::string& cwd, const protocol::McpServer& server, const OpenCodeSession& holder,
+                      std::function<void(protocol::McpServerState)> done);
+  void release_mcp_servers(const OpenCodeSession& holder);
+  // The MCP servers other sessions run in `cwd`: their tools are hidden from `holder`'s model.
+  std::vector<std::string> foreign_mcp_servers(const std::string& cwd, const OpenCodeSession& holder) const;
+
  private:
   SharedServer::Spec server_spec(const std::string& cwd);
   void on_event(const SseEvent& event);
   void server_gone(const std::string& reason);
   void arm_idle_timer(std::chrono::milliseconds after);
   void on_idle_timer();
+  // The server is gone, and the MCP servers it ran with it: whoever waits for one hears it failed.
+  void forget_mcp_servers();
 
   boost::asio::io_context& m_io;
   OpenCodeConfig m_config;
@@ -75,12 +90,26 @@ class OpenCodeRuntime final : public AgentRuntime {
   // While an idle server is stopping, sessions asking for one wait for its exit, then get a new one.
   bool m_idle_stopping = false;
   bool m_stopping = false;  // the daemon is stopping: the idle timer stays disarmed
+  struct McpHolding {
+    nlohmann::json config;                       // as OpenCode takes it
+    std::set<const OpenCodeSession*> holders;
+    std::optional<protocol::McpServerState> state;  // unset while OpenCode connects it
+    std::vector<std::function<void(protocol::McpServerState)>> waiting;
+  };
+  std::map<std::pair<std::string, std::string>, McpHolding> m_mcp;  // by directory and name
   std::vector<std::pair<std::string, Completion>> m_after_idle_stop;  // cwd, ready
 };
 
 // The OPENCODE_PERMISSION of the server we start: the user's (`user_permissions`, when it is a JSON object) with
 // `bash` and `edit` set to ask, so that sub-agents' sessions ask too (docs/agents/opencode.md).
 std::string server_permissions(const std::optional<std::string>& user_permissions);
+
+// An MCP server of ours as OpenCode's configuration takes it: a `local` one's command line (run through `env -u
+// OPENCODE_SERVER_PASSWORD`, so the secret of the server we start never reaches it) and environment, a `remote`
+// one's URL and headers (no OAuth discovery).
+nlohmann::json mcp_config(const protocol::McpServer& server);
+// OpenCode's status of one MCP server (an MCPStatus of GET/POST /mcp) as ours.
+protocol::McpServerState mcp_state(const protocol::McpServer& server, const nlohmann::json& status);
 
 // OpenCode's version from `opencode --version` ("1.18.33").
 std::optional<std::string> parse_version_output(std::string_view output);

@@ -43,6 +43,9 @@ class OpenCodeSession final : public AgentAdapter {
   void answer_question(const std::string& native_id, QuestionAnswer answer, Completion done) override;
   void set_model(const std::string& model, Completion done) override;
   void set_mode(const std::string& mode, Completion done) override;
+  void set_option(const std::string& option_id, const std::string& value, Completion done) override;
+  void rewind(const std::string& native_turn_ref, Completion done) override;
+  void compact(Completion done) override;
   void stop() override;
 
   // From the runtime.
@@ -61,8 +64,23 @@ class OpenCodeSession final : public AgentAdapter {
   void reply_to_permission(const std::string& id, const std::string& reply, const std::optional<std::string>& message,
                            Completion done);
   void fail_turn(const std::string& why);
-  // Reads the models OpenCode offers in this session's directory and reports them (not waited for by start).
+  // Reads the models OpenCode offers in this session's directory and reports them (not waited for by start),
+  // then what depends on the model: its context window and its reasoning-effort option.
   void offer_models();
+  // Reads the commands OpenCode offers in this session's directory and reports them (not waited for by start).
+  void offer_commands();
+  // The model a prompt runs on: the session's, else the configuration's default.
+  std::optional<std::string> current_model() const;
+  // The current model's window to the translator, and its variants as the `effort` option.
+  void apply_model_facts();
+  void report_options();
+  // Adds the session's MCP servers to the server (start waits for them: the first prompt must see their tools),
+  // then `done` with their states.
+  void add_mcp_servers(std::function<void(std::vector<protocol::McpServerState>)> done);
+  // Before a prompt: the session's rules, with the tools of MCP servers other sessions run in its directory
+  // denied (OpenCode would show them to every session there). Sent only when they changed.
+  void update_rules();
+  void delete_messages(std::vector<std::string> newest_first, Completion done);
   void become_unavailable(const std::string& reason);
 
   boost::asio::io_context& m_io;
@@ -75,6 +93,16 @@ class OpenCodeSession final : public AgentAdapter {
   std::string m_mode{kAskMode};
   std::map<std::string, std::vector<bool>> m_multiple_choice;  // by question id: which of its questions take several labels
   std::optional<std::string> m_model;  // "provider/model"
+  std::optional<std::string> m_default_model;  // the configuration's `model`, what a prompt naming none runs on
+  struct ModelFacts {
+    std::optional<std::int64_t> window;  // limit.context
+    std::vector<std::string> variants;   // the reasoning efforts a prompt may name, in order
+  };
+  std::map<std::string, ModelFacts> m_model_facts;  // by "provider/model"
+  bool m_models_known = false;
+  std::optional<std::string> m_variant;  // the `effort` option; unset: the model's default
+  std::vector<protocol::McpServer> m_mcp_servers;
+  std::optional<nlohmann::json> m_applied_rules;  // the permission rules OpenCode has for the session
   // The messages an existing conversation held when this session opened it: events about them are not news.
   std::set<std::string> m_earlier_messages;
   bool m_unavailable = false;
@@ -83,5 +111,17 @@ class OpenCodeSession final : public AgentAdapter {
 
 // Whether `mode` is one of the modes above.
 bool is_mode(std::string_view mode);
+
+// The `effort` option's values for a model's variants: `default` (no variant: the model's own) first, then the
+// variants from least to most effort where their names say it (none, minimal, low, medium, high, xhigh, max), any
+// others after them by name.
+std::vector<std::string> effort_values(std::vector<std::string> variants);
+
+// The messages of OpenCode's GET /session/<id>/message answer from the user message `turn_ref` to the end, newest
+// first (what a rewind deletes); nullopt when `turn_ref` is none of them.
+std::optional<std::vector<std::string>> messages_from(const nlohmann::json& messages, const std::string& turn_ref);
+// The message a fork that keeps the turn `turn_ref` (and all before it) stops before: the first user message after
+// that turn (empty: the turn is the last, keep everything); nullopt when `turn_ref` is none of them.
+std::optional<std::string> fork_boundary(const nlohmann::json& messages, const std::string& turn_ref);
 
 }  // namespace switchboard::adapters::opencode

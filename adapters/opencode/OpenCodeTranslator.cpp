@@ -22,7 +22,7 @@ constexpr std::array kDroppedEvents = {
     "server.connected"sv, "server.heartbeat"sv, "session.created"sv, "session.updated"sv, "session.diff"sv,
     "permission.replied"sv, "question.replied"sv, "question.rejected"sv, "sync"sv, "plugin.added"sv, "catalog.updated"sv, "reference.updated"sv, "integration.updated"sv,
     "project.updated"sv, "file.edited"sv, "file.watcher.updated"sv, "lsp.updated"sv, "lsp.client.diagnostics"sv,
-    "installation.updated"sv, "todo.updated"sv, "session.compacted"sv, "message.removed"sv, "message.part.removed"sv,
+    "installation.updated"sv, "session.compacted"sv, "message.removed"sv, "message.part.removed"sv,
     "command.executed"sv, "vcs.branch.updated"sv};
 constexpr std::array kDroppedParts = {"step-start"sv, "snapshot"sv, "patch"sv, "agent"sv, "retry"sv,
                                       "compaction"sv, "subtask"sv, "file"sv};
@@ -82,6 +82,14 @@ void OpenCodeTranslator::turn_started() {
   m_last_text.clear();
   m_usage = protocol::Usage{};
   m_has_usage = false;
+  m_turn_ref.reset();
+}
+
+void OpenCodeTranslator::seed_totals(std::int64_t input, std::int64_t output, std::int64_t cache_read, double cost) {
+  m_input_total = input;
+  m_output_total = output;
+  m_cache_read_total = cache_read;
+  m_cost_total = cost;
 }
 
 void OpenCodeTranslator::feed(const json& payload) {
@@ -100,6 +108,12 @@ void OpenCodeTranslator::feed_event(const json& payload, const std::optional<std
   if (one_of(kDroppedEvents, type)) return m_lines.dropped();  // `sync` records have no properties
   const auto* properties = native::object_at(payload, "properties");
   if (type.empty() || properties == nullptr) return m_lines.malformed("an event without type or properties", payload);
+  // A summary we asked for: its message, busy and idle belong to no turn (the request's answer ends it).
+  if (m_compacting && !m_turn_running) return m_lines.dropped();
+  if (type == "todo.updated") {
+    if (parent) return m_lines.dropped();  // a sub-agent's own list is its business, not the session's plan
+    return on_todos(*properties);
+  }
 
   if (type == "message.part.delta") {
     if (string_or_empty(*properties, "field") != "text") return m_lines.dropped();
@@ -116,7 +130,11 @@ void OpenCodeTranslator::feed_event(const json& payload, const std::optional<std
   }
   if (type == "message.updated") {
     const auto* info = native::object_at(*properties, "info");
-    if (info != nullptr && string_or_empty(*info, "role") == "user") m_user_messages.insert(string_or_empty(*info, "id"));
+    if (info != nullptr && string_or_empty(*info, "role") == "user") {
+      const std::string id = string_or_empty(*info, "id");
+      m_user_messages.insert(id);
+      if (!parent && m_turn_running && !m_turn_ref && !id.empty()) m_turn_ref = id;
+    }
     return m_lines.dropped();
   }
   if (type == "permission.asked") return on_permission(*properties);
@@ -164,21 +182,54 @@ void OpenCodeTranslator::on_part(const json& part, const std::optional<std::stri
     return m_events.on_message(MessageCompleted{id, kind, text, parent});
   }
   if (type == "tool") return on_tool_part(part, parent);
-  if (type == "step-finish") {
-    // Each model request of the turn is a step: the turn's usage is their sum.
-    if (const auto* tokens = native::object_at(part, "tokens")) {
-      m_has_usage = true;
-      m_usage.input_tokens = m_usage.input_tokens.value_or(0) + native::integer_at(*tokens, "input").value_or(0);
-      m_usage.output_tokens = m_usage.output_tokens.value_or(0) + native::integer_at(*tokens, "output").value_or(0);
-      if (const auto* cache = native::object_at(*tokens, "cache")) {
-        m_usage.cache_read_tokens = m_usage.cache_read_tokens.value_or(0) + native::integer_at(*cache, "read").value_or(0);
-      }
-    }
-    if (const auto cost = native::number_at(part, "cost")) m_usage.cost_usd = m_usage.cost_usd.value_or(0) + *cost;
-    return;
-  }
+  if (type == "step-finish") return on_step_finish(part, parent);
   if (one_of(kDroppedParts, type)) return m_lines.dropped();
   m_lines.unknown("part " + type);
+}
+
+void OpenCodeTranslator::on_step_finish(const json& part, const std::optional<std::string>& parent) {
+  // Each model request of the turn is a step: the turn's usage is their sum (a sub-agent's steps too: they are the
+  // user's cost as well).
+  const auto* tokens = native::object_at(part, "tokens");
+  const std::int64_t input = tokens != nullptr ? native::integer_at(*tokens, "input").value_or(0) : 0;
+  const std::int64_t output = tokens != nullptr ? native::integer_at(*tokens, "output").value_or(0) : 0;
+  const std::int64_t reasoning = tokens != nullptr ? native::integer_at(*tokens, "reasoning").value_or(0) : 0;
+  std::int64_t cache_read = 0;
+  std::int64_t cache_write = 0;
+  if (const auto* cache = tokens != nullptr ? native::object_at(*tokens, "cache") : nullptr) {
+    cache_read = native::integer_at(*cache, "read").value_or(0);
+    cache_write = native::integer_at(*cache, "write").value_or(0);
+  }
+  const double cost = native::number_at(part, "cost").value_or(0);
+  if (tokens != nullptr) {
+    m_has_usage = true;
+    m_usage.input_tokens = m_usage.input_tokens.value_or(0) + input;
+    m_usage.output_tokens = m_usage.output_tokens.value_or(0) + output;
+    m_usage.cache_read_tokens = m_usage.cache_read_tokens.value_or(0) + cache_read;
+  }
+  if (native::number_at(part, "cost")) m_usage.cost_usd = m_usage.cost_usd.value_or(0) + cost;
+  // The context is the session's own: a sub-agent's requests fill a context of their own.
+  if (parent || tokens == nullptr) return;
+  m_input_total += input;
+  m_output_total += output;
+  m_cache_read_total += cache_read;
+  m_cost_total += cost;
+  // What this request held and wrote: what the next one starts from (OpenCode's own context meter counts the same).
+  const auto total = native::integer_at(*tokens, "total");
+  protocol::ContextUsage usage;
+  usage.used_tokens = total && *total > 0 ? *total : input + output + reasoning + cache_read + cache_write;
+  usage.window_tokens = m_window;
+  usage.cost_usd = m_cost_total;
+  usage.input_tokens = m_input_total;
+  usage.output_tokens = m_output_total;
+  usage.cache_read_tokens = m_cache_read_total;
+  m_events.on_usage(UsageUpdate{usage});
+}
+
+void OpenCodeTranslator::on_todos(const json& properties) {
+  const auto* todos = native::array_at(properties, "todos");
+  if (todos == nullptr) return m_lines.malformed("todo.updated without todos", properties);
+  m_events.on_plan(PlanUpdate{plan_entries(*todos)});
 }
 
 void OpenCodeTranslator::on_tool_part(const json& part, const std::optional<std::string>& parent) {
@@ -320,10 +371,38 @@ void OpenCodeTranslator::end_turn() {
   result.text = m_last_text;
   if (m_error && !m_aborted) result.error = m_error;
   if (m_has_usage || m_usage.cost_usd) result.usage = m_usage;
+  result.native_turn_ref = m_turn_ref;
   m_tools.clear();
   m_child_calls.clear();
   m_unplaced.clear();
   m_events.on_turn_end(std::move(result));
+}
+
+std::vector<protocol::PlanEntry> plan_entries(const json& todos) {
+  std::vector<protocol::PlanEntry> entries;
+  if (!todos.is_array()) return entries;
+  for (const auto& todo : todos) {
+    if (!todo.is_object()) continue;
+    protocol::PlanEntry entry;
+    entry.content = string_or_empty(todo, "content");
+    const std::string status = string_or_empty(todo, "status");
+    if (status == "pending") {
+      entry.status = protocol::PlanEntryStatus::Pending;
+    } else if (status == "in_progress") {
+      entry.status = protocol::PlanEntryStatus::InProgress;
+    } else if (status == "completed" || status == "cancelled") {
+      entry.status = protocol::PlanEntryStatus::Completed;
+    } else {
+      continue;
+    }
+    if (entry.content.empty()) continue;
+    const std::string priority = string_or_empty(todo, "priority");
+    if (priority == "high") entry.priority = protocol::PlanEntryPriority::High;
+    if (priority == "medium") entry.priority = protocol::PlanEntryPriority::Medium;
+    if (priority == "low") entry.priority = protocol::PlanEntryPriority::Low;
+    entries.push_back(std::move(entry));
+  }
+  return entries;
 }
 
 json question_reply(const std::vector<std::string>& answers, const std::vector<bool>& multiple) {
@@ -343,6 +422,35 @@ json question_reply(const std::vector<std::string>& answers, const std::vector<b
     replies.push_back(std::move(labels));
   }
   return json{{"answers", std::move(replies)}};
+}
+
+std::vector<protocol::AgentCommand> offered_commands(const json& commands_answer) {
+  std::vector<protocol::AgentCommand> commands;
+  if (!commands_answer.is_array()) return commands;
+  for (const auto& command : commands_answer) {
+    if (!command.is_object()) continue;
+    protocol::AgentCommand offered;
+    offered.name = string_or_empty(command, "name");
+    if (offered.name.empty()) continue;
+    if (auto description = native::string_at(command, "description"); description && !description->empty()) offered.description = *description;
+    std::string hint;
+    if (const auto* hints = native::array_at(command, "hints")) {
+      for (const auto& item : *hints) {
+        if (!item.is_string()) continue;
+        std::string word = item.get<std::string>();
+        if (word == "$ARGUMENTS") {
+          word = "<arguments>";
+        } else if (word.size() > 1 && word[0] == '$' && word.find_first_not_of("0123456789", 1) == std::string::npos) {
+          word = "<arg" + word.substr(1) + ">";
+        }
+        if (!hint.empty()) hint += ' ';
+        hint += word;
+      }
+    }
+    if (!hint.empty()) offered.argument_hint = std::move(hint);
+    commands.push_back(std::move(offered));
+  }
+  return commands;
 }
 
 std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& providers_answer,

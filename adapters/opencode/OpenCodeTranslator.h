@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,6 +27,10 @@ class OpenCodeTranslator {
   bool turn_running() const { return m_turn_running; }
   // Our abort was sent: the turn ends cancelled, whatever error the server reports for it.
   void abort_sent() { m_aborted = true; }
+  // OpenCode summarizes the conversation on our request (between turns): the summary it writes is no message of
+  // a turn, and its busy and idle are not a turn's.
+  void set_compacting(bool compacting) { m_compacting = compacting; }
+  bool compacting() const { return m_compacting; }
   // The prompt was refused before OpenCode started on it: the turn ends now, as an error.
   void turn_refused(const std::string& why);
 
@@ -33,6 +38,12 @@ class OpenCodeTranslator {
   // sub-agents (OpenCode's `task` tool runs each in a child session): they are reported nested inside the task
   // call that runs them, and their idles and errors do not end our turn. Unset (history), every event is ours.
   void set_session_id(std::string id) { m_session_id = std::move(id); }
+
+  // What usage reports need beyond the steps' own tokens: the model's context window (from the provider's
+  // configuration; unset: unknown), and what the session had used and cost before this translator saw it (a
+  // resumed session's totals), to which every step of ours adds.
+  void set_context_window(std::optional<std::int64_t> tokens) { m_window = tokens; }
+  void seed_totals(std::int64_t input, std::int64_t output, std::int64_t cache_read, double cost);
 
   void feed(const nlohmann::json& payload);
 
@@ -52,6 +63,8 @@ class OpenCodeTranslator {
   void on_permission(const nlohmann::json& properties);
   void on_question(const nlohmann::json& properties);
   void on_status(const nlohmann::json& status);
+  void on_todos(const nlohmann::json& properties);
+  void on_step_finish(const nlohmann::json& part, const std::optional<std::string>& parent);
   void end_turn();
 
   AdapterListener& m_events;
@@ -75,7 +88,22 @@ class OpenCodeTranslator {
   std::map<std::string, std::vector<nlohmann::json>> m_unplaced;
   protocol::Usage m_usage;
   bool m_has_usage = false;
+  bool m_compacting = false;
+  // The turn's own prompt: the first user message of our session OpenCode announced since the prompt went out
+  // (TurnResult::native_turn_ref; fork and rewind name turns by it).
+  std::optional<std::string> m_turn_ref;
+  // For usage reports: the window, and the session's running totals.
+  std::optional<std::int64_t> m_window;
+  std::int64_t m_input_total = 0;
+  std::int64_t m_output_total = 0;
+  std::int64_t m_cache_read_total = 0;
+  double m_cost_total = 0;
 };
+
+// An OpenCode todo list (todo.updated's `todos`, the todowrite tool's input) as plan entries: each todo's
+// content, its status (pending, in_progress, completed; `cancelled` counts as completed: the item is closed) and
+// its priority. Entries without content or with a status OpenCode does not name are left out.
+std::vector<protocol::PlanEntry> plan_entries(const nlohmann::json& todos);
 
 // The body of OpenCode's POST /question/<id>/reply: per question the labels chosen. Ours is one answer per
 // question: its one label, or for a multiple-choice one (`multiple[i]`) the labels joined by ", ", as the console
@@ -87,6 +115,11 @@ nlohmann::json question_reply(const std::vector<std::string>& answers, const std
 // their models sorted by id (an object has no order). Deprecated models are left out. `configured` is the
 // configuration's `model` (GET /config), OpenCode's default for a prompt that names none: it is marked. (The
 // answer's own `default` map is per provider and is not what OpenCode uses when the configuration names one.)
+// The commands OpenCode offers, from its GET /command answer: `[{name, description, hints, source, ...}]` (the
+// configured commands, the built-in ones such as `init` and `review`, MCP prompts and skills), each with its
+// description and its argument hint made of `hints` (`$ARGUMENTS` reads `<arguments>`, `$1` reads `<arg1>`).
+std::vector<protocol::AgentCommand> offered_commands(const nlohmann::json& commands_answer);
+
 std::vector<protocol::ModelInfo> offered_models(const nlohmann::json& providers_answer, const std::optional<std::string>& configured);
 
 }  // namespace switchboard::adapters::opencode

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include <algorithm>
 #include <filesystem>
@@ -32,8 +36,10 @@ namespace e2e = switchboard::testing::e2e;
 namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
 // What a user's opencode.json would say to use the mock: one openai-compatible provider, its one model.
-std::string provider_config(const std::string& mock_url) {
-  const Json model{{"name", "Mock"}, {"tool_call", true}, {"limit", {{"context", 32000}, {"output", 4096}}}};
+// `reasoning`: the model reasons, so OpenCode offers its variants (low, medium, high) as reasoning efforts.
+std::string provider_config(const std::string& mock_url, bool reasoning = false) {
+  Json model{{"name", "Mock"}, {"tool_call", true}, {"limit", {{"context", 32000}, {"output", 4096}}}};
+  if (reasoning) model["reasoning"] = true;
   // A second model, for choosing one; the configured `model` stays the default.
   const Json other_model{{"name", "Other Mock"}, {"tool_call", true}, {"limit", {{"context", 32000}, {"output", 4096}}}};
   return Json{{"provider", {{"mock", {{"npm", "@ai-sdk/openai-compatible"},
@@ -656,6 +662,359 @@ TEST_CASE("opencode: a task's sub-agent asks before its command and its activity
   const auto replayed_task = event_where(replayed_list, "tool.started", "tool", "task");
   REQUIRE_FALSE(replayed_child.is_null());
   CHECK(replayed_child["data"]["parentToolCallId"] == replayed_task["data"]["toolCallId"]);
+}
+
+
+// ---- Controls: plans, context usage, commands, options, MCP servers, fork, rewind, compact --------------------
+
+// Every event of `type` the client saw, in order.
+std::vector<Json> events_of(const std::vector<Json>& events, const std::string& type) {
+  std::vector<Json> found;
+  for (const auto& event : events) {
+    if (event.value("type", "") == type) found.push_back(event);
+  }
+  return found;
+}
+
+// The text of the user messages of a Chat Completions request, in order.
+std::vector<std::string> user_texts(const Json& request) {
+  std::vector<std::string> texts;
+  for (const auto& message : request["body"].value("messages", Json::array())) {
+    if (message.value("role", "") != "user") continue;
+    const auto& content = message["content"];
+    if (content.is_string()) {
+      texts.push_back(content.get<std::string>());
+      continue;
+    }
+    std::string text;
+    for (const auto& part : content) text += part.value("text", "");
+    texts.push_back(text);
+  }
+  return texts;
+}
+
+// The mock's requests of the session's turns (OpenCode's title and compaction requests have no tools).
+std::vector<Json> turn_requests(const e2e::AgentWorld& world) {
+  std::vector<Json> requests;
+  for (auto& request : world.mock->message_requests()) {
+    if (request["body"].contains("tools")) requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+Json todo(const std::string& content, const std::string& status, const std::string& priority) {
+  return Json{{"content", content}, {"status", status}, {"priority", priority}};
+}
+
+TEST_CASE("opencode: a plan created then updated arrives twice, whole, and usage rises during the turn against the model's window", "[e2e][opencode][controls]") {
+  const auto& profile = opencode();
+  const Json plan{{"text", "Planning."},
+                  {"function_call", {{"name", "todowrite"}, {"arguments", {{"todos", Json::array({todo("Write code", "in_progress", "high"),
+                                                                                                  todo("Test it", "pending", "medium")})}}}}}};
+  Json update{{"text", "Updating."},
+              {"function_call", {{"name", "todowrite"}, {"arguments", {{"todos", Json::array({todo("Write code", "completed", "high"),
+                                                                                              todo("Test it", "cancelled", "low")})}}}}}};
+  update["match"] = {{"last_input_is_tool_output", true}};
+  Json done = profile.after_tool_output("Planned.");
+  done["usage"] = {{"input_tokens", 20000}, {"output_tokens", 30}};
+  e2e::AgentWorld world(profile, Json::array({plan, update, done}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto agents = world.client->call("agents.list");
+  Json capabilities;
+  for (const auto& agent : agents["result"]["agents"]) {
+    if (agent.value("agent", "") == "opencode") capabilities = agent["capabilities"];
+  }
+  INFO(capabilities.dump());
+  CHECK(capabilities["plans"] == true);
+  CHECK(capabilities["contextUsage"] == true);
+  const auto id = world.create_session();
+  const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", "make a plan"}});
+  INFO(sent.dump() << "\n" << world.transcript());
+  REQUIRE(sent["result"]["text"] == "Planned.");
+
+  const auto events = world.client->events();
+  const auto plans = events_of(events, "plan.updated");
+  REQUIRE(plans.size() == 2);
+  CHECK(plans[0]["data"]["entries"] == Json::array({Json{{"content", "Write code"}, {"status", "in_progress"}, {"priority", "high"}},
+                                                     Json{{"content", "Test it"}, {"status", "pending"}, {"priority", "medium"}}}));
+  // OpenCode's `cancelled` is closed: completed.
+  const Json final_plan = Json::array({Json{{"content", "Write code"}, {"status", "completed"}, {"priority", "high"}},
+                                       Json{{"content", "Test it"}, {"status", "completed"}, {"priority", "low"}}});
+  CHECK(plans[1]["data"]["entries"] == final_plan);
+  CHECK(plans[1]["data"]["turnId"] == sent["result"]["turnId"]);
+
+  // One usage report per model request, each inside the turn, rising; the window is the configured limit.context.
+  const auto usages = events_of(events, "usage.updated");
+  REQUIRE(usages.size() == 3);
+  std::int64_t previous = 0;
+  for (const auto& usage : usages) {
+    CHECK(usage["data"]["turnId"] == sent["result"]["turnId"]);
+    CHECK(usage["data"]["usage"]["windowTokens"] == 32000);
+    const std::int64_t used = usage["data"]["usage"]["usedTokens"];
+    CHECK(used > previous);
+    previous = used;
+  }
+  CHECK(usages.back()["data"]["usage"]["usedTokens"] == 20030);
+  const auto info = world.client->call("session.get", {{"sessionId", id}})["result"]["session"];
+  CHECK(info["plan"] == final_plan);
+  CHECK(info["usage"]["usedTokens"] == 20030);
+  CHECK(e2e::lifecycle_violations(events).empty());
+}
+
+TEST_CASE("opencode: the commands OpenCode offers are listed, and /name runs as OpenCode's command, not as text", "[e2e][opencode][controls]") {
+  const auto& profile = opencode();
+  // OpenCode's built-in `init` expands its template, with the arguments in place of $ARGUMENTS.
+  e2e::AgentWorld world(profile, Json::array({profile.text("Started.", 1, 0),
+                                              profile.when_last_prompt_contains("Create or update `AGENTS.md`", "Initialized.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  // The agent starts with the first prompt; the commands come once it has.
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hello"}})["result"]["text"] == "Started.");
+  Json commands;
+  CHECK(switchboard::testing::eventually([&] {
+    commands = world.client->call("session.get", {{"sessionId", id}})["result"]["session"].value("commands", Json());
+    return commands.is_array() && !commands.empty();
+  }, std::chrono::seconds(20)));
+  INFO(commands.dump());
+  Json init;
+  for (const auto& command : commands) {
+    if (command["name"] == "init") init = command;
+  }
+  REQUIRE(init.is_object());
+  CHECK(init["description"].get<std::string>().find("AGENTS.md") != std::string::npos);
+  CHECK(init["argumentHint"] == "<arguments>");
+  CHECK_FALSE(events_of(world.client->events(), "commands.updated").empty());
+
+  const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", "/init focus on the tests"}});
+  INFO(sent.dump() << "\n" << world.transcript());
+  REQUIRE(sent.contains("result"));
+  CHECK(sent["result"]["stopReason"] == "end_turn");
+  CHECK(sent["result"]["text"] == "Initialized.");
+  const auto requests = turn_requests(world);
+  REQUIRE(requests.size() == 2);
+  const auto texts = user_texts(requests[1]);
+  REQUIRE_FALSE(texts.empty());
+  CHECK(texts.back().find("focus on the tests") != std::string::npos);
+  CHECK(texts.back().find("/init") == std::string::npos);
+}
+
+TEST_CASE("opencode: reasoning effort is the model's variants, and a change reaches the next model request", "[e2e][opencode][controls]") {
+  e2e::AgentProfile profile = opencode();
+  const auto environment = profile.environment;
+  profile.environment = [environment](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+    auto variables = environment(home, mock_url, cli);
+    for (auto& variable : variables) {
+      if (variable.rfind("OPENCODE_CONFIG_CONTENT=", 0) == 0) variable = "OPENCODE_CONFIG_CONTENT=" + provider_config(mock_url, true);
+    }
+    return variables;
+  };
+  e2e::AgentWorld world(profile, Json::array({profile.text("One.", 1, 0), profile.text("Two.", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "first"}})["result"]["text"] == "One.");
+  Json options;
+  CHECK(switchboard::testing::eventually([&] {
+    options = world.client->call("session.get", {{"sessionId", id}})["result"]["session"].value("options", Json());
+    return options.is_array() && !options.empty();
+  }, std::chrono::seconds(10)));
+  INFO(options.dump());
+  REQUIRE(options.size() == 1);
+  CHECK(options[0]["id"] == "effort");
+  CHECK(options[0]["kind"] == "select");
+  CHECK(options[0]["currentValue"] == "default");
+  std::vector<std::string> values;
+  for (const auto& value : options[0]["values"]) values.push_back(value["value"]);
+  CHECK(values == std::vector<std::string>{"default", "low", "medium", "high"});
+
+  const auto set = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "high"}});
+  INFO(set.dump());
+  REQUIRE(set.contains("result"));
+  CHECK(world.client->call("session.send", {{"sessionId", id}, {"text", "second"}})["result"]["text"] == "Two.");
+  const auto requests = turn_requests(world);
+  REQUIRE(requests.size() == 2);
+  CHECK_FALSE(requests[0]["body"].contains("reasoning_effort"));
+  CHECK(requests[1]["body"].value("reasoning_effort", "") == "high");
+  const auto after = world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["options"];
+  CHECK(after[0]["currentValue"] == "high");
+  // A value the model does not have is refused, naming the field.
+  const auto bad = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "extreme"}});
+  INFO(bad.dump());
+  CHECK(bad["error"]["code"] == -32602);
+}
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::ifstream in(file);
+  pid_t pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+Json mcp_server(const std::string& name, const fs::path& pid_file, const fs::path& env_file) {
+  return Json{{"name", name},
+              {"transport", "stdio"},
+              {"command", "python3"},
+              {"args", Json::array({switchboard::testing::source_path("tests/support/mcp_stdio_server.py"), "--pid-file", pid_file.string(),
+                                    "--env-file", env_file.string()})},
+              {"env", {{"SB_TEST_MARK", "given"}}}};
+}
+
+TEST_CASE("opencode: a session's MCP server reaches the model's tools, keeps no secret of ours, and ends with the session and with the daemon", "[e2e][opencode][controls]") {
+  const auto& profile = opencode();
+  e2e::AgentWorld world(profile, Json::array({profile.text("With tools.", 1, 0), profile.text("Without them.", 1, 0),
+                                              profile.text("Second server.", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const auto env = world.tmp.path() / "mcp.env";
+  fs::create_directories(world.work);
+  const auto created = world.client->call("session.create", {{"agent", "opencode"}, {"cwd", world.work.string()},
+                                                             {"mcpServers", Json::array({mcp_server("sbtest", pids, env)})}});
+  INFO(created.dump());
+  REQUIRE(created.contains("result"));
+  const std::string id = created["result"]["session"]["sessionId"];
+  // Another session in the same directory, without MCP servers: OpenCode's MCP servers are per directory, and
+  // the first session's must not show in its tools.
+  const auto other = world.create_session();
+  const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", "use the tool"}});
+  INFO(sent.dump() << "\n" << world.transcript());
+  REQUIRE(sent["result"]["text"] == "With tools.");
+  REQUIRE(world.client->call("session.send", {{"sessionId", other}, {"text", "no tools"}})["result"]["text"] == "Without them.");
+  const auto requests = turn_requests(world);
+  REQUIRE(requests.size() == 2);
+  auto tools_of = [](const Json& request) {
+    std::set<std::string> names;
+    for (const auto& tool : request["body"]["tools"]) names.insert(tool["function"]["name"].get<std::string>());
+    return names;
+  };
+  CHECK(tools_of(requests[0]).count("sbtest_sb_echo") == 1);
+  CHECK(tools_of(requests[1]).count("sbtest_sb_echo") == 0);
+  CHECK(tools_of(requests[1]).count("bash") == 1);
+
+  const auto statuses = events_of(world.client->events(), "mcp.status");
+  REQUIRE_FALSE(statuses.empty());
+  CHECK(statuses.back()["data"]["servers"] == Json::array({Json{{"name", "sbtest"}, {"transport", "stdio"}, {"status", "connected"}}}));
+  // Its environment: the variable given, none of the daemon's secrets (OpenCode's server password included;
+  // SWITCHBOARD_ORIGIN only marks what the session started, so the daemon can end it).
+  const auto environment = Json::parse(file_text(env));
+  CHECK(environment.value("SB_TEST_MARK", "") == "given");
+  std::vector<std::string> secrets;
+  for (const auto& [name, value] : environment.items()) {
+    if (name == "OPENCODE_SERVER_PASSWORD" || (name != "SWITCHBOARD_ORIGIN" && name.rfind("SWITCHBOARD_", 0) == 0)) secrets.push_back(name);
+  }
+  CHECK(secrets == std::vector<std::string>{});
+  const auto started = pids_in(pids);
+  REQUIRE(started.size() == 1);
+  CHECK(process_alive(started[0]));
+  const auto deleted = world.client->call("session.delete", {{"sessionId", id}});
+  INFO(deleted.dump());
+  CHECK(switchboard::testing::eventually([&] { return !process_alive(started[0]); }, std::chrono::seconds(20), e2e::kProcessScanInterval));
+
+  // A second session's server ends with the daemon.
+  const auto pids2 = world.tmp.path() / "mcp2.pids";
+  const auto again = world.client->call("session.create", {{"agent", "opencode"}, {"cwd", world.work.string()},
+                                                           {"mcpServers", Json::array({mcp_server("sbtest", pids2, env)})}});
+  REQUIRE(again.contains("result"));
+  const std::string second = again["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", second}, {"text", "again"}})["result"]["text"] == "Second server.");
+  const auto running = pids_in(pids2);
+  REQUIRE(running.size() == 1);
+  world.client->close_stdin();
+  REQUIRE(world.client->daemon().wait(std::chrono::seconds(30)) == 0);
+  CHECK(switchboard::testing::eventually([&] { return !process_alive(running[0]); }, std::chrono::seconds(10), e2e::kProcessScanInterval));
+}
+
+// The turns' prompts, as the mock saw them in its latest turn request.
+std::vector<std::string> last_request_prompts(const e2e::AgentWorld& world) {
+  const auto requests = turn_requests(world);
+  return requests.empty() ? std::vector<std::string>{} : user_texts(requests.back());
+}
+
+TEST_CASE("opencode: a fork at a turn carries the conversation up to it and nothing after, and both sessions answer", "[e2e][opencode][controls]") {
+  const auto& profile = opencode();
+  e2e::AgentWorld world(profile, Json::array({profile.text("A1.", 1, 0), profile.text("A2.", 1, 0), profile.text("A3.", 1, 0),
+                                              profile.text("Fork answer.", 1, 0), profile.text("Original answer.", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  std::vector<std::string> turns;
+  for (const std::string prompt : {"prompt one", "prompt two", "prompt three"}) {
+    const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", prompt}});
+    INFO(sent.dump());
+    REQUIRE(sent.contains("result"));
+    turns.push_back(sent["result"]["turnId"]);
+  }
+  const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turns[1]}});
+  INFO(forked.dump() << "\n" << world.transcript());
+  REQUIRE(forked.contains("result"));
+  const std::string fork = forked["result"]["session"]["sessionId"];
+  CHECK(forked["result"]["session"]["forkedFrom"] == Json{{"sessionId", id}, {"turnId", turns[1]}});
+  REQUIRE(world.client->call("session.send", {{"sessionId", fork}, {"text", "in the fork"}})["result"]["text"] == "Fork answer.");
+  CHECK(last_request_prompts(world) == std::vector<std::string>{"prompt one", "prompt two", "in the fork"});
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "in the original"}})["result"]["text"] == "Original answer.");
+  CHECK(last_request_prompts(world) == std::vector<std::string>{"prompt one", "prompt two", "prompt three", "in the original"});
+}
+
+TEST_CASE("opencode: a rewind drops the turn and later ones from the next model request, and leaves the files alone", "[e2e][opencode][controls]") {
+  const auto& profile = opencode();
+  e2e::AgentWorld world(profile, Json::array({profile.text("A1.", 1, 0), profile.run_command("echo kept > made.txt"),
+                                              profile.after_tool_output("A2."), profile.text("A3.", 1, 0), profile.text("After.", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  // A git repository: there OpenCode's own revert would also undo the command's file.
+  fs::create_directories(world.work);
+  REQUIRE(std::system(("git -C '" + world.work.string() + "' init -q").c_str()) == 0);
+  const auto id = world.create_session("full-access");
+  std::vector<std::string> turns;
+  for (const std::string prompt : {"prompt one", "prompt two", "prompt three"}) {
+    const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", prompt}});
+    INFO(sent.dump() << "\n" << world.transcript());
+    REQUIRE(sent.contains("result"));
+    turns.push_back(sent["result"]["turnId"]);
+  }
+  REQUIRE(fs::exists(world.work / "made.txt"));
+  const auto rewound = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", turns[1]}, {"conversation", true}, {"files", false}});
+  INFO(rewound.dump() << "\n" << world.transcript());
+  REQUIRE(rewound.contains("result"));
+  CHECK(fs::exists(world.work / "made.txt"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "after the rewind"}})["result"]["text"] == "After.");
+  CHECK(last_request_prompts(world) == std::vector<std::string>{"prompt one", "after the rewind"});
+}
+
+TEST_CASE("opencode: compact reaches OpenCode's summarize, and the next request starts from the summary", "[e2e][opencode][controls]") {
+  const auto& profile = opencode();
+  // OpenCode's summary request has no tools; a rule answers it.
+  const Json summary{{"match", {{"developer_contains", "context summarization agent"}}},
+                     {"reply", {{"text", "SUMMARY: the user said hello."}}},
+                     {"times", 1}};
+  e2e::AgentWorld world(profile, Json::array({profile.text("Hello back.", 1, 0), profile.text("After compact.", 1, 0)}), false,
+                        Json::array({summary}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hello there"}})["result"]["text"] == "Hello back.");
+  const auto compacted = world.client->call("session.compact", {{"sessionId", id}});
+  INFO(compacted.dump() << "\n" << world.transcript());
+  REQUIRE(compacted.contains("result"));
+  std::size_t at = 0;
+  const auto status = world.client->wait_event(
+      [](const Json& e) { return e.value("type", "") == "agent.status" && e["data"].value("status", "") == "compacted"; }, at,
+      std::chrono::seconds(30));
+  CHECK_FALSE(status.is_null());
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "go on"}})["result"]["text"] == "After compact.");
+  const auto requests = turn_requests(world);
+  REQUIRE_FALSE(requests.empty());
+  const auto text = requests.back()["body"]["messages"].dump();
+  INFO(text);
+  // The conversation before the summary is gone from the request, the summary in its place.
+  CHECK(text.find("hello there") == std::string::npos);
+  CHECK(text.find("SUMMARY: the user said hello.") != std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
 }
 
 }  // namespace opencode_e2e_tests

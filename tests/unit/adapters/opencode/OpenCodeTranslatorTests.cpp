@@ -9,6 +9,7 @@
 
 #include "common/FileDiffs.h"
 #include "opencode/OpenCodeRuntime.h"
+#include "opencode/OpenCodeSession.h"
 #include "opencode/OpenCodeTranslator.h"
 #include "support/CodexRecording.h"
 #include "support/SourceTree.h"
@@ -456,3 +457,188 @@ TEST_CASE("file diffs: a unified diff's hunks, headers skipped, a bare hunk with
 }
 
 }  // namespace opencode_translator_tests
+
+namespace opencode_controls_tests {
+
+using nlohmann::json;
+using switchboard::adapters::opencode::OpenCodeTranslator;
+namespace adapters = switchboard::adapters;
+namespace protocol = switchboard::protocol;
+
+// The recording sink, keeping what the controls report too.
+struct ControlsSink : switchboard::testing::CodexRecordingSink {
+  std::vector<adapters::PlanUpdate> plans;
+  std::vector<adapters::UsageUpdate> usages;
+  void on_plan(adapters::PlanUpdate update) override { plans.push_back(std::move(update)); }
+  void on_usage(adapters::UsageUpdate update) override { usages.push_back(std::move(update)); }
+};
+
+json event(const std::string& type, json properties) { return json{{"type", type}, {"properties", std::move(properties)}}; }
+json busy(const std::string& session) { return event("session.status", {{"sessionID", session}, {"status", {{"type", "busy"}}}}); }
+json idle(const std::string& session) { return event("session.idle", {{"sessionID", session}}); }
+json user_message(const std::string& session, const std::string& id) {
+  return event("message.updated", {{"sessionID", session}, {"info", {{"id", id}, {"sessionID", session}, {"role", "user"}}}});
+}
+json step_finish(const std::string& session, json tokens, double cost) {
+  return event("message.part.updated", {{"part", {{"id", "prt_step"}, {"sessionID", session}, {"messageID", "msg_a"}, {"type", "step-finish"},
+                                                  {"tokens", std::move(tokens)}, {"cost", cost}}}});
+}
+
+TEST_CASE("opencode translator: todo.updated is the whole plan each time, statuses and priorities mapped, a sub-agent's list not", "[opencode][controls]") {
+  ControlsSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.set_session_id("ses_a");
+  translator.turn_started();
+  translator.feed(busy("ses_a"));
+  translator.feed(event("todo.updated", {{"sessionID", "ses_a"},
+                                         {"todos", json::array({json{{"content", "one"}, {"status", "pending"}, {"priority", "high"}},
+                                                                json{{"content", "two"}, {"status", "in_progress"}, {"priority", "low"}},
+                                                                json{{"content", "three"}, {"status", "cancelled"}, {"priority", "medium"}},
+                                                                json{{"content", "odd"}, {"status", "blocked"}, {"priority", "low"}},
+                                                                json{{"content", ""}, {"status", "pending"}}})}}));
+  translator.feed(event("todo.updated", {{"sessionID", "ses_a"}, {"todos", json::array()}}));
+  translator.feed(event("todo.updated", {{"sessionID", "ses_a"}}));  // malformed: no list
+  REQUIRE(sink.plans.size() == 2);
+  const auto& entries = sink.plans[0].entries;
+  REQUIRE(entries.size() == 3);  // an unknown status and an empty content are left out
+  CHECK(entries[0].content == "one");
+  CHECK(entries[0].status == protocol::PlanEntryStatus::Pending);
+  CHECK(entries[0].priority == protocol::PlanEntryPriority::High);
+  CHECK(entries[1].status == protocol::PlanEntryStatus::InProgress);
+  CHECK(entries[2].status == protocol::PlanEntryStatus::Completed);
+  CHECK(entries[2].priority == protocol::PlanEntryPriority::Medium);
+  CHECK(sink.plans[1].entries.empty());  // cleared
+  CHECK(translator.stats().malformed == 1);
+}
+
+TEST_CASE("opencode translator: each step of ours reports the context it used against the window, with running totals from the seed", "[opencode][controls]") {
+  ControlsSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.set_session_id("ses_a");
+  translator.set_context_window(32000);
+  translator.seed_totals(1000, 10, 5, 0.5);
+  translator.turn_started();
+  translator.feed(busy("ses_a"));
+  translator.feed(step_finish("ses_a", {{"total", 8217}, {"input", 8178}, {"output", 39}, {"reasoning", 0}, {"cache", {{"read", 0}, {"write", 0}}}}, 0.25));
+  // Without `total`: its parts summed.
+  translator.feed(step_finish("ses_a", {{"input", 9000}, {"output", 20}, {"reasoning", 5}, {"cache", {{"read", 100}, {"write", 7}}}}, 0.25));
+  REQUIRE(sink.usages.size() == 2);
+  CHECK(sink.usages[0].usage.used_tokens == 8217);
+  CHECK(sink.usages[0].usage.window_tokens == 32000);
+  CHECK(sink.usages[0].usage.cost_usd == Approx(0.75));
+  CHECK(sink.usages[0].usage.input_tokens == 9178);
+  CHECK(sink.usages[1].usage.used_tokens == 9000 + 20 + 5 + 100 + 7);
+  CHECK(sink.usages[1].usage.input_tokens == 18178);
+  CHECK(sink.usages[1].usage.output_tokens == 69);
+  CHECK(sink.usages[1].usage.cache_read_tokens == 105);
+  CHECK(sink.usages[1].usage.cost_usd == Approx(1.0));
+  translator.feed(idle("ses_a"));
+  REQUIRE(sink.turns.size() == 1);
+  REQUIRE(sink.turns[0].usage);
+  CHECK(sink.turns[0].usage->input_tokens == 17178);  // the turn's own sum
+}
+
+TEST_CASE("opencode translator: the turn's reference is its own prompt's message, not a sub-agent's nor one before the prompt", "[opencode][controls]") {
+  ControlsSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.set_session_id("ses_a");
+  translator.feed(user_message("ses_a", "msg_before"));  // no turn running: not this turn's
+  translator.turn_started();
+  translator.feed(busy("ses_a"));
+  translator.feed(user_message("ses_a", "msg_prompt"));
+  translator.feed(user_message("ses_a", "msg_later"));
+  translator.feed(idle("ses_a"));
+  REQUIRE(sink.turns.size() == 1);
+  CHECK(sink.turns[0].native_turn_ref == "msg_prompt");
+  translator.turn_started();
+  translator.feed(busy("ses_a"));
+  translator.feed(idle("ses_a"));
+  REQUIRE(sink.turns.size() == 2);
+  CHECK_FALSE(sink.turns[1].native_turn_ref);  // none announced: none named
+}
+
+TEST_CASE("opencode translator: while OpenCode summarizes for us, its summary, busy and idle are nobody's turn", "[opencode][controls]") {
+  ControlsSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.set_session_id("ses_a");
+  translator.set_compacting(true);
+  translator.feed(busy("ses_a"));
+  translator.feed(event("message.part.updated", {{"part", {{"id", "prt_s"}, {"sessionID", "ses_a"}, {"messageID", "msg_s"}, {"type", "text"},
+                                                           {"text", "SUMMARY"}, {"time", {{"start", 1}, {"end", 2}}}}}}));
+  translator.feed(idle("ses_a"));
+  translator.set_compacting(false);
+  CHECK(sink.lines.empty());
+  CHECK(sink.turns.empty());
+}
+
+TEST_CASE("opencode commands: GET /command gives names, descriptions and readable argument hints", "[opencode][controls]") {
+  const json answer = json::array({json{{"name", "init"}, {"description", "guided AGENTS.md setup"}, {"source", "command"}, {"template", "x"},
+                                        {"hints", json::array({"$ARGUMENTS"})}},
+                                   json{{"name", "deploy"}, {"template", "$1 to $2"}, {"hints", json::array({"$1", "$2"})}},
+                                   json{{"name", "skill-x"}, {"description", ""}, {"source", "skill"}, {"template", "y"}, {"hints", json::array()}},
+                                   json{{"description", "no name"}}, json("junk")});
+  const auto commands = switchboard::adapters::opencode::offered_commands(answer);
+  REQUIRE(commands.size() == 3);
+  CHECK(commands[0].name == "init");
+  CHECK(commands[0].description == "guided AGENTS.md setup");
+  CHECK(commands[0].argument_hint == "<arguments>");
+  CHECK(commands[1].argument_hint == "<arg1> <arg2>");
+  CHECK_FALSE(commands[1].description);
+  CHECK_FALSE(commands[2].description);
+  CHECK_FALSE(commands[2].argument_hint);
+}
+
+TEST_CASE("opencode effort: `default` first, then the variants from least to most effort, unknown names last", "[opencode][controls]") {
+  using switchboard::adapters::opencode::effort_values;
+  CHECK(effort_values({"high", "low", "medium"}) == std::vector<std::string>{"default", "low", "medium", "high"});
+  CHECK(effort_values({"max", "turbo", "minimal", "default"}) == std::vector<std::string>{"default", "minimal", "max", "turbo"});
+  CHECK(effort_values({}) == std::vector<std::string>{"default"});
+}
+
+TEST_CASE("opencode fork and rewind points: a turn is its user message; a fork stops before the next prompt, a rewind deletes from it", "[opencode][controls]") {
+  using switchboard::adapters::opencode::fork_boundary;
+  using switchboard::adapters::opencode::messages_from;
+  auto message = [](const std::string& id, const std::string& role) { return json{{"info", {{"id", id}, {"role", role}}}, {"parts", json::array()}}; };
+  const json messages = json::array({message("msg_1", "user"), message("msg_2", "assistant"), message("msg_3", "user"),
+                                     message("msg_4", "assistant"), message("msg_5", "assistant"), message("msg_6", "user"),
+                                     message("msg_7", "assistant")});
+  CHECK(fork_boundary(messages, "msg_1") == "msg_3");
+  CHECK(fork_boundary(messages, "msg_3") == "msg_6");
+  CHECK(fork_boundary(messages, "msg_6") == "");  // the last turn: keep everything
+  CHECK_FALSE(fork_boundary(messages, "msg_2"));   // an answer is no turn
+  CHECK_FALSE(fork_boundary(messages, "msg_9"));
+  CHECK(messages_from(messages, "msg_3") == std::vector<std::string>{"msg_7", "msg_6", "msg_5", "msg_4", "msg_3"});
+  CHECK(messages_from(messages, "msg_6") == std::vector<std::string>{"msg_7", "msg_6"});
+  CHECK_FALSE(messages_from(messages, "msg_4"));
+  CHECK_FALSE(messages_from(json::object(), "msg_1"));
+}
+
+TEST_CASE("opencode MCP: a stdio server runs without our server's password, an http one without OAuth discovery; statuses mapped", "[opencode][controls]") {
+  using switchboard::adapters::opencode::mcp_config;
+  using switchboard::adapters::opencode::mcp_state;
+  protocol::McpServer stdio;
+  stdio.name = "files";
+  stdio.transport = protocol::McpTransport::Stdio;
+  stdio.command = "node";
+  stdio.args = std::vector<std::string>{"server.js", "--root", "."};
+  stdio.env = json{{"TOKEN", "t"}};
+  CHECK(mcp_config(stdio) == json{{"type", "local"},
+                                  {"command", json::array({"env", "-u", "OPENCODE_SERVER_PASSWORD", "--", "node", "server.js", "--root", "."})},
+                                  {"environment", {{"TOKEN", "t"}}}});
+  protocol::McpServer remote;
+  remote.name = "web";
+  remote.transport = protocol::McpTransport::Http;
+  remote.url = "http://127.0.0.1:9/mcp";
+  remote.headers = json{{"Authorization", "Bearer x"}};
+  CHECK(mcp_config(remote) == json{{"type", "remote"}, {"url", "http://127.0.0.1:9/mcp"}, {"oauth", false}, {"headers", {{"Authorization", "Bearer x"}}}});
+
+  CHECK(mcp_state(stdio, json{{"status", "connected"}}).status == protocol::McpServerStatusKind::Connected);
+  const auto failed = mcp_state(stdio, json{{"status", "failed"}, {"error", "ENOENT: no such file"}});
+  CHECK(failed.status == protocol::McpServerStatusKind::Failed);
+  CHECK(failed.error == "ENOENT: no such file");
+  CHECK(mcp_state(remote, json{{"status", "needs_auth"}}).status == protocol::McpServerStatusKind::Failed);
+  CHECK(mcp_state(remote, json()).error.value_or("").find("no status") != std::string::npos);
+  CHECK(mcp_state(remote, json{{"status", "connected"}}).transport == protocol::McpTransport::Http);
+}
+
+}  // namespace opencode_controls_tests
