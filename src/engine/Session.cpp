@@ -509,6 +509,14 @@ void Session::set_option(const std::string& option_id, const std::string& value,
     done(std::nullopt);
   };
   if (m_agent_life == AgentLife::Running) return m_adapter->set_option(option_id, value, for_adapter(std::move(taken)));
+  if (m_agent_life == AgentLife::Starting) {
+    // Its start options are already on their way: the agent gets the change once it has started.
+    return ensure_started([weak = std::weak_ptr<Session*>(m_self), option_id, value, taken = std::move(taken)](std::optional<EngineError> error) mutable {
+      auto self = weak.lock();
+      if (!self || error || (*self)->m_agent_life != AgentLife::Running) return taken(std::nullopt);  // for the next start
+      (*self)->m_adapter->set_option(option_id, value, (*self)->for_adapter(std::move(taken)));
+    });
+  }
   taken(std::nullopt);  // kept for the next start (StartOptions::options)
 }
 

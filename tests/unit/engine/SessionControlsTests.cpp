@@ -244,6 +244,19 @@ TEST_CASE("controls: once options are known, a bad optionId or value is -32602 n
   CHECK(f.control->start_options[1].options == std::vector<std::pair<std::string, std::string>>{{"effort", "high"}});
 }
 
+TEST_CASE("controls: an option set while the agent starts reaches it once started", "[engine][controls]") {
+  ControlsFixture f;
+  const auto session = f.create();
+  const int id = f.next_id++;
+  f.dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "session.send"}, {"params", {{"sessionId", session}, {"text", "hi"}}}}.dump(), f.peer);
+  // The start is under way (its options were built without the value).
+  const auto set = f.call("session.setOption", {{"sessionId", session}, {"optionId", "effort"}, {"value", "high"}});
+  REQUIRE(set.contains("result"));
+  REQUIRE(f.control->start_options.size() == 1);
+  CHECK(f.control->start_options[0].options.empty());
+  CHECK(f.control->options_set == std::vector<std::pair<std::string, std::string>>{{"effort", "high"}});
+}
+
 TEST_CASE("controls: setOption is Unsupported without options, and AgentUnavailable when the agent refuses so", "[engine][controls]") {
   ControlsFixture f;
   f.control->capabilities.options = false;
