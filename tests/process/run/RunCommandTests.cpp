@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -607,6 +608,33 @@ TEST_CASE("run: --continue and --session go on in an earlier run's session, and 
   const auto ephemeral = other.run({"--ephemeral", "--output", "json", "five"});
   CHECK(ephemeral.exit == 0);
   CHECK_FALSE(fs::exists(other.data / "switchboard.db"));
+}
+
+TEST_CASE("run: --output json and the ndjson result line report the context usage the agent last reported", "[run]") {
+  // The test daemon's `controls` agent (tests/controls_agent/) reports usage.updated at each turn's end: 1,200
+  // tokens a turn, of a 200,000-token window, $0.0125 a turn.
+  World world;
+  const auto run = [&](std::vector<std::string> run_args) {
+    RunProcess process(world.tmp.path(), world.args(std::move(run_args)), world.env(json::array()), -1, -1, SWITCHBOARD_TEST_DAEMON);
+    REQUIRE(process.started());
+    return process.wait();
+  };
+  const auto first = parse_result(run({"--agent", "controls", "--output", "json", "one"}));
+  CHECK(first["contextUsage"] == json{{"usedTokens", 1200}, {"windowTokens", 200000}, {"costUsd", 0.0125}});
+  const auto second = run({"--agent", "controls", "--output", "ndjson", "two"});
+  INFO(second.err);
+  std::istringstream lines(second.out);
+  std::string line;
+  json reported, last;
+  while (std::getline(lines, line)) {
+    last = json::parse(line, nullptr, false);
+    if (last.value("type", "") == "usage.updated") reported = last["data"]["usage"];
+  }
+  REQUIRE(reported.is_object());
+  CHECK(validator().validate_type("RunResultLine", last).empty());
+  CHECK(last["data"]["contextUsage"] == reported);
+  // An agent that reports no context usage: no contextUsage at all.
+  CHECK_FALSE(parse_result(run({"--agent", "controls-bare", "--output", "json", "three"})).contains("contextUsage"));
 }
 
 // ---- attached -------------------------------------------------------------------------------------------------
