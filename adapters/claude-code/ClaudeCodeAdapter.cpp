@@ -1,12 +1,18 @@
 #include "claude-code/ClaudeCodeAdapter.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudeMessages.h"
+#include "common/NativeJson.h"
 #include "switchboard/process/ChildProcess.h"
+#include "switchboard/support/RandomId.h"
 
 namespace switchboard::adapters::claude {
 namespace {
@@ -27,6 +33,10 @@ std::string_view request_name(ControlRequestKind kind) {
     case ControlRequestKind::Interrupt: return "interrupt";
     case ControlRequestKind::SetPermissionMode: return "set_permission_mode";
     case ControlRequestKind::SetModel: return "set_model";
+    case ControlRequestKind::GetContextUsage: return "get_context_usage";
+    case ControlRequestKind::McpStatus: return "mcp_status";
+    case ControlRequestKind::ApplyFlagSettings: return "apply_flag_settings";
+    case ControlRequestKind::RewindConversation: return "rewind_conversation";
   }
   return "control request";
 }
@@ -42,6 +52,56 @@ bool conversation_lost(const std::optional<std::string>& resume_id, const std::s
 
 process::Environment child_environment(const ClaudeCodeConfig& config) { return environment_with(environment_for(config.endpoint)); }
 
+// A random (version 4) UUID: the CLI takes one as a prompt's uuid in its conversation.
+std::string new_uuid() {
+  std::string hex = random_id("", 16);
+  hex[12] = '4';
+  hex[16] = "89ab"[hex[16] % 4];
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) + "-" + hex.substr(20);
+}
+
+// A turn's reference: "<prompt uuid>:<uuid of the turn's last message>" (the second what --resume-session-at
+// keeps a fork up to, the first what rewind_conversation drops).
+constexpr char kRefSeparator = ':';
+
+std::string prompt_of(const std::string& turn_ref) { return turn_ref.substr(0, turn_ref.find(kRefSeparator)); }
+
+std::string last_message_of(const std::string& turn_ref) {
+  const auto at = turn_ref.find(kRefSeparator);
+  return at == std::string::npos ? std::string() : turn_ref.substr(at + 1);
+}
+
+// The MCP servers' configuration goes to the CLI in a file only we can read, not on its command line, which
+// every user of the machine can read in /proc: their env and headers may hold secrets.
+std::optional<std::filesystem::path> write_private_file(const std::string& text) {
+  std::error_code error;
+  const auto directory = std::filesystem::temp_directory_path(error);
+  if (error) return std::nullopt;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const auto path = directory / ("switchboard-claude-mcp-" + random_id("", 12) + ".json");
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) continue;
+    std::size_t written = 0;
+    while (written < text.size()) {
+      const auto n = ::write(fd, text.data() + written, text.size() - written);
+      if (n <= 0) break;
+      written += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    if (written == text.size()) return path;
+    std::filesystem::remove(path, error);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<protocol::McpServerStatusKind> mcp_state(std::string_view status) {
+  if (status == "connected") return protocol::McpServerStatusKind::Connected;
+  if (status == "pending") return protocol::McpServerStatusKind::Pending;
+  if (status.empty()) return std::nullopt;
+  return protocol::McpServerStatusKind::Failed;  // failed, needs-auth, disabled
+}
+
 }  // namespace
 
 // Everything the translator reports goes to the engine unchanged; the end of a turn also clears the adapter's
@@ -52,6 +112,17 @@ class ClaudeCodeAdapter::TurnWatch : public ForwardingListener {
 
   void on_turn_end(TurnResult result) override {
     if (m_adapter.starting()) return;  // no turn runs yet: a result now is the CLI failing to start (on_error)
+    if (m_adapter.m_compact_done) {
+      // The result of /compact, which is no turn of the session's.
+      auto done = std::exchange(m_adapter.m_compact_done, nullptr);
+      if (auto refused = std::exchange(m_adapter.m_compact_error, std::nullopt)) {
+        return done(AdapterError{ErrorCode::Unsupported, "Claude Code did not compact: " + *refused});
+      }
+      if (result.stop_reason == protocol::StopReason::Error) {
+        return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code could not compact: " + result.error.value_or("no reason given")});
+      }
+      return done(std::nullopt);
+    }
     m_adapter.turn_ended(result);
     ForwardingListener::on_turn_end(std::move(result));
   }
@@ -82,7 +153,14 @@ ClaudeCodeAdapter::ClaudeCodeAdapter(boost::asio::io_context& io, AdapterListene
       m_self(std::make_shared<ClaudeCodeAdapter*>(this)) {}
 
 // The CliProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
-ClaudeCodeAdapter::~ClaudeCodeAdapter() = default;
+ClaudeCodeAdapter::~ClaudeCodeAdapter() { remove_mcp_config_file(); }
+
+void ClaudeCodeAdapter::remove_mcp_config_file() {
+  if (!m_mcp_config_file) return;
+  std::error_code error;
+  std::filesystem::remove(*m_mcp_config_file, error);
+  m_mcp_config_file.reset();
+}
 
 std::vector<std::string> ClaudeCodeAdapter::static_modes() { return permission_modes(); }
 
@@ -98,6 +176,13 @@ protocol::AgentCapabilities ClaudeCodeAdapter::static_capabilities() {
   capabilities.modes = true;
   capabilities.images = true;
   capabilities.fork = true;
+  capabilities.plans = true;
+  capabilities.context_usage = true;
+  capabilities.commands = true;
+  capabilities.options = true;
+  capabilities.mcp = true;
+  capabilities.rewind = true;
+  capabilities.compact = true;
   return capabilities;
 }
 
@@ -116,9 +201,30 @@ void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
   launch.permission_mode = mode;
   launch.resume_session_id = options.resume_provider_session_id;
   launch.fork_session = options.fork;
+  if (options.fork && options.fork_through_turn_ref) {
+    const auto last = last_message_of(*options.fork_through_turn_ref);
+    if (!last.empty()) launch.resume_session_at = last;
+  }
   launch.partial_messages = options.stream_text;
+  m_effort = std::string(kDefaultEffort);
+  for (const auto& [id, value] : options.options) {
+    if (id != "effort") continue;
+    if (!is_effort_level(value)) return done(AdapterError{ErrorCode::Unsupported, "Claude Code has no effort level '" + value + "'"});
+    m_effort = value;
+    launch.effort = value;
+  }
+  m_mcp_servers = options.mcp_servers;
+  if (!m_mcp_servers.empty()) {
+    m_mcp_config_file = write_private_file(native::dump(mcp_config(m_mcp_servers)));
+    if (!m_mcp_config_file) return done(AdapterError{ErrorCode::AgentUnavailable, "cannot write Claude Code's MCP configuration file"});
+    launch.mcp_config_file = m_mcp_config_file->string();
+    // In -p mode the CLI connects its MCP servers in the background, and a first prompt sent at once goes to
+    // the model without their tools; a session created with servers means them from its first turn.
+    environment.set("MCP_CONNECTION_NONBLOCKING", "false");
+  }
   if (auto failed = m_cli.spawn(CliLaunch{command_line(launch), options.cwd, std::move(environment),
                                           "claude[" + options.session_id + "]"})) {
+    remove_mcp_config_file();
     return done(*failed);
   }
   m_resume_id = options.resume_provider_session_id;
@@ -143,6 +249,10 @@ void ClaudeCodeAdapter::send_control(const nlohmann::json& request, const std::s
 
 void ClaudeCodeAdapter::send(TurnInput input) {
   m_turn_running = true;
+  m_prompt_uuid = new_uuid();
+  m_prompts.push_back(m_prompt_uuid);
+  // A command goes as the user would type it: the CLI expands its own commands and skills.
+  if (input.command) input.text = "/" + input.command->name + (input.command->arguments.empty() ? "" : " " + input.command->arguments);
   if (input.model && input.model != m_model) {
     m_model = input.model;
     const auto id = next_request_id("model");
@@ -163,7 +273,7 @@ void ClaudeCodeAdapter::send(TurnInput input) {
 }
 
 void ClaudeCodeAdapter::write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared) {
-  write_line(user_message(text, prepared));
+  write_line(user_message(text, prepared, m_prompt_uuid));
 }
 
 void ClaudeCodeAdapter::cancel() {
@@ -176,8 +286,9 @@ void ClaudeCodeAdapter::cancel() {
   m_cli.arm_cancel_deadline([this] { return m_turn_running; }, "result", "CLI");
 }
 
-void ClaudeCodeAdapter::turn_ended(const TurnResult& result) {
+void ClaudeCodeAdapter::turn_ended(TurnResult& result) {
   m_turn_running = false;
+  if (!m_prompt_uuid.empty()) result.native_turn_ref = m_prompt_uuid + kRefSeparator + m_translator->last_message_uuid();
   m_cli.disarm_cancel_deadline();
   if (std::exchange(m_interrupt_sent, false) && result.stop_reason == protocol::StopReason::Cancelled && m_cli.running()) {
     // Claude Code abandons a running tool on interrupt without killing it (the Bash command runs on, in a
@@ -218,6 +329,60 @@ void ClaudeCodeAdapter::set_mode(const std::string& mode, Completion done) {
   send_control(set_permission_mode_request(id, mode), id, ControlRequestKind::SetPermissionMode);
 }
 
+void ClaudeCodeAdapter::set_option(const std::string& option_id, const std::string& value, Completion done) {
+  if (option_id != "effort") return done(AdapterError{ErrorCode::Unsupported, "Claude Code has no option '" + option_id + "'"});
+  if (!is_effort_level(value)) return done(AdapterError{ErrorCode::Unsupported, "Claude Code has no effort level '" + value + "'"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
+  const auto id = next_request_id("effort");
+  m_pending_controls[id] = PendingControl{std::move(done), std::nullopt, [this, value](const nlohmann::json&) -> std::optional<AdapterError> {
+                                            m_effort = value;
+                                            m_watch->on_options(OptionsOffered{session_options(m_effort)});
+                                            return std::nullopt;
+                                          }};
+  send_control(set_effort_request(id, value), id, ControlRequestKind::ApplyFlagSettings);
+}
+
+void ClaudeCodeAdapter::rewind(const std::string& native_turn_ref, Completion done) {
+  if (m_turn_running || m_compact_done) return done(AdapterError{ErrorCode::SessionBusy, "Claude Code is busy with a turn"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
+  const auto prompt = prompt_of(native_turn_ref);
+  const auto at = std::find(m_prompts.begin(), m_prompts.end(), prompt);
+  if (prompt.empty() || at == m_prompts.end()) {
+    return done(AdapterError{ErrorCode::UnknownTurn, "Claude Code's process knows no such prompt (only turns sent since it started can be rewound)"});
+  }
+  // The CLI drops only its last prompt: the later ones go first, newest first.
+  rewind_from_last(std::vector<std::string>(at, m_prompts.end()), std::move(done));
+}
+
+void ClaudeCodeAdapter::rewind_from_last(std::vector<std::string> prompts, Completion done) {
+  if (prompts.empty()) return done(std::nullopt);
+  const std::string prompt = prompts.back();
+  prompts.pop_back();
+  const auto id = next_request_id("rewind");
+  auto step = [this, prompts = std::move(prompts), done = std::move(done)](std::optional<AdapterError> error) mutable {
+    if (error) return done(std::move(error));
+    rewind_from_last(std::move(prompts), std::move(done));
+  };
+  m_pending_controls[id] = PendingControl{std::move(step), std::nullopt, [this, prompt](const nlohmann::json& response) -> std::optional<AdapterError> {
+                                            if (!native::bool_or(response, "rewound", false)) {
+                                              const auto why = native::string_or_empty(response, "error");
+                                              return AdapterError{ErrorCode::Unsupported, "Claude Code did not rewind: " +
+                                                                                              (why.empty() ? std::string("no reason given") : why)};
+                                            }
+                                            std::erase(m_prompts, prompt);
+                                            return std::nullopt;
+                                          }};
+  send_control(rewind_conversation_request(id, prompt), id, ControlRequestKind::RewindConversation);
+}
+
+void ClaudeCodeAdapter::compact(Completion done) {
+  if (m_turn_running || m_compact_done) return done(AdapterError{ErrorCode::SessionBusy, "Claude Code is busy with a turn"});
+  if (!m_cli.running()) return done(AdapterError{ErrorCode::AgentUnavailable, "Claude Code is not running"});
+  m_compact_done = std::move(done);
+  m_compact_error.reset();
+  write_line(user_message("/compact"));
+}
+
 void ClaudeCodeAdapter::fail_pending_controls(const std::string& reason) {
   auto pending = std::exchange(m_pending_controls, {});
   for (auto& [id, control] : pending) control.done(AdapterError{ErrorCode::AgentUnavailable, reason});
@@ -230,7 +395,11 @@ void ClaudeCodeAdapter::stop() {
 
 void ClaudeCodeAdapter::on_process_exit(std::string reason, const std::string& stderr_tail) {
   m_turn_running = false;
+  remove_mcp_config_file();
   fail_pending_controls("Claude Code stopped before it answered: " + reason);
+  if (auto compacting = std::exchange(m_compact_done, nullptr)) {
+    compacting(AdapterError{ErrorCode::AgentUnavailable, "Claude Code stopped before it compacted: " + reason});
+  }
   if (m_cli.starting()) {
     if (!m_start_error.empty()) reason = "Claude Code could not start: " + m_start_error.substr(0, 500);
     m_cli.finish_start(AdapterError{conversation_lost(m_resume_id, m_start_error, stderr_tail) ? ErrorCode::ConversationLost
@@ -247,6 +416,50 @@ void ClaudeCodeAdapter::on_process_exit(std::string reason, const std::string& s
 
 void ClaudeCodeAdapter::on_init(const ClaudeInit& init) {
   if (!init.model.empty()) m_model = init.model;
+  if (m_mcp_servers.empty() || init.mcp_servers == m_mcp_seen) return;
+  // A server's state changed: mcp_status says why a failed one failed, which init does not.
+  m_mcp_seen = init.mcp_servers;
+  const auto id = next_request_id("mcp");
+  send_control(mcp_status_request(id), id, ControlRequestKind::McpStatus);
+}
+
+void ClaudeCodeAdapter::after_initialize() {
+  // The CLI has read its MCP configuration by now.
+  remove_mcp_config_file();
+  m_watch->on_options(OptionsOffered{session_options(m_effort)});
+  if (!m_mcp_servers.empty()) {
+    McpStatusReport pending;
+    for (const auto& server : m_mcp_servers) {
+      pending.servers.push_back(protocol::McpServerState{server.name, server.transport, protocol::McpServerStatusKind::Pending, std::nullopt, std::nullopt});
+    }
+    m_watch->on_mcp_status(std::move(pending));
+    const auto mcp = next_request_id("mcp");
+    send_control(mcp_status_request(mcp), mcp, ControlRequestKind::McpStatus);
+  }
+  // The context before the first turn and the model's window (the CLI counts it with count_tokens calls).
+  const auto usage = next_request_id("context");
+  send_control(get_context_usage_request(usage), usage, ControlRequestKind::GetContextUsage);
+}
+
+void ClaudeCodeAdapter::report_mcp_status(const nlohmann::json& response) {
+  const auto* listed = native::array_at(response, "mcpServers");
+  if (listed == nullptr) return;
+  McpStatusReport report;
+  for (const auto& server : m_mcp_servers) {
+    protocol::McpServerState state{server.name, server.transport, protocol::McpServerStatusKind::Pending, std::nullopt, std::nullopt};
+    for (const auto& entry : *listed) {
+      if (native::string_or_empty(entry, "name") != server.name) continue;
+      const auto status = native::string_or_empty(entry, "status");
+      state.status = mcp_state(status).value_or(protocol::McpServerStatusKind::Pending);
+      if (state.status == protocol::McpServerStatusKind::Failed) {
+        auto error = native::string_or_empty(entry, "error");
+        state.error = error.empty() ? "Claude Code reports the server " + status : error;
+      }
+      if (const auto* tools = native::array_at(entry, "tools")) state.tools = static_cast<std::int64_t>(tools->size());
+    }
+    report.servers.push_back(std::move(state));
+  }
+  m_watch->on_mcp_status(std::move(report));
 }
 
 void ClaudeCodeAdapter::on_permission_mode(const std::string& mode) { spdlog::debug("claude: permission mode is now {}", mode); }
@@ -255,23 +468,40 @@ void ClaudeCodeAdapter::on_control_result(const ControlResult& result) {
   if (result.kind == ControlRequestKind::Initialize && result.request_id == m_init_request_id) {
     if (result.ok) {
       if (auto models = offered_models(result.response); !models.empty()) m_watch->on_models(ModelsOffered{std::move(models)});
-      return m_cli.finish_start(std::nullopt);
+      if (const auto* commands = native::array_at(result.response, "commands")) m_watch->on_commands(CommandsOffered{offered_commands(*commands)});
+      m_cli.finish_start(std::nullopt);
+      if (m_cli.running()) after_initialize();
+      return;
     }
     m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, "Claude Code refused to start: " + result.error});
     m_cli.kill();
     return;
   }
   const std::string refusal = "Claude Code refused " + std::string(request_name(result.kind)) + ": " + result.error;
+  if (result.kind == ControlRequestKind::GetContextUsage || result.kind == ControlRequestKind::McpStatus) {
+    // Asked by the adapter for its own reports: a refusal costs the report, and is nobody's error.
+    if (!result.ok) return spdlog::debug("claude: {}", refusal);
+    if (result.kind == ControlRequestKind::McpStatus) return report_mcp_status(result.response);
+    const auto window = native::integer_at(result.response, "maxTokens");
+    const auto used = native::integer_at(result.response, "totalTokens");
+    if (window && *window > 0) m_translator->set_context_window(*window);
+    if (used) m_watch->on_usage(UsageUpdate{protocol::ContextUsage{*used, m_translator->context_window(), std::nullopt, std::nullopt, std::nullopt, std::nullopt}});
+    return;
+  }
   if (auto pending = m_pending_controls.find(result.request_id); pending != m_pending_controls.end()) {
     // A set_model or set_permission_mode the engine waits for: its caller hears the answer, and only it.
     PendingControl control = std::move(pending->second);
     m_pending_controls.erase(pending);
-    if (result.ok) return control.done(std::nullopt);
+    if (result.ok) return control.done(control.accept ? control.accept(result.response) : std::nullopt);
     if (result.kind == ControlRequestKind::SetModel) m_model = control.previous_model;
     return control.done(AdapterError{ErrorCode::Unsupported, refusal});
   }
   // Nobody waits for the others (an interrupt, the model a turn asked for): a refusal is the turn's news, once.
   if (!result.ok) m_watch->on_error(AgentErrorReport{refusal, /*recoverable=*/true});
+}
+
+void ClaudeCodeAdapter::on_compact_failed(const std::string& error) {
+  if (m_compact_done) m_compact_error = error;
 }
 
 void ClaudeCodeAdapter::on_unanswerable_request(const std::string& request_id, const std::string& subtype) {

@@ -56,6 +56,12 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   // Complete when the CLI answers the control request (a refusal is Unsupported with the CLI's reason).
   void set_model(const std::string& model, Completion done) override;
   void set_mode(const std::string& mode, Completion done) override;
+  // `effort`: the CLI's apply_flag_settings; completes with its answer and reports the options again.
+  void set_option(const std::string& option_id, const std::string& value, Completion done) override;
+  // rewind_conversation for each prompt from the last one back to the one the reference names.
+  void rewind(const std::string& native_turn_ref, Completion done) override;
+  // `/compact`, as a user types it; completes when its (turn-less) result comes.
+  void compact(Completion done) override;
   void stop() override;
 
   // ClaudeControlSink: what the translator tells the adapter alone.
@@ -63,6 +69,7 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   void on_permission_mode(const std::string& mode) override;
   void on_control_result(const ControlResult& result) override;
   void on_unanswerable_request(const std::string& request_id, const std::string& subtype) override;
+  void on_compact_failed(const std::string& error) override;
 
  private:
   // Forwards the translator's events to the engine, noticing the end of each turn on the way.
@@ -71,6 +78,8 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   struct PendingControl {
     Completion done;
     std::optional<std::string> previous_model;  // set_model: what m_model goes back to on a refusal
+    // Reads a successful answer's payload; an error it returns is what `done` hears instead of success.
+    std::function<std::optional<AdapterError>(const nlohmann::json& response)> accept{};
   };
 
   void write_line(const nlohmann::json& message);
@@ -79,7 +88,11 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   void fail_pending_controls(const std::string& reason);
   void on_process_exit(std::string reason, const std::string& stderr_tail);
   void write_prompt(const std::string& text, const std::vector<PreparedAttachment>& prepared);
-  void turn_ended(const TurnResult& result);
+  void turn_ended(TurnResult& result);
+  void after_initialize();
+  void report_mcp_status(const nlohmann::json& response);
+  void rewind_from_last(std::vector<std::string> prompts, Completion done);
+  void remove_mcp_config_file();
   bool starting() const { return m_cli.starting(); }
 
   boost::asio::io_context& m_io;
@@ -97,6 +110,15 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   bool m_turn_running = false;
   bool m_interrupt_sent = false;  // the running turn was interrupted by us
   bool m_stopped_reported = false;
+
+  std::string m_effort;  // the effort level in force (Claude Code's default until one is set)
+  std::vector<protocol::McpServer> m_mcp_servers;
+  std::optional<std::filesystem::path> m_mcp_config_file;  // removed once the CLI has read it
+  std::vector<std::pair<std::string, std::string>> m_mcp_seen;  // the states init last listed
+  std::string m_prompt_uuid;          // the running (or last) turn's prompt
+  std::vector<std::string> m_prompts;  // the conversation's prompts this process knows, oldest first
+  Completion m_compact_done;           // a /compact under way
+  std::optional<std::string> m_compact_error;  // why it failed, as the CLI said before its result
   // Async work (attachment reads) holds a weak_ptr to this, so an adapter destroyed meanwhile is left alone.
   std::shared_ptr<ClaudeCodeAdapter*> m_self;
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -13,7 +14,16 @@ namespace switchboard::adapters::claude {
 // AdapterListener instead.
 
 // The requests the adapter sends to the CLI. The translator needs the kind to interpret the answer.
-enum class ControlRequestKind { Initialize, Interrupt, SetPermissionMode, SetModel };
+enum class ControlRequestKind {
+  Initialize,
+  Interrupt,
+  SetPermissionMode,
+  SetModel,
+  GetContextUsage,     // the context's size and the model's window (it makes count_tokens calls)
+  McpStatus,           // the MCP servers' states, with the error of a failed one
+  ApplyFlagSettings,   // a setting changed for this session (the effort level)
+  RewindConversation,  // drops the last prompt and everything after it
+};
 
 // What an open `can_use_tool` request from the CLI stands for in our vocabulary.
 enum class ToolRequestKind {
@@ -40,6 +50,8 @@ struct ClaudeInit {
   std::string cwd;
   std::string version;
   std::vector<std::string> tools;
+  // The MCP servers and their state ("connected", "failed", "pending", "needs-auth", …), as init lists them.
+  std::vector<std::pair<std::string, std::string>> mcp_servers;
 };
 
 // The CLI's answer to a control request the adapter sent.
@@ -62,6 +74,9 @@ class ClaudeControlSink {
   // The CLI asked something the adapter cannot answer (hook_callback, mcp_message, elicitation, …). The adapter
   // must reply with ClaudeMessages' control_error(), or the CLI waits for the answer forever.
   virtual void on_unanswerable_request(const std::string& request_id, const std::string& subtype) = 0;
+  // A compaction the CLI refused or could not do ("Not enough messages to compact."): its turn-less result
+  // still says success.
+  virtual void on_compact_failed(const std::string& error) { static_cast<void>(error); }
 };
 
 }  // namespace switchboard::adapters::claude

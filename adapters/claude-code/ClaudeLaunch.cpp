@@ -19,6 +19,18 @@ std::vector<std::string> command_line(const LaunchOptions& options) {
     argv.push_back(*options.resume_session_id);
     // The new conversation's id reaches the session through system/init, as any other's does.
     if (options.fork_session) argv.push_back("--fork-session");
+    if (options.resume_session_at) {
+      argv.push_back("--resume-session-at");
+      argv.push_back(*options.resume_session_at);
+    }
+  }
+  if (options.effort) {
+    argv.push_back("--effort");
+    argv.push_back(*options.effort);
+  }
+  if (options.mcp_config_file) {
+    argv.push_back("--mcp-config");
+    argv.push_back(*options.mcp_config_file);
   }
   if (options.model) {
     argv.push_back("--model");
@@ -29,6 +41,22 @@ std::vector<std::string> command_line(const LaunchOptions& options) {
     argv.push_back(*options.permission_mode);
   }
   return argv;
+}
+
+nlohmann::json mcp_config(const std::vector<protocol::McpServer>& servers) {
+  nlohmann::json configured = nlohmann::json::object();
+  for (const auto& server : servers) {
+    nlohmann::json entry;
+    if (server.transport == protocol::McpTransport::Stdio) {
+      entry = {{"type", "stdio"}, {"command", server.command.value_or("")}, {"args", server.args.value_or(std::vector<std::string>{})}};
+      if (server.env && server.env->is_object()) entry["env"] = *server.env;
+    } else {
+      entry = {{"type", "http"}, {"url", server.url.value_or("")}};
+      if (server.headers && server.headers->is_object()) entry["headers"] = *server.headers;
+    }
+    configured[server.name] = std::move(entry);
+  }
+  return {{"mcpServers", std::move(configured)}};
 }
 
 std::optional<std::string> parse_version_output(std::string_view output) {

@@ -6,7 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/ChildEnvironment.h"
+#include "switchboard/protocol/generated/Types.h"
 
 namespace switchboard::adapters::claude {
 
@@ -20,6 +23,10 @@ struct LaunchOptions {
   std::optional<std::string> permission_mode;
   std::optional<std::string> resume_session_id;  // the CLI's own session id (system/init session_id)
   bool fork_session = false;  // continue a copy of resume_session_id under a new id (--fork-session)
+  // With resume_session_id: keep the conversation only up to and including the message with this uuid.
+  std::optional<std::string> resume_session_at;
+  std::optional<std::string> effort;           // --effort
+  std::optional<std::string> mcp_config_file;  // --mcp-config: a file holding mcp_config()'s JSON
   // --include-partial-messages: stream_event lines (text and thinking deltas) before each whole message. Without
   // it the CLI writes only whole messages, and answers a one-turn run measurably sooner (docs/performance.md).
   bool partial_messages = true;
@@ -28,6 +35,10 @@ struct LaunchOptions {
 // Duplex stream-json with permission prompts on stdio (and partial messages unless turned off), as the Agent
 // SDK runs it.
 std::vector<std::string> command_line(const LaunchOptions& options);
+
+// The MCP servers in Claude Code's own form: {"mcpServers": {name: {"type": "stdio", command, args, env} or
+// {"type": "http", url, headers}}}.
+nlohmann::json mcp_config(const std::vector<protocol::McpServer>& servers);
 
 // The version in what `claude --version` prints ("2.1.197 (Claude Code)" gives "2.1.197"; discovery runs it,
 // common/VersionProbe.h); none when the output is not a version.

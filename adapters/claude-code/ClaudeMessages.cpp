@@ -1,5 +1,6 @@
 #include "claude-code/ClaudeMessages.h"
 
+#include <algorithm>
 #include <array>
 
 #include "common/NativeJson.h"
@@ -29,7 +30,7 @@ nlohmann::json deny(const ToolRequest& request, std::string message) {
 
 }  // namespace
 
-nlohmann::json user_message(std::string_view text, const std::vector<PreparedAttachment>& attachments) {
+nlohmann::json user_message(std::string_view text, const std::vector<PreparedAttachment>& attachments, std::string_view uuid) {
   nlohmann::json content = nlohmann::json::array();
   std::string referenced;
   for (const auto& attachment : attachments) {
@@ -45,10 +46,12 @@ nlohmann::json user_message(std::string_view text, const std::vector<PreparedAtt
   if (!text.empty()) content.push_back({{"type", "text"}, {"text", text}});
   if (!referenced.empty()) content.push_back({{"type", "text"}, {"text", "Attached files (read them as needed):" + referenced}});
   if (content.empty()) content.push_back({{"type", "text"}, {"text", " "}});
-  return {{"type", "user"},
-          {"session_id", ""},
-          {"parent_tool_use_id", nullptr},
-          {"message", {{"role", "user"}, {"content", std::move(content)}}}};
+  nlohmann::json message{{"type", "user"},
+                         {"session_id", ""},
+                         {"parent_tool_use_id", nullptr},
+                         {"message", {{"role", "user"}, {"content", std::move(content)}}}};
+  if (!uuid.empty()) message["uuid"] = uuid;
+  return message;
 }
 
 nlohmann::json permission_response(const ToolRequest& request, const PermissionAnswer& answer) {
@@ -96,6 +99,60 @@ nlohmann::json set_permission_mode_request(std::string_view request_id, std::str
 
 nlohmann::json set_model_request(std::string_view request_id, std::string_view model) {
   return control_request(request_id, {{"subtype", "set_model"}, {"model", model}});
+}
+
+nlohmann::json get_context_usage_request(std::string_view request_id) {
+  return control_request(request_id, {{"subtype", "get_context_usage"}});
+}
+
+nlohmann::json mcp_status_request(std::string_view request_id) { return control_request(request_id, {{"subtype", "mcp_status"}}); }
+
+nlohmann::json set_effort_request(std::string_view request_id, std::string_view effort) {
+  return control_request(request_id, {{"subtype", "apply_flag_settings"}, {"settings", {{"effortLevel", effort}}}});
+}
+
+nlohmann::json rewind_conversation_request(std::string_view request_id, std::string_view prompt_uuid) {
+  return control_request(request_id, {{"subtype", "rewind_conversation"}, {"target_message_uuid", prompt_uuid}});
+}
+
+namespace {
+// clear starts another conversation under the session (its turns could no longer be forked or rewound; a new
+// session does this); heapdump writes the CLI's own memory to disk for its developers.
+constexpr std::array kLeftOutCommands{std::string_view("clear"), std::string_view("heapdump")};
+constexpr std::array kEffortLevels{std::string_view("low"), std::string_view("medium"), std::string_view("high"),
+                                   std::string_view("xhigh"), std::string_view("max")};
+}  // namespace
+
+std::vector<protocol::AgentCommand> offered_commands(const nlohmann::json& list) {
+  std::vector<protocol::AgentCommand> commands;
+  if (!list.is_array()) return commands;
+  for (const auto& entry : list) {
+    auto name = native::string_or_empty(entry, "name");
+    if (name.empty() || std::find(kLeftOutCommands.begin(), kLeftOutCommands.end(), name) != kLeftOutCommands.end()) continue;
+    protocol::AgentCommand command;
+    command.name = std::move(name);
+    if (auto description = native::string_at(entry, "description"); description && !description->empty()) command.description = std::move(*description);
+    if (auto hint = native::string_at(entry, "argumentHint"); hint && !hint->empty()) command.argument_hint = std::move(*hint);
+    commands.push_back(std::move(command));
+  }
+  return commands;
+}
+
+std::vector<std::string> effort_levels() { return {kEffortLevels.begin(), kEffortLevels.end()}; }
+
+bool is_effort_level(std::string_view effort) {
+  return std::find(kEffortLevels.begin(), kEffortLevels.end(), effort) != kEffortLevels.end();
+}
+
+std::vector<protocol::SessionOption> session_options(std::string_view current_effort) {
+  protocol::SessionOption effort;
+  effort.id = "effort";
+  effort.name = "Effort";
+  effort.description = "How much the model thinks and works before it answers (Claude Code's effort level)";
+  effort.kind = protocol::SessionOptionKind::Select;
+  for (const auto level : kEffortLevels) effort.values.push_back(protocol::SessionOptionValue{std::string(level), std::nullopt, std::nullopt});
+  effort.current_value = std::string(current_effort);
+  return {std::move(effort)};
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "claude-code/ClaudeMessages.h"
 #include "claude-code/ClaudePermissions.h"
 #include "common/NativeJson.h"
 
@@ -125,6 +126,12 @@ void ClaudeTranslator::on_system(const nlohmann::json& message) {
         if (tool.is_string()) init.tools.push_back(tool.get<std::string>());
       }
     }
+    if (const auto* servers = native::array_at(message, "mcp_servers")) {
+      for (const auto& server : *servers) {
+        auto name = native::string_or_empty(server, "name");
+        if (!name.empty()) init.mcp_servers.emplace_back(std::move(name), native::string_or_empty(server, "status"));
+      }
+    }
     if (init.session_id.empty()) return malformed("system/init without session_id", message);
     m_turn_active = true;
     if (!init.permission_mode.empty()) m_permission_mode = init.permission_mode;
@@ -141,6 +148,10 @@ void ClaudeTranslator::on_system(const nlohmann::json& message) {
     if (auto mode = native::string_at(message, "permissionMode"); mode && !mode->empty() && *mode != m_permission_mode) {
       m_permission_mode = *mode;
       m_control.on_permission_mode(*mode);
+    }
+    if (native::string_or_empty(message, "compact_result") == "failed") {
+      const auto why = native::string_or_empty(message, "compact_error");
+      m_control.on_compact_failed(why.empty() ? "no reason given" : why);
     }
     if (native::string_or_empty(message, "status") == "compacting") {
       AgentStatus status;
@@ -181,6 +192,13 @@ void ClaudeTranslator::on_system(const nlohmann::json& message) {
     status.message = std::move(text);
     report_status(std::move(status));
     m_status_raised = false;  // compacted is a final word, not something that is still going on
+    return;
+  }
+  if (subtype == "commands_changed") {
+    // The commands changed (skills reloaded, an MCP server's prompts arrived): the whole list again.
+    const auto* commands = native::array_at(message, "commands");
+    if (commands == nullptr) return malformed("commands_changed without commands", message);
+    m_events.on_commands(CommandsOffered{offered_commands(*commands)});
     return;
   }
   if (one_of(kDroppedSystemSubtypes, subtype)) {
@@ -276,7 +294,74 @@ void ClaudeTranslator::on_assistant(const nlohmann::json& message) {
     return;
   }
   clear_status();
-  report_assistant_content(*body, parent_of(message), m_numbering, m_events);
+  const auto parent = parent_of(message);
+  if (const auto* content = native::array_at(*body, "content")) {
+    for (const auto& block : *content) {
+      if (native::string_or_empty(block, "type") != "tool_use") continue;
+      const auto* input = native::object_at(block, "input");
+      m_plan.tool_called(native::string_or_empty(block, "id"), native::string_or_empty(block, "name"),
+                         input != nullptr ? *input : nlohmann::json::object());
+    }
+  }
+  if (!parent) {
+    // A sub-agent's requests fill its own context, not the session's.
+    remember_uuid(message);
+    report_context(*body);
+  }
+  report_assistant_content(*body, parent, m_numbering, m_events);
+}
+
+void ClaudeTranslator::remember_uuid(const nlohmann::json& message) {
+  if (auto uuid = native::string_at(message, "uuid"); uuid && !uuid->empty()) m_last_message_uuid = std::move(*uuid);
+}
+
+void ClaudeTranslator::report_context(const nlohmann::json& body) {
+  // Every content block of one API message comes as its own line with the same usage: one report per message.
+  const std::string id = native::string_or_empty(body, "id");
+  if (id.empty() || id == m_context_message_id) return;
+  const auto* usage = native::object_at(body, "usage");
+  if (usage == nullptr) return;
+  const auto prompt = native::integer_at(*usage, "input_tokens").value_or(0) +
+                      native::integer_at(*usage, "cache_creation_input_tokens").value_or(0) +
+                      native::integer_at(*usage, "cache_read_input_tokens").value_or(0);
+  if (prompt <= 0) return;
+  m_context_message_id = id;
+  protocol::ContextUsage context = m_context.value_or(protocol::ContextUsage{});
+  context.used_tokens = prompt;
+  context.window_tokens = m_context_window;
+  m_context = context;
+  m_events.on_usage(UsageUpdate{std::move(context)});
+}
+
+void ClaudeTranslator::report_turn_usage(const nlohmann::json& result) {
+  const auto* models = native::object_at(result, "modelUsage");
+  if (models == nullptr || models->empty()) return;
+  protocol::ContextUsage context = m_context.value_or(protocol::ContextUsage{});
+  std::int64_t input = 0;
+  std::int64_t output = 0;
+  std::int64_t cache_read = 0;
+  double cost = 0;
+  bool costed = false;
+  for (const auto& [name, usage] : models->items()) {
+    if (!usage.is_object()) continue;
+    input += native::integer_at(usage, "inputTokens").value_or(0) + native::integer_at(usage, "cacheCreationInputTokens").value_or(0);
+    output += native::integer_at(usage, "outputTokens").value_or(0);
+    cache_read += native::integer_at(usage, "cacheReadInputTokens").value_or(0);
+    if (auto spent = native::number_at(usage, "costUSD"); spent && std::isfinite(*spent)) {
+      cost += *spent;
+      costed = true;
+    }
+    // The window of the model the session runs (init names it, "[1m]" suffix and all), else of the one used.
+    const auto window = native::integer_at(usage, "contextWindow");
+    if (window && *window > 0 && (!m_context_window || (m_init && name == m_init->model))) m_context_window = window;
+  }
+  context.window_tokens = m_context_window;
+  context.input_tokens = input;
+  context.output_tokens = output;
+  context.cache_read_tokens = cache_read;
+  if (costed) context.cost_usd = cost;
+  m_context = context;
+  m_events.on_usage(UsageUpdate{std::move(context)});
 }
 
 void ClaudeTranslator::on_user(const nlohmann::json& message) {
@@ -285,7 +370,26 @@ void ClaudeTranslator::on_user(const nlohmann::json& message) {
   m_turn_active = true;
   // Replays of our own prompts, the interrupt markers, a compaction summary and a sub-agent's prompt are all user
   // text: the engine already published the prompt, and the others are not something a user said.
-  if (native::bool_or(message, "isReplay", false) || report_tool_results(*body, m_events) == 0) m_lines.dropped();
+  if (native::bool_or(message, "isReplay", false)) {
+    m_lines.dropped();
+    return;
+  }
+  if (report_tool_results(*body, m_events) == 0) {
+    m_lines.dropped();
+    return;
+  }
+  if (!parent_of(message)) remember_uuid(message);
+  const auto* structured = native::member(message, "tool_use_result");
+  const nlohmann::json none;
+  bool plan_changed = false;
+  if (const auto* content = native::array_at(*body, "content")) {
+    for (const auto& block : *content) {
+      if (native::string_or_empty(block, "type") != "tool_result") continue;
+      plan_changed |= m_plan.tool_finished(native::string_or_empty(block, "tool_use_id"), native::bool_or(block, "is_error", false),
+                                           structured != nullptr ? *structured : none);
+    }
+  }
+  if (plan_changed) m_events.on_plan(PlanUpdate{m_plan.entries()});
 }
 
 void ClaudeTranslator::on_result(const nlohmann::json& message) {
@@ -316,6 +420,7 @@ void ClaudeTranslator::on_result(const nlohmann::json& message) {
     result.stop_reason = stop_reason_from(native::string_or_empty(message, "stop_reason"));
     result.text = native::string_or_empty(message, "result");
   }
+  report_turn_usage(message);
   end_of_turn();
   m_events.on_turn_end(std::move(result));
 }

@@ -10,6 +10,7 @@
 
 #include "claude-code/ClaudeContent.h"
 #include "claude-code/ClaudeControl.h"
+#include "claude-code/ClaudePlan.h"
 #include "claude-code/ClaudeStreamDelta.h"
 #include "common/LineStats.h"
 #include "switchboard/adapters/AgentAdapter.h"
@@ -55,6 +56,13 @@ class ClaudeTranslator {
   // The last system/init, if any.
   const std::optional<ClaudeInit>& init() const { return m_init; }
   const std::string& permission_mode() const { return m_permission_mode; }
+  // The uuid of the last message of the main conversation (an assistant or user line outside sub-agents): what
+  // --resume-session-at takes to keep the conversation up to here. Empty before the first.
+  const std::string& last_message_uuid() const { return m_last_message_uuid; }
+  // The model's context window, when the adapter learnt it another way (get_context_usage); later usage
+  // updates carry it. A turn's result (modelUsage.contextWindow) replaces it.
+  void set_context_window(std::int64_t tokens) { m_context_window = tokens; }
+  const std::optional<std::int64_t>& context_window() const { return m_context_window; }
 
  private:
   // The message a stream_event sequence is building. Sub-agents stream under their own parent tool call, so
@@ -74,6 +82,11 @@ class ClaudeTranslator {
   void on_control_request(const nlohmann::json& message);
   void on_control_response(const nlohmann::json& message);
   void on_control_cancel(const nlohmann::json& message);
+  // Context usage as of the model request an assistant line answers (once per API message).
+  void report_context(const nlohmann::json& body);
+  // Context usage at the end of a turn: the window and the process's cost and token totals (modelUsage).
+  void report_turn_usage(const nlohmann::json& result);
+  void remember_uuid(const nlohmann::json& message);
 
   void report_status(AgentStatus status);
   void clear_status();
@@ -100,6 +113,12 @@ class ClaudeTranslator {
   bool m_interrupt_requested = false;  // since the last result
   bool m_status_raised = false;        // a retrying/compacting status is showing and needs clearing
   double m_cost_reported_usd = 0;      // total_cost_usd of the last result (the CLI reports a process total)
+
+  ClaudePlan m_plan;
+  std::optional<std::int64_t> m_context_window;
+  std::optional<protocol::ContextUsage> m_context;  // the last usage reported
+  std::string m_context_message_id;                 // the API message it was read from
+  std::string m_last_message_uuid;
 };
 
 }  // namespace switchboard::adapters::claude
