@@ -565,7 +565,7 @@ TEST_CASE("pi e2e: a fork at a turn carries the conversation up to that turn and
 TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the next model request", "[e2e][pi][rewind]") {
   const auto& profile = pi_controls();
   e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0), profile.text("three", 1, 0),
-                                              profile.text("after the rewind", 1, 0)}));
+                                              profile.text("after the rewind", 1, 0), profile.text("after the restart", 1, 0)}));
   if (!world.ready()) return;
   world.start_daemon();
   const auto id = world.create_session();
@@ -587,6 +587,13 @@ TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the ne
   CHECK(sent.find("\"three\"") == std::string::npos);
   CHECK(sent.find("delta prompt") != std::string::npos);
   CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+
+  // The session resumes the Pi session the rewind left it in, after a daemon restart too.
+  world.restart();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "epsilon prompt"}})["result"]["text"] == "after the restart");
+  const std::string resumed = conversation_of(world.mock->message_requests().back());
+  CHECK(resumed.find("delta prompt") != std::string::npos);
+  CHECK(resumed.find("beta prompt") == std::string::npos);
 }
 
 TEST_CASE("pi e2e: compact asks Pi to summarize the conversation, with compacting and compacted statuses", "[e2e][pi][compact]") {
