@@ -53,6 +53,9 @@ CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listene
   m_translator->on_skills_changed([this] {
     if (m_cli.running() && !m_translator->thread_id().empty()) list_skills();
   });
+  m_translator->on_other_turn_completed([this] {
+    if (auto done = std::exchange(m_compacting, nullptr)) done(std::nullopt);
+  });
 }
 
 // The CliProcess kills the process group if it still runs: an adapter never leaves a CLI behind.
@@ -339,8 +342,16 @@ void CodexAdapter::rewind(const std::string& native_turn_ref, Completion done) {
 }
 
 void CodexAdapter::compact(Completion done) {
+  if (m_compacting) return done(AdapterError{ErrorCode::SessionBusy, "Codex is compacting the thread already"});
+  if (!m_cli.running() || m_translator->thread_id().empty()) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
+  // Codex runs the compaction as a turn of its own; that turn's end completes this (it may come before the
+  // answer to the request).
+  m_compacting = std::move(done);
   thread_request("thread/compact/start", {{"threadId", m_translator->thread_id()}}, "compact the thread", ErrorCode::AgentUnavailable,
-                 std::move(done));
+                 [this](std::optional<AdapterError> error) {
+                   if (!error) return;
+                   if (auto refused = std::exchange(m_compacting, nullptr)) refused(std::move(error));
+                 });
 }
 
 void CodexAdapter::stop() {
@@ -358,6 +369,7 @@ void CodexAdapter::on_process_exit(const std::string& reason) {
   m_turn_running = false;
   // What is still unanswered fails; those handlers leave the start and the turn to what follows.
   m_rpc.close(reason);
+  if (auto done = std::exchange(m_compacting, nullptr)) done(AdapterError{ErrorCode::AgentUnavailable, reason});
   if (m_cli.starting()) return m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
   if (m_stopped_reported) return;
   m_stopped_reported = true;

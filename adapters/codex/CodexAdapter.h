@@ -56,7 +56,8 @@ class CodexAdapter final : public AgentAdapter {
   void set_option(const std::string& option_id, const std::string& value, Completion done) override;
   // thread/revert: Codex drops the turn and every later one from the thread's history (not the files they changed).
   void rewind(const std::string& native_turn_ref, Completion done) override;
-  // thread/compact/start: Codex summarizes the thread in a turn of its own; done once Codex has accepted it.
+  // thread/compact/start: Codex summarizes the thread in a turn of its own; done once that turn has ended, so that
+  // the next prompt is not taken as input to it.
   void compact(Completion done) override;
   void stop() override;
 
@@ -99,6 +100,7 @@ class CodexAdapter final : public AgentAdapter {
   std::optional<nlohmann::json> m_model_list;      // model/list's answer, for the efforts each model takes
   bool m_model_list_done = false;                  // model/list answered (or refused)
   std::map<std::string, std::string> m_skill_paths;  // offered skill name → its SKILL.md
+  Completion m_compacting;                         // compact()'s, until Codex's compaction turn ends
   bool m_turn_running = false;
   bool m_interrupt_wanted = false;  // cancel() before the turn's id was known
   bool m_cancel_requested = false;  // cancel() during the running turn

@@ -37,8 +37,8 @@ std::optional<ThreadPolicy> policy_for_mode(std::string_view mode) {
 }
 
 nlohmann::json thread_config(const std::vector<protocol::McpServer>& mcp_servers) {
-  // An empty table turns the tool on with its defaults (`true` is not taken).
-  nlohmann::json config = {{"tools", {{"update_plan", nlohmann::json::object()}}}};
+  // Codex 0.171.0 offers update_plan only when configured so (`true` is refused, an empty table leaves it off).
+  nlohmann::json config = {{"tools", {{"update_plan", {{"enabled", true}}}}}};
   if (mcp_servers.empty()) return config;
   nlohmann::json servers = nlohmann::json::object();
   for (const auto& server : mcp_servers) {
@@ -54,6 +54,9 @@ nlohmann::json thread_config(const std::vector<protocol::McpServer>& mcp_servers
     servers[server.name] = std::move(entry);
   }
   config["mcp_servers"] = std::move(servers);
+  // A turn waits this long for the session's servers still starting, so that their tools are there from the first
+  // turn on (without it, a server slower than the thread's start is missing from the first request).
+  config["mcp_optional_startup_grace_ms"] = kMcpStartupGraceMs;
   return config;
 }
 

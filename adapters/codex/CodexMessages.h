@@ -48,6 +48,7 @@ struct ThreadOptions {
 // tool, which Codex offers only when configured (its plans are what the adapter reports as the session's plan),
 // and the session's MCP servers in Codex's own form (stdio: command, args, env; HTTP: url, http_headers).
 nlohmann::json thread_config(const std::vector<protocol::McpServer>& mcp_servers);
+inline constexpr int kMcpStartupGraceMs = 30000;
 
 nlohmann::json initialize_params(std::string_view client_name, std::string_view client_version);
 // model/list asks for one page of this many models: more than any catalogue Codex ships; the rest would be lost.

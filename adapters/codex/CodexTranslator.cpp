@@ -247,8 +247,9 @@ void CodexTranslator::on_notification(const std::string& method, const nlohmann:
   if (method == "turn/started") {
     const auto* turn = native::object_at(params, "turn");
     if (turn == nullptr) return malformed("turn/started without turn", params);
+    // A turn the adapter did not ask for (thread/compact/start runs one) is not the session's turn.
+    if (!m_turn_active) return m_lines.dropped();
     m_turn_id = native::string_or_empty(*turn, "id");
-    m_turn_active = true;
     return;
   }
   if (method == "turn/completed") return on_turn_completed(params);
@@ -503,7 +504,9 @@ void CodexTranslator::on_turn_completed(const nlohmann::json& params) {
   if (turn == nullptr) return malformed("turn/completed without turn", params);
   const std::string id = native::string_or_empty(*turn, "id");
   if (!m_turn_active || (!m_turn_id.empty() && !id.empty() && id != m_turn_id)) {
-    // Not the turn we run (a sub-agent's, or one that ended already).
+    // Not the turn we run: a compaction's, a sub-agent's, or one that ended already.
+    const std::string thread = native::string_or_empty(params, "threadId");
+    if (!m_turn_active && m_other_turn_completed && (thread.empty() || thread == m_thread_id)) return m_other_turn_completed();
     return unknown("turn/completed for turn " + id);
   }
   const std::string status = native::string_or_empty(*turn, "status");

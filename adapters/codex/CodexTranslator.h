@@ -51,6 +51,8 @@ class CodexTranslator {
   void watch_mcp_servers(const std::vector<protocol::McpServer>& servers);
   // Called when Codex says its skills changed (skills/changed), so that the adapter lists them again.
   void on_skills_changed(std::function<void()> callback) { m_skills_changed = std::move(callback); }
+  // Called when a turn the adapter did not start ends (thread/compact/start runs one).
+  void on_other_turn_completed(std::function<void()> callback) { m_other_turn_completed = std::move(callback); }
 
   // The reply to the open approval request with this native id, which is forgotten: each is answered once. None
   // when the id is unknown, already answered, resolved by Codex meanwhile (serverRequest/resolved), or its turn
@@ -91,6 +93,7 @@ class CodexTranslator {
   std::set<std::string> m_open_tools;                   // tool items started and not completed
   std::vector<protocol::McpServerState> m_mcp_servers;  // the thread's MCP servers, as last reported
   std::function<void()> m_skills_changed;
+  std::function<void()> m_other_turn_completed;
 
   // The running turn.
   bool m_turn_active = false;

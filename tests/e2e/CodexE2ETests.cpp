@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -10,6 +14,7 @@
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
+#include "support/SourceTree.h"
 
 // End to end with the real Codex CLI (`codex app-server`): the shared scenarios (Conformance.h) with Codex's
 // profile. The daemon is pointed at the project's OpenAI Responses mock through SWITCHBOARD_CODEX_BASE_URL, so it
@@ -157,6 +162,306 @@ TEST_CASE("codex e2e: switchboard acp attached to serve: a session loaded while 
 
 TEST_CASE("codex e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][codex][acp-server]") {
   e2e::scenario_acp_attached_permission_answered_elsewhere(codex());
+}
+
+// ---- Controls (plans, usage, commands, effort, MCP servers; fork, rewind, compact) ------------------------------
+
+// The JSON of one Responses request's whole `input` (what the model was sent).
+std::string conversation_of(const Json& request) { return request["body"]["input"].dump(); }
+
+std::vector<Json> events_of(const e2e::AgentWorld& world, const std::string& type, const std::string& session) {
+  std::vector<Json> found;
+  for (const auto& event : world.client->events()) {
+    if (event.value("type", "") == type && event.value("sessionId", "") == session) found.push_back(event);
+  }
+  return found;
+}
+
+std::string turn_of(const Json& sent) { return sent["result"].value("turnId", ""); }
+
+// A reply calling Codex's update_plan tool with these steps (status: pending, in_progress, completed).
+Json update_plan(const Json& steps) { return Json{{"function_call", {{"name", "update_plan"}, {"arguments", {{"plan", steps}}}}}}; }
+
+TEST_CASE("codex e2e: agents.list says Codex has every control", "[e2e][codex][controls]") {
+  e2e::AgentWorld world(codex(), Json::array());
+  if (!world.ready()) return;
+  world.start_daemon();
+  Json entry;
+  // Discovery probes the CLI in the background: agents.list has the agent once it is done.
+  REQUIRE(switchboard::testing::eventually([&] {
+    auto agents = world.client->call("agents.list");
+    for (const auto& agent : agents["result"]["agents"]) {
+      if (agent.value("agent", "") == "codex" && agent.contains("capabilities")) entry = agent;
+    }
+    return entry.is_object();
+  }, e2e::kCliPatience, std::chrono::milliseconds(100)));
+  for (const char* name : {"plans", "contextUsage", "commands", "options", "mcp", "fork", "rewind", "compact"}) {
+    INFO(name);
+    CHECK(entry["capabilities"][name] == true);
+  }
+}
+
+TEST_CASE("codex e2e: controls: a plan created then updated arrives whole twice, usage rises with Codex's window, and an effort change reaches the next request", "[e2e][codex][controls]") {
+  const auto& profile = codex();
+  // The second plan comes after the first one's output; the turn's answer after the second's.
+  const Json turns = Json::array(
+      {update_plan({{{"step", "Read the code"}, {"status", "in_progress"}}, {{"step", "Fix it"}, {"status", "pending"}}}),
+       Json{{"match", {{"last_input_is_tool_output", true}}},
+            {"function_call", {{"name", "update_plan"}, {"arguments", {{"plan", {{{"step", "Read the code"}, {"status", "completed"}},
+                                                                                  {{"step", "Fix it"}, {"status", "in_progress"}}}}}}}}},
+       profile.after_tool_output("Planned."), profile.text("high effort", 1, 0)});
+  e2e::AgentWorld world(profile, turns);
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session("full-access");
+  const auto planned = world.client->call("session.send", {{"sessionId", id}, {"text", "make a plan"}});
+  INFO(planned.dump() << "\n" << world.transcript());
+  REQUIRE(planned["result"]["text"] == "Planned.");
+  const std::string turn = turn_of(planned);
+
+  const auto plans = events_of(world, "plan.updated", id);
+  REQUIRE(plans.size() == 2);
+  const auto& first = plans[0]["data"]["entries"];
+  REQUIRE(first.size() == 2);
+  CHECK(first[0] == Json{{"content", "Read the code"}, {"status", "in_progress"}});
+  CHECK(first[1] == Json{{"content", "Fix it"}, {"status", "pending"}});
+  const auto& second = plans[1]["data"]["entries"];
+  REQUIRE(second.size() == 2);
+  CHECK(second[0]["status"] == "completed");
+  CHECK(second[1]["status"] == "in_progress");
+  const auto info = world.client->call("session.get", {{"sessionId", id}});
+  CHECK(info["result"]["session"]["plan"] == second);
+
+  // One usage report per model request of the turn (three), each the context as that request left it.
+  std::vector<std::int64_t> used;
+  for (const auto& event : events_of(world, "usage.updated", id)) {
+    if (event["data"].value("turnId", "") != turn) continue;
+    // Codex's window for a model its catalogue does not know (the mock's): its fallback metadata's
+    // 272,000 tokens, of which it counts 95% usable.
+    CHECK(event["data"]["usage"]["windowTokens"] == 258400);
+    used.push_back(event["data"]["usage"]["usedTokens"].get<std::int64_t>());
+  }
+  REQUIRE(used.size() == 3);
+  CHECK(std::is_sorted(used.begin(), used.end()));
+  CHECK(used.back() > used.front());
+
+  // The effort option, from Codex's model catalogue; the mock's model has no effort of its own, so none is sent.
+  Json effort;
+  REQUIRE(switchboard::testing::eventually([&] {
+    const auto got = world.client->call("session.get", {{"sessionId", id}});
+    for (const auto& option : got["result"]["session"].value("options", Json::array())) {
+      if (option["id"] == "effort") effort = option;
+    }
+    return effort.is_object();
+  }, e2e::kCliPatience, std::chrono::milliseconds(100)));
+  CHECK(effort["values"].dump().find("\"high\"") != std::string::npos);
+  auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 3);
+  CHECK_FALSE(requests.back()["body"]["reasoning"].contains("effort"));
+
+  const auto set = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "high"}});
+  INFO(set.dump());
+  REQUIRE(set.contains("result"));
+  const auto bad = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "enormous"}});
+  CHECK(bad["error"]["code"] == -32602);
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "think harder"}})["result"]["text"] == "high effort");
+  requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 4);
+  CHECK(requests.back()["body"]["reasoning"]["effort"] == "high");
+  for (const auto& option : world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["options"]) {
+    if (option["id"] == "effort") CHECK(option["currentValue"] == "high");
+  }
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+TEST_CASE("codex e2e: controls: Codex's skills are the commands, and /name runs the skill, not a prompt", "[e2e][codex][controls]") {
+  const auto& profile = codex();
+  e2e::AgentWorld world(profile, Json::array({profile.text("hello", 1, 0), profile.text("skill ran", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "hello"}})["result"]["text"] == "hello");
+  std::size_t at = 0;
+  const auto commands = world.client->wait_event([&](const Json& e) { return e.value("type", "") == "commands.updated" && e.value("sessionId", "") == id; }, at);
+  INFO(world.transcript());
+  REQUIRE_FALSE(commands.is_null());
+  REQUIRE_FALSE(commands["data"]["commands"].empty());
+  const std::string name = commands["data"]["commands"][0]["name"];
+  CHECK_FALSE(commands["data"]["commands"][0].value("description", "").empty());
+
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "/" + name + " for the footer"}})["result"]["text"] == "skill ran");
+  const auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 2);
+  const std::string sent = conversation_of(requests.back());
+  // Codex's own skill mention: the prompt names it with `$`, and the skill's instructions come with it.
+  CHECK(sent.find("$" + name + " for the footer") != std::string::npos);
+  CHECK(sent.find("<skill>\\n<name>" + name + "</name>") != std::string::npos);
+  CHECK(sent.find("/" + name + " for the footer") == std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+// The pids the test MCP server wrote, one a line.
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::ifstream in(file);
+  pid_t pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+bool all_gone(const std::vector<pid_t>& pids) {
+  return std::none_of(pids.begin(), pids.end(), [](pid_t pid) { return ::kill(pid, 0) == 0; });
+}
+
+Json mcp_server(const fs::path& pids, const fs::path& environment) {
+  return Json{{"name", "echoer"}, {"transport", "stdio"}, {"command", "python3"},
+              {"args", {switchboard::testing::source_path("tests/support/mcp_stdio_server.py"), "--tool", "shout",
+                        "--pid-file", pids.string(), "--env-file", environment.string()}},
+              {"env", {{"ECHO_GREETING", "hi"}}}};
+}
+
+TEST_CASE("codex e2e: an MCP server's tool reaches the model, its status is reported, and its process ends with the session and with the daemon", "[e2e][codex][mcp]") {
+  const auto& profile = codex();
+  e2e::AgentWorld world(profile, Json::array({profile.text("tools seen", 1, 0), profile.text("second", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const auto environment = world.tmp.path() / "mcp-env.json";
+  const auto created = world.client->call("session.create", {{"agent", "codex"}, {"cwd", world.work.string()},
+                                                             {"mcpServers", {mcp_server(pids, environment)}}});
+  INFO(created.dump());
+  REQUIRE(created.contains("result"));
+  const std::string id = created["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "which tools?"}})["result"]["text"] == "tools seen");
+  INFO(world.transcript());
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  // Codex offers an MCP server's tools in a namespace named after the server.
+  const std::string tools = requests.front()["body"]["tools"].dump();
+  CHECK(tools.find("\"mcp__echoer\"") != std::string::npos);
+  CHECK(tools.find("\"shout\"") != std::string::npos);
+
+  Json connected;
+  REQUIRE(switchboard::testing::eventually([&] {
+    for (const auto& event : events_of(world, "mcp.status", id)) {
+      if (event["data"]["servers"].size() == 1 && event["data"]["servers"][0]["status"] == "connected") connected = event;
+    }
+    return connected.is_object();
+  }, e2e::kCliPatience, std::chrono::milliseconds(100)));
+  CHECK(connected["data"]["servers"][0]["name"] == "echoer");
+  CHECK(connected["data"]["servers"][0]["transport"] == "stdio");
+
+  // The server got its own variable and nothing of the daemon's.
+  const auto seen = Json::parse(std::ifstream(environment), nullptr, false);
+  REQUIRE(seen.is_object());
+  CHECK(seen.value("ECHO_GREETING", "") == "hi");
+  for (const auto& [name, value] : seen.items()) CHECK(name.rfind("SWITCHBOARD_", 0) != 0);
+
+  const auto first = pids_in(pids);
+  REQUIRE_FALSE(first.empty());
+  REQUIRE(world.client->call("session.delete", {{"sessionId", id}}).contains("result"));
+  CHECK(switchboard::testing::eventually([&] { return all_gone(first); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+
+  // A second session's server ends with the daemon.
+  const auto again = world.client->call("session.create", {{"agent", "codex"}, {"cwd", world.work.string()},
+                                                           {"mcpServers", {mcp_server(pids, environment)}}});
+  REQUIRE(again.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", again["result"]["session"]["sessionId"]}, {"text", "again"}})["result"]["text"] == "second");
+  const auto both = pids_in(pids);
+  REQUIRE(both.size() > first.size());
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+  world.restart();
+  CHECK(switchboard::testing::eventually([&] { return all_gone(both); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+}
+
+TEST_CASE("codex e2e: a fork at a turn carries the conversation up to that turn and nothing after it, and both sessions answer", "[e2e][codex][fork]") {
+  const auto& profile = codex();
+  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0),
+                                              profile.text("forked answer", 1, 0), profile.text("original answer", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  const auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
+  REQUIRE(first["result"]["text"] == "one");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
+
+  const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turn_of(first)}});
+  INFO(forked.dump() << "\n" << world.transcript());
+  REQUIRE(forked.contains("result"));
+  const std::string fork_id = forked["result"]["session"]["sessionId"];
+  CHECK(forked["result"]["session"]["forkedFrom"]["sessionId"] == id);
+  REQUIRE(world.client->call("session.send", {{"sessionId", fork_id}, {"text", "gamma prompt"}})["result"]["text"] == "forked answer");
+  auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 3);
+  const std::string sent = conversation_of(requests.back());
+  CHECK(sent.find("alpha prompt") != std::string::npos);
+  CHECK(sent.find("\"one\"") != std::string::npos);
+  CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("\"two\"") == std::string::npos);
+  CHECK(sent.find("gamma prompt") != std::string::npos);
+
+  // The original goes on with its whole conversation, and none of the fork's.
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "original answer");
+  requests = world.mock->message_requests();
+  const std::string original = conversation_of(requests.back());
+  CHECK(original.find("beta prompt") != std::string::npos);
+  CHECK(original.find("gamma prompt") == std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+TEST_CASE("codex e2e: a rewind past a turn drops it and every later one from the next model request", "[e2e][codex][rewind]") {
+  const auto& profile = codex();
+  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0), profile.text("three", 1, 0),
+                                              profile.text("after the rewind", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}})["result"]["text"] == "one");
+  const auto second = world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}});
+  REQUIRE(second["result"]["text"] == "two");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "gamma prompt"}})["result"]["text"] == "three");
+
+  const auto rewound = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", turn_of(second)}, {"conversation", true}});
+  INFO(rewound.dump() << "\n" << world.transcript());
+  REQUIRE(rewound.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "after the rewind");
+  const auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 4);
+  const std::string sent = conversation_of(requests.back());
+  CHECK(sent.find("alpha prompt") != std::string::npos);
+  CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("gamma prompt") == std::string::npos);
+  CHECK(sent.find("\"three\"") == std::string::npos);
+  CHECK(sent.find("delta prompt") != std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+TEST_CASE("codex e2e: compact makes Codex summarize the thread, with compacting and compacted statuses, and the next request carries the summary", "[e2e][codex][compact]") {
+  const auto& profile = codex();
+  // Codex's summary request is told apart by its prompt and answered by a rule, which takes no scripted turn.
+  const Json summary = Json::array({Json{{"match", {{"input_contains", "CONTEXT CHECKPOINT COMPACTION"}}},
+                                         {"reply", {{"text", "summarized by the mock"}}}}});
+  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("after compaction", 1, 0)}), false, summary);
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}})["result"]["text"] == "one");
+  const auto compacted = world.client->call("session.compact", {{"sessionId", id}});
+  INFO(compacted.dump() << "\n" << world.transcript());
+  REQUIRE(compacted.contains("result"));
+  auto requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 2);
+  CHECK(conversation_of(requests[1]).find("CONTEXT CHECKPOINT COMPACTION") != std::string::npos);
+  CHECK(conversation_of(requests[1]).find("alpha prompt") != std::string::npos);
+  std::vector<std::string> statuses;
+  for (const auto& event : events_of(world, "agent.status", id)) statuses.push_back(event["data"].value("status", ""));
+  CHECK(std::find(statuses.begin(), statuses.end(), "compacting") != statuses.end());
+  CHECK(std::find(statuses.begin(), statuses.end(), "compacted") != statuses.end());
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "gamma prompt"}})["result"]["text"] == "after compaction");
+  requests = world.mock->message_requests();
+  REQUIRE(requests.size() == 3);
+  CHECK(conversation_of(requests.back()).find("summarized by the mock") != std::string::npos);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
 }
 
 }  // namespace codex_e2e_tests

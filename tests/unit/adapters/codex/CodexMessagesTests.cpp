@@ -29,12 +29,12 @@ TEST_CASE("Codex request params are always objects and carry the thread's policy
   options.cwd = "/srv/repo";
   options.policy = *policy_for_mode("untrusted");
   CHECK(thread_params(options) == Json::parse(R"({"cwd":"/srv/repo","approvalPolicy":"untrusted","sandbox":"workspace-write",
-                                                   "config":{"tools":{"update_plan":{}}}})"));
+                                                   "config":{"tools":{"update_plan":{"enabled":true}}}})"));
   CHECK(thread_params(ThreadOptions{}).is_object());
 
   options.model = "gpt-5.5";
   CHECK(reopen_thread_params("thr", options) == Json::parse(R"({"threadId":"thr","excludeTurns":true,"cwd":"/srv/repo","approvalPolicy":"untrusted",
-                                                                "sandbox":"workspace-write","model":"gpt-5.5","config":{"tools":{"update_plan":{}}}})"));
+                                                                "sandbox":"workspace-write","model":"gpt-5.5","config":{"tools":{"update_plan":{"enabled":true}}}})"));
   CHECK(fork_thread_params("thr", options, std::nullopt) == reopen_thread_params("thr", options));
   CHECK(fork_thread_params("thr", options, std::string("turn-2"))["lastTurnId"] == "turn-2");
 
@@ -61,9 +61,10 @@ TEST_CASE("Codex MCP servers go into the thread's config in Codex's own form", "
   http.transport = protocol::McpTransport::Http;
   http.url = "http://127.0.0.1:9/mcp";
   http.headers = Json{{"Authorization", "Bearer x"}};
-  CHECK(thread_config({stdio, http}) == Json::parse(R"({"tools":{"update_plan":{}},"mcp_servers":{
+  CHECK(thread_config({stdio, http}) == Json::parse(R"({"tools":{"update_plan":{"enabled":true}},"mcp_servers":{
       "echo":{"command":"python3","args":["server.py","--flag"],"env":{"TOKEN":"t"}},
-      "remote":{"url":"http://127.0.0.1:9/mcp","http_headers":{"Authorization":"Bearer x"}}}})"));
+      "remote":{"url":"http://127.0.0.1:9/mcp","http_headers":{"Authorization":"Bearer x"}}},
+      "mcp_optional_startup_grace_ms":30000})"));
 }
 
 TEST_CASE("Codex skills become commands and a skill turn names the skill as Codex's composer does", "[codex]") {

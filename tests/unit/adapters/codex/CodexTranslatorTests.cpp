@@ -509,6 +509,23 @@ TEST_CASE("Codex's turn id is the turn's native reference", "[codex]") {
   CHECK(h.sink.turns[0].native_turn_ref == "turn-9");
 }
 
+TEST_CASE("Codex's compaction turn is not the session's: its end is reported to the adapter, not as a turn", "[codex]") {
+  Harness h;
+  h.send("thread/start", nlohmann::json::object());
+  h.feed({{"id", 1}, {"result", {{"thread", {{"id", "t"}}}}}});
+  int others = 0;
+  h.translator.on_other_turn_completed([&] { ++others; });
+  h.feed({{"method", "turn/started"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "compaction"}, {"status", "inProgress"}}}}}});
+  CHECK_FALSE(h.translator.turn_active());
+  h.feed({{"method", "item/started"}, {"params", {{"threadId", "t"}, {"turnId", "compaction"}, {"item", {{"type", "contextCompaction"}, {"id", "c1"}}}}}});
+  h.feed({{"method", "item/completed"}, {"params", {{"threadId", "t"}, {"turnId", "compaction"}, {"item", {{"type", "contextCompaction"}, {"id", "c1"}}}}}});
+  h.feed({{"method", "turn/completed"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "compaction"}, {"status", "completed"}}}}}});
+  CHECK(others == 1);
+  CHECK(h.sink.turns.empty());
+  CHECK(h.sink.lines == Lines{"provider_session t", "status compacting \"compacting the conversation\"",
+                              "status compacted \"compacted the conversation\""});
+}
+
 TEST_CASE("Codex skills/changed asks the adapter to list the skills again", "[codex]") {
   Harness h;
   int asked = 0;
