@@ -6,7 +6,7 @@
 //
 //   node acp_editor.mjs PLAN.json
 // PLAN: {"command": [binary, args...], "env": {...}, "steps": [...], "permission": "allow"|"always"|"reject"|"wait"}
-// Steps: {"do":"initialize"} {"do":"new","cwd":...} {"do":"set_mode","mode":...} {"do":"list","cwd"?:...}
+// Steps: {"do":"initialize"} {"do":"new","cwd":...,"mcpServers"?:[...]} {"do":"set_mode","mode":...} {"do":"list","cwd"?:...}
 //        {"do":"load","sessionId":...|"last"} {"do":"prompt","text":...,"cancelOnChunk"?:bool,"blocks"?:[...]}
 //        {"do":"until_chunk","text":...} (waits for another client's turn to say it)
 //        {"do":"resume","sessionId":...} {"do":"prompts","texts":[...]} (sent at once) {"do":"close_session"}
@@ -138,7 +138,7 @@ async function runStep(step) {
         clientInfo: { name: "switchboard-acp-test", version: "1" },
       });
     case "new": {
-      const result = await agent.request(acp.methods.agent.session.new, { cwd: step.cwd, mcpServers: [] });
+      const result = await agent.request(acp.methods.agent.session.new, { cwd: step.cwd, mcpServers: step.mcpServers ?? [] });
       sessionId = result.sessionId;
       configOptions = result.configOptions ?? [];
       return result;

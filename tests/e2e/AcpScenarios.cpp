@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -174,6 +175,18 @@ void check_tool_call(const Json& prompt_updates, const Json& permission, const s
   REQUIRE_FALSE(tool_call_id.empty());
   CHECK(permission["params"]["toolCall"]["toolCallId"] == tool_call_id);
   CHECK(final_status == status);
+}
+
+// The absolute path of the Python interpreter `python3` runs, or "".
+std::string python_executable() {
+  std::FILE* pipe = ::popen("python3 -c 'import sys; print(sys.executable)' 2>/dev/null", "r");
+  if (pipe == nullptr) return "";
+  char buffer[4096];
+  std::string out;
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  ::pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
 }
 
 }  // namespace acp_scenarios_detail
@@ -516,6 +529,73 @@ void scenario_acp_load_asks_an_open_permission(const AgentProfile& profile) {
   CHECK(report["permissions"][0]["outcome"] == "allow_once");
   CHECK(report["permissions"][0]["params"]["sessionId"] == session_id);
   CHECK(fs::exists(world.work / "from_the_editor.txt"));
+  check_sent_messages(report);
+}
+
+void scenario_acp_controls(const AgentProfile& profile, const Json& plan_reply) {
+  // The reply after the plan's tool takes any request: the agent may tell the model about the MCP server that
+  // connected meanwhile (Grok adds a message saying so after the tool's output).
+  AgentWorld world(profile, Json::array({plan_reply, profile.text("Planned.", 1, 0), profile.text("Second answer.", 1, 0)}));
+  if (!world.ready() || !editor_ready()) return;
+  // ACP wants the server's executable as an absolute path: the interpreter itself, not a wrapper on PATH (a
+  // pyenv shim, say, which needs the HOME the test replaces).
+  const auto python = python_executable();
+  REQUIRE_FALSE(python.empty());
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const Json server{{"name", "echoer"},
+                    {"command", python},
+                    {"args", {source_path("tests/support/mcp_stdio_server.py"), "--pid-file", pids.string()}},
+                    {"env", Json::array()}};
+  Editor editor(world);
+  const auto report = editor.run(editor.plan(Json::array(
+      {Json{{"do", "initialize"}}, Json{{"do", "new"}, {"cwd", world.work.string()}, {"mcpServers", {server}}},
+       Json{{"do", "set_mode"}, {"mode", "full-access"}}, prompt_step("plan the work"),
+       Json{{"do", "set_config_option"}, {"configId", "effort"}, {"pick", "other"}}, prompt_step("again"), Json{{"do", "close"}}})));
+  INFO(report.dump().substr(0, 8000));
+  CHECK(report["error"].is_null());
+  CHECK(step(report, "initialize")["value"]["agentCapabilities"]["mcpCapabilities"]["http"] == true);
+  const auto& planned = step(report, "prompt");
+  INFO(planned.dump().substr(0, 2000));
+  REQUIRE(planned["ok"] == true);
+  CHECK(planned["value"]["result"]["stopReason"] == "end_turn");
+  Json plan;
+  Json usage;
+  Json commands;
+  for (const auto& params : report["updates"]) {
+    const auto& update = params["update"];
+    const auto kind = update.value("sessionUpdate", "");
+    if (kind == "plan" && plan.is_null()) plan = update;
+    if (kind == "usage_update") usage = update;
+    if (kind == "available_commands_update") commands = update;
+  }
+  REQUIRE_FALSE(plan.is_null());
+  CHECK_FALSE(plan["entries"].empty());
+  REQUIRE_FALSE(usage.is_null());
+  CHECK(usage["used"].get<std::int64_t>() > 0);
+  CHECK(usage["size"].get<std::int64_t>() > usage["used"].get<std::int64_t>());
+  REQUIRE_FALSE(commands.is_null());
+  CHECK_FALSE(commands["availableCommands"].empty());
+
+  // The effort the editor picked is the one the next model request carries.
+  const auto& chosen = step(report, "set_config_option");
+  REQUIRE(chosen["ok"] == true);
+  const std::string effort = chosen["value"]["value"];
+  bool offered = false;
+  for (const auto& option : chosen["value"]["result"]["configOptions"]) {
+    if (option["id"] != "effort") continue;
+    offered = true;
+    CHECK(option["category"] == "thought_level");
+    CHECK(option["currentValue"] == effort);
+  }
+  CHECK(offered);
+  REQUIRE(step(report, "prompt", 1)["ok"] == true);
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  CHECK(requests.back()["body"].value("reasoning_effort", "") == effort);
+
+  // The agent started the editor's MCP server.
+  CHECK(eventually([&] { return fs::exists(pids) && fs::file_size(pids) > 0; }, std::chrono::seconds(10), kProcessScanInterval));
+  CHECK(report["exit"] == 0);
   check_sent_messages(report);
 }
 

@@ -45,4 +45,11 @@ void scenario_acp_attached_permission_answered_elsewhere(const AgentProfile& pro
 // and the tool runs.
 void scenario_acp_load_asks_an_open_permission(const AgentProfile& profile);
 
+// The agent's controls reach the editor in ACP's own updates: a plan (`plan_reply` makes it, then the model
+// answers the tool's output), usage_update with the window's size, available_commands_update, and the agent's
+// reasoning effort as a thought_level config option, which the editor changes, and the next model request
+// carries (`reasoning_effort`, as chat completions name it). The editor's MCP server (stdio) reaches the agent,
+// which starts it. Every message validates against the ACP schema.
+void scenario_acp_controls(const AgentProfile& profile, const Json& plan_reply);
+
 }  // namespace switchboard::testing::e2e

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/AcpScenarios.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
@@ -363,6 +364,11 @@ TEST_CASE("grok e2e: an MCP server's tool reaches the model, its status goes pen
   const auto both = pids_in(pids);
   world.restart();
   CHECK(switchboard::testing::eventually([&] { return all_gone(both); }, std::chrono::seconds(15), e2e::kProcessScanInterval));
+}
+
+TEST_CASE("grok over switchboard acp: an editor sees Grok's plan, usage and commands, sets its effort, and hands it an MCP server", "[e2e][grok][controls][acp-server]") {
+  const Json plan = Json::array({{{"id", "1"}, {"content", "read the code"}, {"status", "in_progress"}}});
+  e2e::scenario_acp_controls(grok_with_efforts(), todo_write(plan, false));
 }
 
 TEST_CASE("grok e2e: Grok cannot rewind its conversation: the capability says so and session.rewind is refused", "[e2e][grok][controls]") {
