@@ -51,6 +51,7 @@ class Replay {
   // Parts name their session (`sessionID`): the session's own are its turn's, a sub-agent's nest in its task call.
   Replay(HistorySink& sink, const std::string& session_id) : m_sink(sink), m_translator(sink) {
     m_translator.set_session_id(session_id);
+    m_translator.set_plans_from_todowrite(true);  // the history keeps no todo.updated, only the tool's calls
   }
 
   void user_message(const std::string& id, const json& info, const std::string& text) {

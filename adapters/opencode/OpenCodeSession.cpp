@@ -324,16 +324,16 @@ void OpenCodeSession::add_mcp_servers(std::function<void(std::vector<protocol::M
   }
 }
 
-void OpenCodeSession::update_rules() {
+void OpenCodeSession::update_rules(std::function<void()> then) {
   json rules = session_rules();
   for (const auto& server : m_runtime.foreign_mcp_servers(m_cwd, *this)) {
     rules.push_back(json{{"permission", mcp_tool_pattern(server)}, {"pattern", "*"}, {"action", "deny"}});
   }
-  if (m_applied_rules && *m_applied_rules == rules) return;
+  if (m_applied_rules && *m_applied_rules == rules) return then();
   m_applied_rules = rules;
-  // Sent before the prompt on the same connection, so OpenCode has the rules when the prompt comes.
-  request(http::verb::patch, "/session/" + m_id, json{{"permission", std::move(rules)}}, [](Answer answer) {
+  request(http::verb::patch, "/session/" + m_id, json{{"permission", std::move(rules)}}, [then = std::move(then)](Answer answer) {
     if (!answer.ok()) spdlog::warn("opencode: the session's rules were not updated: {}", answer.error());
+    then();
   });
 }
 
@@ -341,7 +341,6 @@ void OpenCodeSession::send(TurnInput input) {
   m_runtime.note_activity();
   m_translator.turn_started();
   if (input.model) m_model = input.model;
-  update_rules();
   if (input.command) {
     // OpenCode's own command mechanism: it expands the command's template with the arguments and runs the
     // result (with the command's own agent and model, if it names them). It answers only when the turn is done,
@@ -358,16 +357,20 @@ void OpenCodeSession::send(TurnInput input) {
     request.body = native::dump(body);
     request.content_type = "application/json";
     request.timeout = std::chrono::hours(24);  // a turn may wait for a permission answer that long
-    m_runtime.server().send_alone(std::move(request), [this, self = std::weak_ptr<OpenCodeSession*>(m_self)](HttpOutcome outcome) {
-      if (self.expired()) return;
-      if (const auto* failure = std::get_if<HttpFailure>(&outcome)) return fail_turn("OpenCode did not run the command: " + failure->message);
-      const auto& response = std::get<HttpResponse>(outcome);
-      if (response.status >= 300) {
-        fail_turn("OpenCode did not run the command: HTTP " + std::to_string(response.status) + ": " + response.body.substr(0, 300));
-      }
+    // On another connection than the rules: sent once OpenCode has them.
+    return update_rules([this, request = std::move(request)]() mutable {
+      m_runtime.server().send_alone(std::move(request), [this, self = std::weak_ptr<OpenCodeSession*>(m_self)](HttpOutcome outcome) {
+        if (self.expired()) return;
+        if (const auto* failure = std::get_if<HttpFailure>(&outcome)) return fail_turn("OpenCode did not run the command: " + failure->message);
+        const auto& response = std::get<HttpResponse>(outcome);
+        if (response.status >= 300) {
+          fail_turn("OpenCode did not run the command: HTTP " + std::to_string(response.status) + ": " + response.body.substr(0, 300));
+        }
+      });
     });
-    return;
   }
+  // The rules' request and the prompt go on one connection, in order: OpenCode has the rules first.
+  update_rules([] {});
   json parts = json::array({json{{"type", "text"}, {"text", input.text}}});
   for (const auto& attachment : input.attachments) parts.push_back(file_part(attachment));
   json body{{"parts", std::move(parts)}};
@@ -379,38 +382,38 @@ void OpenCodeSession::send(TurnInput input) {
 }
 
 void OpenCodeSession::offer_models() {
-  // The configuration's model first: it is the default the list marks.
+  // The configuration's answer comes first (one connection, in order): its model is what the list marks.
   request(http::verb::get, "/config", nullptr, [this](Answer config) {
     if (config.ok() && config.body.is_object()) m_default_model = native::string_at(config.body, "model");
-    request(http::verb::get, "/config/providers", nullptr, [this](Answer answer) {
-      if (!answer.ok()) return spdlog::debug("opencode: no model list: {}", answer.error());
-      // Each model's window and reasoning variants (the `effort` option), by provider/model.
-      if (const auto* providers = native::array_at(answer.body, "providers")) {
-        for (const auto& provider : *providers) {
-          const auto provider_id = native::string_at(provider, "id");
-          const auto* listed = native::object_at(provider, "models");
-          if (!provider_id || listed == nullptr) continue;
-          for (const auto& [key, entry] : listed->items()) {
-            if (!entry.is_object()) continue;
-            ModelFacts facts;
-            if (const auto* limit = native::object_at(entry, "limit")) facts.window = native::integer_at(*limit, "context");
-            if (facts.window && *facts.window <= 0) facts.window.reset();
-            if (const auto* variants = native::object_at(entry, "variants")) {
-              for (const auto& [name, variant] : variants->items()) {
-                if (!variant.is_object() || !native::member(variant, "disabled") || !variant["disabled"].is_boolean() ||
-                    !variant["disabled"].get<bool>()) {
-                  facts.variants.push_back(name);
-                }
+  });
+  request(http::verb::get, "/config/providers", nullptr, [this](Answer answer) {
+    if (!answer.ok()) return spdlog::debug("opencode: no model list: {}", answer.error());
+    // Each model's window and reasoning variants (the `effort` option), by provider/model.
+    if (const auto* providers = native::array_at(answer.body, "providers")) {
+      for (const auto& provider : *providers) {
+        const auto provider_id = native::string_at(provider, "id");
+        const auto* listed = native::object_at(provider, "models");
+        if (!provider_id || listed == nullptr) continue;
+        for (const auto& [key, entry] : listed->items()) {
+          if (!entry.is_object()) continue;
+          ModelFacts facts;
+          if (const auto* limit = native::object_at(entry, "limit")) facts.window = native::integer_at(*limit, "context");
+          if (facts.window && *facts.window <= 0) facts.window.reset();
+          if (const auto* variants = native::object_at(entry, "variants")) {
+            for (const auto& [name, variant] : variants->items()) {
+              if (!variant.is_object() || !native::member(variant, "disabled") || !variant["disabled"].is_boolean() ||
+                  !variant["disabled"].get<bool>()) {
+                facts.variants.push_back(name);
               }
             }
-            m_model_facts[*provider_id + "/" + native::string_at(entry, "id").value_or(key)] = std::move(facts);
           }
+          m_model_facts[*provider_id + "/" + native::string_at(entry, "id").value_or(key)] = std::move(facts);
         }
       }
-      m_models_known = true;
-      apply_model_facts();
-      if (auto models = offered_models(answer.body, m_default_model); !models.empty()) m_listener.on_models(ModelsOffered{std::move(models)});
-    });
+    }
+    m_models_known = true;
+    apply_model_facts();
+    if (auto models = offered_models(answer.body, m_default_model); !models.empty()) m_listener.on_models(ModelsOffered{std::move(models)});
   });
 }
 

@@ -78,8 +78,9 @@ class OpenCodeSession final : public AgentAdapter {
   // then `done` with their states.
   void add_mcp_servers(std::function<void(std::vector<protocol::McpServerState>)> done);
   // Before a prompt: the session's rules, with the tools of MCP servers other sessions run in its directory
-  // denied (OpenCode would show them to every session there). Sent only when they changed.
-  void update_rules();
+  // denied (OpenCode would show them to every session there). Sent only when they changed; `then` once OpenCode
+  // has them.
+  void update_rules(std::function<void()> then);
   void delete_messages(std::vector<std::string> newest_first, Completion done);
   void become_unavailable(const std::string& reason);
 

@@ -275,6 +275,11 @@ void OpenCodeTranslator::on_tool_part(const json& part, const std::optional<std:
   if (status == "completed" || status == "error") {
     tool.done = true;
     const bool failed = status == "error";
+    if (m_plans_from_todowrite && !failed && !parent && name == "todowrite") {
+      const auto* input = native::object_at(*state, "input");
+      const auto* todos = input != nullptr ? native::array_at(*input, "todos") : nullptr;
+      if (todos != nullptr) m_events.on_plan(PlanUpdate{plan_entries(*todos)});
+    }
     return m_events.on_tool_completed(ToolCompleted{call, string_or_empty(*state, failed ? "error" : "output"), failed});
   }
   m_lines.unknown("tool status " + status);

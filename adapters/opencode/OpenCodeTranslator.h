@@ -44,6 +44,9 @@ class OpenCodeTranslator {
   // resumed session's totals), to which every step of ours adds.
   void set_context_window(std::optional<std::int64_t> tokens) { m_window = tokens; }
   void seed_totals(std::int64_t input, std::int64_t output, std::int64_t cache_read, double cost);
+  // History replay: OpenCode's database keeps no todo.updated, but each `todowrite` call's input is the whole
+  // list it set, so a completed call of the session's own is the plan then. (Live, todo.updated says it.)
+  void set_plans_from_todowrite(bool on) { m_plans_from_todowrite = on; }
 
   void feed(const nlohmann::json& payload);
 
@@ -89,6 +92,7 @@ class OpenCodeTranslator {
   protocol::Usage m_usage;
   bool m_has_usage = false;
   bool m_compacting = false;
+  bool m_plans_from_todowrite = false;
   // The turn's own prompt: the first user message of our session OpenCode announced since the prompt went out
   // (TurnResult::native_turn_ref; fork and rewind name turns by it).
   std::optional<std::string> m_turn_ref;

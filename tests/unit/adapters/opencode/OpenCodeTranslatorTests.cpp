@@ -642,3 +642,45 @@ TEST_CASE("opencode MCP: a stdio server runs without our server's password, an h
 }
 
 }  // namespace opencode_controls_tests
+
+namespace opencode_history_plan_tests {
+
+using nlohmann::json;
+using switchboard::adapters::opencode::OpenCodeTranslator;
+
+struct PlanSink : switchboard::testing::CodexRecordingSink {
+  std::vector<switchboard::adapters::PlanUpdate> plans;
+  void on_plan(switchboard::adapters::PlanUpdate update) override { plans.push_back(std::move(update)); }
+};
+
+json todowrite_part(const std::string& session, const std::string& call, const std::string& status, const std::string& content) {
+  return json{{"type", "message.part.updated"},
+              {"properties", {{"part", {{"id", "prt_" + call}, {"sessionID", session}, {"messageID", "msg_a"}, {"type", "tool"}, {"tool", "todowrite"},
+                                        {"callID", call},
+                                        {"state", {{"status", status},
+                                                   {"input", {{"todos", json::array({json{{"content", content}, {"status", "pending"}, {"priority", "high"}}})}}},
+                                                   {"output", "ok"}}}}}}}};
+}
+
+TEST_CASE("opencode history: a replayed todowrite call is the plan then; live, only todo.updated is", "[opencode][controls]") {
+  PlanSink replayed;
+  OpenCodeTranslator history(replayed);
+  history.set_session_id("ses_a");
+  history.set_plans_from_todowrite(true);
+  history.turn_started();
+  history.feed(todowrite_part("ses_a", "call_1", "completed", "first"));
+  history.feed(todowrite_part("ses_a", "call_2", "error", "refused"));     // it set nothing
+  history.feed(todowrite_part("ses_child", "call_3", "completed", "sub"));  // no task names it: waits, never placed
+  REQUIRE(replayed.plans.size() == 1);
+  REQUIRE(replayed.plans[0].entries.size() == 1);
+  CHECK(replayed.plans[0].entries[0].content == "first");
+
+  PlanSink live;
+  OpenCodeTranslator translator(live);
+  translator.set_session_id("ses_a");
+  translator.turn_started();
+  translator.feed(todowrite_part("ses_a", "call_1", "completed", "first"));
+  CHECK(live.plans.empty());
+}
+
+}  // namespace opencode_history_plan_tests
