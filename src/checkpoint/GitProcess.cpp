@@ -33,7 +33,11 @@ std::vector<std::string> environment_for(const GitPlace& place, const std::strin
       .set("GIT_CONFIG_GLOBAL", "/dev/null")
       .set("GIT_ATTR_NOSYSTEM", "1")
       .set("GIT_TERMINAL_PROMPT", "0")
-      .set("GIT_NO_REPLACE_OBJECTS", "1");
+      .set("GIT_NO_REPLACE_OBJECTS", "1")
+      // git frees and grows its heap around every blob it compresses; with glibc's defaults that is a brk system
+      // call each time, which made recording a 10,000-file tree take seconds of system time (measured: 39,000
+      // brk calls, 70 % of the run). A heap kept once grown costs a few MiB for the life of one git process.
+      .set("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=268435456:glibc.malloc.top_pad=67108864");
   return environment.entries();
 }
 

@@ -40,6 +40,8 @@ class WorkTreeStore {
  private:
   struct RawChange;
   CheckpointResult<FullSnapshot> snapshot_once();
+  // Merges the store's packs into one once a snapshot has left too many.
+  void consolidate_packs();
   CheckpointResult<void> require_tree(const std::string& id);
   CheckpointResult<std::vector<RawChange>> raw_changes(const std::string& from, const std::string& to);
   // The changes between two trees with their unified diffs, leaving out `leave_out`.
