@@ -1,6 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -10,6 +15,8 @@
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
+#include "support/Eventually.h"
+#include "support/SourceTree.h"
 
 // End to end with the real Claude Code CLI: the shared scenarios (Conformance.h) with Claude's profile, plus what
 // only Claude has. The CLI is installed by scripts/install-agents; without it these tests are skipped visibly,
@@ -158,6 +165,213 @@ TEST_CASE("claude e2e: switchboard acp attached to serve: a session loaded while
 
 TEST_CASE("claude e2e: switchboard acp attached to serve: an SSE client sees the session and its answer withdraws the editor's request", "[e2e][claude][acp-server]") {
   e2e::scenario_acp_attached_permission_answered_elsewhere(claude());
+}
+
+// ---- The session's controls through the daemon (plans, usage, commands, effort, MCP servers, fork, rewind, compact)
+
+std::vector<Json> events_of(const std::vector<Json>& events, const std::string& type) {
+  std::vector<Json> out;
+  for (const auto& event : events) {
+    if (event.value("type", "") == type) out.push_back(event);
+  }
+  return out;
+}
+
+bool request_mentions(const Json& request, const std::string& text) {
+  return request["body"]["messages"].dump().find(text) != std::string::npos;
+}
+
+Json last_model_request(const e2e::AgentWorld& world) {
+  const auto requests = world.mock->message_requests();
+  return requests.empty() ? Json::object() : requests.back();
+}
+
+TEST_CASE("claude e2e: the task list arrives as whole plans, usage rises against the window, /name runs the CLI's command, and an effort change reaches the next request", "[e2e][claude][controls]") {
+  const auto& profile = claude();
+  const auto task_turn = [](const std::string& tool, const Json& input) {
+    return Json{{"match", {{"last_user_has_tool_result", true}}}, {"tool_use", {{"name", tool}, {"input", input}}}};
+  };
+  e2e::AgentWorld world(profile, Json::array({
+      Json{{"text", "Planning."}, {"tool_use", {{"name", "TaskCreate"}, {"input", {{"subject", "first step"}, {"description", "one"}}}}}},
+      task_turn("TaskCreate", {{"subject", "second step"}, {"description", "two"}}),
+      task_turn("TaskUpdate", {{"taskId", "1"}, {"status", "in_progress"}}),
+      profile.after_tool_output("Planned."),
+      profile.when_last_prompt_contains("Say hello to Bob loudly.", "HELLO BOB"),
+      profile.when_last_prompt_contains("effort please", "Less effort."),
+  }));
+  if (!world.ready()) return;
+  fs::create_directories(world.work / ".claude" / "commands");
+  std::ofstream(world.work / ".claude" / "commands" / "greet.md") << "---\ndescription: Greets someone\nargument-hint: <name>\n---\nSay hello to $ARGUMENTS loudly.\n";
+  world.start_daemon();
+  // Discovery fills the entry in once its version probe ran.
+  Json capabilities;
+  Json listed;
+  CHECK(switchboard::testing::eventually([&] {
+    listed = world.client->call("agents.list");
+    for (const auto& agent : listed["result"]["agents"]) {
+      if (agent.value("agent", "") == "claude" && agent.contains("capabilities")) capabilities = agent["capabilities"];
+    }
+    return capabilities.is_object();
+  }, std::chrono::seconds(20)));
+  INFO(listed.dump());
+  for (const char* area : {"plans", "contextUsage", "commands", "options", "mcp", "rewind", "compact", "fork"}) CHECK(capabilities[area] == true);
+
+  const auto id = world.create_session();
+  const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", "make a plan"}});
+  INFO(sent.dump() << "\n" << world.transcript());
+  REQUIRE(sent["result"]["text"] == "Planned.");
+  const auto events = world.client->events();
+  const auto plans = events_of(events, "plan.updated");
+  REQUIRE(plans.size() == 3);
+  const Json created = Json::array({Json{{"content", "first step"}, {"status", "pending"}}, Json{{"content", "second step"}, {"status", "pending"}}});
+  const Json updated = Json::array({Json{{"content", "first step"}, {"status", "in_progress"}}, Json{{"content", "second step"}, {"status", "pending"}}});
+  CHECK(plans[1]["data"]["entries"] == created);
+  CHECK(plans[2]["data"]["entries"] == updated);
+  CHECK(plans[2]["data"]["turnId"] == sent["result"]["turnId"]);
+  // One report per model request, rising; the window once the CLI has said it (its get_context_usage answer
+  // can come after the first request), and at the turn's end.
+  std::vector<std::int64_t> used;
+  Json last_usage;
+  for (const auto& usage : events_of(events, "usage.updated")) {
+    if (usage["data"].value("turnId", "") != sent["result"]["turnId"]) continue;
+    last_usage = usage["data"]["usage"];
+    CHECK(last_usage.value("windowTokens", std::int64_t{1000000}) == 1000000);
+    used.push_back(last_usage.value("usedTokens", std::int64_t{0}));
+  }
+  REQUIRE(used.size() >= 4);
+  CHECK(used[3] > used[0]);
+  CHECK(last_usage.value("windowTokens", std::int64_t{0}) == 1000000);
+  auto info = world.client->call("session.get", {{"sessionId", id}})["result"]["session"];
+  CHECK(info["plan"] == updated);
+  CHECK(info["usage"]["windowTokens"] == 1000000);
+  const auto commands = info.value("commands", Json::array());
+  CHECK(std::any_of(commands.begin(), commands.end(), [](const Json& c) { return c.value("name", "") == "greet" && c.value("argumentHint", "") == "<name>"; }));
+  CHECK(info["options"][0]["id"] == "effort");
+  CHECK(info["options"][0]["currentValue"] == "high");
+
+  const auto greeted = world.client->call("session.send", {{"sessionId", id}, {"text", "/greet Bob"}});
+  INFO(greeted.dump());
+  CHECK(greeted["result"]["text"] == "HELLO BOB");
+  CHECK(request_mentions(last_model_request(world), "<command-name>/greet</command-name>"));
+
+  const auto set = world.client->call("session.setOption", {{"sessionId", id}, {"optionId", "effort"}, {"value", "low"}});
+  INFO(set.dump());
+  REQUIRE(set.contains("result"));
+  CHECK(world.client->call("session.send", {{"sessionId", id}, {"text", "effort please"}})["result"]["text"] == "Less effort.");
+  CHECK(last_model_request(world)["body"]["output_config"]["effort"] == "low");
+  CHECK(world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["options"][0]["currentValue"] == "low");
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+}
+
+std::vector<pid_t> pids_in(const fs::path& file) {
+  std::vector<pid_t> pids;
+  std::ifstream in(file);
+  pid_t pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+Json mcp_server(const fs::path& pid_file, const fs::path& env_file) {
+  return Json{{"name", "sbtest"},
+              {"transport", "stdio"},
+              {"command", "python3"},
+              {"args", Json::array({switchboard::testing::source_path("tests/support/mcp_stdio_server.py"), "--pid-file", pid_file.string(),
+                                    "--env-file", env_file.string()})},
+              {"env", {{"SB_TEST_MARK", "given"}}}};
+}
+
+TEST_CASE("claude e2e: a session's MCP server reaches the model's tools, keeps no secret of ours, and ends with the session and with the daemon", "[e2e][claude][controls]") {
+  const auto& profile = claude();
+  e2e::AgentWorld world(profile, Json::array({profile.text("With tools.", 1, 0), profile.text("Second server.", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  fs::create_directories(world.work);
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const auto env = world.tmp.path() / "mcp.env";
+  const auto created = world.client->call("session.create", {{"agent", "claude"}, {"cwd", world.work.string()}, {"mcpServers", Json::array({mcp_server(pids, env)})}});
+  INFO(created.dump());
+  REQUIRE(created.contains("result"));
+  const std::string id = created["result"]["session"]["sessionId"];
+  const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", "use the tool"}});
+  INFO(sent.dump() << "\n" << world.transcript());
+  REQUIRE(sent["result"]["text"] == "With tools.");
+  CHECK(last_model_request(world)["body"]["tools"].dump().find("mcp__sbtest__sb_echo") != std::string::npos);
+  CHECK(switchboard::testing::eventually([&] {
+    const auto statuses = events_of(world.client->events(), "mcp.status");
+    return !statuses.empty() && statuses.back()["data"]["servers"][0].value("status", "") == "connected";
+  }, std::chrono::seconds(20)));
+  const auto environment = Json::parse(std::ifstream(env), nullptr, false);
+  REQUIRE(environment.is_object());
+  CHECK(environment.value("SB_TEST_MARK", "") == "given");
+  // None of the daemon's variables (SWITCHBOARD_ORIGIN only marks what a session started, so the daemon can end it).
+  std::vector<std::string> secrets;
+  for (const auto& [name, value] : environment.items()) {
+    if (name != "SWITCHBOARD_ORIGIN" && name.rfind("SWITCHBOARD_", 0) == 0) secrets.push_back(name);
+  }
+  CHECK(secrets == std::vector<std::string>{});
+  const auto started = pids_in(pids);
+  REQUIRE(started.size() == 1);
+  CHECK(alive(started[0]));
+  world.client->call("session.delete", {{"sessionId", id}});
+  CHECK(switchboard::testing::eventually([&] { return !alive(started[0]); }, std::chrono::seconds(20), e2e::kProcessScanInterval));
+
+  const auto pids2 = world.tmp.path() / "mcp2.pids";
+  const auto again = world.client->call("session.create", {{"agent", "claude"}, {"cwd", world.work.string()}, {"mcpServers", Json::array({mcp_server(pids2, env)})}});
+  REQUIRE(again.contains("result"));
+  const std::string second = again["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", second}, {"text", "again"}})["result"]["text"] == "Second server.");
+  const auto running = pids_in(pids2);
+  REQUIRE(running.size() == 1);
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+  world.client->close_stdin();
+  REQUIRE(world.client->daemon().wait(std::chrono::seconds(30)) == 0);
+  CHECK(switchboard::testing::eventually([&] { return !alive(running[0]); }, std::chrono::seconds(10), e2e::kProcessScanInterval));
+}
+
+TEST_CASE("claude e2e: a fork at a turn holds the conversation up to it, a rewind drops a turn and later ones, and compact summarizes", "[e2e][claude][controls]") {
+  const auto& profile = claude();
+  e2e::AgentWorld world(profile, Json::array({profile.text("answer alpha", 1, 0), profile.text("answer beta", 1, 0), profile.text("answer gamma", 1, 0),
+                                              profile.when_last_prompt_contains("in the fork", "Fork answer."),
+                                              profile.when_last_prompt_contains("after the rewind", "Rewound answer."),
+                                              profile.text("<summary>SUMMARY: alpha was said.</summary>", 1, 0),
+                                              profile.when_last_prompt_contains("after compact", "Compacted answer.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  std::vector<std::string> turns;
+  for (const std::string prompt : {"prompt alpha", "prompt beta", "prompt gamma"}) {
+    const auto sent = world.client->call("session.send", {{"sessionId", id}, {"text", prompt}});
+    INFO(sent.dump());
+    REQUIRE(sent.contains("result"));
+    turns.push_back(sent["result"]["turnId"]);
+  }
+  const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turns[1]}});
+  INFO(forked.dump() << "\n" << world.transcript());
+  REQUIRE(forked.contains("result"));
+  const std::string fork = forked["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", fork}, {"text", "in the fork"}})["result"]["text"] == "Fork answer.");
+  auto request = last_model_request(world);
+  CHECK(request_mentions(request, "prompt alpha"));
+  CHECK(request_mentions(request, "answer beta"));
+  CHECK_FALSE(request_mentions(request, "prompt gamma"));
+
+  const auto rewound = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", turns[1]}, {"conversation", true}, {"files", false}});
+  INFO(rewound.dump() << "\n" << world.transcript());
+  REQUIRE(rewound.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "after the rewind"}})["result"]["text"] == "Rewound answer.");
+  request = last_model_request(world);
+  CHECK(request_mentions(request, "prompt alpha"));
+  CHECK_FALSE(request_mentions(request, "prompt beta"));
+  CHECK_FALSE(request_mentions(request, "prompt gamma"));
+
+  const auto compacted = world.client->call("session.compact", {{"sessionId", id}});
+  INFO(compacted.dump() << "\n" << world.transcript());
+  REQUIRE(compacted.contains("result"));
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "after compact"}})["result"]["text"] == "Compacted answer.");
+  CHECK(request_mentions(last_model_request(world), "SUMMARY: alpha was said."));
+  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
 }
 
 }  // namespace claude_code_e2e_tests
