@@ -132,8 +132,10 @@ void OpenCodeTranslator::feed_event(const json& payload, const std::optional<std
     const auto* info = native::object_at(*properties, "info");
     if (info != nullptr && string_or_empty(*info, "role") == "user") {
       const std::string id = string_or_empty(*info, "id");
-      m_user_messages.insert(id);
-      if (!parent && m_turn_running && !m_turn_ref && !id.empty()) m_turn_ref = id;
+      // Only a message not seen before: OpenCode updates the previous prompt (its summary) after its turn, and
+      // that update can come after our next prompt went out.
+      const bool fresh = m_user_messages.insert(id).second;
+      if (fresh && !parent && m_turn_running && !m_turn_ref && !id.empty()) m_turn_ref = id;
     }
     return m_lines.dropped();
   }

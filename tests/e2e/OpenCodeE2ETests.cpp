@@ -955,6 +955,7 @@ TEST_CASE("opencode: a fork at a turn carries the conversation up to it and noth
   const std::string fork = forked["result"]["session"]["sessionId"];
   CHECK(forked["result"]["session"]["forkedFrom"] == Json{{"sessionId", id}, {"turnId", turns[1]}});
   REQUIRE(world.client->call("session.send", {{"sessionId", fork}, {"text", "in the fork"}})["result"]["text"] == "Fork answer.");
+  INFO(Json(turn_requests(world)).dump().substr(0, 4000));
   CHECK(last_request_prompts(world) == std::vector<std::string>{"prompt one", "prompt two", "in the fork"});
   REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "in the original"}})["result"]["text"] == "Original answer.");
   CHECK(last_request_prompts(world) == std::vector<std::string>{"prompt one", "prompt two", "prompt three", "in the original"});

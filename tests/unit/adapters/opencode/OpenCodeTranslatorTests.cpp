@@ -552,9 +552,17 @@ TEST_CASE("opencode translator: the turn's reference is its own prompt's message
   CHECK(sink.turns[0].native_turn_ref == "msg_prompt");
   translator.turn_started();
   translator.feed(busy("ses_a"));
+  translator.feed(user_message("ses_a", "msg_prompt"));  // the previous prompt updated late: not this turn's
   translator.feed(idle("ses_a"));
   REQUIRE(sink.turns.size() == 2);
   CHECK_FALSE(sink.turns[1].native_turn_ref);  // none announced: none named
+  translator.turn_started();
+  translator.feed(busy("ses_a"));
+  translator.feed(user_message("ses_a", "msg_prompt"));
+  translator.feed(user_message("ses_a", "msg_third"));
+  translator.feed(idle("ses_a"));
+  REQUIRE(sink.turns.size() == 3);
+  CHECK(sink.turns[2].native_turn_ref == "msg_third");
 }
 
 TEST_CASE("opencode translator: while OpenCode summarizes for us, its summary, busy and idle are nobody's turn", "[opencode][controls]") {
