@@ -45,6 +45,12 @@ std::string error_text(const JsonRpcEndpoint::Error& error) {
   return text;
 }
 
+AgentStatus status_of(protocol::AgentStatusKind kind) {
+  AgentStatus status;
+  status.status = kind;
+  return status;
+}
+
 json prompt_blocks(const TurnInput& input) {
   json blocks = json::array({json{{"type", "text"}, {"text", input.text}}});
   // Files as resource links, which every ACP agent takes (images and embedded resources need capabilities).
@@ -74,6 +80,19 @@ class AcpAdapter::ModeFilter final : public ForwardingListener {
       return ForwardingListener::on_permission_request(std::move(ask));
     }
     m_adapter.m_translator.answer_permission(ask.native_id, true);
+  }
+
+  void on_status(AgentStatus status) override {
+    // During our compact(): each of compacting and compacted once, whether the agent or the adapter says it.
+    if (m_adapter.m_compacting && status.status == protocol::AgentStatusKind::Compacting &&
+        std::exchange(m_adapter.m_compacting_reported, true)) {
+      return;
+    }
+    if (m_adapter.m_compacting && status.status == protocol::AgentStatusKind::Compacted &&
+        std::exchange(m_adapter.m_compacted_reported, true)) {
+      return;
+    }
+    ForwardingListener::on_status(std::move(status));
   }
 
   void on_turn_end(TurnResult result) override {
@@ -120,6 +139,12 @@ protocol::AgentCapabilities AcpAdapter::static_capabilities() {
   capabilities.fork = false;
   capabilities.rewind = false;
   capabilities.compact = false;
+  return capabilities;
+}
+
+protocol::AgentCapabilities AcpAdapter::capabilities() const {
+  auto capabilities = static_capabilities();
+  capabilities.compact = m_config.compact_command;
   return capabilities;
 }
 
@@ -373,6 +398,38 @@ void AcpAdapter::set_option(const std::string& option_id, const std::string& val
                 });
 }
 
+void AcpAdapter::compact(Completion done) {
+  if (!m_cli.running() || m_translator.session().empty()) {
+    return done(AdapterError{ErrorCode::AgentUnavailable, m_config.display_name + " is not running"});
+  }
+  if (m_translator.turn_running() || m_compacting) {
+    return done(AdapterError{ErrorCode::SessionBusy, m_config.display_name + " is busy with a turn or a compaction"});
+  }
+  // The agent's command list arrives after the session opened: before it does, an agent configured with the
+  // command (Grok Build) is taken at its word.
+  if (!m_translator.offers_command("compact").value_or(m_config.compact_command)) {
+    return done(AdapterError{ErrorCode::Unsupported, m_config.display_name + " offers no `compact` command to summarize its conversation with"});
+  }
+  m_compacting = true;
+  m_compacting_reported = false;
+  m_compacted_reported = false;
+  m_filter->on_status(status_of(protocol::AgentStatusKind::Compacting));
+  // Outside any turn of ours: the summary the agent streams meanwhile belongs to no turn, and the translator drops
+  // it (counted in its line stats) as it does any text between turns.
+  json params{{"sessionId", m_translator.session()}, {"prompt", json::array({json{{"type", "text"}, {"text", "/compact"}}})}};
+  m_rpc.request("session/prompt", std::move(params),
+                [weak = std::weak_ptr<AcpAdapter*>(m_self), done = std::move(done)](JsonRpcEndpoint::Outcome answer) {
+                  auto self = weak.lock();
+                  if (self) (*self)->m_compacting = false;
+                  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&answer)) {
+                    // The agent's refusal or its failure to summarize: the agent is what is unavailable for it.
+                    return done(AdapterError{ErrorCode::AgentUnavailable, "the compaction failed: " + error_text(*error)});
+                  }
+                  if (self && !(*self)->m_compacted_reported) (*self)->m_filter->on_status(status_of(protocol::AgentStatusKind::Compacted));
+                  done(std::nullopt);
+                });
+}
+
 void AcpAdapter::stop() {
   if (!m_cli.running() || m_cli.stop_requested()) return;
   // EOF on stdin ends an ACP agent; then TERM, then KILL, each after the configured grace.
@@ -414,6 +471,7 @@ AgentDescriptor acp_agent(boost::asio::io_context& io, AcpConfig config) {
   probe.install_hint = config.install_hint.empty() ? install_hint(config.agent) : config.install_hint;
   probe.parse_version = [](std::string_view output) { return first_version_in(output); };
   probe.capabilities = AcpAdapter::static_capabilities();
+  probe.capabilities.compact = config.compact_command;
   probe.modes = {std::string(kAskMode), std::string(kAcceptEditsMode), std::string(kFullAccessMode)};
   std::string name = config.agent;
   auto runtime = std::make_shared<CliRuntime>(io, std::move(probe),

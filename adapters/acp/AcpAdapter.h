@@ -56,6 +56,10 @@ struct AcpConfig {
   // are pending until it does. Otherwise ACP says nothing more, and a server the agent took at session/new is
   // reported connected.
   bool reports_mcp_status = false;
+  // The agent has a `compact` slash command that summarizes its conversation (Grok Build): capability compact,
+  // and compact() sends `/compact` as a prompt between turns. Fixed per agent, since capabilities are known before
+  // any agent runs; a generic ACP agent's commands are only known once it runs, so it has none.
+  bool compact_command = false;
 };
 
 // One session of ours on an ACP agent: one agent process per session (docs/agents/acp.md says why), driven
@@ -70,7 +74,8 @@ class AcpAdapter final : public AgentAdapter {
 
   static protocol::AgentCapabilities static_capabilities();
 
-  protocol::AgentCapabilities capabilities() const override { return static_capabilities(); }
+  // The static ones, with compact when the configuration says the agent has a `compact` command.
+  protocol::AgentCapabilities capabilities() const override;
   void start(const StartOptions& options, Completion done) override;
   void send(TurnInput input) override;
   void cancel() override;
@@ -83,6 +88,9 @@ class AcpAdapter final : public AgentAdapter {
   void set_mode(const std::string& mode, Completion done) override;
   // session/set_config_option with the ACP configId behind our option id; the answer's options are reported.
   void set_option(const std::string& option_id, const std::string& value, Completion done) override;
+  // `/compact` as a session/prompt of its own, between turns, when the agent offers a `compact` command; done
+  // once the agent answers it. Unsupported when the agent offers none.
+  void compact(Completion done) override;
   void stop() override;
 
  private:
@@ -115,6 +123,11 @@ class AcpAdapter final : public AgentAdapter {
   bool m_can_load = false;                        // agentCapabilities.loadSession
   bool m_http_mcp = false;                        // agentCapabilities.mcpCapabilities.http
   bool m_stopped_reported = false;
+  // A compact() is under way: the agent's own compaction statuses are passed on once each, and what it did not
+  // report is reported when the answer comes.
+  bool m_compacting = false;
+  bool m_compacting_reported = false;
+  bool m_compacted_reported = false;
   std::shared_ptr<AcpAdapter*> m_self;            // answers in flight hold a weak_ptr to it
 };
 

@@ -285,11 +285,21 @@ void AcpTranslator::on_plan(const json& update) {
 void AcpTranslator::on_commands_update(const json& update) {
   const auto* available = native::array_at(update, "availableCommands");
   if (available == nullptr) return m_lines.malformed("available_commands_update without availableCommands", update);
+  std::vector<std::string> names;
+  for (const auto& command : *available) {
+    if (auto name = native::string_at(command, "name")) names.push_back(*name);
+  }
+  m_offered_command_names = std::move(names);
   auto commands = offered_commands(*available, m_hidden_commands);
   auto key = commands_key(commands);
   if (m_last_commands == key) return m_lines.dropped();
   m_last_commands = std::move(key);
   m_events.on_commands(CommandsOffered{std::move(commands)});
+}
+
+std::optional<bool> AcpTranslator::offers_command(std::string_view name) const {
+  if (!m_offered_command_names) return std::nullopt;
+  return std::find(m_offered_command_names->begin(), m_offered_command_names->end(), name) != m_offered_command_names->end();
 }
 
 void AcpTranslator::on_usage_update(const json& update) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,9 @@ class AcpTranslator {
 
   // Commands left out of what on_commands reports (docs/agents/<agent>.md says which, and why).
   void set_hidden_commands(std::vector<std::string> names) { m_hidden_commands = std::move(names); }
+  // Whether the agent's last command list (hidden ones included) has a command of that name; nullopt before the
+  // agent sent any.
+  std::optional<bool> offers_command(std::string_view name) const;
   // The MCP servers the session was opened with, in the state known so far: reported at once, then updated as the
   // agent says (Grok Build's `_x.ai/mcp/server_status`).
   void set_mcp_servers(std::vector<protocol::McpServerState> servers);
@@ -131,6 +135,7 @@ class AcpTranslator {
   std::optional<std::string> m_last_plan;
   std::optional<std::string> m_last_commands;
   std::vector<std::string> m_hidden_commands;
+  std::optional<std::vector<std::string>> m_offered_command_names;  // the agent's last list, hidden ones included
   OfferedOptions m_options;
   std::vector<protocol::McpServerState> m_mcp;
   // Context usage: from ACP's usage_update where the agent sends it; else from each model response's usage in

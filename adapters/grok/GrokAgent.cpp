@@ -73,6 +73,8 @@ acp::AcpConfig acp_config_for(GrokConfig config) {
   // (over ACP they answer nothing); `feedback` sends a report to xAI; `loop` runs prompts on a timer of its own,
   // outside any turn of ours.
   acp.hidden_commands = {"always-approve", "context", "session-info", "feedback", "loop"};
+  // Grok's `/compact` summarizes its conversation: session.compact sends it.
+  acp.compact_command = true;
   // Grok reports each MCP server's state (`_x.ai/mcp/server_status`).
   acp.reports_mcp_status = true;
   // The provider key is Grok's: the MCP servers it starts inherit its environment, and get it blanked.

@@ -214,14 +214,15 @@ TEST_CASE("grok e2e: a plan created then updated arrives whole each time, and us
   CHECK(e2e::lifecycle_violations(world.client->events()).empty());
 }
 
-TEST_CASE("grok e2e: Grok's commands are offered without its TUI-only ones, and /compact runs as Grok's command, not as text", "[e2e][grok][controls]") {
+TEST_CASE("grok e2e: Grok's commands are offered without its TUI-only ones, /compact runs as Grok's command, not as text, and session.compact sends it", "[e2e][grok][controls]") {
   const auto& profile = grok();
   // Grok's compaction asks the model for a <summary> block (and asks again after a reply it finds too thin): a rule.
   std::string summary = "<summary>\nThe user said hi and was greeted.";
   for (int i = 0; i < 40; ++i) summary += " Keep the names.";
   summary += "\n</summary>";
   const Json summarize{{"match", {{"last_user_text_contains", "summary of the conversation"}}}, {"reply", {{"text", summary}}}};
-  e2e::AgentWorld world(profile, Json::array({profile.text("Hello there.", 1, 0)}), false, Json::array({summarize}));
+  e2e::AgentWorld world(profile, Json::array({profile.text("Hello there.", 1, 0), profile.text("Still here.", 1, 0)}), false,
+                        Json::array({summarize}));
   if (!world.ready()) return;
   world.start_daemon();
   const auto id = world.create_session("ask");
@@ -248,6 +249,36 @@ TEST_CASE("grok e2e: Grok's commands are offered without its TUI-only ones, and 
   for (const auto& request : requests) CHECK(user_texts(request).find("<user_query>\\n/compact") == std::string::npos);
   CHECK_FALSE(world.client->wait_event([](const Json& e) { return e.value("type", "") == "agent.status" && e["data"]["status"] == "compacted"; }, at,
                                        std::chrono::seconds(5)).is_null());
+
+  // session.compact, between turns: the adapter sends Grok its /compact, Grok asks the model for a summary again,
+  // and compacting then compacted are reported; the summary Grok streams belongs to no turn and is not published.
+  const auto summary_requests = [&] {
+    std::size_t count = 0;
+    for (const auto& request : world.mock->message_requests()) count += user_texts(request).find("summary of the conversation") != std::string::npos;
+    return count;
+  };
+  const auto summaries_before = summary_requests();
+  const auto events_before = world.client->events().size();
+  std::size_t from = events_before;
+  const auto compact = world.client->call("session.compact", {{"sessionId", id}});
+  INFO(compact.dump());
+  REQUIRE(compact.contains("result"));
+  CHECK(summary_requests() > summaries_before);
+  const auto is_status = [&](const std::string& status) {
+    return [&, status](const Json& e) { return e.value("type", "") == "agent.status" && e.value("sessionId", "") == id && e["data"]["status"] == status; };
+  };
+  CHECK_FALSE(world.client->wait_event(is_status("compacting"), from, std::chrono::seconds(5)).is_null());
+  CHECK_FALSE(world.client->wait_event(is_status("compacted"), from, std::chrono::seconds(5)).is_null());
+  const auto events = world.client->events();
+  for (std::size_t i = events_before; i < events.size(); ++i) {
+    CHECK(events[i].value("type", "").rfind("message.", 0) != 0);
+    CHECK(events[i].value("type", "") != "turn.started");
+  }
+
+  // The next turn goes on as usual.
+  const auto after = world.client->call("session.send", {{"sessionId", id}, {"text", "still there?"}});
+  INFO(after.dump());
+  CHECK(after["result"]["text"] == "Still here.");
   CHECK(e2e::lifecycle_violations(world.client->events()).empty());
 }
 
@@ -380,6 +411,7 @@ TEST_CASE("grok e2e: Grok cannot rewind its conversation: the capability says so
   for (const auto& agent : agents["result"]["agents"]) {
     if (agent["agent"] != "grok") continue;
     CHECK(agent["capabilities"]["rewind"] == false);
+    CHECK(agent["capabilities"]["compact"] == true);
     CHECK(agent["capabilities"]["plans"] == true);
     CHECK(agent["capabilities"]["mcp"] == true);
   }

@@ -413,6 +413,22 @@ TEST_CASE("acp translator: commands are offered without the hidden ones, once pe
   CHECK(sink.commands[1].commands.empty());
 }
 
+TEST_CASE("acp translator: whether the agent offers a command (what compact() asks) counts hidden ones and is unknown before a list", "[acp]") {
+  ControlsSink sink;
+  AcpTranslator translator(sink, "grok");
+  translator.set_session("s");
+  translator.set_hidden_commands({"compact"});
+  CHECK_FALSE(translator.offers_command("compact").has_value());
+  const auto offer = [&](json commands) {
+    translator.on_update(json{{"sessionId", "s"}, {"update", {{"sessionUpdate", "available_commands_update"}, {"availableCommands", std::move(commands)}}}});
+  };
+  offer(json::array({json{{"name", "compact"}}, json{{"name", "goal"}}}));
+  CHECK(translator.offers_command("compact") == true);  // hidden from clients, still the agent's
+  CHECK(translator.offers_command("loop") == false);
+  offer(json::array({json{{"name", "goal"}}}));
+  CHECK(translator.offers_command("compact") == false);
+}
+
 TEST_CASE("acp translator: config options other than model and mode are our options, thought_level named effort", "[acp]") {
   ControlsSink sink;
   AcpTranslator translator(sink, "acp");
