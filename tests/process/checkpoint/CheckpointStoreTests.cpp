@@ -439,4 +439,31 @@ TEST_CASE("checkpoints: a kill -9 in the middle of a snapshot leaves a store the
   CHECK_FALSE(fs::exists(f.tree() / "b.txt"));
 }
 
+
+// Every snapshot adds a pack; past 64 they are merged into one. No ref names a checkpoint, so a merge that kept only
+// what refs reach would lose them all: the first checkpoint must still diff and restore after it.
+TEST_CASE("checkpoints: many snapshots' packs are merged and every checkpoint stays readable", "[checkpoint]") {
+  Fixture f;
+  write(f.tree() / "counter.txt", "0\n");
+  const auto first = f.snapshot();
+  for (int round = 1; round <= 66; ++round) {
+    write(f.tree() / "counter.txt", std::to_string(round) + "\n");
+    f.snapshot();
+  }
+  std::size_t packs = 0;
+  for (const auto& store : fs::directory_iterator(f.data.path() / "checkpoints")) {
+    if (!fs::is_directory(store.path() / "git" / "objects" / "pack")) continue;
+    for (const auto& entry : fs::directory_iterator(store.path() / "git" / "objects" / "pack")) {
+      if (entry.path().extension() == ".pack") ++packs;
+    }
+  }
+  CHECK(packs >= 1);
+  CHECK(packs <= 64);  // 67 snapshots made 67 packs before the merge
+  const auto changes = f.diff(first.id);
+  REQUIRE(paths(changes.files) == std::vector<std::string>{"counter.txt"});
+  CHECK(find(changes.files, "counter.txt")->diff.find("-0\n+66\n") != std::string::npos);
+  f.restore(first.id);
+  CHECK(read(f.tree() / "counter.txt") == "0\n");
+}
+
 }  // namespace checkpoint_store_tests
