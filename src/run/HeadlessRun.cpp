@@ -21,9 +21,6 @@ namespace p = protocol;
 // After a cancel, how long the run waits for the turn to end (the agent acknowledges, the daemon reports the
 // turn stopped) before it gives up waiting and finishes anyway; an in-process daemon then kills the agent.
 constexpr auto kCancelGrace = std::chrono::seconds(5);
-// How long an ask may take to be resolved by the daemon itself (a rule, the headless policy) before the run's
-// --on-ask policy answers it: the agent's taking of the daemon's answer is a round trip to its process.
-constexpr auto kRuleGrace = std::chrono::milliseconds(250);
 
 // A member of a JSON object, or null: the daemon's answers are trusted in shape, but a const lookup of a missing
 // key must not be undefined behaviour.
@@ -246,24 +243,27 @@ void HeadlessRun::answer_ask(const std::string& type, const Json& request) {
   if (m_options.on_ask == OnAsk::Delegate || m_stopping) return;
   const auto request_id = request.value("requestId", "");
   // The daemon resolves an ask a rule or its headless policy decides by itself, right after announcing it, but
-  // publishes that resolution only once the agent has taken the answer: answer only what is still open after a
-  // short grace, so that the run's own --allow/--deny rules (and the user's) decide before its --on-ask policy.
-  auto grace = std::make_shared<boost::asio::steady_timer>(m_io, kRuleGrace);
-  grace->async_wait([this, grace, type, request_id](const boost::system::error_code& error) {
-    if (error || m_finished) return;
+  // publishes that resolution only once the agent has taken the answer, so the ask may still look open here. The
+  // first answer wins: when the daemon's came first, ours is refused (AlreadyAnswered) and changes nothing, and
+  // the recorder keeps the daemon's resolvedBy. Only an answer the daemon took is the run's.
+  boost::asio::post(m_io, [this, type, request_id] {
+    if (m_finished) return;
     const bool permission = type == "permission.requested";
     if (permission && !m_recorder.is_open(request_id)) return;
-    m_recorder.answered_by_run(request_id);
+    auto taken = [this, permission, request_id](const Json& response) {
+      if (!member(response, "error").is_null() || m_finished) return;  // AlreadyAnswered: someone was first
+      m_recorder.answered_by_run(request_id);
+      if (m_options.on_ask == OnAsk::Fail) {
+        stop_turn(kRunBlocked, std::string("--on-ask fail: the agent asked ") + (permission ? "for a permission" : "a question"));
+      }
+    };
     if (permission) {
       const bool allow = m_options.on_ask == OnAsk::Allow;
       Json params{{"requestId", request_id}, {"decision", allow ? "allow_once" : "deny"}};
       if (!allow) params["message"] = "denied by switchboard run (--on-ask " + std::string(m_options.on_ask == OnAsk::Fail ? "fail" : "deny") + ")";
-      m_connection.call("permission.respond", std::move(params), [](const Json&) {});  // AlreadyAnswered: someone was first
+      m_connection.call("permission.respond", std::move(params), std::move(taken));
     } else {
-      m_connection.call("question.respond", Json{{"requestId", request_id}, {"reject", true}}, [](const Json&) {});
-    }
-    if (m_options.on_ask == OnAsk::Fail) {
-      stop_turn(kRunBlocked, std::string("--on-ask fail: the agent asked ") + (permission ? "for a permission" : "a question"));
+      m_connection.call("question.respond", Json{{"requestId", request_id}, {"reject", true}}, std::move(taken));
     }
   });
 }

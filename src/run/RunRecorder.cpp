@@ -127,6 +127,13 @@ bool RunRecorder::any_denied() const {
                      [](const auto& r) { return r.outcome == p::RunPermissionOutcome::Denied; });
 }
 
+void RunRecorder::answered_by_run(const std::string& request_id) {
+  m_answered_by_run.insert(request_id);
+  for (auto& permission : m_permissions) {
+    if (permission.request_id == request_id && permission.resolved_by == "client") permission.resolved_by = "run";
+  }
+}
+
 bool RunRecorder::is_open(const std::string& request_id) const {
   return std::any_of(m_permissions.begin(), m_permissions.end(), [&](const auto& r) {
     return r.request_id == request_id && r.outcome == p::RunPermissionOutcome::Open;

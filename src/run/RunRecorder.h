@@ -30,8 +30,9 @@ class RunRecorder {
 
   // An event envelope ({seq,type,ts,sessionId?,data}); whether it belongs to the run's session.
   bool on_event(const nlohmann::json& envelope);
-  // The run's own --on-ask policy answered this request (reported as resolved by `run`).
-  void answered_by_run(const std::string& request_id) { m_answered_by_run.insert(request_id); }
+  // The daemon took the run's own --on-ask answer to this request (reported as resolved by `run`, whether the
+  // request's resolution arrived before or after that reply).
+  void answered_by_run(const std::string& request_id);
   void add_error(std::string message) { m_errors.push_back(std::move(message)); }
 
   bool turn_ended() const { return m_stop_reason.has_value(); }

@@ -129,6 +129,25 @@ TEST_CASE("run recorder: the result holds the run's turn only, including what ca
   CHECK(result.permissions[0].outcome == p::RunPermissionOutcome::Denied);
 }
 
+// The run learns that the daemon took its answer from the reply to permission.respond, which may come after the
+// request's resolution; an ask a rule decided first (the run's answer then refused) stays the rule's.
+TEST_CASE("run recorder: the run's answer is named once the daemon took it, before or after the resolution", "[run]") {
+  RunRecorder recorder("claude", /*attached=*/false);
+  recorder.set_session("s-1", "claude");
+  recorder.set_turn("t-1");
+  recorder.on_event(event("turn.started", {{"turnId", "t-1"}, {"text", "x"}}));
+  for (const auto* id : {"r-late", "r-rule"}) {
+    recorder.on_event(event("permission.requested", {{"request", {{"requestId", id}, {"sessionId", "s-1"}, {"turnId", "t-1"}, {"tool", "Bash"}, {"input", json::object()}, {"description", "d"}, {"reason", "r"}, {"state", "open"}, {"openedAt", 1}}}}));
+  }
+  recorder.on_event(event("permission.resolved", {{"requestId", "r-late"}, {"outcome", "denied"}, {"resolvedBy", "client"}, {"resolvedAt", 2}}));
+  recorder.answered_by_run("r-late");  // the reply came after the resolution
+  recorder.on_event(event("permission.resolved", {{"requestId", "r-rule"}, {"outcome", "allowed"}, {"resolvedBy", "rule"}, {"resolvedAt", 2}}));
+  const auto result = recorder.result(kRunCompleted, std::chrono::milliseconds(1));
+  REQUIRE(result.permissions.size() == 2);
+  CHECK(result.permissions[0].resolved_by == std::optional<std::string>("run"));
+  CHECK(result.permissions[1].resolved_by == std::optional<std::string>("rule"));
+}
+
 TEST_CASE("run recorder: a queued prompt's turn is the one whose turn.started names its queue id", "[run]") {
   RunRecorder recorder("claude", false);
   recorder.set_session("s-1", "claude");
