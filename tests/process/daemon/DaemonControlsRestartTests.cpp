@@ -24,7 +24,7 @@ void initialize(DaemonClient& client) {
   REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "controls-restart"}}}}).contains("result"));
 }
 
-TEST_CASE("daemon: MCP servers, a chosen option and the plan outlive a restart; bad servers are refused by path",
+TEST_CASE("daemon: MCP servers, a chosen option and the plan outlive a restart, bad servers are refused by path",
           "[daemon][controls]") {
   TempDir tmp{"controls-restart"};
   const fs::path data = tmp.path() / "data";

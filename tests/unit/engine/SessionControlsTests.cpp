@@ -138,7 +138,7 @@ TEST_CASE("controls: bad mcpServers get -32602 with the bad field's path and cre
   CHECK(f.all<p::SessionCreatedEvent>().empty());
 }
 
-TEST_CASE("controls: an agent without MCP refuses mcpServers with Unsupported; none given is fine", "[engine][controls]") {
+TEST_CASE("controls: an agent without MCP refuses mcpServers with Unsupported, none given is fine", "[engine][controls]") {
   ControlsFixture f;
   f.control->capabilities.mcp = false;
   const auto error = error_of(f.call("session.create", {{"agent", "scripted"}, {"cwd", f.cwd}, {"mcpServers", {stdio_server("a")}}}));
@@ -406,7 +406,7 @@ TEST_CASE("controls: session.rewind drops a turn and the later ones from the age
   CHECK(f.control->inputs.back().text == "four");
 }
 
-TEST_CASE("controls: session.rewind refuses while busy, for unknown turns, and without the capability; nothing changes",
+TEST_CASE("controls: session.rewind refuses while busy, for unknown turns, and without the capability, nothing changes",
           "[engine][controls]") {
   ControlsFixture f;
   const auto session = f.create();

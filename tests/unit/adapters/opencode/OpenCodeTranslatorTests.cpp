@@ -603,7 +603,7 @@ TEST_CASE("opencode effort: `default` first, then the variants from least to mos
   CHECK(effort_values({}) == std::vector<std::string>{"default"});
 }
 
-TEST_CASE("opencode fork and rewind points: a turn is its user message; a fork stops before the next prompt, a rewind deletes from it", "[opencode][controls]") {
+TEST_CASE("opencode fork and rewind points: a turn is its user message, a fork stops before the next prompt, a rewind deletes from it", "[opencode][controls]") {
   using switchboard::adapters::opencode::fork_boundary;
   using switchboard::adapters::opencode::messages_from;
   auto message = [](const std::string& id, const std::string& role) { return json{{"info", {{"id", id}, {"role", role}}}, {"parts", json::array()}}; };
@@ -621,7 +621,7 @@ TEST_CASE("opencode fork and rewind points: a turn is its user message; a fork s
   CHECK_FALSE(messages_from(json::object(), "msg_1"));
 }
 
-TEST_CASE("opencode MCP: a stdio server runs without our server's password, an http one without OAuth discovery; statuses mapped", "[opencode][controls]") {
+TEST_CASE("opencode MCP: a stdio server runs without our server's password, an http one without OAuth discovery, statuses mapped", "[opencode][controls]") {
   using switchboard::adapters::opencode::mcp_config;
   using switchboard::adapters::opencode::mcp_state;
   protocol::McpServer stdio;
@@ -670,7 +670,7 @@ json todowrite_part(const std::string& session, const std::string& call, const s
                                                    {"output", "ok"}}}}}}}};
 }
 
-TEST_CASE("opencode history: a replayed todowrite call is the plan then; live, only todo.updated is", "[opencode][controls]") {
+TEST_CASE("opencode history: a replayed todowrite call is the plan then, live, only todo.updated is", "[opencode][controls]") {
   PlanSink replayed;
   OpenCodeTranslator history(replayed);
   history.set_session_id("ses_a");
