@@ -78,6 +78,13 @@ void HistoryTranscript::on_tool_completed(adapters::ToolCompleted event) {
   add(protocol::HistoryEventType::ToolCompleted, completed);
 }
 
+void HistoryTranscript::on_plan(adapters::PlanUpdate event) {
+  protocol::PlanUpdatedEvent updated;
+  updated.turn_id = turn_id();
+  updated.entries = std::move(event.entries);
+  add(protocol::HistoryEventType::PlanUpdated, updated);
+}
+
 void HistoryTranscript::on_turn_end(adapters::TurnResult result) {
   protocol::TurnStoppedEvent stopped;
   stopped.turn_id = turn_id();

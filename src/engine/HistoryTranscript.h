@@ -12,7 +12,7 @@ namespace switchboard::engine {
 
 // Turns one session of an agent's own history, as the agent's read_history hook replays it, into the normalized
 // events history.read returns: the same types and payloads the live session would have published (turn.started,
-// message.completed, tool.started, tool.completed, turn.stopped), without seq or session id.
+// message.completed, tool.started, tool.completed, plan.updated, turn.stopped), without seq or session id.
 //
 // Turn ids come from the history (the prompt's id, else "turn-<n>"), so two reads give the same ids. Activity
 // before the first prompt (a history that starts mid-conversation) gets a turn id but no turn.started. Deltas,
@@ -29,6 +29,7 @@ class HistoryTranscript final : public adapters::HistorySink {
   void on_message(adapters::MessageCompleted event) override;
   void on_tool_started(adapters::ToolStarted event) override;
   void on_tool_completed(adapters::ToolCompleted event) override;
+  void on_plan(adapters::PlanUpdate event) override;
   void on_turn_end(adapters::TurnResult result) override;
 
  private:

@@ -449,6 +449,10 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
     sink.on_turn_end(adapters::TurnResult{p::StopReason::Cancelled, "", std::nullopt, std::nullopt});
     sink.on_user_prompt({"p", "two", "2026-01-02T03:04:05Z"});
     sink.on_message({"m2", p::DeltaKind::Text, "answer", std::nullopt});
+    p::PlanEntry step;
+    step.content = "write the test";
+    step.status = p::PlanEntryStatus::InProgress;
+    sink.on_plan(adapters::PlanUpdate{{step}});
     sink.on_message({"m3", p::DeltaKind::Text, "sub-agent", std::string("t1")});
     sink.on_turn_end(adapters::TurnResult{});
     sink.on_user_prompt({"", "three", ""});
@@ -465,8 +469,8 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
   CHECK(read.at("result").at("skippedLines") == 3);
   const auto& events = read.at("result").at("events");
   CHECK(types_of(events) == std::vector<std::string>{"message.completed", "turn.stopped", "turn.started", "tool.started",
-                                                      "turn.stopped", "turn.started", "message.completed", "message.completed",
-                                                      "turn.stopped", "turn.started"});
+                                                      "turn.stopped", "turn.started", "message.completed", "plan.updated",
+                                                      "message.completed", "turn.stopped", "turn.started"});
   CHECK(events.at(0).at("data").at("turnId") == "turn-1");
   CHECK(events.at(1).at("data").at("turnId") == "turn-1");
   CHECK(events.at(1).at("data").at("text") == "earlier");
@@ -476,8 +480,10 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
   CHECK(events.at(4).at("data").at("stopReason") == "cancelled");
   CHECK(events.at(5).at("data").at("turnId") == "turn-3");  // "p" was taken
   CHECK(events.at(5).at("ts") == 1767323045000);
-  CHECK(events.at(8).at("data").at("text") == "answer");  // the sub-agent's text is not the answer
-  CHECK(events.at(9).at("data").at("turnId") == "turn-4");
+  CHECK(events.at(7).at("data").at("turnId") == "turn-3");  // a plan replayed inside its turn, whole
+  CHECK(events.at(7).at("data").at("entries") == Json::array({{{"content", "write the test"}, {"status", "in_progress"}}}));
+  CHECK(events.at(9).at("data").at("text") == "answer");  // the sub-agent's text is not the answer
+  CHECK(events.at(10).at("data").at("turnId") == "turn-4");
   for (const auto& event : events) {
     const Json envelope{{"seq", 1}, {"type", event.at("type")}, {"ts", 0}, {"sessionId", "s-x"}, {"data", event.at("data")}};
     CHECK(validator.validate_event(envelope).empty());
