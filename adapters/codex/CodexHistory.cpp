@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "codex/CodexPermissions.h"
+#include "codex/CodexPlan.h"
 #include "common/ApplyPatch.h"
 #include "common/HistoryFile.h"
 #include "common/NativeJson.h"
@@ -550,11 +551,25 @@ class RolloutReplay {
     std::string call_id = native::string_or_empty(item, "call_id");
     if (call_id.empty()) call_id = native::string_or_empty(item, "id");
     if (call_id.empty()) return Seen::Malformed;
+    if (kind == "function_call" && native::string_or_empty(item, "name") == "update_plan") return plan_call(item);
     begin_activity();
     auto [tool, input] = describe_call(item, kind);
     m_turn.calls[call_id] = OpenCall{tool, json()};
     auto diffs = tool == kPatchTool ? file_change_diffs(input) : std::vector<protocol::FileDiff>{};
     m_sink.on_tool_started(ToolStarted{call_id, std::move(tool), std::move(input), std::nullopt, std::move(diffs)});
+    return Seen::Used;
+  }
+
+  // Live, Codex reports an update_plan call only as turn/plan/updated (no tool item), so the replay reports the
+  // whole plan the call set and no tool call; its output ("Plan updated") then has no call and is ignored.
+  Seen plan_call(const json& item) {
+    const auto* raw = native::member(item, "arguments");
+    const json arguments = raw != nullptr && raw->is_string() ? native::parse_line(raw->get_ref<const std::string&>())
+                                                              : (raw != nullptr ? *raw : json());
+    auto update = arguments.is_object() ? plan_update(arguments) : std::nullopt;
+    if (!update) return Seen::Malformed;
+    begin_activity();
+    m_sink.on_plan(std::move(*update));
     return Seen::Used;
   }
 

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "codex/CodexPermissions.h"
+#include "codex/CodexPlan.h"
 #include "common/NativeJson.h"
 
 namespace switchboard::adapters::codex {
@@ -87,13 +88,6 @@ nlohmann::json arguments_object(const nlohmann::json& item) {
   if (arguments == nullptr || arguments->is_null()) return nlohmann::json::object();
   if (arguments->is_object()) return *arguments;
   return {{"arguments", *arguments}};
-}
-
-std::optional<protocol::PlanEntryStatus> plan_status(std::string_view status) {
-  if (status == "pending") return protocol::PlanEntryStatus::Pending;
-  if (status == "inProgress" || status == "in_progress") return protocol::PlanEntryStatus::InProgress;
-  if (status == "completed") return protocol::PlanEntryStatus::Completed;
-  return std::nullopt;
 }
 
 }  // namespace

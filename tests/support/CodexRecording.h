@@ -25,13 +25,17 @@ class CodexRecordingSink : public adapters::HistorySink {
   std::vector<adapters::ModelsOffered> offers;
   // Session state the translator reports beside the turn's activity; kept out of `lines`.
   std::vector<adapters::PlanUpdate> plans;
+  std::vector<std::size_t> plan_lines;  // for each plan, how many lines came before it (where it falls among them)
   std::vector<adapters::UsageUpdate> usages;
   std::vector<adapters::CommandsOffered> commands;
   std::vector<adapters::OptionsOffered> options;
   std::vector<adapters::McpStatusReport> mcp;
 
   void on_models(adapters::ModelsOffered offer) override { offers.push_back(std::move(offer)); }
-  void on_plan(adapters::PlanUpdate e) override { plans.push_back(std::move(e)); }
+  void on_plan(adapters::PlanUpdate e) override {
+    plans.push_back(std::move(e));
+    plan_lines.push_back(lines.size());
+  }
   void on_usage(adapters::UsageUpdate e) override { usages.push_back(std::move(e)); }
   void on_commands(adapters::CommandsOffered e) override { commands.push_back(std::move(e)); }
   void on_options(adapters::OptionsOffered e) override { options.push_back(std::move(e)); }

@@ -247,6 +247,55 @@ TEST_CASE("codex history: malformed lines, context messages and unfinished turns
   CHECK(stats.ignored == 6);
 }
 
+TEST_CASE("codex history: update_plan calls replay as whole plans inside their turn and not as tool calls (as live)", "[codex][history]") {
+  CodexHome home;
+  const std::string id = "11111111-2222-4333-8444-555555555555";
+  const auto plan_call = [](const std::string& call_id, const Json& arguments) {
+    return line("response_item", {{"type", "function_call"}, {"name", "update_plan"}, {"call_id", call_id}, {"arguments", arguments.dump()}});
+  };
+  const auto plan_output = [](const std::string& call_id) {
+    return line("response_item", {{"type", "function_call_output"}, {"call_id", call_id}, {"output", "Plan updated"}});
+  };
+  std::string text = meta(id, "/w");
+  text += task_started("t1") + prompt("hello") + assistant("m1", "hi") + task_complete("t1", "hi");
+  text += task_started("t2") + prompt("make a plan");
+  text += plan_call("p1", {{"plan", {{{"step", "Read the code"}, {"status", "in_progress"}}, {{"step", "Fix it"}, {"status", "pending"}}}}});
+  text += plan_output("p1");
+  text += plan_call("p2", {{"explanation", "read it"},
+                           {"plan", {{{"step", "Read the code"}, {"status", "completed"}}, {{"step", "Fix it"}, {"status", "in_progress"}}}}});
+  text += plan_output("p2");
+  text += assistant("m2", "Planned.") + task_complete("t2", "Planned.");
+  const auto file = home.write(home.day() / rollout_name(id), text);
+  CodexRecordingSink sink;
+  codex::read_history(file, sink);
+  const Lines expected{
+      "provider_session " + id,
+      R"(prompt t1 "hello" at 2026-12-01T10:00:00.000Z)",
+      R"(message m1 text "hi")",
+      R"(turn_end end_turn "hi")",
+      R"(prompt t2 "make a plan" at 2026-12-01T10:00:00.000Z)",
+      R"(message m2 text "Planned.")",
+      R"(turn_end end_turn "Planned.")",
+  };
+  CHECK(sink.lines == expected);  // no tool call: live, Codex has no tool item for update_plan
+  REQUIRE(sink.plans.size() == 2);
+  // Both come in the second turn, after its prompt and before its message.
+  CHECK(sink.plan_lines == std::vector<std::size_t>{5, 5});
+  using switchboard::protocol::PlanEntryStatus;
+  const auto& first = sink.plans[0].entries;
+  REQUIRE(first.size() == 2);
+  CHECK(first[0].content == "Read the code");
+  CHECK(first[0].status == PlanEntryStatus::InProgress);
+  CHECK(first[1].content == "Fix it");
+  CHECK(first[1].status == PlanEntryStatus::Pending);
+  const auto& second = sink.plans[1].entries;  // whole again, not a difference
+  REQUIRE(second.size() == 2);
+  CHECK(second[0].content == "Read the code");
+  CHECK(second[0].status == PlanEntryStatus::Completed);
+  CHECK(second[1].content == "Fix it");
+  CHECK(second[1].status == PlanEntryStatus::InProgress);
+}
+
 TEST_CASE("codex history: rollouts without task events end a turn at the next prompt and at the end", "[codex][history]") {
   CodexHome home;
   const std::string id = "11111111-2222-4333-8444-666666666666";
