@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudeContent.h"
+#include "claude-code/ClaudePlan.h"
 #include "common/HistoryFile.h"
 #include "common/NativeJson.h"
 #include "switchboard/support/Clock.h"
@@ -145,7 +146,10 @@ class HistoryReplay {
         m_interrupted = true;
         return;
       case UserLineKind::ToolResults:
-        if (const auto* message = native::object_at(line, "message")) report_tool_results(*message, m_sink);
+        if (const auto* message = native::object_at(line, "message")) {
+          report_tool_results(*message, m_sink);
+          finish_plan_calls(line, *message);
+        }
         return;
       case UserLineKind::Other:
         ++stats.ignored;
@@ -174,6 +178,30 @@ class HistoryReplay {
     // Claude writes each content block of a message on its own line, repeating the message's usage on each.
     if (const auto* usage = native::object_at(*message, "usage")) m_usage_by_message[id] = *usage;
     report_assistant_content(*message, std::nullopt, m_numbering, m_sink, &m_last_text);
+    if (const auto* content = native::array_at(*message, "content")) {
+      for (const auto& block : *content) {
+        if (native::string_or_empty(block, "type") != "tool_use") continue;
+        const auto* input = native::object_at(block, "input");
+        m_plan.tool_called(native::string_or_empty(block, "id"), native::string_or_empty(block, "name"),
+                           input != nullptr ? *input : nlohmann::json::object());
+      }
+    }
+  }
+
+  // The plan as the live session saw it: a task tool's call counts once its result line says it succeeded, and
+  // that result (the file's toolUseResult) is where a created task's id is.
+  void finish_plan_calls(const nlohmann::json& line, const nlohmann::json& message) {
+    const auto* content = native::array_at(message, "content");
+    if (content == nullptr) return;
+    const auto* structured = native::member(line, "toolUseResult");
+    const nlohmann::json none;
+    bool changed = false;
+    for (const auto& block : *content) {
+      if (native::string_or_empty(block, "type") != "tool_result") continue;
+      changed |= m_plan.tool_finished(native::string_or_empty(block, "tool_use_id"), native::bool_or(block, "is_error", false),
+                                      structured != nullptr ? *structured : none);
+    }
+    if (changed) m_sink.on_plan(PlanUpdate{m_plan.entries()});
   }
 
   void close_turn() {
@@ -218,6 +246,7 @@ class HistoryReplay {
   std::string m_last_text;
   std::map<std::string, nlohmann::json> m_usage_by_message;
   BlockNumbering m_numbering;
+  ClaudePlan m_plan;  // the session's, across turns
 };
 
 }  // namespace

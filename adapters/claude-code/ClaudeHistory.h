@@ -35,9 +35,9 @@ std::optional<std::filesystem::path> find_project_directory(const std::filesyste
 HistoryList list_history(const std::filesystem::path& config_dir, std::string_view cwd);
 
 // Replays one session file as normalized events: on_provider_session once, then per turn on_user_prompt, the
-// assistant's messages and tool calls, tool results, and on_turn_end (stop reason from the last assistant
-// message, cancelled if the user interrupted it, error for an API error; usage summed; no cost, which the files
-// do not record). Ignored lines: bookkeeping (queue operations, attachments, titles, modes, snapshots, …).
+// assistant's messages and tool calls, tool results, the task tools' plan (on_plan, whole, when a result changes
+// it, as live), and on_turn_end (stop reason from the last assistant message, cancelled if the user interrupted it,
+// error for an API error; usage summed; no cost, which the files do not record). Ignored lines: bookkeeping (queue operations, attachments, titles, modes, snapshots, …).
 HistoryFileStats read_history(const std::filesystem::path& file, HistorySink& sink);
 
 }  // namespace switchboard::adapters::claude

@@ -139,6 +139,77 @@ TEST_CASE("claude history: a missing file reads as nothing", "[claude][history]"
   CHECK(sink.lines.empty());
 }
 
+// The recording sink with the plan reports in its lines, so their place among the turn's events shows.
+class PlanRecordingSink : public ClaudeRecordingSink {
+ public:
+  void on_plan(adapters::PlanUpdate update) override {
+    std::string line = "plan";
+    for (const auto& entry : update.entries) line += " [" + std::string(protocol::to_string(entry.status)) + " " + quoted(entry.content) + "]";
+    lines.push_back(line);
+  }
+};
+
+std::string tool_use_line(const std::string& message_id, const std::string& call_id, const std::string& tool, const std::string& input) {
+  return R"({"type":"assistant","sessionId":"s-2","message":{"id":")" + message_id + R"(","model":"claude-opus-4-8","content":[{"type":"tool_use","id":")" +
+         call_id + R"(","name":")" + tool + R"(","input":)" + input + R"(}],"stop_reason":"tool_use"}})" "\n";
+}
+
+std::string tool_result_line(const std::string& call_id, const std::string& output, bool is_error, const std::string& structured) {
+  return R"({"type":"user","sessionId":"s-2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":")" + call_id +
+         R"(","content":)" + nlohmann::json(output).dump() + R"(,"is_error":)" + (is_error ? "true" : "false") + R"(}]},"toolUseResult":)" +
+         structured + "}\n";
+}
+
+TEST_CASE("claude history: the task tools' plan replays whole in the turn that changed it", "[claude][history]") {
+  ConfigDir config;
+  const auto file = config.project("-srv-repo-project") / "s-2.jsonl";
+  std::string text;
+  text += user_line("hello");
+  text += R"({"type":"assistant","sessionId":"s-2","message":{"id":"msg_1","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}})" "\n";
+  text += user_line("plan the parser");
+  text += tool_use_line("msg_2", "toolu_1", "TaskCreate", R"({"subject":"Read the spec","description":"d"})");
+  text += tool_result_line("toolu_1", "Task #1 created successfully: Read the spec", false, R"({"task":{"id":"1","subject":"Read the spec"}})");
+  text += tool_use_line("msg_3", "toolu_2", "TaskCreate", R"({"subject":"Write the parser","description":"d"})");
+  text += tool_result_line("toolu_2", "Task #2 created successfully: Write the parser", false, R"({"task":{"id":"2","subject":"Write the parser"}})");
+  text += tool_use_line("msg_4", "toolu_3", "TaskUpdate", R"({"taskId":"1","status":"completed"})");
+  text += tool_result_line("toolu_3", "Updated task #1 status", false, R"({"success":true,"taskId":"1","updatedFields":["status"]})");
+  // A refused update changes nothing, and so reports nothing.
+  text += tool_use_line("msg_5", "toolu_4", "TaskUpdate", R"({"taskId":"2","status":"completed"})");
+  text += tool_result_line("toolu_4", "denied", true, R"("Error: denied")");
+  text += R"({"type":"assistant","sessionId":"s-2","message":{"id":"msg_6","content":[{"type":"text","text":"planned"}],"stop_reason":"end_turn"}})" "\n";
+  text += user_line("thanks!");
+  text += R"({"type":"assistant","sessionId":"s-2","message":{"id":"msg_7","content":[{"type":"text","text":"bye"}],"stop_reason":"end_turn"}})" "\n";
+  ConfigDir::write(file, text);
+
+  PlanRecordingSink sink;
+  const auto stats = read_history(file, sink);
+  const Lines expected{
+      "provider_session s-2",
+      R"(prompt u-5 "hello" at 2026-01-02T03:04:05.000Z)",
+      R"(message msg_1:0 text "hi")",
+      R"(turn_end end_turn "hi")",
+      R"(prompt u-15 "plan the parser" at 2026-01-02T03:04:05.000Z)",
+      R"x(tool_started toolu_1 TaskCreate {"description":"d","subject":"Read the spec"})x",
+      R"(tool_completed toolu_1 ok "Task #1 created successfully: Read the spec")",
+      R"(plan [pending "Read the spec"])",
+      R"x(tool_started toolu_2 TaskCreate {"description":"d","subject":"Write the parser"})x",
+      R"(tool_completed toolu_2 ok "Task #2 created successfully: Write the parser")",
+      R"(plan [pending "Read the spec"] [pending "Write the parser"])",
+      R"x(tool_started toolu_3 TaskUpdate {"status":"completed","taskId":"1"})x",
+      R"(tool_completed toolu_3 ok "Updated task #1 status")",
+      R"(plan [completed "Read the spec"] [pending "Write the parser"])",
+      R"x(tool_started toolu_4 TaskUpdate {"status":"completed","taskId":"2"})x",
+      R"(tool_completed toolu_4 error "denied")",
+      R"(message msg_6:0 text "planned")",
+      R"(turn_end end_turn "planned")",
+      R"(prompt u-7 "thanks!" at 2026-01-02T03:04:05.000Z)",
+      R"(message msg_7:0 text "bye")",
+      R"(turn_end end_turn "bye")",
+  };
+  CHECK(sink.lines == expected);
+  CHECK(stats.malformed == 0);
+}
+
 TEST_CASE("claude history: listing shows a directory's sessions newest first with their titles", "[claude][history]") {
   ConfigDir config;
   const auto project = config.project(project_directory_name("/srv/repo/project"));
