@@ -268,7 +268,8 @@ TEST_CASE("codex e2e: controls: a plan created then updated arrives whole twice,
   requests = world.mock->message_requests();
   REQUIRE(requests.size() == 4);
   CHECK(requests.back()["body"]["reasoning"]["effort"] == "high");
-  for (const auto& option : world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["options"]) {
+  auto got = world.client->call("session.get", {{"sessionId", id}});  // the loop must not range over a destroyed temporary
+  for (const auto& option : got["result"]["session"]["options"]) {
     if (option["id"] == "effort") CHECK(option["currentValue"] == "high");
   }
   CHECK(e2e::lifecycle_violations(world.client->events()).empty());

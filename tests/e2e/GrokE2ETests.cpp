@@ -311,7 +311,8 @@ TEST_CASE("grok e2e: the effort option is offered, a change shows in the next mo
   REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "two"}})["result"]["text"] == "second");
   requests = world.mock->message_requests();
   CHECK(requests.back()["body"]["reasoning_effort"] == "high");
-  for (const auto& option : world.client->call("session.get", {{"sessionId", id}})["result"]["session"]["options"]) {
+  auto got = world.client->call("session.get", {{"sessionId", id}});  // the loop must not range over a destroyed temporary
+  for (const auto& option : got["result"]["session"]["options"]) {
     if (option["id"] == "effort") CHECK(option["currentValue"] == "high");
   }
   CHECK(e2e::lifecycle_violations(world.client->events()).empty());
