@@ -130,7 +130,7 @@ TEST_CASE("engine store: sessions and rules and runs survive a restart", "[engin
     const auto doomed = run.create_id("to delete");
 
     std::optional<engine::Outcome<p::SessionInfo>> renamed;
-    run.engine->rename(kept, "renamed", [&](auto outcome) { renamed = outcome; });
+    run.engine->rename(kept, "renamed", [&](auto outcome) { renamed.emplace(std::move(outcome)); });
     run.settle();
     REQUIRE(renamed);
     REQUIRE(std::holds_alternative<p::SessionInfo>(*renamed));
@@ -225,7 +225,7 @@ TEST_CASE("engine store: a turn cut off by a restart comes back interrupted with
     std::optional<engine::Outcome<p::SessionSendResult>> resumed;
     p::SessionResumeParams params;
     params.session_id = id;
-    run.engine->resume(params, [&](auto outcome) { resumed = outcome; });
+    run.engine->resume(params, [&](auto outcome) { resumed.emplace(std::move(outcome)); });
     run.settle();
     REQUIRE(resumed);
     REQUIRE(std::holds_alternative<p::SessionSendResult>(*resumed));
@@ -238,7 +238,7 @@ TEST_CASE("engine store: a turn cut off by a restart comes back interrupted with
     CHECK(snapshot.queue.empty());
 
     std::optional<engine::Outcome<p::SessionSendResult>> again;
-    run.engine->resume(params, [&](auto outcome) { again = outcome; });
+    run.engine->resume(params, [&](auto outcome) { again.emplace(std::move(outcome)); });
     REQUIRE(again);
     REQUIRE(std::holds_alternative<engine::EngineError>(*again));
     CHECK(std::get<engine::EngineError>(*again).code == p::ErrorCode::NotInterrupted);
