@@ -67,6 +67,14 @@ const e2e::AgentProfile& claude() {
   return profile;
 }
 
+TEST_CASE("claude e2e: the shared fork scenario: a fork at a turn holds that turn and not the next, and both sessions answer", "[e2e][claude][fork]") {
+  e2e::scenario_fork_at_turn(claude());
+}
+
+TEST_CASE("claude e2e: the shared rewind scenario: a rewind drops a turn and later ones, also after a daemon restart", "[e2e][claude][rewind]") {
+  e2e::scenario_rewind_past_turn(claude());
+}
+
 TEST_CASE("claude e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][claude]") {
   e2e::scenario_streamed_turn(claude());
 }

@@ -785,4 +785,102 @@ void scenario_missing_cli(const AgentProfile& profile) {
   CHECK(created["error"]["message"].get<std::string>().find(profile.cli_name) != std::string::npos);
 }
 
+namespace conformance_detail {
+
+// The conversation a model request carries, whatever the provider's API: the Responses API's `input`, the Chat
+// Completions' and Anthropic's `messages` (the system prompt and tool list left out, so words in them match nothing).
+std::string conversation_of(const Json& request) {
+  const auto& body = request["body"];
+  std::string text;
+  for (const char* key : {"input", "messages"}) {
+    if (body.contains(key)) text += body[key].dump() + "\n";
+  }
+  return text;
+}
+
+std::string last_conversation(AgentWorld& world) {
+  const auto requests = world.mock->message_requests();
+  REQUIRE_FALSE(requests.empty());
+  return conversation_of(requests.back());
+}
+
+std::string turn_of(const Json& sent) {
+  INFO(sent.dump());
+  REQUIRE(sent.contains("result"));
+  return sent["result"].value("turnId", "");
+}
+
+}  // namespace conformance_detail
+
+void scenario_fork_at_turn(const AgentProfile& profile) {
+  using namespace conformance_detail;
+  AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0),
+                                         profile.text("forked answer", 1, 0), profile.text("original answer", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  const auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
+  REQUIRE(first["result"]["text"] == "one");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
+
+  const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turn_of(first)}});
+  INFO(forked.dump() << "\n" << world.transcript());
+  REQUIRE(forked.contains("result"));
+  const std::string fork_id = forked["result"]["session"]["sessionId"];
+  CHECK(forked["result"]["session"]["forkedFrom"] == Json{{"sessionId", id}, {"turnId", turn_of(first)}});
+  REQUIRE(world.client->call("session.send", {{"sessionId", fork_id}, {"text", "gamma prompt"}})["result"]["text"] == "forked answer");
+  CHECK(world.mock->message_requests().size() == 3);  // the fork asked the model once, nothing replayed
+  const std::string sent = last_conversation(world);
+  CHECK(sent.find("alpha prompt") != std::string::npos);
+  CHECK(sent.find("\"one\"") != std::string::npos);  // the answer, as a JSON string of the request
+  CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("\"two\"") == std::string::npos);
+  CHECK(sent.find("gamma prompt") != std::string::npos);
+
+  // The original goes on with its whole conversation, and none of the fork's.
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "original answer");
+  const std::string original = last_conversation(world);
+  CHECK(original.find("beta prompt") != std::string::npos);
+  CHECK(original.find("gamma prompt") == std::string::npos);
+  check_lifecycle(world);
+}
+
+void scenario_rewind_past_turn(const AgentProfile& profile) {
+  using namespace conformance_detail;
+  AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0), profile.text("three", 1, 0),
+                                         profile.text("after the rewind", 1, 0), profile.text("after the restart", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}})["result"]["text"] == "one");
+  const auto second = world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}});
+  REQUIRE(second["result"]["text"] == "two");
+  const auto third = world.client->call("session.send", {{"sessionId", id}, {"text", "gamma prompt"}});
+  REQUIRE(third["result"]["text"] == "three");
+
+  const auto rewound = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", turn_of(second)}, {"conversation", true}});
+  INFO(rewound.dump() << "\n" << world.transcript());
+  REQUIRE(rewound.contains("result"));
+  CHECK(rewound["result"]["rewoundTurnIds"] == Json::array({turn_of(second), turn_of(third)}));
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "after the rewind");
+  CHECK(world.mock->message_requests().size() == 4);  // the rewind itself asked the model nothing
+  const std::string sent = last_conversation(world);
+  CHECK(sent.find("\"three\"") == std::string::npos);
+  CHECK(sent.find("alpha prompt") != std::string::npos);
+  CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("gamma prompt") == std::string::npos);
+  CHECK(sent.find("delta prompt") != std::string::npos);
+  // A rewound turn is no rewind point any more.
+  const auto again = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", turn_of(second)}});
+  CHECK(again["error"]["code"] == -32023);
+  check_lifecycle(world);
+
+  // After a daemon restart the session resumes the conversation the rewind left.
+  world.restart();
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "epsilon prompt"}})["result"]["text"] == "after the restart");
+  const std::string resumed = last_conversation(world);
+  CHECK(resumed.find("delta prompt") != std::string::npos);
+  CHECK(resumed.find("beta prompt") == std::string::npos);
+}
+
 }  // namespace switchboard::testing::e2e

@@ -68,6 +68,13 @@ void scenario_history_import(const AgentProfile& profile);
 // both sessions answer afterwards, each in its own conversation, and each client sees each reply under the session
 // that asked (no event outside that session's turn).
 void scenario_import_live_conversation(const AgentProfile& profile);
+// session.fork at the first of two turns: the fork's first model request holds that turn and not the second; the
+// original goes on with its whole conversation and none of the fork's; forkedFrom names the source and the turn.
+void scenario_fork_at_turn(const AgentProfile& profile);
+// session.rewind of the second of three turns drops it and the third from the next model request (the first
+// stays); the rewound turn is no rewind point any more (UnknownTurn); after a daemon restart the session resumes
+// the conversation as the rewind left it.
+void scenario_rewind_past_turn(const AgentProfile& profile);
 // A CLI that is not there is reported by agents.list (installed false, a problem saying so) and refused by
 // session.create with AgentNotInstalled, at once.
 void scenario_missing_cli(const AgentProfile& profile);

@@ -140,6 +140,14 @@ const e2e::AgentProfile& opencode_as_named_acp_agent() {
   return profile;
 }
 
+TEST_CASE("opencode e2e: the shared fork scenario: a fork at a turn holds that turn and not the next, and both sessions answer", "[e2e][opencode][fork]") {
+  e2e::scenario_fork_at_turn(opencode());
+}
+
+TEST_CASE("opencode e2e: the shared rewind scenario: a rewind drops a turn and later ones, also after a daemon restart", "[e2e][opencode][rewind]") {
+  e2e::scenario_rewind_past_turn(opencode());
+}
+
 TEST_CASE("opencode e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][opencode]") {
   e2e::scenario_streamed_turn(opencode());
 }

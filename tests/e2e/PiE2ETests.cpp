@@ -528,72 +528,11 @@ TEST_CASE("pi e2e: an MCP server ends when its Pi is killed, and the session goe
 }
 
 TEST_CASE("pi e2e: a fork at a turn carries the conversation up to that turn and nothing after it, and both sessions answer", "[e2e][pi][fork]") {
-  const auto& profile = pi_controls();
-  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0),
-                                              profile.text("forked answer", 1, 0), profile.text("original answer", 1, 0)}));
-  if (!world.ready()) return;
-  world.start_daemon();
-  const auto id = world.create_session();
-  const auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
-  REQUIRE(first["result"]["text"] == "one");
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
-
-  const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turn_of(first)}});
-  INFO(forked.dump() << "\n" << world.transcript());
-  REQUIRE(forked.contains("result"));
-  const std::string fork_id = forked["result"]["session"]["sessionId"];
-  CHECK(forked["result"]["session"]["forkedFrom"]["sessionId"] == id);
-  REQUIRE(world.client->call("session.send", {{"sessionId", fork_id}, {"text", "gamma prompt"}})["result"]["text"] == "forked answer");
-  auto requests = world.mock->message_requests();
-  REQUIRE(requests.size() == 3);
-  const std::string sent = conversation_of(requests.back());
-  CHECK(sent.find("alpha prompt") != std::string::npos);
-  CHECK(sent.find("one") != std::string::npos);
-  CHECK(sent.find("beta prompt") == std::string::npos);
-  CHECK(sent.find("two") == std::string::npos);
-  CHECK(sent.find("gamma prompt") != std::string::npos);
-
-  // The original goes on with its whole conversation.
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "original answer");
-  requests = world.mock->message_requests();
-  const std::string original = conversation_of(requests.back());
-  CHECK(original.find("beta prompt") != std::string::npos);
-  CHECK(original.find("gamma prompt") == std::string::npos);
-  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
+  e2e::scenario_fork_at_turn(pi_controls());
 }
 
-TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the next model request", "[e2e][pi][rewind]") {
-  const auto& profile = pi_controls();
-  e2e::AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0), profile.text("three", 1, 0),
-                                              profile.text("after the rewind", 1, 0), profile.text("after the restart", 1, 0)}));
-  if (!world.ready()) return;
-  world.start_daemon();
-  const auto id = world.create_session();
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}})["result"]["text"] == "one");
-  const auto second = world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}});
-  REQUIRE(second["result"]["text"] == "two");
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "gamma prompt"}})["result"]["text"] == "three");
-
-  const auto rewound = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", turn_of(second)}, {"conversation", true}});
-  INFO(rewound.dump() << "\n" << world.transcript());
-  REQUIRE(rewound.contains("result"));
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "after the rewind");
-  const auto requests = world.mock->message_requests();
-  REQUIRE(requests.size() == 4);
-  const std::string sent = conversation_of(requests.back());
-  CHECK(sent.find("alpha prompt") != std::string::npos);
-  CHECK(sent.find("beta prompt") == std::string::npos);
-  CHECK(sent.find("gamma prompt") == std::string::npos);
-  CHECK(sent.find("\"three\"") == std::string::npos);
-  CHECK(sent.find("delta prompt") != std::string::npos);
-  CHECK(e2e::lifecycle_violations(world.client->events()).empty());
-
-  // The session resumes the Pi session the rewind left it in, after a daemon restart too.
-  world.restart();
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "epsilon prompt"}})["result"]["text"] == "after the restart");
-  const std::string resumed = conversation_of(world.mock->message_requests().back());
-  CHECK(resumed.find("delta prompt") != std::string::npos);
-  CHECK(resumed.find("beta prompt") == std::string::npos);
+TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the next model request, also after a daemon restart", "[e2e][pi][rewind]") {
+  e2e::scenario_rewind_past_turn(pi_controls());
 }
 
 TEST_CASE("pi e2e: compact asks Pi to summarize the conversation, with compacting and compacted statuses", "[e2e][pi][compact]") {
