@@ -14,6 +14,7 @@
 #include "engine/Engine.h"
 #include "store/Store.h"
 #include "support/ScriptedAdapter.h"
+#include "support/StoredEngineRun.h"
 #include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 
@@ -29,50 +30,13 @@ using switchboard::testing::TempDir;
 namespace fs = std::filesystem;
 namespace p = protocol;
 
-// One run of the daemon's engine over the database in `dir` (as in EnginePersistenceTests).
-struct DaemonRun {
-  boost::asio::io_context io{1};
-  bus::EventBus bus;
-  bus::EventBus::Installation installation{bus};
-  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
-  std::unique_ptr<store::Store> store;
-  std::unique_ptr<daemon::StoredSessions> persistence;
-  std::unique_ptr<engine::Engine> engine;
-  std::vector<bus::BusEvent> events;
-  bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
-  std::string cwd;
-
-  explicit DaemonRun(const fs::path& dir) : cwd(dir.string()) {
-    control->capabilities.mcp = control->capabilities.options = control->capabilities.fork = true;
-    control->capabilities.rewind = control->capabilities.plans = control->capabilities.context_usage = true;
-    auto opened = store::Store::open(io, dir / "switchboard.db");
-    REQUIRE(opened.has_value());
-    store = std::move(*opened);
-    persistence = std::make_unique<daemon::StoredSessions>(*store);
-    auto state = daemon::StoredSessions::load(io, *store);
-    REQUIRE(state.has_value());
-    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)},
-                                              engine::EngineConfig{}, persistence.get());
-    engine->restore(std::move(*state));
-    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
-  }
-  ~DaemonRun() {
-    settle();
-    engine.reset();
-    store->close();
-  }
-
-  void settle() {
-    for (int idle = 0; idle < 20;) {
-      io.restart();
-      if (io.poll() == 0) {
-        ++idle;
-        ::usleep(1000);
-      } else {
-        idle = 0;
-      }
-    }
-  }
+// One run of the daemon's engine over the database in `dir`, its scripted agent with the controls these tests use.
+struct DaemonRun : testing::StoredEngineRun {
+  explicit DaemonRun(const fs::path& dir)
+      : StoredEngineRun(dir, [](ScriptedAdapter::Control& control) {
+          control.capabilities.mcp = control.capabilities.options = control.capabilities.fork = true;
+          control.capabilities.rewind = control.capabilities.plans = control.capabilities.context_usage = true;
+        }) {}
 
   template <class T>
   T get(const std::optional<engine::Outcome<T>>& outcome) {
