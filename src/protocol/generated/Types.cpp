@@ -1664,6 +1664,33 @@ void encode(json::JsonWriter& writer, const AgentsListResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, DaemonRotateTokenParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const DaemonRotateTokenParams& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, DaemonRotateTokenResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"token"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "token", out.token, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const DaemonRotateTokenResult& value) {
+  writer.begin_object();
+  writer.member_string("\"token\":", value.token);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, HistoryListParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"agent", "cwd"};

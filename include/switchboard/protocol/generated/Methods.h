@@ -20,6 +20,15 @@ struct AgentsListMethod {
   using Result = AgentsListResult;
 };
 
+// Replace the HTTP token with a new random one and return it. Every HTTP client holding the old token loses access at once, open event streams included; socket and stdio clients are not affected (they never use the token).
+struct DaemonRotateTokenMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "daemon.rotateToken";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = DaemonRotateTokenParams;
+  using Result = DaemonRotateTokenResult;
+};
+
 // The agent's own sessions for a working directory, read from its local history files, newest first.
 struct HistoryListMethod {
   static constexpr bool kFromSchema = true;
@@ -281,8 +290,9 @@ struct SessionSetOptionMethod {
   using Result = SessionSetOptionResult;
 };
 
-inline constexpr std::array<std::string_view, 30> kMethodNames = {{
+inline constexpr std::array<std::string_view, 31> kMethodNames = {{
     "agents.list",
+    "daemon.rotateToken",
     "history.list",
     "history.read",
     "initialize",

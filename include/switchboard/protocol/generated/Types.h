@@ -517,6 +517,17 @@ struct AgentsListResult {
 bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentsListResult& value);
 
+struct DaemonRotateTokenParams {
+};
+bool decode(const nlohmann::json& json, DaemonRotateTokenParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const DaemonRotateTokenParams& value);
+
+struct DaemonRotateTokenResult {
+  std::string token;  // The new token, for the Authorization header (Bearer) or ?token=. The runtime file is rewritten with it.
+};
+bool decode(const nlohmann::json& json, DaemonRotateTokenResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const DaemonRotateTokenResult& value);
+
 struct HistoryListParams {
   std::string agent;
   std::string cwd;  // An absolute path: the working directory whose sessions the agent filed.
