@@ -584,9 +584,29 @@ void encode(json::JsonWriter& writer, const ForkOrigin& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, Worktree& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"path", "branch", "base", "repository"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "path", out.path, context)) return false;
+  if (!json::decode_required(json, "branch", out.branch, context)) return false;
+  if (!json::decode_required(json, "base", out.base, context)) return false;
+  if (!json::decode_required(json, "repository", out.repository, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const Worktree& value) {
+  writer.begin_object();
+  writer.member_string("\"path\":", value.path);
+  writer.member_string(",\"branch\":", value.branch);
+  writer.member_string(",\"base\":", value.base);
+  writer.member_string(",\"repository\":", value.repository);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"sessionId", "agent", "cwd", "title", "model", "mode", "models", "archived", "state", "live", "createdAt", "updatedAt", "plan", "usage", "commands", "options", "mcpServers", "forkedFrom"};
+  static constexpr std::string_view kKnown[] = {"sessionId", "agent", "cwd", "title", "model", "mode", "models", "archived", "state", "live", "createdAt", "updatedAt", "plan", "usage", "commands", "options", "mcpServers", "forkedFrom", "worktree"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (!json::decode_required(json, "agent", out.agent, context)) return false;
@@ -606,6 +626,7 @@ bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& c
   if (!json::decode_optional(json, "options", out.options, context)) return false;
   if (!json::decode_optional(json, "mcpServers", out.mcp_servers, context)) return false;
   if (!json::decode_optional(json, "forkedFrom", out.forked_from, context)) return false;
+  if (!json::decode_optional(json, "worktree", out.worktree, context)) return false;
   return true;
 }
 
@@ -658,6 +679,10 @@ void encode(json::JsonWriter& writer, const SessionInfo& value) {
   if (value.forked_from) {
     writer.member_raw(",\"forkedFrom\":");
     encode(writer, *value.forked_from);
+  }
+  if (value.worktree) {
+    writer.member_raw(",\"worktree\":");
+    encode(writer, *value.worktree);
   }
   writer.end_object();
 }
@@ -1538,7 +1563,7 @@ void encode(json::JsonWriter& writer, const RunPermission& value) {
 
 bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"status", "exitCode", "sessionId", "turnId", "agent", "attached", "stopReason", "text", "usage", "contextUsage", "durationMs", "tools", "permissions", "errors"};
+  static constexpr std::string_view kKnown[] = {"status", "exitCode", "sessionId", "turnId", "agent", "attached", "stopReason", "text", "usage", "contextUsage", "durationMs", "tools", "permissions", "errors", "worktree"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "status", out.status, context)) return false;
   if (!json::decode_required(json, "exitCode", out.exit_code, context)) return false;
@@ -1555,6 +1580,7 @@ bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& con
   if (!json::decode_required(json, "tools", out.tools, context)) return false;
   if (!json::decode_required(json, "permissions", out.permissions, context)) return false;
   if (!json::decode_required(json, "errors", out.errors, context)) return false;
+  if (!json::decode_optional(json, "worktree", out.worktree, context)) return false;
   return true;
 }
 
@@ -1594,6 +1620,10 @@ void encode(json::JsonWriter& writer, const RunResult& value) {
   encode(writer, value.permissions);
   writer.member_raw(",\"errors\":");
   encode(writer, value.errors);
+  if (value.worktree) {
+    writer.member_raw(",\"worktree\":");
+    encode(writer, *value.worktree);
+  }
   writer.end_object();
 }
 
@@ -1633,6 +1663,31 @@ void encode(json::JsonWriter& writer, const RunResultLine& value) {
   encode(writer, value.type);
   writer.member_raw(",\"data\":");
   encode(writer, value.data);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, WorktreeRequest& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"branch", "base"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_optional(json, "branch", out.branch, context)) return false;
+  if (out.branch.has_value() && json::utf8_length((*out.branch)) < 1) return context.fail_at("branch", "non-empty string", json.at("branch"));
+  if (out.branch.has_value() && json::utf8_length((*out.branch)) > 200) return context.fail_at("branch", "string of at most 200 characters", json.at("branch"));
+  if (!json::decode_optional(json, "base", out.base, context)) return false;
+  if (out.base.has_value() && json::utf8_length((*out.base)) < 1) return context.fail_at("base", "non-empty string", json.at("base"));
+  if (out.base.has_value() && json::utf8_length((*out.base)) > 200) return context.fail_at("base", "string of at most 200 characters", json.at("base"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const WorktreeRequest& value) {
+  writer.begin_object();
+  if (value.branch) {
+    writer.member_string("\"branch\":", *value.branch);
+  }
+  if (value.base) {
+    writer.key_raw("\"base\":");
+    encode(writer, *value.base);
+  }
   writer.end_object();
 }
 
@@ -2203,7 +2258,7 @@ void encode(json::JsonWriter& writer, const SessionCompactResult& value) {
 
 bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"agent", "cwd", "model", "mode", "title", "mcpServers"};
+  static constexpr std::string_view kKnown[] = {"agent", "cwd", "model", "mode", "title", "mcpServers", "worktree"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "agent", out.agent, context)) return false;
   if (json::utf8_length(out.agent) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
@@ -2215,6 +2270,7 @@ bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeCo
   if (out.title.has_value() && json::utf8_length((*out.title)) > 500) return context.fail_at("title", "string of at most 500 characters", json.at("title"));
   if (!json::decode_optional(json, "mcpServers", out.mcp_servers, context)) return false;
   if (out.mcp_servers.has_value() && (*out.mcp_servers).size() > 32) return context.fail_at("mcpServers", "array of at most 32 items", json.at("mcpServers"));
+  if (!json::decode_optional(json, "worktree", out.worktree, context)) return false;
   return true;
 }
 
@@ -2235,6 +2291,10 @@ void encode(json::JsonWriter& writer, const SessionCreateParams& value) {
     writer.member_raw(",\"mcpServers\":");
     encode(writer, *value.mcp_servers);
   }
+  if (value.worktree) {
+    writer.member_raw(",\"worktree\":");
+    encode(writer, *value.worktree);
+  }
   writer.end_object();
 }
 
@@ -2253,18 +2313,50 @@ void encode(json::JsonWriter& writer, const SessionCreateResult& value) {
   writer.end_object();
 }
 
+std::string_view to_string(SessionDeleteParamsWorktree value) {
+  switch (value) {
+    case SessionDeleteParamsWorktree::Keep: return "keep";
+    case SessionDeleteParamsWorktree::Remove: return "remove";
+    case SessionDeleteParamsWorktree::Discard: return "discard";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, SessionDeleteParamsWorktree& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"keep\", \"remove\", \"discard\"", json);
+  if (*text == "keep") { out = SessionDeleteParamsWorktree::Keep; return true; }
+  if (*text == "remove") { out = SessionDeleteParamsWorktree::Remove; return true; }
+  if (*text == "discard") { out = SessionDeleteParamsWorktree::Discard; return true; }
+  return context.fail("one of \"keep\", \"remove\", \"discard\"", json);
+}
+
+void encode(json::JsonWriter& writer, SessionDeleteParamsWorktree value) {
+  switch (value) {
+    case SessionDeleteParamsWorktree::Keep: writer.quoted_raw("\"keep\""); return;
+    case SessionDeleteParamsWorktree::Remove: writer.quoted_raw("\"remove\""); return;
+    case SessionDeleteParamsWorktree::Discard: writer.quoted_raw("\"discard\""); return;
+  }
+  writer.string(to_string(value));
+}
+
 bool decode(const nlohmann::json& json, SessionDeleteParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"sessionId"};
+  static constexpr std::string_view kKnown[] = {"sessionId", "worktree"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "worktree", out.worktree, context)) return false;
   return true;
 }
 
 void encode(json::JsonWriter& writer, const SessionDeleteParams& value) {
   writer.begin_object();
   writer.member_string("\"sessionId\":", value.session_id);
+  if (value.worktree) {
+    writer.member_raw(",\"worktree\":");
+    encode(writer, *value.worktree);
+  }
   writer.end_object();
 }
 
@@ -2281,14 +2373,36 @@ void encode(json::JsonWriter& writer, const SessionDeleteResult& value) {
   writer.end_object();
 }
 
+std::string_view to_string(SessionDiffParamsAgainst value) {
+  switch (value) {
+    case SessionDiffParamsAgainst::Base: return "base";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, SessionDiffParamsAgainst& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"base\"", json);
+  if (*text == "base") { out = SessionDiffParamsAgainst::Base; return true; }
+  return context.fail("one of \"base\"", json);
+}
+
+void encode(json::JsonWriter& writer, SessionDiffParamsAgainst value) {
+  switch (value) {
+    case SessionDiffParamsAgainst::Base: writer.quoted_raw("\"base\""); return;
+  }
+  writer.string(to_string(value));
+}
+
 bool decode(const nlohmann::json& json, SessionDiffParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"sessionId", "turnId"};
+  static constexpr std::string_view kKnown[] = {"sessionId", "turnId", "against"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
   if (!json::decode_optional(json, "turnId", out.turn_id, context)) return false;
   if (out.turn_id.has_value() && json::utf8_length((*out.turn_id)) < 1) return context.fail_at("turnId", "non-empty string", json.at("turnId"));
+  if (!json::decode_optional(json, "against", out.against, context)) return false;
   return true;
 }
 
@@ -2297,6 +2411,10 @@ void encode(json::JsonWriter& writer, const SessionDiffParams& value) {
   writer.member_string("\"sessionId\":", value.session_id);
   if (value.turn_id) {
     writer.member_string(",\"turnId\":", *value.turn_id);
+  }
+  if (value.against) {
+    writer.member_raw(",\"against\":");
+    encode(writer, *value.against);
   }
   writer.end_object();
 }
@@ -2551,6 +2669,92 @@ void encode(json::JsonWriter& writer, const SessionListResult& value) {
   if (value.next_cursor) {
     writer.member_string(",\"nextCursor\":", *value.next_cursor);
   }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionMergeParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "squash", "message"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "squash", out.squash, context)) return false;
+  if (!json::decode_optional(json, "message", out.message, context)) return false;
+  if (out.message.has_value() && json::utf8_length((*out.message)) < 1) return context.fail_at("message", "non-empty string", json.at("message"));
+  if (out.message.has_value() && json::utf8_length((*out.message)) > 10000) return context.fail_at("message", "string of at most 10000 characters", json.at("message"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionMergeParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  if (value.squash) {
+    writer.member_raw(",\"squash\":");
+    encode(writer, *value.squash);
+  }
+  if (value.message) {
+    writer.member_string(",\"message\":", *value.message);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionMergeResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"commit", "files"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "commit", out.commit, context)) return false;
+  if (!json::decode_required(json, "files", out.files, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionMergeResult& value) {
+  writer.begin_object();
+  writer.member_string("\"commit\":", value.commit);
+  writer.member_raw(",\"files\":");
+  encode(writer, value.files);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionRemoveWorktreeParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "deleteBranch", "force"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (!json::decode_optional(json, "deleteBranch", out.delete_branch, context)) return false;
+  if (!json::decode_optional(json, "force", out.force, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionRemoveWorktreeParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  if (value.delete_branch) {
+    writer.member_raw(",\"deleteBranch\":");
+    encode(writer, *value.delete_branch);
+  }
+  if (value.force) {
+    writer.member_raw(",\"force\":");
+    encode(writer, *value.force);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionRemoveWorktreeResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"session", "branchDeleted"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  if (!json::decode_required(json, "branchDeleted", out.branch_deleted, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionRemoveWorktreeResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"session\":");
+  encode(writer, value.session);
+  writer.member_raw(",\"branchDeleted\":");
+  encode(writer, value.branch_deleted);
   writer.end_object();
 }
 

@@ -36,6 +36,13 @@ enum class ErrorCode : std::int32_t {
   SessionBusy = -32022,
   UnknownTurn = -32023,
   CheckpointUnavailable = -32024,
+  NotARepository = -32025,
+  BranchExists = -32026,
+  NoWorktree = -32027,
+  MergeConflict = -32028,
+  CheckoutNotClean = -32029,
+  UncommittedWork = -32030,
+  WorktreeFailure = -32031,
 };
 
 struct ErrorCodeInfo {
@@ -44,7 +51,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 26> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 33> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -71,6 +78,13 @@ inline constexpr std::array<ErrorCodeInfo, 26> kErrorCodes = {{
     {ErrorCode::SessionBusy, "SessionBusy", "A turn is running (or queued) in the session, and this method changes what that turn relies on (rewind, fork of a running conversation, compact): wait for turn.stopped or cancel first. Nothing was changed."},
     {ErrorCode::UnknownTurn, "UnknownTurn", "No turn of this session has that id (or it was already rewound)."},
     {ErrorCode::CheckpointUnavailable, "CheckpointUnavailable", "The daemon has no file checkpoint for that point of the session (it was taken before checkpoints existed, the working tree could not be read, or the checkpoint store is missing); the message says which."},
+    {ErrorCode::NotARepository, "NotARepository", "The working directory is not inside a git repository, so no worktree can be made for it."},
+    {ErrorCode::BranchExists, "BranchExists", "A branch of that name already exists in the repository; name another (or omit the name: one is derived from the title)."},
+    {ErrorCode::NoWorktree, "NoWorktree", "The session has no worktree of its own (it was not created with worktree, or its worktree was removed)."},
+    {ErrorCode::MergeConflict, "MergeConflict", "The session's branch does not merge cleanly into its base; data.files lists the conflicting files. Nothing was changed."},
+    {ErrorCode::CheckoutNotClean, "CheckoutNotClean", "The repository's main checkout has uncommitted changes, or has another branch checked out than the base, so a merge could not update it; the message says which. Nothing was changed."},
+    {ErrorCode::UncommittedWork, "UncommittedWork", "The session's worktree has uncommitted changes (data.files lists them) that this call would lose; repeat it with the flag that discards them. Nothing was changed."},
+    {ErrorCode::WorktreeFailure, "WorktreeFailure", "git refused or failed a worktree operation (an unknown base, a branch name git rejects, a repository git cannot read); the message has git's words."},
 }};
 
 }  // namespace switchboard::protocol

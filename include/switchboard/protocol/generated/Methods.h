@@ -173,7 +173,7 @@ struct SessionDeleteMethod {
   using Result = SessionDeleteResult;
 };
 
-// What a turn changed in the working tree (turnId), or the whole session so far, from the daemon's own checkpoints: shell commands' changes included.
+// What a turn changed in the working tree (turnId), or the whole session so far, from the daemon's own checkpoints: shell commands' changes included; or, with against base, what a worktree session's branch and worktree changed against its base.
 struct SessionDiffMethod {
   static constexpr bool kFromSchema = true;
   static constexpr std::string_view kName = "session.diff";
@@ -225,6 +225,24 @@ struct SessionListMethod {
   static constexpr bool kAllowedBeforeInitialize = false;
   using Params = SessionListParams;
   using Result = SessionListResult;
+};
+
+// Merge a worktree session's branch into its base, in the repository's main checkout: only when that checkout is clean and on the base, and the merge has no conflict; otherwise nothing changes.
+struct SessionMergeMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.merge";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionMergeParams;
+  using Result = SessionMergeResult;
+};
+
+// Remove a worktree session's worktree (directory and git's entry for it); the branch stays unless deleteBranch. The session stays, without a working directory to run in.
+struct SessionRemoveWorktreeMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.removeWorktree";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionRemoveWorktreeParams;
+  using Result = SessionRemoveWorktreeResult;
 };
 
 // Set a session's title.
@@ -290,7 +308,7 @@ struct SessionSetOptionMethod {
   using Result = SessionSetOptionResult;
 };
 
-inline constexpr std::array<std::string_view, 31> kMethodNames = {{
+inline constexpr std::array<std::string_view, 33> kMethodNames = {{
     "agents.list",
     "daemon.rotateToken",
     "history.list",
@@ -315,6 +333,8 @@ inline constexpr std::array<std::string_view, 31> kMethodNames = {{
     "session.get",
     "session.import",
     "session.list",
+    "session.merge",
+    "session.removeWorktree",
     "session.rename",
     "session.resume",
     "session.rewind",

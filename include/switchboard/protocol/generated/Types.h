@@ -191,6 +191,16 @@ struct ForkOrigin {
 bool decode(const nlohmann::json& json, ForkOrigin& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ForkOrigin& value);
 
+// A session's own git worktree.
+struct Worktree {
+  std::string path;  // The worktree's directory (under the daemon's data directory); the session's cwd is the same relative path inside it.
+  std::string branch;  // The session's branch, checked out in the worktree.
+  std::string base;  // What the branch started from and merges into: a branch name, or a commit id when the base was not a branch.
+  std::string repository;  // The main working tree of the repository (where session.merge updates the base).
+};
+bool decode(const nlohmann::json& json, Worktree& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const Worktree& value);
+
 struct SessionInfo {
   std::string session_id;
   std::string agent;
@@ -210,6 +220,7 @@ struct SessionInfo {
   std::optional<std::vector<SessionOption>> options{};  // The session's settings beyond model and mode (reasoning effort first), as the agent last reported them while this daemon runs. session.setOption changes one.
   std::optional<std::vector<McpServerState>> mcp_servers{};  // The MCP servers given at session.create, with their status as the agent last reported it (never their env or headers).
   std::optional<ForkOrigin> forked_from{};
+  std::optional<Worktree> worktree{};
 };
 bool decode(const nlohmann::json& json, SessionInfo& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionInfo& value);
@@ -489,6 +500,7 @@ struct RunResult {
   std::vector<RunToolCall> tools;
   std::vector<RunPermission> permissions;
   std::vector<std::string> errors;  // What went wrong, in order (agent errors, refused calls, the limit that stopped the run).
+  std::optional<Worktree> worktree{};  // `--worktree`: the worktree and branch the run worked in, left behind for review and merge.
 };
 bool decode(const nlohmann::json& json, RunResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const RunResult& value);
@@ -505,6 +517,14 @@ struct RunResultLine {
 };
 bool decode(const nlohmann::json& json, RunResultLine& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const RunResultLine& value);
+
+// Make the session's working tree a new git worktree of the repository holding cwd, on a new branch.
+struct WorktreeRequest {
+  std::optional<std::string> branch{};  // The new branch's name (default: derived from the title, made unique).
+  std::optional<std::string> base{};  // The branch or commit the new branch starts from (default: the repository's current HEAD; its branch when it is on one).
+};
+bool decode(const nlohmann::json& json, WorktreeRequest& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const WorktreeRequest& value);
 
 struct AgentsListParams {
 };
@@ -724,6 +744,7 @@ struct SessionCreateParams {
   std::optional<std::string> mode{};
   std::optional<std::string> title{};
   std::optional<std::vector<McpServer>> mcp_servers{};  // MCP servers to hand to the agent in its own form; refused (Unsupported) for an agent whose capabilities say mcp false. They end with the session.
+  std::optional<WorktreeRequest> worktree{};
 };
 bool decode(const nlohmann::json& json, SessionCreateParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionCreateParams& value);
@@ -734,8 +755,14 @@ struct SessionCreateResult {
 bool decode(const nlohmann::json& json, SessionCreateResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionCreateResult& value);
 
+enum class SessionDeleteParamsWorktree : std::uint8_t { Keep, Remove, Discard };
+std::string_view to_string(SessionDeleteParamsWorktree value);
+bool decode(const nlohmann::json& json, SessionDeleteParamsWorktree& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, SessionDeleteParamsWorktree value);
+
 struct SessionDeleteParams {
   std::string session_id;
+  std::optional<SessionDeleteParamsWorktree> worktree{};  // What to do with the session's worktree: keep it (and its branch), remove it (the default; refused with UncommittedWork when it has uncommitted changes), or discard it with its uncommitted changes. The branch is always kept.
 };
 bool decode(const nlohmann::json& json, SessionDeleteParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionDeleteParams& value);
@@ -745,9 +772,15 @@ struct SessionDeleteResult {
 bool decode(const nlohmann::json& json, SessionDeleteResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionDeleteResult& value);
 
+enum class SessionDiffParamsAgainst : std::uint8_t { Base };
+std::string_view to_string(SessionDiffParamsAgainst value);
+bool decode(const nlohmann::json& json, SessionDiffParamsAgainst& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, SessionDiffParamsAgainst value);
+
 struct SessionDiffParams {
   std::string session_id;
   std::optional<std::string> turn_id{};
+  std::optional<SessionDiffParamsAgainst> against{};  // base: the session's worktree (committed and uncommitted) against the commit its branch started from; not with turnId.
 };
 bool decode(const nlohmann::json& json, SessionDiffParams& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionDiffParams& value);
@@ -835,6 +868,36 @@ struct SessionListResult {
 };
 bool decode(const nlohmann::json& json, SessionListResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionListResult& value);
+
+struct SessionMergeParams {
+  std::string session_id;
+  std::optional<bool> squash{};  // One commit with the branch's changes on top of the base (default false: a merge commit, or a fast-forward when the base has not moved).
+  std::optional<std::string> message{};  // The commit message (default: the session's title, else its branch).
+};
+bool decode(const nlohmann::json& json, SessionMergeParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionMergeParams& value);
+
+struct SessionMergeResult {
+  std::string commit;  // The base's new commit.
+  std::vector<FileChange> files;  // What the merge changed in the base.
+};
+bool decode(const nlohmann::json& json, SessionMergeResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionMergeResult& value);
+
+struct SessionRemoveWorktreeParams {
+  std::string session_id;
+  std::optional<bool> delete_branch{};  // Delete the session's branch too (default false), even if it is not merged.
+  std::optional<bool> force{};  // Remove it even with uncommitted changes, which are lost (default false: refused with UncommittedWork).
+};
+bool decode(const nlohmann::json& json, SessionRemoveWorktreeParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionRemoveWorktreeParams& value);
+
+struct SessionRemoveWorktreeResult {
+  SessionInfo session;
+  bool branch_deleted{};
+};
+bool decode(const nlohmann::json& json, SessionRemoveWorktreeResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionRemoveWorktreeResult& value);
 
 struct SessionRenameParams {
   std::string session_id;
