@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/McpServers.h"
 #include "common/NativeJson.h"
 
 namespace switchboard::adapters::acp {
@@ -131,15 +132,10 @@ json mcp_servers_param(const std::vector<protocol::McpServer>& servers, bool htt
       param.push_back({{"type", "http"}, {"name", server.name}, {"url", server.url.value_or("")}, {"headers", name_value_list(server.headers)}});
       continue;
     }
-    json env = name_value_list(server.env);
-    for (const auto& hidden : hidden_variables) {
-      const bool given = std::any_of(env.begin(), env.end(), [&](const json& entry) { return entry["name"] == hidden; });
-      if (!given) env.push_back({{"name", hidden}, {"value", ""}});
-    }
     param.push_back({{"name", server.name},
                      {"command", server.command.value_or("")},
                      {"args", server.args.value_or(std::vector<std::string>{})},
-                     {"env", std::move(env)}});
+                     {"env", name_value_list(stdio_server_environment(server, hidden_variables))}});
   }
   return param;
 }

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "claude-code/ClaudeMessages.h"
+#include "common/McpServers.h"
 #include "common/NativeJson.h"
 #include "switchboard/process/ChildProcess.h"
 #include "switchboard/support/RandomId.h"
@@ -428,11 +429,7 @@ void ClaudeCodeAdapter::after_initialize() {
   remove_mcp_config_file();
   m_watch->on_options(OptionsOffered{session_options(m_effort)});
   if (!m_mcp_servers.empty()) {
-    McpStatusReport pending;
-    for (const auto& server : m_mcp_servers) {
-      pending.servers.push_back(protocol::McpServerState{server.name, server.transport, protocol::McpServerStatusKind::Pending, std::nullopt, std::nullopt});
-    }
-    m_watch->on_mcp_status(std::move(pending));
+    m_watch->on_mcp_status(McpStatusReport{pending_mcp_states(m_mcp_servers)});
     const auto mcp = next_request_id("mcp");
     send_control(mcp_status_request(mcp), mcp, ControlRequestKind::McpStatus);
   }

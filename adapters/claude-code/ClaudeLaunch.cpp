@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "common/McpServers.h"
+
 namespace switchboard::adapters::claude {
 
 std::vector<std::string> command_line(const LaunchOptions& options) {
@@ -49,7 +51,8 @@ nlohmann::json mcp_config(const std::vector<protocol::McpServer>& servers) {
     nlohmann::json entry;
     if (server.transport == protocol::McpTransport::Stdio) {
       entry = {{"type", "stdio"}, {"command", server.command.value_or("")}, {"args", server.args.value_or(std::vector<std::string>{})}};
-      if (server.env && server.env->is_object()) entry["env"] = *server.env;
+      // The CLI runs its servers with its own environment, which holds the key we gave it (or the user's).
+      entry["env"] = stdio_server_environment(server, {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"});
     } else {
       entry = {{"type", "http"}, {"url", server.url.value_or("")}};
       if (server.headers && server.headers->is_object()) entry["headers"] = *server.headers;

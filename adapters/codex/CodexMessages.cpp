@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "codex/CodexLaunch.h"
+#include "common/McpServers.h"
 #include "common/NativeJson.h"
 #include "common/OfferedModels.h"
 
@@ -49,7 +51,8 @@ nlohmann::json thread_config(const std::vector<protocol::McpServer>& mcp_servers
     } else {
       entry["command"] = server.command.value_or("");
       entry["args"] = server.args.value_or(std::vector<std::string>{});
-      if (server.env && server.env->is_object() && !server.env->empty()) entry["env"] = *server.env;
+      // Codex passes a server few of its own variables, but the key we gave it must never be one of them.
+      entry["env"] = stdio_server_environment(server, {std::string(kApiKeyVariable)});
     }
     servers[server.name] = std::move(entry);
   }

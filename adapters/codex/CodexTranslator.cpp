@@ -7,6 +7,7 @@
 
 #include "codex/CodexPermissions.h"
 #include "codex/CodexPlan.h"
+#include "common/McpServers.h"
 #include "common/NativeJson.h"
 
 namespace switchboard::adapters::codex {
@@ -152,14 +153,7 @@ void CodexTranslator::on_turn_start_answer(const JsonRpcEndpoint::Outcome& outco
 }
 
 void CodexTranslator::watch_mcp_servers(const std::vector<protocol::McpServer>& servers) {
-  m_mcp_servers.clear();
-  for (const auto& server : servers) {
-    protocol::McpServerState state;
-    state.name = server.name;
-    state.transport = server.transport;
-    state.status = protocol::McpServerStatusKind::Pending;
-    m_mcp_servers.push_back(std::move(state));
-  }
+  m_mcp_servers = pending_mcp_states(servers);
   if (!m_mcp_servers.empty()) m_events.on_mcp_status(McpStatusReport{m_mcp_servers});
 }
 

@@ -7,6 +7,7 @@
 
 #include "common/ChildEnvironment.h"
 #include "common/EnvironmentVariable.h"
+#include "common/McpServers.h"
 #include "common/NativeJson.h"
 #include "common/PercentEncoding.h"
 #include "opencode/OpenCodeSession.h"
@@ -58,7 +59,7 @@ nlohmann::json mcp_config(const protocol::McpServer& server) {
   nlohmann::json command = nlohmann::json::array({"env", "-u", "OPENCODE_SERVER_PASSWORD", "--", server.command.value_or("")});
   for (const auto& arg : server.args.value_or(std::vector<std::string>{})) command.push_back(arg);
   nlohmann::json config{{"type", "local"}, {"command", std::move(command)}};
-  if (server.env && server.env->is_object() && !server.env->empty()) config["environment"] = *server.env;
+  config["environment"] = stdio_server_environment(server, {});  // our password is unset by `env -u` above
   return config;
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <map>
 
+#include "common/McpServers.h"
 #include "common/NativeJson.h"
 
 namespace switchboard::adapters::pi {
@@ -146,7 +147,8 @@ json mcp_registrations(const std::vector<protocol::McpServer>& servers) {
     if (server.transport == protocol::McpTransport::Stdio) {
       config["command"] = server.command.value_or("");
       config["args"] = server.args.value_or(std::vector<std::string>{});
-      if (server.env && server.env->is_object()) config["env"] = *server.env;
+      // Pi is given no credentials of ours (its own login or provider variables stay the user's): nothing to hide.
+      config["env"] = stdio_server_environment(server, {});
     } else {
       config["url"] = server.url.value_or("");
       if (server.headers && server.headers->is_object()) config["headers"] = *server.headers;

@@ -62,9 +62,10 @@ class CheckpointStore::Worker {
   }
 
   ~Worker() {
+    drop_pending();
     {
       std::lock_guard lock(m_mutex);
-      m_stopping = true;
+      m_stopping = true;  // the thread runs the writes still queued, then ends
     }
     m_wake.notify_one();
     m_thread.join();
@@ -76,7 +77,7 @@ class CheckpointStore::Worker {
   void submit(std::weak_ptr<Worker> self, const fs::path& cwd,
               std::function<CheckpointResult<T>(WorkTreeStore&)> work, Then<T> done) {
     auto guard = boost::asio::make_work_guard(m_io);
-    run_later([this, self = std::move(self), tree = normal_tree(cwd), work = std::move(work), done = std::move(done),
+    queue(Job::Answered, [this, self = std::move(self), tree = normal_tree(cwd), work = std::move(work), done = std::move(done),
                guard = std::move(guard)]() mutable {
       auto result = run_on(tree, work);
       boost::asio::post(m_io, [self, done = std::move(done), result = std::move(result), guard = std::move(guard)]() mutable {
@@ -86,22 +87,22 @@ class CheckpointStore::Worker {
     });
   }
 
-  // Runs `work` on the store's thread, in order with the operations; no completion.
-  void run_later(std::function<void()> work) {
-    {
-      std::lock_guard lock(m_mutex);
-      if (m_dropping) return;
-      m_jobs.push_back(std::move(work));
-    }
-    m_wake.notify_one();
-  }
+  // Runs `work` on the store's thread, in order with the operations; no completion. Always run, even once the
+  // store is stopping: a log line queued just before a shutdown is kept.
+  void run_later(std::function<void()> work) { queue(Job::Unanswered, std::move(work)); }
 
+  // Stopping: operations not started yet are dropped (their completions would never run), the log writes queued
+  // stay and run; no git starts any more (GitProcess::refuse_new), so none outlives the daemon's kill of its
+  // children.
   void drop_pending() {
-    std::deque<std::function<void()>> dropped;
+    if (m_git) m_git->refuse_new();
+    std::deque<Queued> dropped;
     {
       std::lock_guard lock(m_mutex);
       m_dropping = true;
-      dropped.swap(m_jobs);
+      std::deque<Queued> kept;
+      for (auto& job : m_jobs) (job.kind == Job::Answered ? dropped : kept).push_back(std::move(job));
+      m_jobs.swap(kept);
     }
     // Destroyed outside the lock: each holds the io_context's work guard of its completion.
   }
@@ -109,7 +110,7 @@ class CheckpointStore::Worker {
   template <class T>
   void submit_plain(std::weak_ptr<Worker> self, std::function<CheckpointResult<T>()> work, Then<T> done) {
     auto guard = boost::asio::make_work_guard(m_io);
-    run_later([this, self = std::move(self), work = std::move(work), done = std::move(done), guard = std::move(guard)]() mutable {
+    queue(Job::Answered, [this, self = std::move(self), work = std::move(work), done = std::move(done), guard = std::move(guard)]() mutable {
       auto result = work();
       boost::asio::post(m_io, [self, done = std::move(done), result = std::move(result), guard = std::move(guard)]() mutable {
         if (self.expired()) return;
@@ -122,6 +123,21 @@ class CheckpointStore::Worker {
   const CheckpointOptions& options() const { return m_options; }
 
  private:
+  enum class Job { Answered, Unanswered };  // an operation with a completion, or a log write
+  struct Queued {
+    Job kind;
+    std::function<void()> work;
+  };
+
+  void queue(Job kind, std::function<void()> work) {
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_dropping && kind == Job::Answered) return;
+      m_jobs.push_back(Queued{kind, std::move(work)});
+    }
+    m_wake.notify_one();
+  }
+
   template <class T>
   CheckpointResult<T> run_on(const fs::path& tree, const std::function<CheckpointResult<T>(WorkTreeStore&)>& work) {
     if (!m_git) return CheckpointError{CheckpointError::Code::StoreUnavailable, m_missing_git};
@@ -143,8 +159,8 @@ class CheckpointStore::Worker {
       {
         std::unique_lock lock(m_mutex);
         m_wake.wait(lock, [this] { return m_stopping || !m_jobs.empty(); });
-        if (m_stopping) return;
-        job = std::move(m_jobs.front());
+        if (m_jobs.empty()) return;  // stopping, and nothing left to write
+        job = std::move(m_jobs.front().work);
         m_jobs.pop_front();
       }
       job();
@@ -158,7 +174,7 @@ class CheckpointStore::Worker {
   std::map<fs::path, std::unique_ptr<WorkTreeStore>> m_stores;  // the store's thread only
   std::mutex m_mutex;
   std::condition_variable m_wake;
-  std::deque<std::function<void()>> m_jobs;  // guarded by m_mutex
+  std::deque<Queued> m_jobs;                 // guarded by m_mutex
   bool m_stopping = false;                   // guarded by m_mutex
   bool m_dropping = false;                   // guarded by m_mutex: stop() was called
   std::thread m_thread;                      // last: it starts once everything above exists

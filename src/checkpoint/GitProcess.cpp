@@ -73,6 +73,7 @@ GitProcess::GitProcess(std::filesystem::path executable, std::string search_path
 
 CheckpointResult<GitOutput> GitProcess::run(const GitPlace& place, const std::vector<std::string>& args,
                                             std::string_view input, const Sink& sink) const {
+  if (m_refusing.load(std::memory_order_relaxed)) return store_unavailable("the daemon is shutting down");
   std::vector<std::string> argv{"git"};
   argv.insert(argv.end(), args.begin(), args.end());
   process::SpawnOptions options;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -44,10 +45,14 @@ class GitProcess {
   // The same, and a non-zero exit is StoreUnavailable with `what` and git's first line of stderr.
   CheckpointResult<std::string> output(const GitPlace& place, const std::vector<std::string>& args,
                                        std::string_view what, std::string_view input = {}) const;
+  // From now on run() starts no git (StoreUnavailable): the daemon is stopping, and is about to kill every
+  // process group it started; a git started after that kill would outlive it. Any thread may call it.
+  void refuse_new() { m_refusing.store(true, std::memory_order_relaxed); }
 
  private:
   std::filesystem::path m_executable;
   std::string m_search_path;
+  std::atomic<bool> m_refusing{false};
 };
 
 }  // namespace switchboard::checkpoint

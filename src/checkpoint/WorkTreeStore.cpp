@@ -17,6 +17,8 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/BlobStream.h"
+#include "checkpoint/TreePath.h"
+#include "process/UniqueFd.h"
 
 namespace switchboard::checkpoint {
 
@@ -89,46 +91,51 @@ fs::path temporary_for(const fs::path& target) {
   return target.parent_path() / ("." + target.filename().string() + std::string(kTempSuffix));
 }
 
+// The permission bits a file written back gets. A file there now keeps its own (a 0600 secret stays 0600): the
+// checkpoint only decides its executable bits, which is all git records. A file the restore creates gets git's
+// 0644 or 0755, less the umask (applied by the kernel at its creation).
+mode_t kept_permissions(mode_t now, bool executable) {
+  mode_t permissions = now & 0777;
+  return executable ? permissions | ((permissions & 0444) >> 2) : permissions & ~mode_t{0111};
+}
+
 // Writes one file of a checkpoint into the working tree: a regular file (with its executable bit) or a symbolic
-// link, made under a temporary name beside it and renamed over the path. Returns what went wrong, if anything.
-std::optional<std::string> write_entry(const fs::path& target, std::uint32_t mode, std::string_view content) {
-  std::error_code error;
-  fs::create_directories(target.parent_path(), error);
-  if (error) return "cannot create its directory: " + error.message();
-  const fs::path temporary = temporary_for(target);
+// link, made under a temporary name beside it and renamed over it, all relative to the directory `place` reached
+// without following a link. Returns what went wrong, if anything.
+std::optional<std::string> write_entry(const TreePath& place, std::uint32_t mode, std::string_view content) {
+  const int directory = place.parent();
+  const std::string temporary = "." + place.name() + std::string(kTempSuffix);
   if (mode == 0120000) {
-    if (::symlink(std::string(content).c_str(), temporary.c_str()) != 0) return std::strerror(errno);
+    if (::symlinkat(std::string(content).c_str(), directory, temporary.c_str()) != 0) return std::strerror(errno);
   } else {
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode == 0100755 ? 0777 : 0666);
+    const bool executable = mode == 0100755;
+    const int fd = ::openat(directory, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            executable ? 0777 : 0666);
     if (fd < 0) return std::strerror(errno);
+    const auto fail = [&](int error) {
+      ::close(fd);
+      ::unlinkat(directory, temporary.c_str(), 0);
+      return std::string(std::strerror(error));
+    };
+    struct stat now {};
+    if (::fstatat(directory, place.name().c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(now.st_mode) &&
+        ::fchmod(fd, kept_permissions(now.st_mode, executable)) != 0)  // before any byte is in it
+      return fail(errno);
     std::size_t written = 0;
     while (written < content.size()) {
       const ssize_t put = ::write(fd, content.data() + written, content.size() - written);
       if (put < 0 && errno == EINTR) continue;
-      if (put < 0) {
-        const std::string reason = std::strerror(errno);
-        ::close(fd);
-        ::unlink(temporary.c_str());
-        return reason;
-      }
+      if (put < 0) return fail(errno);
       written += static_cast<std::size_t>(put);
     }
     ::close(fd);
   }
-  if (::rename(temporary.c_str(), target.c_str()) != 0) {
+  if (::renameat(directory, temporary.c_str(), directory, place.name().c_str()) != 0) {
     const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
+    ::unlinkat(directory, temporary.c_str(), 0);
     return reason;
   }
   return std::nullopt;
-}
-
-// Removes the directories a deletion emptied, up to (not including) the working tree.
-void remove_empty_parents(const fs::path& work_tree, fs::path directory) {
-  while (directory != work_tree && directory.string().size() > work_tree.string().size()) {
-    if (::rmdir(directory.c_str()) != 0) return;
-    directory = directory.parent_path();
-  }
 }
 
 std::uint64_t fnv1a(std::string_view text) {
@@ -141,6 +148,20 @@ std::uint64_t fnv1a(std::string_view text) {
 }
 
 void add_skip(std::vector<std::string>& skipped, std::string path) { skipped.push_back(std::move(path)); }
+
+// A restore that stops part way: once it has changed a file the tree is half restored (RestoreIncomplete), before
+// that nothing changed (StoreUnavailable). Either way `before_id` holds the tree as it was.
+CheckpointError incomplete_or_unavailable(std::size_t changed, const std::string& reason, const std::string& before_id) {
+  if (changed == 0)
+    return CheckpointError{CheckpointError::Code::StoreUnavailable,
+                           reason + "; nothing was changed (the tree before the restore is checkpoint " + before_id + ")",
+                           before_id};
+  return CheckpointError{CheckpointError::Code::RestoreIncomplete,
+                         reason + "; the restore stopped part way (" + std::to_string(changed) +
+                             " file(s) restored, the rest as they were): restoring checkpoint " + before_id +
+                             " puts the tree back as it was before",
+                         before_id};
+}
 
 }  // namespace
 
@@ -221,9 +242,13 @@ void WorkTreeStore::recover_interrupted_restore() const {
   if (!journal) return;
   const auto lines = split(*journal, '\0');
   std::size_t removed = 0;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    if (lines[i].empty()) continue;
-    if (::unlink(std::string(lines[i]).c_str()) == 0) ++removed;
+  const process::UniqueFd tree(::open(m_place.work_tree.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  for (std::size_t i = 1; tree && i < lines.size(); ++i) {
+    // Reached from the tree without following a link, as the restore wrote it.
+    const auto relative = fs::path(std::string(lines[i])).lexically_relative(m_place.work_tree).generic_string();
+    if (!safe_relative(relative)) continue;
+    const TreePath place(tree.get(), relative, /*create=*/false);
+    if (place.reach() == TreePath::Reach::Opened && ::unlinkat(place.parent(), place.name().c_str(), 0) == 0) ++removed;
   }
   spdlog::warn(
       "checkpoints: a restore of {} was interrupted; every file is either as it was or as restored ({} temporary "
@@ -359,14 +384,23 @@ void WorkTreeStore::record_skipped(const std::string& id, const std::vector<std:
   if (!write_atomically(path, text)) spdlog::warn("checkpoints: cannot write {}", path.string());
 }
 
-CheckpointResult<void> WorkTreeStore::require_tree(const std::string& id) {
-  if (!is_checkpoint_id(id))
-    return CheckpointError{CheckpointError::Code::UnknownCheckpoint, "'" + id + "' is not a checkpoint id"};
-  auto type = m_git.run(m_place, {"cat-file", "-t", id});
-  if (!type) return type.error();
-  if (type->exit_code != 0 || trimmed(type->out) != "tree")
-    return CheckpointError{CheckpointError::Code::UnknownCheckpoint,
-                           "no checkpoint " + id + " for " + m_place.work_tree.string()};
+CheckpointResult<void> WorkTreeStore::require_trees(const std::vector<std::string>& ids) {
+  std::string asked;
+  for (const auto& id : ids) {
+    if (!is_checkpoint_id(id))
+      return CheckpointError{CheckpointError::Code::UnknownCheckpoint, "'" + id.substr(0, 100) + "' is not a checkpoint id"};
+    asked.append(id).push_back('\n');
+  }
+  // One git for every id: "<id> <type> <size>" for each, or "<id> missing".
+  auto types = m_git.output(m_place, {"cat-file", "--batch-check"}, "cannot read the checkpoint store", asked);
+  if (!types) return types.error();
+  const auto lines = split(*types, '\n');
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::string expected = ids[i] + " tree ";
+    if (i >= lines.size() || lines[i].substr(0, expected.size()) != expected)
+      return CheckpointError{CheckpointError::Code::UnknownCheckpoint,
+                             "no checkpoint " + ids[i] + " for " + m_place.work_tree.string()};
+  }
   return {};
 }
 
@@ -392,10 +426,9 @@ CheckpointResult<std::vector<WorkTreeStore::RawChange>> WorkTreeStore::raw_chang
 }
 
 CheckpointResult<std::vector<protocol::FileChange>> WorkTreeStore::file_changes(
-    const std::string& from, const std::string& to, const std::set<std::string>& leave_out) {
-  auto raw = raw_changes(from, to);
-  if (!raw) return raw.error();
-  if (raw->empty()) return std::vector<protocol::FileChange>{};
+    const std::vector<RawChange>& raw, const std::string& from, const std::string& to,
+    const std::set<std::string>& leave_out) {
+  if (raw.empty()) return std::vector<protocol::FileChange>{};
   auto patch = m_git.output(m_place, {"diff-tree", "-r", "-p", "--no-renames", "--no-color", from, to},
                             "cannot compare checkpoints");
   if (!patch) return patch.error();
@@ -417,7 +450,7 @@ CheckpointResult<std::vector<protocol::FileChange>> WorkTreeStore::file_changes(
   if (start < rest.size()) sections.push_back(rest.substr(start));
   std::vector<protocol::FileChange> files;
   std::size_t section = 0;
-  for (const auto& change : *raw) {
+  for (const auto& change : raw) {
     std::string text;
     const std::size_t count = change.status == 'T' ? 2 : 1;
     for (std::size_t i = 0; i < count && section < sections.size(); ++i) text.append(sections[section++]);
@@ -438,17 +471,16 @@ CheckpointResult<std::vector<protocol::FileChange>> WorkTreeStore::file_changes(
     files.push_back(std::move(file));
   }
   if (section != sections.size())
-    spdlog::warn("checkpoints: {} patch sections for {} changes between {} and {}", sections.size(), raw->size(),
+    spdlog::warn("checkpoints: {} patch sections for {} changes between {} and {}", sections.size(), raw.size(),
                  from, to);
   return files;
 }
 
 CheckpointResult<TreeChanges> WorkTreeStore::diff(const std::string& from, const std::optional<std::string>& to) {
-  if (auto known = require_tree(from); !known) return known.error();
+  if (auto known = to ? require_trees({from, *to}) : require_trees({from}); !known) return known.error();
   std::string to_id;
   std::vector<std::string> skipped = skipped_of(from);
   if (to) {
-    if (auto known = require_tree(*to); !known) return known.error();
     to_id = *to;
     for (auto& path : skipped_of(to_id)) skipped.push_back(std::move(path));
   } else {
@@ -458,7 +490,9 @@ CheckpointResult<TreeChanges> WorkTreeStore::diff(const std::string& from, const
     for (auto& path : now->skipped) skipped.push_back(std::move(path));
   }
   std::set<std::string> leave_out(skipped.begin(), skipped.end());
-  auto files = file_changes(from, to_id, leave_out);
+  auto raw = raw_changes(from, to_id);
+  if (!raw) return raw.error();
+  auto files = file_changes(*raw, from, to_id, leave_out);
   if (!files) return files.error();
   TreeChanges changes;
   changes.files = std::move(*files);
@@ -467,11 +501,16 @@ CheckpointResult<TreeChanges> WorkTreeStore::diff(const std::string& from, const
 }
 
 CheckpointResult<Restored> WorkTreeStore::restore(const std::string& to) {
-  if (auto known = require_tree(to); !known) return known.error();
+  if (auto known = require_trees({to}); !known) return known.error();
   auto before = snapshot();
   if (!before) return before.error();
   auto changes = raw_changes(before->id, to);
   if (!changes) return changes.error();
+  // Every path is reached from this directory without following a link (TreePath).
+  const process::UniqueFd tree(::open(m_place.work_tree.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!tree)
+    return CheckpointError{CheckpointError::Code::WorkTreeUnreadable,
+                           "the working directory " + m_place.work_tree.string() + " cannot be opened: " + std::strerror(errno)};
 
   Restored restored;
   restored.before_id = before->id;
@@ -500,24 +539,47 @@ CheckpointResult<Restored> WorkTreeStore::restore(const std::string& to) {
   // Deletions first, so that a directory the checkpoint has as a file (or the reverse) is out of the way.
   std::string first_failure;
   std::size_t failures = 0;
+  std::size_t changed = 0;  // files removed or written back so far
   const auto failed = [&](const std::string& path, const std::string& reason) {
     if (failures++ == 0) first_failure = path + ": " + reason;
     leave_out.insert(path);
   };
+  // A directory on the way that is a link now (an ignored or skipped one) may lead anywhere, out of the tree too:
+  // what lies beyond it is not the tree's, and is left alone.
+  const auto beyond_link = [&](const std::string& path) {
+    spdlog::info("checkpoints: {} in {} lies beyond a symbolic link, and is not restored", path, m_place.work_tree.string());
+    leave_out.insert(path);
+  };
   for (const auto* change : deletions) {
-    const auto target = m_place.work_tree / change->path;
-    if (::unlink(target.c_str()) != 0 && errno != ENOENT) {
-      failed(change->path, std::strerror(errno));
+    TreePath place(tree.get(), change->path, /*create=*/false);
+    if (place.reach() == TreePath::Reach::Missing) continue;
+    if (place.reach() == TreePath::Reach::Link) {
+      beyond_link(change->path);
       continue;
     }
-    remove_empty_parents(m_place.work_tree, target.parent_path());
+    if (place.reach() == TreePath::Reach::Failed) {
+      failed(change->path, place.reason());
+      continue;
+    }
+    if (::unlinkat(place.parent(), place.name().c_str(), 0) != 0) {
+      if (errno != ENOENT) failed(change->path, std::strerror(errno));
+      continue;
+    }
+    ++changed;
+    place.remove_empty_directories();
   }
   // A path the checkpoint has that exists now though the tree's checkpoint lacks it is ignored, or was skipped:
   // it is the user's, and stays.
   std::vector<const RawChange*> to_write;
   for (const auto* change : writes) {
+    TreePath place(tree.get(), change->path, /*create=*/false);
+    if (place.reach() == TreePath::Reach::Link) {
+      beyond_link(change->path);
+      continue;
+    }
     struct stat st {};
-    if (change->status == 'A' && ::lstat((m_place.work_tree / change->path).c_str(), &st) == 0) {
+    if (change->status == 'A' && place.reach() == TreePath::Reach::Opened &&
+        ::fstatat(place.parent(), place.name().c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
       leave_out.insert(change->path);
       continue;
     }
@@ -530,7 +592,7 @@ CheckpointResult<Restored> WorkTreeStore::restore(const std::string& to) {
   for (const auto* change : to_write) journal.append(temporary_for(m_place.work_tree / change->path).string()).push_back('\0');
   const auto journal_path = m_directory / "restore.journal";
   if (!to_write.empty() && !write_atomically(journal_path, journal))
-    return store_unavailable("cannot write the restore journal in " + m_directory.string());
+    return incomplete_or_unavailable(changed, "cannot write the restore journal in " + m_directory.string(), before->id);
 
   if (!to_write.empty()) {
     std::string ids;
@@ -543,11 +605,15 @@ CheckpointResult<Restored> WorkTreeStore::restore(const std::string& to) {
         failed(change->path, "the checkpoint store lacks its content");
         return;
       }
-      if (auto error = write_entry(m_place.work_tree / change->path, change->new_mode, content)) {
+      TreePath place(tree.get(), change->path, /*create=*/true);
+      if (place.reach() == TreePath::Reach::Link) return beyond_link(change->path);
+      if (place.reach() != TreePath::Reach::Opened) return failed(change->path, place.reason());
+      if (auto error = write_entry(place, change->new_mode, content)) {
         failed(change->path, *error);
         return;
       }
       ++written;
+      ++changed;
       if (m_options.after_restored_file) m_options.after_restored_file(written);
     });
     bool parsed = true;
@@ -559,21 +625,21 @@ CheckpointResult<Restored> WorkTreeStore::restore(const std::string& to) {
       // Every file written so far is whole; the rest are as they were. The tree before is checkpointed.
       std::error_code error;
       fs::remove(journal_path, error);
-      return store_unavailable("cannot read the checkpoint's files from the store; the tree before the restore is checkpoint " +
-                         before->id);
+      return incomplete_or_unavailable(changed, "cannot read the checkpoint's files from the store", before->id);
     }
   }
   std::error_code error;
   fs::remove(journal_path, error);
 
-  auto files = file_changes(before->id, to, leave_out);
-  if (!files) return files.error();
+  auto files = file_changes(*changes, before->id, to, leave_out);
+  if (!files) return incomplete_or_unavailable(changed, files.error().message, before->id);
   restored.files = std::move(*files);
   for (const auto& path : leave_out) restored.skipped.push_back(path);
   if (failures > 0)
     return CheckpointError{CheckpointError::Code::RestoreIncomplete,
                            std::to_string(failures) + " file(s) could not be restored, the first " + first_failure +
-                               "; the tree before the restore is checkpoint " + before->id};
+                               "; the others were; the tree before the restore is checkpoint " + before->id,
+                           before->id};
   return restored;
 }
 

@@ -42,10 +42,12 @@ class WorkTreeStore {
   CheckpointResult<FullSnapshot> snapshot_once();
   // Merges the store's packs into one once a snapshot has left too many.
   void consolidate_packs();
-  CheckpointResult<void> require_tree(const std::string& id);
+  // Each id a tree of this store (UnknownCheckpoint naming the first that is not), in one git.
+  CheckpointResult<void> require_trees(const std::vector<std::string>& ids);
   CheckpointResult<std::vector<RawChange>> raw_changes(const std::string& from, const std::string& to);
-  // The changes between two trees with their unified diffs, leaving out `leave_out`.
-  CheckpointResult<std::vector<protocol::FileChange>> file_changes(const std::string& from, const std::string& to,
+  // The changes `raw` between two trees (raw_changes) with their unified diffs, leaving out `leave_out`.
+  CheckpointResult<std::vector<protocol::FileChange>> file_changes(const std::vector<RawChange>& raw,
+                                                                   const std::string& from, const std::string& to,
                                                                    const std::set<std::string>& leave_out);
   std::vector<std::string> skipped_of(const std::string& id) const;
   void record_skipped(const std::string& id, const std::vector<std::string>& skipped) const;

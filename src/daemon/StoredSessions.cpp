@@ -1,5 +1,6 @@
 #include "daemon/StoredSessions.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 
@@ -75,20 +76,33 @@ std::optional<T> decode_one(const std::string& text, const std::string& session_
   return std::nullopt;
 }
 
+// Whether a column's text may appear in the log when it cannot be read: MCP servers carry their env and headers,
+// which hold secrets (tokens, API keys), so only where and why the decoding failed is logged for them.
+enum class ColumnText : std::uint8_t { Loggable, Secret };
+
 template <class T>
-std::optional<std::vector<T>> decode_list(const std::string& text, const std::string& session_id, const char* what) {
+std::optional<std::vector<T>> decode_list(const std::string& text, const std::string& session_id, const char* what,
+                                          ColumnText column = ColumnText::Loggable) {
   if (text.empty()) return std::nullopt;
   const auto parsed = nlohmann::json::parse(text, nullptr, false);
   std::vector<T> values;
   bool readable = parsed.is_array();
+  std::string why = parsed.is_discarded() ? "not JSON" : readable ? "" : "not an array";
   json::DecodeContext context;
   for (std::size_t i = 0; readable && i < parsed.size(); ++i) {
     T value;
     readable = protocol::decode(parsed[i], value, context);
+    if (!readable) {
+      why = "/" + std::to_string(i) + context.error().pointer + ": expected " + context.error().expected + ", found " + context.error().actual;
+    }
     values.push_back(std::move(value));
   }
   if (readable) return values;
-  spdlog::error("store: the {} of session {} could not be read; left out: {}", what, session_id, text.substr(0, 200));
+  if (column == ColumnText::Secret) {
+    spdlog::error("store: the {} of session {} could not be read ({}); left out", what, session_id, why);
+  } else {
+    spdlog::error("store: the {} of session {} could not be read ({}); left out: {}", what, session_id, why, text.substr(0, 200));
+  }
   return std::nullopt;
 }
 
@@ -149,7 +163,7 @@ engine::StoredSession to_stored(const store::SessionRecord& record) {
   info.plan = decode_list<protocol::PlanEntry>(record.plan, record.id, "plan");
   info.usage = decode_one<protocol::ContextUsage>(record.context_usage, record.id, "context usage");
   stored.settings.mcp_servers =
-      decode_list<protocol::McpServer>(record.mcp_servers, record.id, "MCP servers").value_or(std::vector<protocol::McpServer>{});
+      decode_list<protocol::McpServer>(record.mcp_servers, record.id, "MCP servers", ColumnText::Secret).value_or(std::vector<protocol::McpServer>{});
   stored.settings.option_values = decode_option_values(record.option_values, record.id);
   return stored;
 }

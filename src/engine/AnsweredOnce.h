@@ -12,32 +12,7 @@
 
 namespace switchboard::engine {
 
-// The completion the engine hands an adapter for an operation a client waits for (set_model, set_mode, an
-// answer): it passes the adapter's answer on once, and if the adapter drops it unanswered (destroyed with it
-// pending) the caller still gets `dropped`, posted to the io_context. A reply is never lost with an adapter.
-inline adapters::Completion answered_once(boost::asio::io_context& io, adapters::Completion done, adapters::AdapterError dropped) {
-  struct State {
-    State(boost::asio::io_context& context, adapters::Completion then, adapters::AdapterError fallback)
-        : io(context), done(std::move(then)), dropped(std::move(fallback)) {}
-    State(const State&) = delete;
-    State& operator=(const State&) = delete;
-    ~State() {
-      if (!done) return;
-      boost::asio::post(io, [done = std::move(done), dropped = std::move(dropped)] { done(dropped); });
-    }
-    boost::asio::io_context& io;
-    adapters::Completion done;
-    adapters::AdapterError dropped;
-  };
-  auto state = std::make_shared<State>(io, std::move(done), std::move(dropped));
-  return [state](std::optional<adapters::AdapterError> error) {
-    if (!state->done) return;  // an adapter that answers twice: the first answer stands
-    auto once = std::exchange(state->done, nullptr);
-    once(std::move(error));
-  };
-}
-
-// The same for any callback a client's reply hangs on (`Done` of T): called at most once with what it is given,
+// Any callback a client's reply hangs on (`Done` of T): called at most once with what it is given,
 // or, when it is destroyed uncalled (the session it waited in was deleted), with `dropped`, posted.
 template <class T>
 std::function<void(T)> answered_or(boost::asio::io_context& io, std::function<void(T)> done, T dropped) {
@@ -60,6 +35,13 @@ std::function<void(T)> answered_or(boost::asio::io_context& io, std::function<vo
     auto once = std::exchange(state->done, nullptr);
     once(std::move(value));
   };
+}
+
+// The completion the engine hands an adapter for an operation a client waits for (set_model, set_mode, an
+// answer): it passes the adapter's answer on once, and if the adapter drops it unanswered (destroyed with it
+// pending) the caller still gets `dropped`, posted to the io_context. A reply is never lost with an adapter.
+inline adapters::Completion answered_once(boost::asio::io_context& io, adapters::Completion done, adapters::AdapterError dropped) {
+  return answered_or<std::optional<adapters::AdapterError>>(io, std::move(done), std::move(dropped));
 }
 
 }  // namespace switchboard::engine

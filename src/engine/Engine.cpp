@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/HistoryTranscript.h"
+#include "engine/McpServerCheck.h"
 #include "switchboard/adapters/AgentRuntime.h"
 #include "switchboard/support/Clock.h"
 #include "switchboard/support/RandomId.h"
@@ -60,37 +61,6 @@ protocol::HistorySession to_wire(const adapters::HistoryEntry& entry) {
 
 EngineError bad_param(const std::string& method, const std::string& pointer, const std::string& why) {
   return EngineError{ErrorCode::InvalidParams, "invalid params for " + method + ": " + pointer + ": " + why, pointer};
-}
-
-// What the schema cannot say about session.create's mcpServers: which fields each transport needs, that env and
-// headers hold strings, that names are unique. The first problem, with the path of the field.
-std::optional<EngineError> check_mcp_servers(const std::vector<protocol::McpServer>& servers) {
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < servers.size(); ++i) {
-    const auto& server = servers[i];
-    const std::string at = "/mcpServers/" + std::to_string(i);
-    if (!names.insert(server.name).second) {
-      return bad_param("session.create", at + "/name", "the name '" + server.name + "' is used by an earlier server (names are unique)");
-    }
-    const bool stdio = server.transport == protocol::McpTransport::Stdio;
-    if (stdio && !server.command) return bad_param("session.create", at + "/command", "a stdio server needs a command");
-    if (!stdio && !server.url) return bad_param("session.create", at + "/url", "an http server needs a url");
-    if (stdio && (server.url || server.headers)) {
-      return bad_param("session.create", at + (server.url ? "/url" : "/headers"), "a stdio server takes command, args and env");
-    }
-    if (!stdio && (server.command || server.args || server.env)) {
-      return bad_param("session.create", at + (server.command ? "/command" : server.args ? "/args" : "/env"),
-                       "an http server takes url and headers");
-    }
-    for (const auto& [field, map] : {std::pair{"env", &server.env}, std::pair{"headers", &server.headers}}) {
-      if (!*map) continue;
-      if (!(*map)->is_object()) return bad_param("session.create", at + "/" + field, "expected an object of strings");
-      for (const auto& [key, value] : (*map)->items()) {
-        if (!value.is_string()) return bad_param("session.create", at + "/" + field + "/" + key, "expected a string");
-      }
-    }
-  }
-  return std::nullopt;
 }
 
 // What session info shows of a session's MCP servers before its agent reported on them: never env or headers.
@@ -330,7 +300,7 @@ void Engine::create_session(const protocol::SessionCreateParams& params, Then<pr
   const auto* descriptor = agent(params.agent);
   if (descriptor == nullptr) return done(unknown_agent(params.agent));
   const std::vector<protocol::McpServer> mcp_servers = params.mcp_servers.value_or(std::vector<protocol::McpServer>{});
-  if (auto error = check_mcp_servers(mcp_servers)) return done(*error);
+  if (auto problem = mcp_servers_problem(mcp_servers)) return done(bad_param("session.create", "/mcpServers" + problem->pointer, problem->why));
   const auto info = descriptor->discover();
   if (!mcp_servers.empty() && !info.capabilities.mcp) {
     // Refused rather than dropped: a session without the servers its user asked for would fail in subtler ways.
@@ -706,9 +676,17 @@ void Engine::compact(const std::string& session_id, Then<protocol::SessionInfo> 
 }
 
 void Engine::diff(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done) {
-  const auto* info = info_of(params.session_id);
-  if (info == nullptr) return done(unknown_session(params.session_id));
-  m_checkpoints.diff(params.session_id, info->cwd, params.turn_id, std::move(done));
+  auto* session = find(params.session_id);
+  if (session == nullptr) return done(unknown_session(params.session_id));
+  if (!params.turn_id) return m_checkpoints.diff(params.session_id, session->info().cwd, params.turn_id, std::move(done));
+  // A turn the session never had is the caller's mistake, whatever the checkpoints hold.
+  session->check_turn(*params.turn_id, [this, weak = std::weak_ptr<Engine*>(m_self), params, done = std::move(done)](bool known) {
+    if (weak.expired()) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
+    const auto* info = info_of(params.session_id);
+    if (info == nullptr) return done(unknown_session(params.session_id));  // deleted meanwhile
+    if (!known) return done(EngineError{ErrorCode::UnknownTurn, "session " + params.session_id + " has no turn " + params.turn_id->substr(0, 100)});
+    m_checkpoints.diff(params.session_id, info->cwd, params.turn_id, std::move(done));
+  });
 }
 
 void Engine::send(protocol::SessionSendParams params, Session::SendDone done) {

@@ -61,6 +61,24 @@ bool same_models(const std::optional<std::vector<protocol::ModelInfo>>& known, c
   return true;
 }
 
+bool same_options(const std::optional<std::vector<protocol::SessionOption>>& known, const std::vector<protocol::SessionOption>& offered) {
+  if (!known || known->size() != offered.size()) return false;
+  for (std::size_t i = 0; i < offered.size(); ++i) {
+    const auto& a = (*known)[i];
+    const auto& b = offered[i];
+    if (a.id != b.id || a.name != b.name || a.description != b.description || a.kind != b.kind || a.current_value != b.current_value ||
+        a.values.size() != b.values.size()) {
+      return false;
+    }
+    for (std::size_t v = 0; v < b.values.size(); ++v) {
+      if (a.values[v].value != b.values[v].value || a.values[v].name != b.values[v].name || a.values[v].description != b.values[v].description) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 std::string trimmed(std::string_view text) {
@@ -326,7 +344,7 @@ void Session::run_interrupted(std::optional<SendDone> waiter) {
 void Session::send(protocol::SessionSendParams params, SendDone done) {
   const bool wait = params.wait.value_or(true);
   std::vector<protocol::Attachment> attachments = params.attachments.value_or(std::vector<protocol::Attachment>{});
-  if (m_turn || m_agent_life == AgentLife::Starting || !m_queue.empty() || m_interrupted || m_held) {
+  if (busy()) {
     // Queued, not raced: FIFO behind the running turn; every client sees it queued.
     Pending pending;
     pending.prompt.queue_id = random_id("q-", 6);
@@ -412,8 +430,9 @@ void Session::send_to_agent(const std::string& turn_id, std::string text, std::v
     on_turn_end(std::move(failed));
     return;
   }
-  auto command = slash_command(text, m_info.commands);
-  // The first prompt of a conversation that replaces a lost one carries the stored transcript before it.
+  // The first prompt of a conversation that replaces a lost one carries the stored transcript before it, so it
+  // goes as text even when it names a command: an adapter sends a command as the command alone.
+  auto command = m_seed ? std::nullopt : slash_command(text, m_info.commands);
   if (m_seed) text = *std::exchange(m_seed, std::nullopt) + text;
   m_adapter->send(adapters::TurnInput{turn_id, std::move(text), std::move(attachments), resolved_model, std::move(command)});
 }
@@ -494,9 +513,19 @@ void Session::set_option(const std::string& option_id, const std::string& value,
                               "/value"});
     }
   }
+  ++m_option_changes;
   auto taken = [weak = std::weak_ptr<Session*>(m_self), option_id, value, done = std::move(done)](std::optional<adapters::AdapterError> error) {
+    auto self = weak.lock();
+    if (self) {
+      Session& session = **self;
+      --session.m_option_changes;
+      // On success the engine announces the session as it now is; a refused change announces what the agent
+      // reported meanwhile itself.
+      const bool unannounced = std::exchange(session.m_options_unannounced, false);
+      if (error && unannounced) session.publish(protocol::SessionUpdatedEvent{session.m_info});
+    }
     if (error) return done(EngineError{error->code, error->message});
-    if (auto self = weak.lock()) {
+    if (self) {
       Session& session = **self;
       session.m_settings.option_values[option_id] = value;
       if (session.m_info.options) {
@@ -592,6 +621,16 @@ void Session::fork_point(const std::optional<std::string>& turn_id, std::functio
       }
       done(std::move(fork));
     });
+  });
+}
+
+void Session::check_turn(const std::string& turn_id, std::function<void(bool)> known) {
+  known = answered_or<bool>(m_services.io(), std::move(known), false);
+  with_turns([this, weak = std::weak_ptr<Session*>(m_self), turn_id, known]() {
+    if (weak.expired()) return;
+    if (m_turn && m_turn->turn_id == turn_id) return known(true);
+    // A rewound turn stays known: what it changed is still worth seeing (its checkpoints are kept).
+    known(std::any_of(m_turns.begin(), m_turns.end(), [&](const TurnRecord& turn) { return turn.turn_id == turn_id; }));
   });
 }
 
@@ -876,7 +915,13 @@ void Session::on_commands(adapters::CommandsOffered event) {
 }
 
 void Session::on_options(adapters::OptionsOffered event) {
+  if (same_options(m_info.options, event.options)) return;
   m_info.options = std::move(event.options);
+  // A change a session.setOption under way caused is announced once, by the engine, when the agent has taken it.
+  if (m_option_changes > 0) {
+    m_options_unannounced = true;
+    return;
+  }
   publish(protocol::SessionUpdatedEvent{m_info});
 }
 

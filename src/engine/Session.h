@@ -83,6 +83,9 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   // live), then the working tree is restored to the checkpoint `turn_id` started from (files; checked before
   // anything changes); session.rewound is published and the turns are marked.
   void rewind(const std::string& turn_id, bool conversation, bool files, RewindDone done);
+  // Whether `turn_id` is one of this session's turns, rewound ones and the running one included: what
+  // session.diff answers UnknownTurn for otherwise. Known once the stored turns are read.
+  void check_turn(const std::string& turn_id, std::function<void(bool)> known);
   // session.compact: the agent summarizes its conversation now (started first if it is not live).
   void compact(Done done);
   void stop_agent();
@@ -207,6 +210,8 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   bool m_turns_known = true;
   std::vector<std::function<void()>> m_turn_waiters;
   bool m_held = false;          // a rewind or compaction is under way
+  int m_option_changes = 0;            // session.setOption calls the agent has not answered yet
+  bool m_options_unannounced = false;  // the agent reported options meanwhile: announced with the change
   bool m_usage_unsaved = false;  // usage reported during the turn: stored when it ends
   std::unique_ptr<adapters::AgentAdapter> m_adapter;
   AgentLife m_agent_life = AgentLife::None;

@@ -25,7 +25,13 @@ EngineError no_checkpoint(const std::string& session_id, const std::string& turn
 }  // namespace
 
 EngineError checkpoint_error(const checkpoint::CheckpointError& error) {
-  return EngineError{ErrorCode::CheckpointUnavailable, "file checkpoints: " + error.message};
+  std::string message = "file checkpoints: " + error.message;
+  // A tree left partly restored can be put back as it was: the client must learn from which checkpoint.
+  if (error.code == checkpoint::CheckpointError::Code::RestoreIncomplete && !error.before_id.empty() &&
+      message.find(error.before_id) == std::string::npos) {
+    message += " (the tree before the restore is checkpoint " + error.before_id + ")";
+  }
+  return EngineError{ErrorCode::CheckpointUnavailable, std::move(message)};
 }
 
 void TurnCheckpoints::apply_line(Record& record, const std::string& line) {
@@ -46,20 +52,27 @@ void TurnCheckpoints::apply_line(Record& record, const std::string& line) {
   }
 }
 
+TurnCheckpoints::Record* TurnCheckpoints::record_of(const std::string& session_id) {
+  const auto found = m_records.find(session_id);
+  return found == m_records.end() ? nullptr : &found->second;
+}
+
 void TurnCheckpoints::with_record(const std::string& session_id, std::function<void(Record&)> then) {
   auto& record = m_records[session_id];
   if (record.loaded || m_store == nullptr) {
     record.loaded = true;
     return then(record);
   }
-  record.waiters.push_back([this, session_id, then = std::move(then)] { then(m_records[session_id]); });
+  record.waiters.push_back(std::move(then));
   if (record.loading) return;
   record.loading = true;
   m_store->read_log(session_id, [weak = std::weak_ptr<TurnCheckpoints*>(m_self), session_id](
                                     checkpoint::CheckpointResult<std::vector<std::string>> lines) {
     auto self = weak.lock();
     if (!self) return;
-    auto& current = (*self)->m_records[session_id];
+    const auto found = (*self)->m_records.find(session_id);
+    if (found == (*self)->m_records.end()) return;  // forgotten meanwhile: forget() answered the waiters
+    auto& current = found->second;
     // Turns that started while the log was read are in memory already, and come after what the log holds.
     Record loaded;
     if (lines) {
@@ -75,23 +88,26 @@ void TurnCheckpoints::with_record(const std::string& session_id, std::function<v
     current.loaded = true;
     current.loading = false;
     auto waiters = std::exchange(current.waiters, {});
-    for (auto& waiter : waiters) waiter();
+    for (auto& waiter : waiters) waiter(current);
   });
 }
 
 void TurnCheckpoints::turn_starting(const std::string& session_id, const std::string& cwd, const std::string& turn_id,
                                     std::function<void()> ready) {
   if (m_store == nullptr) return ready();
+  m_records[session_id];  // the record the checkpoint goes to: gone when it comes if the session was deleted meanwhile
   m_store->snapshot(cwd, [weak = std::weak_ptr<TurnCheckpoints*>(m_self), session_id, turn_id,
                           ready = std::move(ready)](checkpoint::CheckpointResult<checkpoint::Snapshot> taken) {
-    if (auto self = weak.lock(); self && taken) {
+    auto self = weak.lock();
+    Record* record = self ? (*self)->record_of(session_id) : nullptr;
+    if (record != nullptr && taken) {
       TurnCheckpoints& checkpoints = **self;
       if (taken->skipped_total > 0) {
         spdlog::info("session {}: the checkpoint of turn {} left out {} file(s) (over the size or count limits), e.g. {}",
                      session_id, turn_id, taken->skipped_total, taken->skipped.front());
       }
       // In memory at once (a diff right after the turn starts sees it), and in the log for after a restart.
-      apply_line(checkpoints.m_records[session_id], "start " + turn_id + " " + taken->id);
+      apply_line(*record, "start " + turn_id + " " + taken->id);
       checkpoints.m_store->append_log(session_id, "start " + turn_id + " " + taken->id);
     } else if (!taken) {
       spdlog::warn("session {}: turn {} starts without a file checkpoint: {}", session_id, turn_id, taken.error().message);
@@ -146,23 +162,36 @@ void TurnCheckpoints::restore(const std::string& session_id, const std::string& 
     if (at == record.marks.end()) return done(no_checkpoint(session_id, turn_id));
     m_store->restore(cwd, at->start, [weak = std::weak_ptr<TurnCheckpoints*>(m_self), session_id,
                                       done](checkpoint::CheckpointResult<checkpoint::Restored> restored) {
-      if (!restored) return done(checkpoint_error(restored.error()));
-      if (auto self = weak.lock()) {
+      // The checkpoint of the tree just before the restore, also when the restore then failed part way.
+      const std::string before_id = restored ? restored->before_id : restored.error().before_id;
+      const auto self = weak.lock();
+      Record* record = self ? (*self)->record_of(session_id) : nullptr;
+      if (record != nullptr && !before_id.empty()) {  // not if the session was deleted meanwhile
         // The tree as the session's turns left it: the latest turn's changes stay visible after the rewind.
-        auto& marks = (*self)->m_records[session_id].marks;
+        auto& marks = record->marks;
         if (!marks.empty() && !marks.back().end) {
-          const std::string line = "end " + marks.back().turn_id + " " + restored->before_id;
-          apply_line((*self)->m_records[session_id], line);
+          const std::string line = "end " + marks.back().turn_id + " " + before_id;
+          apply_line(*record, line);
           (*self)->m_store->append_log(session_id, line);
         }
       }
+      if (!restored) return done(checkpoint_error(restored.error()));
       done(std::move(*restored));
     });
   });
 }
 
 void TurnCheckpoints::forget(const std::string& session_id) {
-  m_records.erase(session_id);
+  // A checkpoint, a log read or a restore still under way finds no record when it completes, and writes none.
+  // Whoever waits for the log is answered now, as for a session without checkpoints.
+  std::vector<std::function<void(Record&)>> waiters;
+  if (const auto found = m_records.find(session_id); found != m_records.end()) {
+    waiters = std::move(found->second.waiters);
+    m_records.erase(found);
+  }
+  Record none;
+  none.loaded = true;
+  for (auto& waiter : waiters) waiter(none);
   if (m_store != nullptr) m_store->remove_log(session_id);
 }
 

@@ -57,11 +57,13 @@ class TurnCheckpoints {
     bool loaded = false;
     bool loading = false;
     std::vector<Mark> marks;  // in the order the turns started
-    std::vector<std::function<void()>> waiters;
+    std::vector<std::function<void(Record&)>> waiters;  // answered once the log is read
   };
   // Runs `then` once the session's record is read from the store's log.
   void with_record(const std::string& session_id, std::function<void(Record&)> then);
   static void apply_line(Record& record, const std::string& line);
+  // The session's record, or null once it is forgotten (or was never made).
+  Record* record_of(const std::string& session_id);
 
   checkpoint::CheckpointStore* m_store = nullptr;
   std::map<std::string, Record> m_records;

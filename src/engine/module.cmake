@@ -3,6 +3,7 @@ switchboard_module(engine
   SOURCES
     Engine.cpp
     HistoryTranscript.cpp
+    McpServerCheck.cpp
     PrestartedAgent.cpp
     RequestBroker.cpp
     RuleBook.cpp

@@ -7,7 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "run/McpConfigFile.h"
+#include "client/McpServerList.h"
 #include "switchboard/json/DecodeContext.h"
 #include "switchboard/protocol/generated/ErrorCodes.h"
 #include "switchboard/protocol/generated/Types.h"
@@ -127,7 +127,7 @@ void HeadlessRun::find_session() {
   if (m_options.model) params["model"] = *m_options.model;
   if (m_options.mode) params["mode"] = *m_options.mode;
   if (m_options.title) params["title"] = *m_options.title;
-  if (!m_options.mcp_servers.empty()) params["mcpServers"] = mcp_servers_param(m_options.mcp_servers);
+  if (!m_options.mcp_servers.empty()) params["mcpServers"] = client::mcp_servers_param(m_options.mcp_servers);
   m_connection.call("session.create", std::move(params), [this](const Json& response) { on_session(response); });
 }
 

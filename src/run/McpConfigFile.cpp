@@ -1,9 +1,14 @@
 #include "run/McpConfigFile.h"
 
-#include <fstream>
-#include <optional>
-#include <set>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include "client/McpServerList.h"
 
 namespace switchboard::run {
 // Named, not anonymous: the module is a unity build, and PromptSource.cpp has an Outcome and a failure() of its own.
@@ -17,59 +22,83 @@ Outcome failure(std::string why) { return Outcome(std::in_place_index<1>, std::m
 // A config file holds a handful of servers: anything near this is not one.
 constexpr std::uintmax_t kMaxConfigBytes = 1024 * 1024;
 
-// An object whose values are all strings (env, headers), as the protocol requires; else what is wrong.
-std::optional<std::string> string_map_problem(const nlohmann::json& value, const std::string& where) {
-  if (!value.is_object()) return where + " must be an object of strings";
-  for (const auto& [key, member] : value.items()) {
-    if (!member.is_string()) return where + "." + key + " must be a string";
+// The file's fields that are also the wire's; anything else an editor keeps there (disabled, timeout, ...) is
+// not ours to pass on.
+constexpr const char* kWireFields[] = {"command", "args", "env", "url", "headers"};
+
+// One entry of the file as session.create's McpServer, for the protocol's decoder to check; else why it cannot
+// be one. Its `type` is the wire's `transport`, and an entry without one is http when it has a url and no command
+// (some clients leave the type out), stdio otherwise.
+std::variant<nlohmann::json, std::string> wire_server(const std::string& name, const nlohmann::json& entry) {
+  const std::string where = "mcpServers." + name;
+  if (!entry.is_object()) return where + " must be an object";
+  nlohmann::json server{{"name", name}};
+  if (!entry.contains("type")) {
+    server["transport"] = entry.contains("url") && !entry.contains("command") ? "http" : "stdio";
+  } else if (const auto* type = entry["type"].get_ptr<const std::string*>(); type && *type != "stdio" && *type != "http") {
+    return where + ".type is " + *type + ": switchboard takes stdio and http servers";
+  } else {
+    server["transport"] = entry["type"];  // not a string: the decoder says so, at .type
   }
-  return std::nullopt;
+  for (const char* field : kWireFields) {
+    if (entry.contains(field)) server[field] = entry[field];
+  }
+  return server;
 }
 
-Outcome server_from(const std::string& name, const nlohmann::json& entry) {
-  const std::string where = "mcpServers." + name;
-  if (!entry.is_object()) return failure(where + " must be an object");
-  protocol::McpServer server;
-  server.name = name;
-  const std::string type = entry.contains("type") && entry["type"].is_string() ? entry["type"].get<std::string>() : "";
-  if (entry.contains("type") && !entry["type"].is_string()) return failure(where + ".type must be a string");
-  // Some clients leave the type out of an http entry: a url and no command says what it is.
-  const bool http = type == "http" || (type.empty() && entry.contains("url") && !entry.contains("command"));
-  if (http) {
-    server.transport = protocol::McpTransport::Http;
-    if (!entry.contains("url") || !entry["url"].is_string() || entry["url"].get<std::string>().empty()) {
-      return failure(where + ": an http server needs a url");
+// A path the decoder reports (a JSON pointer into the wire list) as the place in the file it came from:
+// "/2/env/TOKEN" is mcpServers.NAME.env.TOKEN, where NAME is the third server's.
+std::string file_path(const std::string& pointer, const std::vector<std::string>& names, std::string& why) {
+  std::vector<std::string> segments;
+  for (std::size_t at = 1; at <= pointer.size() && !pointer.empty();) {
+    const auto end = std::min(pointer.find('/', at), pointer.size());
+    std::string segment = pointer.substr(at, end - at);
+    for (std::size_t tilde = segment.find('~'); tilde != std::string::npos; tilde = segment.find('~', tilde + 1)) {
+      segment.replace(tilde, 2, segment.compare(tilde, 2, "~1") == 0 ? "/" : "~");
     }
-    server.url = entry["url"].get<std::string>();
-    if (entry.contains("headers")) {
-      if (auto problem = string_map_problem(entry["headers"], where + ".headers")) return failure(*problem);
-      server.headers = entry["headers"];
-    }
-  } else if (type.empty() || type == "stdio") {
-    server.transport = protocol::McpTransport::Stdio;
-    if (!entry.contains("command") || !entry["command"].is_string() || entry["command"].get<std::string>().empty()) {
-      return failure(where + ": a stdio server needs a command");
-    }
-    server.command = entry["command"].get<std::string>();
-    if (entry.contains("args")) {
-      if (!entry["args"].is_array()) return failure(where + ".args must be an array of strings");
-      std::vector<std::string> args;
-      for (const auto& arg : entry["args"]) {
-        if (!arg.is_string()) return failure(where + ".args must be an array of strings");
-        args.push_back(arg.get<std::string>());
-      }
-      server.args = std::move(args);
-    }
-    if (entry.contains("env")) {
-      if (auto problem = string_map_problem(entry["env"], where + ".env")) return failure(*problem);
-      server.env = entry["env"];
-    }
-  } else {
-    return failure(where + ".type is " + type + ": switchboard takes stdio and http servers");
+    segments.push_back(std::move(segment));
+    at = end + 1;
   }
-  Servers one;
-  one.push_back(std::move(server));
-  return one;
+  std::string path = "mcpServers";
+  if (segments.empty()) return path;
+  const auto index = std::stoul(segments[0]);
+  path += "." + (index < names.size() ? names[index] : segments[0]);
+  for (std::size_t i = 1; i < segments.size(); ++i) {
+    if (i == 1 && segments[i] == "name") {
+      why = "its name: " + why;  // the name is the entry's key, not a field of it
+      continue;
+    }
+    path += "." + (i == 1 && segments[i] == "transport" ? std::string("type") : segments[i]);
+  }
+  return path;
+}
+
+// The file's bytes, or why they cannot be had (the system's own word for it: no such file, a directory, no
+// permission, too big).
+std::variant<std::string, std::string> file_text(const std::filesystem::path& file) {
+  const auto cannot = [](std::string why) { return std::variant<std::string, std::string>(std::in_place_index<1>, std::move(why)); };
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return cannot(std::generic_category().message(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return cannot(std::generic_category().message(errno));
+  if (S_ISDIR(info.st_mode)) return cannot("it is a directory");
+  if (!S_ISREG(info.st_mode)) return cannot("it is not a regular file");
+  if (static_cast<std::uintmax_t>(info.st_size) > kMaxConfigBytes) return cannot("it is over 1 MiB");
+  std::string text(static_cast<std::size_t>(info.st_size), '\0');
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const auto got = ::read(fd, text.data() + done, text.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return cannot(std::generic_category().message(errno));
+    if (got == 0) break;  // it shrank meanwhile: what is there is the file
+    done += static_cast<std::size_t>(got);
+  }
+  text.resize(done);
+  return std::variant<std::string, std::string>(std::in_place_index<0>, std::move(text));
 }
 
 }  // namespace mcp_config_file
@@ -80,41 +109,29 @@ std::variant<std::vector<protocol::McpServer>, std::string> parse_mcp_config(con
   if (!document.is_object() || !document.contains("mcpServers") || !document["mcpServers"].is_object()) {
     return mcp_config_file::failure("it needs an object \"mcpServers\": {\"NAME\": {\"command\": ...} or {\"type\": \"http\", \"url\": ...}}");
   }
-  mcp_config_file::Servers servers;
+  if (document["mcpServers"].empty()) return mcp_config_file::failure("mcpServers names no server");
+  std::vector<std::string> names;
+  auto wire = nlohmann::json::array();
   for (const auto& [name, entry] : document["mcpServers"].items()) {
     if (name.empty()) return mcp_config_file::failure("mcpServers: a server needs a name");
-    auto one = mcp_config_file::server_from(name, entry);
-    if (one.index() == 1) return one;
-    servers.push_back(std::move(std::get<0>(one).front()));
+    auto server = mcp_config_file::wire_server(name, entry);
+    if (auto* why = std::get_if<std::string>(&server)) return mcp_config_file::failure(std::move(*why));
+    names.push_back(name);
+    wire.push_back(std::get<nlohmann::json>(std::move(server)));
   }
-  if (servers.empty()) return mcp_config_file::failure("mcpServers names no server");
-  return servers;
+  auto decoded = client::decode_mcp_servers(wire);
+  if (auto* problem = std::get_if<client::McpServerProblem>(&decoded)) {
+    std::string why = problem->why;
+    const auto path = mcp_config_file::file_path(problem->pointer, names, why);
+    return mcp_config_file::failure(path + ": " + why);
+  }
+  return std::get<0>(std::move(decoded));
 }
 
 std::variant<std::vector<protocol::McpServer>, std::string> read_mcp_config(const std::filesystem::path& file) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) return mcp_config_file::failure("no such file");
-  const auto size = std::filesystem::file_size(file, error);
-  if (error || size > mcp_config_file::kMaxConfigBytes) return mcp_config_file::failure("over 1 MiB");
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return mcp_config_file::failure("cannot be read");
-  return parse_mcp_config(text.str());
-}
-
-nlohmann::json mcp_servers_param(const std::vector<protocol::McpServer>& servers) {
-  auto param = nlohmann::json::array();
-  for (const auto& server : servers) {
-    nlohmann::json entry{{"name", server.name}, {"transport", std::string(protocol::to_string(server.transport))}};
-    if (server.command) entry["command"] = *server.command;
-    if (server.args) entry["args"] = *server.args;
-    if (server.env) entry["env"] = *server.env;
-    if (server.url) entry["url"] = *server.url;
-    if (server.headers) entry["headers"] = *server.headers;
-    param.push_back(std::move(entry));
-  }
-  return param;
+  auto text = mcp_config_file::file_text(file);
+  if (text.index() == 1) return mcp_config_file::failure(std::get<1>(std::move(text)));
+  return parse_mcp_config(std::get<0>(text));
 }
 
 }  // namespace switchboard::run

@@ -60,6 +60,13 @@ const e2e::AgentProfile& claude() {
     };
     p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_user_has_tool_result", true}}, text); };
     p.after_refused_tool = [](const std::string& text) { return mock_reply::when({{"tool_result_is_error", true}}, text); };
+    // Write makes a file; Edit changes only a file the conversation has read, so a Read comes first.
+    p.change_file = [](const e2e::FileChange& change) {
+      const auto call = [](const std::string& tool, Json input) { return Json{{"tool_use", {{"name", tool}, {"input", std::move(input)}}}}; };
+      if (change.before.empty()) return std::vector<Json>{call("Write", {{"file_path", change.path}, {"content", change.after + "\n"}})};
+      return std::vector<Json>{call("Read", {{"file_path", change.path}}),
+                               call("Edit", {{"file_path", change.path}, {"old_string", change.before}, {"new_string", change.after}})};
+    };
     // The CLI's conversations: <CLAUDE_CONFIG_DIR>/projects/<project>/<session id>.jsonl.
     p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / ".claude" / "projects"); };
     return p;
@@ -73,6 +80,10 @@ TEST_CASE("claude e2e: the shared fork scenario: a fork at a turn holds that tur
 
 TEST_CASE("claude e2e: the shared rewind scenario: a rewind drops a turn and later ones, also after a daemon restart", "[e2e][claude][rewind]") {
   e2e::scenario_rewind_past_turn(claude());
+}
+
+TEST_CASE("claude e2e: the shared file scenario: Write and Edit changes are diffed per turn and rewound from the checkpoints", "[e2e][claude][rewind]") {
+  e2e::scenario_file_rewind_and_diff(claude());
 }
 
 TEST_CASE("claude e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][claude]") {
@@ -319,6 +330,9 @@ TEST_CASE("claude e2e: a session's MCP server reaches the model's tools, keeps n
     if (name != "SWITCHBOARD_ORIGIN" && name.rfind("SWITCHBOARD_", 0) == 0) secrets.push_back(name);
   }
   CHECK(secrets == std::vector<std::string>{});
+  // Nor the provider's key the CLI was given: the CLI starts its servers with its own environment.
+  CHECK(environment.value("ANTHROPIC_API_KEY", "") == "");
+  CHECK(environment.value("ANTHROPIC_AUTH_TOKEN", "") == "");
   const auto started = pids_in(pids);
   REQUIRE(started.size() == 1);
   CHECK(alive(started[0]));

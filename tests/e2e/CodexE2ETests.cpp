@@ -64,6 +64,29 @@ const e2e::AgentProfile& codex() {
   return profile;
 }
 
+// Codex offers its file tool, apply_patch, only to the models of its own catalog: the file scenario runs with one of
+// them (the mock answers whatever model is asked).
+const e2e::AgentProfile& codex_with_apply_patch() {
+  static const e2e::AgentProfile profile = [] {
+    e2e::AgentProfile p = codex();
+    p.environment = [usual = p.environment](const fs::path& home, const std::string& mock_url, const std::string& cli) {
+      auto environment = usual(home, mock_url, cli);
+      for (auto& variable : environment) {
+        if (variable.rfind("SWITCHBOARD_CODEX_MODEL=", 0) == 0) variable = "SWITCHBOARD_CODEX_MODEL=gpt-5.5";
+      }
+      return environment;
+    };
+    p.change_file = [](const e2e::FileChange& change) {
+      const std::string section = change.before.empty()
+                                      ? "*** Add File: " + change.path + "\n+" + change.after + "\n"
+                                      : "*** Update File: " + change.path + "\n@@\n-" + change.before + "\n+" + change.after + "\n";
+      return std::vector<Json>{Json{{"patch", "*** Begin Patch\n" + section + "*** End Patch\n"}}};
+    };
+    return p;
+  }();
+  return profile;
+}
+
 TEST_CASE("codex e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][codex]") {
   e2e::scenario_streamed_turn(codex());
 }
@@ -356,7 +379,11 @@ TEST_CASE("codex e2e: an MCP server's tool reaches the model, its status is repo
   const auto seen = Json::parse(std::ifstream(environment), nullptr, false);
   REQUIRE(seen.is_object());
   CHECK(seen.value("ECHO_GREETING", "") == "hi");
-  for (const auto& [name, value] : seen.items()) CHECK(name.rfind("SWITCHBOARD_", 0) != 0);
+  // The key we hand Codex is named to the server empty (in case Codex passed its environment on), never with a value.
+  for (const auto& [name, value] : seen.items()) {
+    INFO(name);
+    if (name.rfind("SWITCHBOARD_", 0) == 0) CHECK(value == "");
+  }
 
   const auto first = pids_in(pids);
   REQUIRE_FALSE(first.empty());
@@ -381,6 +408,10 @@ TEST_CASE("codex e2e: a fork at a turn carries the conversation up to that turn 
 
 TEST_CASE("codex e2e: a rewind past a turn drops it and every later one from the next model request, also after a daemon restart", "[e2e][codex][rewind]") {
   e2e::scenario_rewind_past_turn(codex());
+}
+
+TEST_CASE("codex e2e: the shared file scenario: apply_patch changes are diffed per turn and rewound from the checkpoints", "[e2e][codex][rewind]") {
+  e2e::scenario_file_rewind_and_diff(codex_with_apply_patch());
 }
 
 TEST_CASE("codex e2e: compact makes Codex summarize the thread, with compacting and compacted statuses, and the next request carries the summary", "[e2e][codex][compact]") {

@@ -61,6 +61,7 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     int cancels = 0;
     int stops = 0;
     std::optional<adapters::AdapterError> fail_start;
+    std::optional<adapters::AdapterError> fail_next_start;  // the next start only (taken by it)
     // Reported at every start, before the start completes (as Claude Code's initialize answer lists them).
     std::vector<protocol::ModelInfo> offered_models;
     bool supports_model_switch = true;
@@ -89,8 +90,12 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     // error it refuses them with, if set. A compaction reports agent status `compacting`.
     std::vector<std::pair<std::string, std::string>> options_set;
     std::vector<std::string> rewinds;
+    std::function<void()> on_rewind;  // runs as the agent takes a rewind, before it completes
     int compactions = 0;
     std::optional<adapters::AdapterError> refuse_controls;
+    // Non-empty: set_option reports these options (the one set showing its new value) before it completes and
+    // once more after, as agents that answer a change with their whole list do.
+    std::vector<protocol::SessionOption> options_on_set;
     int turns_ended = 0;
   };
 
@@ -131,10 +136,11 @@ class ScriptedAdapter : public adapters::AgentAdapter {
     m_control->start_options.push_back(options);
     std::string id = "provider-" + std::to_string(m_control->starts);
     if (m_control->keep_resumed_id && options.resume_provider_session_id && !options.fork) id = *options.resume_provider_session_id;
-    later([this, id, done = std::move(done)] {
-      if (!m_control->fail_start && !m_control->offered_models.empty()) m_listener.on_models({m_control->offered_models});
-      done(m_control->fail_start);
-      if (m_control->fail_start) return;
+    auto failure = m_control->fail_next_start ? std::exchange(m_control->fail_next_start, std::nullopt) : m_control->fail_start;
+    later([this, id, failure, done = std::move(done)] {
+      if (!failure && !m_control->offered_models.empty()) m_listener.on_models({m_control->offered_models});
+      done(failure);
+      if (failure) return;
       m_listener.on_provider_session({id});
       for (const auto& step : m_control->at_start) report(step);
     });
@@ -178,11 +184,19 @@ class ScriptedAdapter : public adapters::AgentAdapter {
   void set_option(const std::string& option_id, const std::string& value, adapters::Completion done) override {
     if (m_control->refuse_controls) return done(m_control->refuse_controls);
     m_control->options_set.emplace_back(option_id, value);
+    if (m_control->options_on_set.empty()) return done(std::nullopt);
+    auto options = m_control->options_on_set;
+    for (auto& option : options) {
+      if (option.id == option_id) option.current_value = value;
+    }
+    m_listener.on_options({options});
     done(std::nullopt);
+    later([this, options] { m_listener.on_options({options}); });
   }
   void rewind(const std::string& native_turn_ref, adapters::Completion done) override {
     if (m_control->refuse_controls) return done(m_control->refuse_controls);
     m_control->rewinds.push_back(native_turn_ref);
+    if (m_control->on_rewind) m_control->on_rewind();
     later([done = std::move(done)] { done(std::nullopt); });
   }
   void compact(adapters::Completion done) override {

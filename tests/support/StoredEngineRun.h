@@ -22,8 +22,11 @@ namespace switchboard::testing {
 // One run of the daemon's engine over the real store's database in `dir`, with the scripted agent, as the daemon
 // wires them: a second run over the same directory is the daemon after a restart. Destroying it is a crash as the
 // engine sees it (nothing more is written), but what was handed to the store is committed when it closes.
-// `adjust` sets the scripted agent up (its capabilities) before the engine first asks about it.
+// `adjust` sets the scripted agent up (its capabilities) before the engine first asks about it; `persist` makes
+// the engine's persistence over the store, when a test needs a variant of the daemon's.
 struct StoredEngineRun {
+  using MakePersistence = std::function<std::unique_ptr<daemon::StoredSessions>(store::Store&)>;
+
   boost::asio::io_context io{1};
   bus::EventBus bus;
   bus::EventBus::Installation installation{bus};
@@ -35,13 +38,14 @@ struct StoredEngineRun {
   bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
   std::string cwd;
 
-  explicit StoredEngineRun(const std::filesystem::path& dir, const std::function<void(ScriptedAdapter::Control&)>& adjust = {})
+  explicit StoredEngineRun(const std::filesystem::path& dir, const std::function<void(ScriptedAdapter::Control&)>& adjust = {},
+                           const MakePersistence& persist = {})
       : cwd(dir.string()) {
     if (adjust) adjust(*control);
     auto opened = store::Store::open(io, dir / "switchboard.db");
     REQUIRE(opened.has_value());
     store = std::move(*opened);
-    persistence = std::make_unique<daemon::StoredSessions>(*store);
+    persistence = persist ? persist(*store) : std::make_unique<daemon::StoredSessions>(*store);
     auto state = daemon::StoredSessions::load(io, *store);
     REQUIRE(state.has_value());
     engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)},

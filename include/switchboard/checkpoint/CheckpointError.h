@@ -14,11 +14,15 @@ struct CheckpointError {
     StoreUnavailable,     // the store could not be created, read or written, or `git` is missing or failed
     UnknownCheckpoint,    // no checkpoint of that id in this working tree's store
     WorkTreeUnreadable,   // the working directory is missing or not a directory
-    RestoreIncomplete,    // some files could not be written back (the message names the first); the rest were
+    RestoreIncomplete,    // the tree is partly restored: some files could not be written back (the message names the
+                          // first), or the restore stopped part way; before_id restores the tree as it was
   };
 
   Code code = Code::StoreUnavailable;
   std::string message;
+  // A restore that failed after its first step: the checkpoint of the tree as it was before it, which restores
+  // the tree as it was (with RestoreIncomplete the tree is partly restored; otherwise nothing changed).
+  std::string before_id{};
 };
 
 // result<T, CheckpointError>: check it, then use `*r` or `r.error()`.

@@ -114,7 +114,7 @@ TEST_CASE("checkpoints through the daemon: a tool's and a shell's changes are di
   CHECK(read(tree.path() / "kept.txt") == "as the user left it\n");
   CHECK_FALSE(fs::exists(tree.path() / "shell.txt"));
 
-  CHECK(d.error("session.diff", {{"sessionId", session}, {"turnId", "t-unknown"}}) == -32024);
+  CHECK(d.error("session.diff", {{"sessionId", session}, {"turnId", "t-unknown"}}) == -32023);
 }
 
 }  // namespace checkpoint_daemon_tests

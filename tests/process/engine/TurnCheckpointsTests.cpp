@@ -183,7 +183,7 @@ TEST_CASE("turn checkpoints: each turn's shell changes are diffed per turn and f
   CHECK(w.changed(std::nullopt) == std::vector<std::string>{"later.txt", "notes.txt", "old.txt", "src/made.c"});
   auto unknown = w.diff(std::string("t-nosuchturn"));
   REQUIRE(std::holds_alternative<engine::EngineError>(unknown));
-  CHECK(std::get<engine::EngineError>(unknown).code == p::ErrorCode::CheckpointUnavailable);
+  CHECK(std::get<engine::EngineError>(unknown).code == p::ErrorCode::UnknownTurn);
 
   // Back to before the second turn: only its changes are undone.
   auto rewound = w.rewind(second, /*conversation=*/false, /*files=*/true);
@@ -232,6 +232,97 @@ TEST_CASE("turn checkpoints: a files rewind while a turn runs is refused and cha
   REQUIRE(w.run_until([&] { return w.all<p::TurnStoppedEvent>().size() == 2; }));
 }
 
+// Where the first event of type T (after `from`) is in the recorded events; events.size() when there is none.
+template <class T>
+std::size_t index_of(const World& w, std::size_t from = 0) {
+  for (std::size_t i = from; i < w.events.size(); ++i) {
+    if (std::holds_alternative<T>(w.events[i].payload)) return i;
+  }
+  return w.events.size();
+}
+
+TEST_CASE("turn checkpoints: a prompt sent as a files rewind is accepted waits for it, and its turn starts after "
+          "session.rewound",
+          "[checkpoint][engine]") {
+  World w;
+  w.control->capabilities.compact = true;
+  write(w.tree.path() / "a.txt", "one\n");
+  w.control->turns.push_back({ScriptedAdapter::Hold{}, ScriptedAdapter::End{}});
+  w.send("one");
+  w.turn_runs("echo two > a.txt");
+  REQUIRE(w.run_until([&] { return w.all<p::TurnStoppedEvent>().size() == 1; }));
+  const auto first = turn_id(w, 0);
+
+  // The rewind is accepted at once; whether the turn has a checkpoint is read from the store's log meanwhile.
+  p::SessionRewindParams params;
+  params.session_id = w.session;
+  params.turn_id = first;
+  params.files = true;
+  params.conversation = false;
+  std::optional<engine::Outcome<p::SessionRewindResult>> rewound;
+  w.engine->rewind(params, [&](engine::Outcome<p::SessionRewindResult> r) { rewound = std::move(r); });
+  w.send("after the rewind");
+  std::optional<engine::Outcome<p::SessionInfo>> compacted;
+  w.engine->compact(w.session, [&](engine::Outcome<p::SessionInfo> r) { compacted = std::move(r); });
+  REQUIRE(w.run_until([&] { return rewound.has_value() && compacted.has_value(); }));
+  if (const auto* error = std::get_if<engine::EngineError>(&*rewound)) FAIL(error->message);
+  REQUIRE(std::holds_alternative<engine::EngineError>(*compacted));
+  CHECK(std::get<engine::EngineError>(*compacted).code == p::ErrorCode::SessionBusy);
+  CHECK(w.control->compactions == 0);
+
+  REQUIRE(w.run_until([&] { return w.all<p::TurnStoppedEvent>().size() == 2; }));
+  CHECK(w.all<p::TurnQueuedEvent>().size() == 1);
+  // The prompt's turn saw the rewound tree, and started only after every client heard of the rewind.
+  const auto rewound_at = index_of<p::SessionRewoundEvent>(w);
+  const auto second_start = index_of<p::TurnStartedEvent>(w, index_of<p::TurnStartedEvent>(w) + 1);
+  REQUIRE(rewound_at < w.events.size());
+  CHECK(rewound_at < second_start);
+  CHECK(read(w.tree.path() / "a.txt") == "one\n");
+  REQUIRE(w.control->inputs.size() == 2);
+  CHECK(w.control->inputs.back().text == "after the rewind");
+}
+
+TEST_CASE("turn checkpoints: files that cannot be restored after the conversation was rewound leave the rewind "
+          "recorded and answer CheckpointUnavailable",
+          "[checkpoint][engine]") {
+  World w;
+  w.control->capabilities.rewind = true;
+  write(w.tree.path() / "a.txt", "one\n");
+  w.control->turns.push_back({ScriptedAdapter::End{}});
+  w.control->turns.push_back({ScriptedAdapter::End{}});
+  w.send("one");
+  REQUIRE(w.run_until([&] { return w.all<p::TurnStoppedEvent>().size() == 1; }));
+  w.send("two");
+  REQUIRE(w.run_until([&] { return w.all<p::TurnStoppedEvent>().size() == 2; }));
+  const auto second = turn_id(w, 1);
+
+  // Checked before anything changed, the tree goes away while the agent rewinds its conversation.
+  w.control->on_rewind = [&] { fs::remove_all(w.tree.path()); };
+  auto failed = w.rewind(second, /*conversation=*/true, /*files=*/true);
+  REQUIRE(std::holds_alternative<engine::EngineError>(failed));
+  CHECK(std::get<engine::EngineError>(failed).code == p::ErrorCode::CheckpointUnavailable);
+  CHECK(w.control->rewinds == std::vector<std::string>{"ref-2"});
+
+  // What was done is recorded: the conversation was rewound, the files were not.
+  const auto events = w.all<p::SessionRewoundEvent>();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].conversation);
+  CHECK_FALSE(events[0].files);
+  CHECK(events[0].rewound_turn_ids == std::vector<std::string>{second});
+  auto again = w.rewind(second, true, false);
+  REQUIRE(std::holds_alternative<engine::EngineError>(again));
+  CHECK(std::get<engine::EngineError>(again).code == p::ErrorCode::UnknownTurn);
+  CHECK(w.control->rewinds.size() == 1);
+}
+
+TEST_CASE("turn checkpoints: a restore that stopped part way names the checkpoint of the tree before it", "[checkpoint][engine]") {
+  checkpoint::CheckpointError partial{checkpoint::CheckpointError::Code::RestoreIncomplete, "could not write a.txt", "c-before"};
+  const auto error = engine::checkpoint_error(partial);
+  CHECK(error.code == p::ErrorCode::CheckpointUnavailable);
+  CHECK(error.message.find("could not write a.txt") != std::string::npos);
+  CHECK(error.message.find("c-before") != std::string::npos);
+}
+
 TEST_CASE("turn checkpoints: without a store, turns run and diff and files rewind are CheckpointUnavailable",
           "[checkpoint][engine]") {
   World w(/*with_store=*/false);
@@ -245,6 +336,28 @@ TEST_CASE("turn checkpoints: without a store, turns run and diff and files rewin
   REQUIRE(std::holds_alternative<engine::EngineError>(rewound));
   CHECK(std::get<engine::EngineError>(rewound).code == p::ErrorCode::CheckpointUnavailable);
   CHECK(w.all<p::SessionRewoundEvent>().empty());
+}
+
+TEST_CASE("turn checkpoints: a session deleted while its turn's checkpoint is taken leaves no record behind",
+          "[checkpoint][engine]") {
+  World w;
+  write(w.tree.path() / "a.txt", "a\n");
+  w.control->turns.push_back({ScriptedAdapter::End{}});
+  w.send("one");
+  // Deleted before the store's thread has taken the checkpoint the turn waits for.
+  std::optional<std::optional<engine::EngineError>> deleted;
+  w.engine->delete_session(w.session, [&](std::optional<engine::EngineError> error) { deleted = std::move(error); });
+  REQUIRE(w.run_until([&] { return deleted.has_value(); }));
+  CHECK_FALSE(deleted->has_value());
+  // Every write the completions could queue is behind this read on the store's one thread.
+  const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  REQUIRE(w.run_until([&] { return std::chrono::steady_clock::now() > settle; }));
+  std::optional<checkpoint::CheckpointResult<std::vector<std::string>>> lines;
+  w.store->read_log(w.session, [&](checkpoint::CheckpointResult<std::vector<std::string>> r) { lines = std::move(r); });
+  REQUIRE(w.run_until([&] { return lines.has_value(); }));
+  REQUIRE(lines->has_value());
+  CHECK((*lines)->empty());
+  CHECK_FALSE(fs::exists(w.data.path() / "checkpoints" / "logs" / (w.session + ".log")));
 }
 
 }  // namespace turn_checkpoints_tests

@@ -293,7 +293,7 @@ TEST_CASE("run: exit 2 for every usage or configuration error", "[run]") {
     const auto outcome = world.run({"--mcp-config", (world.tmp.path() / "mcp.json").string(), "go"});
     CHECK(outcome.exit == 2);
     CHECK(outcome.err.find("--mcp-config") != std::string::npos);
-    CHECK(outcome.err.find("mcpServers.echo: a stdio server needs a command") != std::string::npos);
+    CHECK(outcome.err.find("mcpServers.echo.command: a stdio server needs a command") != std::string::npos);
     CHECK_FALSE(fs::exists(world.data));  // no daemon ran: nothing was made
   }
   SECTION("an --mcp-config file that does not exist") {

@@ -32,11 +32,14 @@ namespace p = protocol;
 
 // One run of the daemon's engine over the database in `dir`, its scripted agent with the controls these tests use.
 struct DaemonRun : testing::StoredEngineRun {
-  explicit DaemonRun(const fs::path& dir)
-      : StoredEngineRun(dir, [](ScriptedAdapter::Control& control) {
-          control.capabilities.mcp = control.capabilities.options = control.capabilities.fork = true;
-          control.capabilities.rewind = control.capabilities.plans = control.capabilities.context_usage = true;
-        }) {}
+  explicit DaemonRun(const fs::path& dir, const MakePersistence& persist = {})
+      : StoredEngineRun(
+            dir,
+            [](ScriptedAdapter::Control& scripted) {
+              scripted.capabilities.mcp = scripted.capabilities.options = scripted.capabilities.fork = true;
+              scripted.capabilities.rewind = scripted.capabilities.plans = scripted.capabilities.context_usage = true;
+            },
+            persist) {}
 
   template <class T>
   T get(const std::optional<engine::Outcome<T>>& outcome) {
@@ -183,6 +186,42 @@ TEST_CASE("controls store: turns keep their references and rewound marks across 
     CHECK(run.control->start_options[0].resume_provider_session_id == std::optional<std::string>("provider-1"));
     CHECK(run.control->rewinds == std::vector<std::string>{"ref-2"});
   }
+}
+
+// The daemon's persistence, whose event log holds one exchange: the engine here runs without the egress that
+// writes the log, so the exchanges a lost conversation is seeded with are given as the log would give them.
+struct OneExchangeStored : daemon::StoredSessions {
+  using StoredSessions::StoredSessions;
+  void exchanges(const std::string&, std::function<void(std::vector<engine::Exchange>)> done) override {
+    done({engine::Exchange{"remember the number 42", "I will remember 42."}});
+  }
+};
+
+TEST_CASE("controls store: a slash command sent as the first prompt of a fresh conversation keeps the stored transcript",
+          "[engine][store][controls]") {
+  TempDir dir{"controls-seeded-command"};
+  DaemonRun run(dir.path(), [](store::Store& store) { return std::make_unique<OneExchangeStored>(store); });
+  p::AgentCommand review;
+  review.name = "review";
+  run.control->at_start = {ScriptedAdapter::Commands{{{review}}}};
+  const auto session = run.create();
+  run.send(session, "remember the number 42");
+  run.control->turns.push_back({ScriptedAdapter::Die{"killed"}});
+  run.send(session, "die");
+  REQUIRE(run.info(session).commands);
+  // The agent no longer has the conversation: the session goes on in a fresh one, seeded with the transcript.
+  run.control->fail_next_start = adapters::AdapterError{p::ErrorCode::ConversationLost, "no such session"};
+  run.send(session, "/review src/main.cpp");
+  REQUIRE(run.control->inputs.size() == 3);
+  const auto& input = run.control->inputs.back();
+  CHECK_FALSE(input.command);  // as text: adapters send a command as the command alone, which would drop the seed
+  CHECK(input.text.find("remember the number 42") != std::string::npos);
+  CHECK(input.text.size() > std::string("/review src/main.cpp").size());
+  CHECK(input.text.substr(input.text.size() - std::string("/review src/main.cpp").size()) == "/review src/main.cpp");
+  // Once the fresh conversation has its transcript, commands go as commands again.
+  run.send(session, "/review again");
+  REQUIRE(run.control->inputs.back().command);
+  CHECK(run.control->inputs.back().command->name == "review");
 }
 
 TEST_CASE("controls store: a fork not started before a restart still forks through its turn", "[engine][store][controls]") {

@@ -244,6 +244,32 @@ TEST_CASE("controls: once options are known, a bad optionId or value is -32602 n
   CHECK(f.control->start_options[1].options == std::vector<std::pair<std::string, std::string>>{{"effort", "high"}});
 }
 
+TEST_CASE("controls: options are announced once per change, an unchanged report is not announced", "[engine][controls]") {
+  ControlsFixture f;
+  const auto session = f.create();
+  f.control->at_start = {ScriptedAdapter::Options{{{effort("low")}}}};
+  f.control->after_turn = {ScriptedAdapter::Options{{{effort("low")}}}};  // the same list again, between turns
+  f.send(session, "hi");
+  CHECK(f.all<p::SessionUpdatedEvent>().size() == 1);
+
+  // The agent answers a change with its whole list, before and after it completes: one announcement.
+  f.control->options_on_set = {effort("low")};
+  f.events.clear();
+  const auto set = f.call("session.setOption", {{"sessionId", session}, {"optionId", "effort"}, {"value", "high"}});
+  REQUIRE(set.contains("result"));
+  const auto updates = f.all<p::SessionUpdatedEvent>();
+  REQUIRE(updates.size() == 1);
+  REQUIRE(updates[0].session.options);
+  CHECK(updates[0].session.options->at(0).current_value == "high");
+
+  // A change the agent makes itself is announced once.
+  f.events.clear();
+  f.control->turns.push_back({ScriptedAdapter::Options{{{effort("low")}}}, ScriptedAdapter::End{}});
+  f.send(session, "lower it");
+  CHECK(f.all<p::SessionUpdatedEvent>().size() == 1);
+  CHECK(f.call("session.get", {{"sessionId", session}})["result"]["session"]["options"][0]["currentValue"] == "low");
+}
+
 TEST_CASE("controls: an option set while the agent starts reaches it once started", "[engine][controls]") {
   ControlsFixture f;
   const auto session = f.create();
@@ -476,6 +502,23 @@ TEST_CASE("controls: a rewind waiting for its agent's start is answered when the
   REQUIRE(answered != f.peer->responses.end());
   CHECK((*answered)["error"]["code"] == -32010);
   CHECK(f.control->rewinds.empty());
+}
+
+// ---- diff ------------------------------------------------------------------------------------------------------
+
+TEST_CASE("controls: session.diff of a turn the session never had is UnknownTurn, a rewound turn stays known", "[engine][controls]") {
+  ControlsFixture f;
+  const auto session = f.create();
+  f.send(session, "one");
+  f.send(session, "two");
+  const auto turns = f.turn_ids(session);
+  REQUIRE(turns.size() == 2);
+  CHECK(error_of(f.call("session.diff", {{"sessionId", session}, {"turnId", "t-nope"}}))["code"] == -32023);
+  // A turn of its own gets as far as the checkpoints (none without a store).
+  CHECK(error_of(f.call("session.diff", {{"sessionId", session}, {"turnId", turns[1]}}))["code"] == -32024);
+  REQUIRE(f.call("session.rewind", {{"sessionId", session}, {"turnId", turns[1]}}).contains("result"));
+  CHECK(error_of(f.call("session.diff", {{"sessionId", session}, {"turnId", turns[1]}}))["code"] == -32024);
+  CHECK(error_of(f.call("session.diff", {{"sessionId", "s-nope"}, {"turnId", turns[0]}}))["code"] == -32010);
 }
 
 // ---- compact ---------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "client/McpServerList.h"
 #include "run/McpConfigFile.h"
 #include "run/PromptSource.h"
 #include "run/RuleText.h"
@@ -193,7 +194,7 @@ TEST_CASE("run --mcp-config: the common mcpServers form, stdio and http, into se
       "plain": {"type": "stdio", "command": "mcp-plain"},
       "hinted": {"url": "http://127.0.0.1:9/other"}}})");
   REQUIRE(parsed.index() == 0);
-  const auto param = mcp_servers_param(std::get<0>(parsed));
+  const auto param = switchboard::client::mcp_servers_param(std::get<0>(parsed));
   CHECK(param == json::parse(R"([
       {"name": "docs", "transport": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}},
       {"name": "files", "transport": "stdio", "command": "npx", "args": ["-y", "server-files", "/tmp"], "env": {"TOKEN": "t"}},
@@ -208,11 +209,54 @@ TEST_CASE("run --mcp-config: the common mcpServers form, stdio and http, into se
   CHECK(why("{nope") == "it is not JSON");
   CHECK(why(R"({"servers": {}})").find("\"mcpServers\"") != std::string::npos);
   CHECK(why(R"({"mcpServers": {}})") == "mcpServers names no server");
-  CHECK(why(R"({"mcpServers": {"a": {"args": ["x"]}}})") == "mcpServers.a: a stdio server needs a command");
-  CHECK(why(R"({"mcpServers": {"a": {"type": "http"}}})") == "mcpServers.a: an http server needs a url");
-  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "env": {"N": 1}}}})") == "mcpServers.a.env.N must be a string");
-  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "args": "-v"}}})") == "mcpServers.a.args must be an array of strings");
+  CHECK(why(R"({"mcpServers": {"a": {"args": ["x"]}}})") == "mcpServers.a.command: a stdio server needs a command");
+  CHECK(why(R"({"mcpServers": {"a": {"type": "http"}}})") == "mcpServers.a.url: an http server needs a url");
+  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "env": {"N": 1}}}})") == "mcpServers.a.env.N: expected a string");
+  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "args": "-v"}}})").starts_with("mcpServers.a.args: expected array"));
+  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "args": ["-v", 2]}}})").starts_with("mcpServers.a.args.1: expected string"));
+  CHECK(why(R"({"mcpServers": {"a": {"type": 7, "command": "x"}}})").starts_with("mcpServers.a.type: expected one of"));
   CHECK(why(R"({"mcpServers": {"a": {"type": "sse", "url": "u"}}})").find("stdio and http") != std::string::npos);
+  CHECK(why(R"({"mcpServers": {"a": {"command": "x", "url": "http://127.0.0.1:9/mcp"}}})") ==
+        "mcpServers.a.url: a stdio server takes command, args and env");
+  // Fields the wire does not know (an editor's own settings) are left behind, not refused.
+  CHECK(parse_mcp_config(R"({"mcpServers": {"a": {"command": "x", "disabled": false}}})").index() == 0);
+}
+
+TEST_CASE("run --mcp-config: the schema's limits are the file's, and what the file cannot be is said as it is", "[run]") {
+  const auto why = [](const std::string& text) {
+    const auto outcome = parse_mcp_config(text);
+    REQUIRE(outcome.index() == 1);
+    return std::get<1>(outcome);
+  };
+  const std::string long_name(65, 'n');
+  CHECK(why(R"({"mcpServers": {")" + long_name + R"(": {"command": "x"}}})") ==
+        "mcpServers." + long_name + ": its name: expected string of at most 64 characters, not string of 65 bytes");
+  CHECK(parse_mcp_config(R"({"mcpServers": {")" + std::string(64, 'n') + R"(": {"command": "x"}}})").index() == 0);
+
+  const auto servers = [](int count) {
+    json file{{"mcpServers", json::object()}};
+    for (int i = 0; i < count; ++i) file["mcpServers"]["s" + std::to_string(i)] = json{{"command", "x"}};
+    return file.dump();
+  };
+  CHECK(why(servers(33)) == "mcpServers: at most 32 MCP servers, not 33");
+  CHECK(parse_mcp_config(servers(32)).index() == 0);
+
+  switchboard::testing::TempDir tmp{"mcp-config"};
+  const auto read_why = [](const std::filesystem::path& file) {
+    const auto outcome = read_mcp_config(file);
+    REQUIRE(outcome.index() == 1);
+    return std::get<1>(outcome);
+  };
+  CHECK(read_why(tmp.path() / "absent.json") == "No such file or directory");
+  CHECK(read_why(tmp.path()) == "it is a directory");
+  std::ofstream(tmp.path() / "file.json") << R"({"mcpServers": {"a": {"command": "x"}}})";
+  CHECK(read_mcp_config(tmp.path() / "file.json").index() == 0);
+  CHECK(read_why(tmp.path() / "file.json" / "below") == "Not a directory");
+  std::ofstream(tmp.path() / "big.json") << std::string(1024 * 1024 + 1, ' ');
+  CHECK(read_why(tmp.path() / "big.json") == "it is over 1 MiB");
+  // Without read permission (root reads any file, so only another user sees this refusal).
+  std::filesystem::permissions(tmp.path() / "file.json", std::filesystem::perms::none);
+  if (::geteuid() != 0) CHECK(read_why(tmp.path() / "file.json") == "Permission denied");
 }
 
 TEST_CASE("run flags: --mcp-config and --fork are checked before anything starts", "[run]") {
@@ -238,11 +282,11 @@ TEST_CASE("run flags: --mcp-config and --fork are checked before anything starts
   };
   RunFlags missing;
   missing.mcp_config = (tmp.path() / "absent.json").string();
-  CHECK(error(missing).find("no such file") != std::string::npos);
+  CHECK(error(missing).find("No such file or directory") != std::string::npos);
   RunFlags broken = with_config;
   std::ofstream(tmp.path() / "broken.json") << R"({"mcpServers": {"x": {}}})";
   broken.mcp_config = (tmp.path() / "broken.json").string();
-  CHECK(error(broken).find("mcpServers.x: a stdio server needs a command") != std::string::npos);
+  CHECK(error(broken).find("mcpServers.x.command: a stdio server needs a command") != std::string::npos);
   RunFlags continued = with_config;
   continued.session = "s-1";
   CHECK(error(continued).find("--mcp-config is for a new session") != std::string::npos);

@@ -485,7 +485,7 @@ TEST_CASE("acp controls: MCP servers in ACP's form, the agent's own key blanked,
   CHECK(refused.empty());
   CHECK(param == json::parse(R"([
       {"name":"files","command":"python3","args":["server.py","--x"],
-       "env":[{"name":"TOKEN","value":"t"},{"name":"SWITCHBOARD_GROK_API_KEY","value":""}]},
+       "env":[{"name":"SWITCHBOARD_GROK_API_KEY","value":""},{"name":"TOKEN","value":"t"}]},
       {"type":"http","name":"web","url":"http://127.0.0.1:9/mcp","headers":[{"name":"Authorization","value":"Bearer x"}]}])"));
   const json without_http = acp::mcp_servers_param({stdio, http}, false, {}, refused);
   REQUIRE(without_http.size() == 1);
