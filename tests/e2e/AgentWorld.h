@@ -29,6 +29,14 @@ namespace switchboard::testing::e2e {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
+// One change the model asks an agent's own file tools to make, in the session's working directory: a new file
+// whose one line is `after` (when `before` is empty), or the line `before` of an existing file replaced by `after`.
+struct FileChange {
+  std::string path;  // relative to the session's working directory
+  std::string before;
+  std::string after;
+};
+
 // How to run one agent in the tests and how to say things to its mock provider. Every scripted reply is built
 // here, because each provider API (and each CLI's way of asking for a tool) differs.
 struct AgentProfile {
@@ -63,6 +71,9 @@ struct AgentProfile {
   std::function<Json(const std::string& command)> run_command;          // a reply that runs `command` in a shell
   std::function<Json(const std::string& text)> after_tool_output;       // answers the request carrying tool output
   std::function<Json(const std::string& text)> after_refused_tool;      // answers the request after a denied tool
+  // The replies, one tool call each, that make the agent apply `change` with its own file tools (a read first where
+  // the agent edits only files it has read). Unset: the agent cannot be made to write files against the mock.
+  std::function<std::vector<Json>(const FileChange& change)> change_file;
   std::function<Json(const std::string& needle, const std::string& text)> when_last_prompt_contains =
       &mock_reply::when_last_prompt_contains;
   std::function<Json(const std::string& needle, const std::string& text)> when_any_prompt_contains =

@@ -4,6 +4,8 @@
 
 #include <signal.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -881,6 +883,158 @@ void scenario_rewind_past_turn(const AgentProfile& profile) {
   const std::string resumed = last_conversation(world);
   CHECK(resumed.find("delta prompt") != std::string::npos);
   CHECK(resumed.find("beta prompt") == std::string::npos);
+}
+
+namespace conformance_detail {
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The model's replies for one turn in which the agent makes `changes` with its own file tools, one tool call per
+// model request (each after the previous tool's output), and then answers `text`.
+Json file_changing_turn(const AgentProfile& profile, const std::vector<FileChange>& changes, const std::string& text) {
+  Json replies = Json::array();
+  for (const auto& change : changes) {
+    for (auto call : profile.change_file(change)) {
+      if (!replies.empty()) call["match"] = profile.after_tool_output("")["match"];
+      replies.push_back(std::move(call));
+    }
+  }
+  replies.push_back(profile.after_tool_output(text));
+  return replies;
+}
+
+// Sends a prompt and allows every permission request of the turn until it ends; returns the send's response.
+Json send_allowing_everything(AgentWorld& world, const std::string& id, const std::string& text) {
+  std::size_t at = world.client->events().size();
+  const auto sent = world.client->send("session.send", {{"sessionId", id}, {"text", text}});
+  for (;;) {
+    const auto event = world.client->wait_event([&](const Json& e) {
+      const std::string type = e.value("type", "");
+      return e.value("sessionId", "") == id && (type == "permission.requested" || type == "turn.stopped");
+    }, at);
+    if (event.is_null() || event["type"] == "turn.stopped") break;
+    const auto answered = world.client->call("permission.respond", {{"requestId", event["data"]["request"]["requestId"]},
+                                                                    {"decision", "allow_once"}});
+    CHECK(answered.contains("result"));
+  }
+  const auto done = world.client->response(sent);
+  INFO(done.dump() << "\n" << world.transcript());
+  REQUIRE(done.contains("result"));
+  return done["result"];
+}
+
+// A session.diff or files rewind answer's files, by path.
+std::map<std::string, Json> files_by_path(const Json& answer) {
+  INFO(answer.dump());
+  REQUIRE(answer.contains("result"));
+  std::map<std::string, Json> files;
+  for (const auto& file : answer["result"]["files"]) files[file.value("path", "")] = file;
+  return files;
+}
+
+std::vector<std::string> paths_in(const std::map<std::string, Json>& files) {
+  std::vector<std::string> paths;
+  for (const auto& [path, file] : files) paths.push_back(path);
+  return paths;
+}
+
+// A file's entry in a diff: its status, and its unified diff, which names the file and (past git's header, whose
+// index line holds object ids) is exactly `hunks`, from the "--- " line on.
+void check_file_diff(const std::map<std::string, Json>& files, const std::string& path, const std::string& status,
+                     const std::string& hunks) {
+  const auto file = files.find(path);
+  REQUIRE(file != files.end());
+  INFO(file->second.dump());
+  CHECK(file->second["status"] == status);
+  CHECK(file->second.value("binary", false) == false);
+  const std::string diff = file->second.value("diff", "");
+  CHECK(diff.rfind("diff --git a/" + path + " b/" + path + "\n", 0) == 0);
+  const auto body = diff.find("\n--- ");
+  REQUIRE(body != std::string::npos);
+  CHECK(diff.substr(body + 1) == hunks);
+}
+
+}  // namespace conformance_detail
+
+void scenario_file_rewind_and_diff(const AgentProfile& profile) {
+  using namespace conformance_detail;
+  if (!profile.change_file) {
+    WARN("SKIPPED: " << profile.agent << " cannot be made to write files against the mock provider");
+    return;
+  }
+  const std::string original = "first line\nsecond line\nthird line\n";
+  const std::string after_first = "first line\nsecond line, edited once\nthird line\n";
+  const std::string after_second = "first line\nsecond line, edited once\nthird line, edited twice\n";
+  const std::string added = "made in turn one\n";
+  auto turns = file_changing_turn(profile, {{"added.txt", "", "made in turn one"}, {"notes.txt", "second line", "second line, edited once"}},
+                                  "Wrote and edited.");
+  for (auto& reply : file_changing_turn(profile, {{"notes.txt", "third line", "third line, edited twice"}}, "Edited again.")) {
+    turns.push_back(std::move(reply));
+  }
+  AgentWorld world(profile, turns);
+  if (!world.ready()) return;
+  std::ofstream(world.work / "notes.txt", std::ios::binary) << original;
+  std::ofstream(world.work / "untouched.txt", std::ios::binary) << "left alone\n";
+  world.start_daemon();
+  const auto id = world.create_session(profile.asking_mode);
+
+  const auto first = send_allowing_everything(world, id, "write added.txt and edit notes.txt");
+  INFO(world.transcript());
+  CHECK(first["text"] == "Wrote and edited.");
+  REQUIRE(file_bytes(world.work / "added.txt") == added);
+  REQUIRE(file_bytes(world.work / "notes.txt") == after_first);
+  const auto second = send_allowing_everything(world, id, "edit notes.txt again");
+  CHECK(second["text"] == "Edited again.");
+  REQUIRE(file_bytes(world.work / "notes.txt") == after_second);
+  const std::string first_turn = first.value("turnId", "");
+  const std::string second_turn = second.value("turnId", "");
+
+  // Each turn's diff lists exactly what it changed, and the session's diff both turns' change together.
+  const auto first_diff = files_by_path(world.client->call("session.diff", {{"sessionId", id}, {"turnId", first_turn}}));
+  CHECK(paths_in(first_diff) == std::vector<std::string>{"added.txt", "notes.txt"});
+  check_file_diff(first_diff, "added.txt", "added", "--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1 @@\n+made in turn one\n");
+  check_file_diff(first_diff, "notes.txt", "modified",
+                  "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n first line\n-second line\n+second line, edited once\n third line\n");
+  const auto second_diff = files_by_path(world.client->call("session.diff", {{"sessionId", id}, {"turnId", second_turn}}));
+  CHECK(paths_in(second_diff) == std::vector<std::string>{"notes.txt"});
+  check_file_diff(second_diff, "notes.txt", "modified",
+                  "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n first line\n second line, edited once\n-third line\n+third line, edited twice\n");
+  const auto whole_diff = files_by_path(world.client->call("session.diff", {{"sessionId", id}}));
+  CHECK(paths_in(whole_diff) == std::vector<std::string>{"added.txt", "notes.txt"});
+  check_file_diff(whole_diff, "added.txt", "added", "--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1 @@\n+made in turn one\n");
+  check_file_diff(whole_diff, "notes.txt", "modified",
+                  "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n first line\n-second line\n-third line\n"
+                  "+second line, edited once\n+third line, edited twice\n");
+
+  // The files alone go back to before the second turn; the conversation is left as it is.
+  std::size_t at = world.client->events().size();
+  const auto rewound_second = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", second_turn}, {"conversation", false}, {"files", true}});
+  CHECK(paths_in(files_by_path(rewound_second)) == std::vector<std::string>{"notes.txt"});
+  CHECK(rewound_second["result"]["rewoundTurnIds"] == Json::array({second_turn}));
+  CHECK(rewound_second["result"]["checkpointId"].is_string());
+  CHECK(file_bytes(world.work / "notes.txt") == after_first);
+  CHECK(file_bytes(world.work / "added.txt") == added);
+  CHECK(file_bytes(world.work / "untouched.txt") == "left alone\n");
+  const auto announced = world.client->wait_event("session.rewound", at, std::chrono::seconds(10));
+  REQUIRE_FALSE(announced.is_null());
+  CHECK(announced["sessionId"] == id);
+  CHECK(announced["data"]["turnId"] == second_turn);
+  CHECK(announced["data"]["rewoundTurnIds"] == Json::array({second_turn}));
+  CHECK(announced["data"]["files"] == true);
+  CHECK(announced["data"]["conversation"] == false);
+
+  // A files rewind of the first turn removes the file it made and restores the one it edited.
+  const auto rewound_first = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", first_turn}, {"conversation", false}, {"files", true}});
+  CHECK(paths_in(files_by_path(rewound_first)) == std::vector<std::string>{"added.txt", "notes.txt"});
+  CHECK(rewound_first["result"]["rewoundTurnIds"] == Json::array({first_turn}));
+  CHECK_FALSE(fs::exists(world.work / "added.txt"));
+  CHECK(file_bytes(world.work / "notes.txt") == original);
+  CHECK(file_bytes(world.work / "untouched.txt") == "left alone\n");
+  CHECK_FALSE(world.client->wait_event("session.rewound", at, std::chrono::seconds(10)).is_null());
+  check_lifecycle(world);
 }
 
 }  // namespace switchboard::testing::e2e

@@ -75,6 +75,13 @@ void scenario_fork_at_turn(const AgentProfile& profile);
 // stays); the rewound turn is no rewind point any more (UnknownTurn); after a daemon restart the session resumes
 // the conversation as the rewind left it.
 void scenario_rewind_past_turn(const AgentProfile& profile);
+// Files changed by the agent's own file tools, then diffed and rewound from the daemon's checkpoints: a first turn
+// writes a new file and edits an existing one, a second edits that one again. session.diff of each turn lists
+// exactly the files it changed, with their unified diffs (and without a turn, the whole session's change); a files
+// rewind of the second turn (conversation left alone, so it works for agents without capabilities.rewind) puts the
+// tree back as the first turn left it, byte for byte, and announces session.rewound; a files rewind of the first
+// removes the new file and restores the edited one.
+void scenario_file_rewind_and_diff(const AgentProfile& profile);
 // A CLI that is not there is reported by agents.list (installed false, a problem saying so) and refused by
 // session.create with AgentNotInstalled, at once.
 void scenario_missing_cli(const AgentProfile& profile);

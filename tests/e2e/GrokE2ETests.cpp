@@ -62,11 +62,24 @@ const e2e::AgentProfile& grok() {
     p.after_tool_output = [](const std::string& text) { return mock_reply::when({{"last_input_is_tool_output", true}}, text); };
     // Never asked: a deny ends Grok's turn (deny_ends_turn).
     p.after_refused_tool = [](const std::string& text) { return mock_reply::when({{"last_input_is_tool_output", true}}, text); };
+    // write makes a file; search_replace changes one passage of a file.
+    p.change_file = [](const e2e::FileChange& change) {
+      const auto call = [](const std::string& tool, Json arguments) {
+        return Json{{"function_call", {{"name", tool}, {"arguments", std::move(arguments)}}}};
+      };
+      if (change.before.empty()) return std::vector<Json>{call("write", {{"file_path", change.path}, {"content", change.after + "\n"}})};
+      return std::vector<Json>{
+          call("search_replace", {{"file_path", change.path}, {"old_string", change.before}, {"new_string", change.after}})};
+    };
     // Grok keeps its sessions under the daemon's private GROK_HOME, in the data directory.
     p.forget_conversations = [](const fs::path&, const fs::path& data_dir) { fs::remove_all(data_dir / "grok-home" / "sessions"); };
     return p;
   }();
   return profile;
+}
+
+TEST_CASE("grok e2e: the shared file scenario: write and search_replace changes are diffed per turn and rewound from the checkpoints (files only: Grok cannot rewind its conversation)", "[e2e][grok][rewind]") {
+  e2e::scenario_file_rewind_and_diff(grok());
 }
 
 TEST_CASE("grok e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][grok]") {

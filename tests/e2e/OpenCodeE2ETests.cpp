@@ -86,6 +86,15 @@ const e2e::AgentProfile& opencode() {
     p.after_refused_tool = [](const std::string& text) {
       return mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "rejected"}}, text);
     };
+    // write makes a file; edit changes only a file the session has read, so a read comes first.
+    p.change_file = [](const e2e::FileChange& change) {
+      const auto call = [](const std::string& tool, Json arguments) {
+        return Json{{"function_call", {{"name", tool}, {"arguments", std::move(arguments)}}}};
+      };
+      if (change.before.empty()) return std::vector<Json>{call("write", {{"filePath", change.path}, {"content", change.after + "\n"}})};
+      return std::vector<Json>{call("read", {{"filePath", change.path}}),
+                               call("edit", {{"filePath", change.path}, {"oldString", change.before}, {"newString", change.after}})};
+    };
     // OpenCode keeps its sessions in $XDG_DATA_HOME/opencode/opencode.db (SQLite).
     p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / ".local" / "share" / "opencode"); };
     return p;
@@ -146,6 +155,10 @@ TEST_CASE("opencode e2e: the shared fork scenario: a fork at a turn holds that t
 
 TEST_CASE("opencode e2e: the shared rewind scenario: a rewind drops a turn and later ones, also after a daemon restart", "[e2e][opencode][rewind]") {
   e2e::scenario_rewind_past_turn(opencode());
+}
+
+TEST_CASE("opencode e2e: the shared file scenario: write and edit changes are diffed per turn and rewound from the checkpoints", "[e2e][opencode][rewind]") {
+  e2e::scenario_file_rewind_and_diff(opencode());
 }
 
 TEST_CASE("opencode e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][opencode]") {

@@ -73,6 +73,15 @@ const e2e::AgentProfile& pi() {
     p.after_refused_tool = [](const std::string& text) {
       return mock_reply::when({{"last_input_is_tool_output", true}, {"tool_output_contains", "Denied by the user"}}, text);
     };
+    // write makes a file; edit replaces passages of one (Pi needs no read before it).
+    p.change_file = [](const e2e::FileChange& change) {
+      const auto call = [](const std::string& tool, Json arguments) {
+        return Json{{"function_call", {{"name", tool}, {"arguments", std::move(arguments)}}}};
+      };
+      if (change.before.empty()) return std::vector<Json>{call("write", {{"path", change.path}, {"content", change.after + "\n"}})};
+      return std::vector<Json>{
+          call("edit", {{"path", change.path}, {"edits", Json::array({Json{{"oldText", change.before}, {"newText", change.after}}})}})};
+    };
     // Pi keeps its sessions as JSON-lines files under its configuration directory.
     p.forget_conversations = [](const fs::path& home, const fs::path&) { fs::remove_all(home / "pi-agent" / "sessions"); };
     return p;
@@ -533,6 +542,10 @@ TEST_CASE("pi e2e: a fork at a turn carries the conversation up to that turn and
 
 TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the next model request, also after a daemon restart", "[e2e][pi][rewind]") {
   e2e::scenario_rewind_past_turn(pi_controls());
+}
+
+TEST_CASE("pi e2e: the shared file scenario: write and edit changes are diffed per turn and rewound from the checkpoints", "[e2e][pi][rewind]") {
+  e2e::scenario_file_rewind_and_diff(pi());
 }
 
 TEST_CASE("pi e2e: compact asks Pi to summarize the conversation, with compacting and compacted statuses", "[e2e][pi][compact]") {
