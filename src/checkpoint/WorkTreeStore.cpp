@@ -192,7 +192,8 @@ WorkTreeStore::WorkTreeStore(const GitProcess& git, fs::path directory, fs::path
     : m_git(git),
       m_directory(std::move(directory)),
       m_place{m_directory / "git", m_directory / "index", std::move(work_tree)},
-      m_options(options) {}
+      m_options(options),
+      m_watch(m_place.work_tree) {}
 
 CheckpointResult<void> WorkTreeStore::open() {
   std::error_code error;
@@ -265,6 +266,10 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot() {
                            "the working directory " + m_place.work_tree.string() + " is not a readable directory"};
   auto taken = snapshot_once();
   if (taken) consolidate_packs();
+  if (!taken) {  // whatever the watch saw is consumed: the next snapshot reads the whole tree
+    m_watch.stop();
+    m_last.reset();
+  }
   if (taken || !fs::exists(m_place.index_file)) return taken;
   // An index git cannot read (a disk that lost its last write): it is only a cache of what the tree was, so the
   // snapshot starts over without it and hashes every file again.
@@ -289,11 +294,61 @@ void WorkTreeStore::consolidate_packs() {
   }
 }
 
+CheckpointResult<std::set<std::string>> WorkTreeStore::ignored_directories() {
+  // Ignored files one by one, and a directory ignored as a whole as "<path>/" (one that holds a file the index
+  // has is listed file by file instead: it stays watched, as what it holds stays kept).
+  auto listed = m_git.output(m_place, {"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"},
+                             "cannot list the working tree's ignored directories");
+  if (!listed) return listed.error();
+  std::set<std::string> directories;
+  for (const auto path : split(*listed, '\0')) {
+    if (path.size() > 1 && path.back() == '/') directories.emplace(path.substr(0, path.size() - 1));
+  }
+  return directories;
+}
+
+std::optional<WorkTreeStore::IndexStamp> WorkTreeStore::index_stamp() const {
+  struct stat st {};
+  if (::stat(m_place.index_file.c_str(), &st) != 0) return std::nullopt;
+  return IndexStamp{static_cast<std::uint64_t>(st.st_ino), static_cast<std::int64_t>(st.st_size),
+                    st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
+                    st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
+}
+
 CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   // What changed since the index was last updated: files git does not have yet ("?", not ignored) and files
   // whose content, type or presence differs from the index ("C"), found by comparing stat data first.
-  auto listed = m_git.output(m_place, {"ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard"},
-                             "cannot list the working tree's changes");
+  //
+  // Which files git is asked about: after a snapshot whose index is still as it left it, and a watch that saw
+  // every change since, only the paths the watch saw change and those that snapshot skipped (each is reported
+  // again, as a listing of the whole tree would); git's own rules (ignores, nested repositories, stat data) then
+  // judge each. Otherwise the whole tree, with the watch started again first: a change made while git reads the
+  // tree is the next snapshot's.
+  constexpr std::size_t kMaxNamedPaths = 2000;
+  std::vector<std::string> listing{"ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard"};
+  const auto previous = std::exchange(m_last, std::nullopt);
+  bool whole_tree = true;
+  if (previous && index_stamp() == m_last_index) {
+    const auto seen = m_watch.changes();
+    if (seen.complete && seen.paths.empty()) {
+      if (m_options.after_listing) m_options.after_listing(false);
+      m_last = previous;
+      return *previous;  // nothing changed: the same checkpoint
+    }
+    if (seen.complete && seen.paths.size() + previous->skipped.size() <= kMaxNamedPaths) {
+      whole_tree = false;
+      listing.emplace_back("--");
+      for (const auto& path : seen.paths) listing.push_back(":(literal)" + path);
+      for (const auto& path : previous->skipped) listing.push_back(":(literal)" + path);
+    }
+  }
+  if (whole_tree && m_watchable) {
+    auto ignored = ignored_directories();
+    if (!ignored) return ignored.error();
+    if (!m_watch.start(*ignored)) m_watchable = false;
+  }
+  if (m_options.after_listing) m_options.after_listing(whole_tree);
+  auto listed = m_git.output(m_place, listing, "cannot list the working tree's changes");
   if (!listed) return listed.error();
   FullSnapshot snapshot;
   std::string update;        // paths for update-index --add --remove --replace: new, changed or gone
@@ -340,6 +395,14 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
     update.append(path).push_back('\0');
   }
   if (m_options.before_index_update) m_options.before_index_update();
+  if (!whole_tree && update.empty() && force_remove.empty()) {
+    // The paths seen changing are as the index has them (a file touched, or made and removed): the same tree.
+    snapshot.id = previous->id;
+    std::sort(snapshot.skipped.begin(), snapshot.skipped.end());
+    if (snapshot.skipped != previous->skipped) record_skipped(snapshot.id, snapshot.skipped);
+    m_last = snapshot;
+    return snapshot;
+  }
   if (!update.empty()) {
     // Every blob goes straight into one pack per snapshot (git's bulk check-in, used for blobs over
     // core.bigFileThreshold) instead of a file of its own: a first checkpoint of 10,000 files writes one pack, not
@@ -360,6 +423,10 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   if (!is_checkpoint_id(snapshot.id)) return store_unavailable("git wrote no checkpoint id");
   std::sort(snapshot.skipped.begin(), snapshot.skipped.end());
   record_skipped(snapshot.id, snapshot.skipped);
+  if (m_watch.active()) {
+    m_last = snapshot;
+    m_last_index = index_stamp();
+  }
   return snapshot;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "checkpoint/GitProcess.h"
+#include "checkpoint/TreeWatch.h"
 #include "switchboard/checkpoint/CheckpointStore.h"
 
 namespace switchboard::checkpoint {
@@ -39,7 +41,18 @@ class WorkTreeStore {
 
  private:
   struct RawChange;
+  // The index file's identity and times: a snapshot builds on the index only while it is as the last one left it.
+  struct IndexStamp {
+    std::uint64_t inode = 0;
+    std::int64_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    bool operator==(const IndexStamp&) const = default;
+  };
   CheckpointResult<FullSnapshot> snapshot_once();
+  // The directories git ignores as a whole (`build/`): the watch leaves them out.
+  CheckpointResult<std::set<std::string>> ignored_directories();
+  std::optional<IndexStamp> index_stamp() const;
   // Merges the store's packs into one once a snapshot has left too many.
   void consolidate_packs();
   // Each id a tree of this store (UnknownCheckpoint naming the first that is not), in one git.
@@ -57,6 +70,12 @@ class WorkTreeStore {
   std::filesystem::path m_directory;
   GitPlace m_place;
   const CheckpointOptions& m_options;
+  // Which files changed since the last snapshot; with it, that snapshot (as the index holds it) and the index's
+  // stamp then. Without a last snapshot, the next one reads the whole tree.
+  TreeWatch m_watch;
+  bool m_watchable = true;  // false once the tree could not be watched: it is read whole from then on
+  std::optional<FullSnapshot> m_last;
+  std::optional<IndexStamp> m_last_index;
 };
 
 // The store directory's name for a working tree: its last component (made safe) and a hash of the whole path.

@@ -37,6 +37,9 @@ struct CheckpointOptions {
   // before the index of a snapshot is updated, so a test can kill the process at those points.
   std::function<void(std::size_t files_written)> after_restored_file;
   std::function<void()> before_index_update;
+  // Tests only: told at each snapshot whether it read the whole tree (true) or asked git only about the paths the
+  // tree's watch saw change (false; nothing at all when it saw none).
+  std::function<void(bool whole_tree)> after_listing;
 };
 
 // A checkpoint just taken: its id, and what it left out.

@@ -466,4 +466,138 @@ TEST_CASE("checkpoints: many snapshots' packs are merged and every checkpoint st
   CHECK(read(f.tree() / "counter.txt") == "0\n");
 }
 
+// What a store reading the whole tree records for it: a store opened afresh on a data directory of its own (the
+// first snapshot of a store always reads the whole tree), with the same limits.
+Snapshot whole_reading(const fs::path& root, const fs::path& tree, const switchboard::checkpoint::CheckpointLimits& limits) {
+  boost::asio::io_context io;
+  CheckpointOptions options;
+  options.root = root;
+  options.limits = limits;
+  CheckpointStore store(io, options);
+  auto r = await<Snapshot>(io, [&](auto done) { store.snapshot(tree, done); });
+  if (!r) FAIL(r.error().message);
+  return *r;
+}
+
+// After a turn, a snapshot asks git only about the paths the tree's watch saw change; whatever changed, it records
+// the same checkpoint (and the same skipped files) as a store that reads the whole tree. What the watch cannot
+// follow (a directory made, a .gitignore edited) makes it read the whole tree.
+TEST_CASE("checkpoints: a snapshot after a few changes reads only them and records what a whole reading does",
+          "[checkpoint]") {
+  std::vector<bool> listings;  // whole_tree, for each snapshot
+  const auto limits = [] {
+    switchboard::checkpoint::CheckpointLimits l;
+    l.max_file_bytes = 1000;
+    return l;
+  }();
+  Fixture f([&](CheckpointOptions& options) {
+    options.limits = limits;
+    options.after_listing = [&](bool whole_tree) { listings.push_back(whole_tree); };
+  });
+  TempDir oracle{"checkpoint-oracle"};
+  const auto step = [&](const std::string& what, bool expect_whole) {
+    INFO(what);
+    listings.clear();
+    const auto taken = f.snapshot();
+    CHECK(listings == std::vector<bool>{expect_whole});
+    const auto whole = whole_reading(oracle.path() / "checkpoints", f.tree(), limits);
+    CHECK(taken.id == whole.id);
+    CHECK(taken.skipped == whole.skipped);
+    return taken;
+  };
+  write(f.tree() / ".gitignore", "*.log\n");
+  write(f.tree() / "a.txt", "aaaa\n");
+  write(f.tree() / "b.txt", "b\n");
+  write(f.tree() / "sub/c.txt", "c\n");
+  write(f.tree() / "keep.log", "log\n");
+  write(f.tree() / "big.bin", std::string(2000, 'x'));
+  fs::create_symlink("a.txt", f.tree() / "link");
+  const auto first = step("the first snapshot", true);
+  CHECK(first.skipped == std::vector<std::string>{"big.bin"});
+
+  const auto unchanged = step("nothing changed", false);
+  CHECK(unchanged.id == first.id);
+  CHECK(unchanged.skipped == first.skipped);
+
+  // The same size, at once: within the timestamp granularity of the snapshot just taken.
+  write(f.tree() / "a.txt", "bbbb\n");
+  const auto same_size = step("a change of the same size, in the same second", false);
+  CHECK(paths(f.diff(unchanged.id, same_size.id).files) == std::vector<std::string>{"a.txt"});
+
+  fs::remove(f.tree() / "b.txt");
+  const auto deleted = step("a deletion", false);
+  CHECK(paths(f.diff(same_size.id, deleted.id).files) == std::vector<std::string>{"b.txt"});
+
+  fs::permissions(f.tree() / "sub/c.txt", fs::perms::owner_exec, fs::perm_options::add);
+  const auto mode = step("a mode change", false);
+  CHECK(paths(f.diff(deleted.id, mode.id).files) == std::vector<std::string>{"sub/c.txt"});
+
+  fs::remove(f.tree() / "link");
+  fs::create_symlink("sub/c.txt", f.tree() / "link");
+  const auto relinked = step("a symbolic link pointed elsewhere", false);
+  CHECK(paths(f.diff(mode.id, relinked.id).files) == std::vector<std::string>{"link"});
+
+  write(f.tree() / "sub/new.txt", "new\n");
+  write(f.tree() / "sub/new.log", "ignored\n");
+  write(f.tree() / "big.bin", std::string(3000, 'y'));
+  const auto created = step("a new file, a new ignored file, a skipped file still too large", false);
+  CHECK(paths(f.diff(relinked.id, created.id).files) == std::vector<std::string>{"sub/new.txt"});
+  CHECK(created.skipped == std::vector<std::string>{"big.bin"});
+
+  write(f.tree() / "big.bin", "small now\n");
+  const auto shrunk = step("a skipped file back under the limit", false);
+  CHECK(shrunk.id != created.id);  // big.bin is in it (a diff leaves out what either end skipped)
+  CHECK(shrunk.skipped.empty());
+
+  fs::remove(f.tree() / "a.txt");
+  write(f.tree() / "a.txt/inner.txt", "a directory now\n");
+  const auto replaced = step("a file replaced by a directory", true);
+  CHECK(paths(f.diff(shrunk.id, replaced.id).files) == std::vector<std::string>{"a.txt", "a.txt/inner.txt"});
+
+  write(f.tree() / ".gitignore", "");
+  const auto unignored = step("a .gitignore edit that un-ignores files", true);
+  CHECK(paths(f.diff(replaced.id, unignored.id).files) ==
+        std::vector<std::string>{".gitignore", "keep.log", "sub/new.log"});
+
+  write(f.tree() / "keep.log", "log changed\n");
+  const auto after_edit = step("a file un-ignored since is watched", false);
+  CHECK(paths(f.diff(unignored.id, after_edit.id).files) == std::vector<std::string>{"keep.log"});
+
+  // A directory ignored now with files kept in it: they stay kept and watched; new files there are ignored.
+  write(f.tree() / ".gitignore", "sub/\n");
+  const auto ignored = step("a .gitignore edit that ignores a directory", true);
+  CHECK(paths(f.diff(after_edit.id, ignored.id).files) == std::vector<std::string>{".gitignore"});
+  write(f.tree() / "sub/c.txt", "c changed\n");
+  write(f.tree() / "sub/later.txt", "ignored\n");
+  const auto in_ignored = step("a kept file in an ignored directory", false);
+  CHECK(paths(f.diff(ignored.id, in_ignored.id).files) == std::vector<std::string>{"sub/c.txt"});
+
+  // The checkpoints read this way restore like any other. sub/later.txt was ignored, so it stays, and is no
+  // longer ignored once the restore brings the first .gitignore back.
+  f.restore(same_size.id);
+  CHECK(read(f.tree() / "a.txt") == "bbbb\n");
+  CHECK(read(f.tree() / "b.txt") == "b\n");
+  CHECK(paths(f.diff(same_size.id).files) == std::vector<std::string>{"sub/later.txt"});
+}
+
+// The store's index is what a snapshot that reads only the changed paths builds on: an index changed behind the
+// store's back (lost, or unreadable) is never built on, and the next snapshot reads the whole tree.
+TEST_CASE("checkpoints: an index changed behind the store makes the next snapshot read the whole tree",
+          "[checkpoint]") {
+  std::vector<bool> listings;
+  Fixture f([&](CheckpointOptions& options) {
+    options.after_listing = [&](bool whole_tree) { listings.push_back(whole_tree); };
+  });
+  write(f.tree() / "a.txt", "a\n");
+  write(f.tree() / "b.txt", "b\n");
+  const auto first = f.snapshot();
+  const auto index = f.store->store_directory(f.tree()) / "index";
+  fs::remove(index);
+  write(f.tree() / "a.txt", "a changed\n");
+  listings.clear();
+  const auto after = f.snapshot();
+  CHECK(listings == std::vector<bool>{true});
+  CHECK(paths(f.diff(first.id, after.id).files) == std::vector<std::string>{"a.txt"});  // b.txt still there
+}
+
 }  // namespace checkpoint_store_tests
