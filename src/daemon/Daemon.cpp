@@ -12,6 +12,7 @@
 #include "daemon/InstanceProbe.h"
 #include "daemon/Methods.h"
 #include "process/ProcessGroupRegistry.h"
+#include "switchboard/protocol/generated/Methods.h"
 #include "switchboard/support/RandomId.h"
 #include "switchboard/version.h"
 
@@ -38,6 +39,11 @@ Daemon::Daemon(DaemonOptions options)
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
   bind_methods(m_dispatcher, m_engine, m_event_log, CoreMethodsConfig{m_options.max_line_bytes});
+  m_dispatcher.bind<protocol::DaemonRotateTokenMethod>(
+      [this](const protocol::DaemonRotateTokenParams&, rpc::Reply<protocol::DaemonRotateTokenResult> reply, const rpc::CallContext&) {
+        if (!m_http_context) return reply(rpc::RpcError{protocol::ErrorCode::Unsupported, "this daemon serves no HTTP, so it has no token", nullptr});
+        reply(protocol::DaemonRotateTokenResult{rotate_token()});
+      });
   m_engine.set_last_seq_source([this] { return m_egress.last_seq(); });
   if (m_options.handle_signals) {
     m_signals.add(SIGINT);
@@ -147,6 +153,8 @@ std::optional<int> Daemon::open_store() {
   checkpoints.excluded = {m_data_dir};
   m_checkpoints = std::make_unique<checkpoint::CheckpointStore>(m_io, std::move(checkpoints));
   m_engine.set_checkpoints(m_checkpoints.get());
+  m_worktrees = std::make_unique<worktree::WorktreeGit>(m_data_dir / "worktrees");
+  m_engine.set_worktrees(m_worktrees.get());
   // Seqs continue above every seq an earlier run may have handed out, so a client's Last-Event-ID from before
   // a restart (or a crash) still means the same event; the egress hands out only durably reserved seqs.
   m_egress.take_seqs_from(m_store->events());
@@ -181,6 +189,12 @@ void Daemon::close_store() {
 
 std::optional<int> Daemon::start_http() {
   const HttpOptions& options = *m_options.http;
+  for (const auto& name : options.allowed_hosts) {
+    if (auto problem = http::allowed_name_problem(name)) {
+      spdlog::error("http.allowed_hosts: {}", *problem);
+      return kExitFailure;
+    }
+  }
   if (auto failed = claim_data_dir()) return failed;
 
   m_hub = std::make_unique<http::SseHub>(options.sse);
@@ -211,7 +225,8 @@ std::optional<int> Daemon::start_http() {
   const unsigned short port = m_http->port();
   auto& policy = m_http_context->policy;
   policy.token = random_id("", 32);  // 256 bits from getrandom
-  policy.allowed_hosts = http::loopback_hosts(port, options.allowed_hosts);
+  policy.allowed_hosts = http::loopback_hosts(port);
+  policy.allowed_names = options.allowed_hosts;
   if (options.server.allow_remote) policy.allowed_hosts.push_back(options.server.host + ":" + std::to_string(port));
   policy.own_origins = http::loopback_origins(port);
   policy.cors_origins = options.cors_origins;
@@ -308,6 +323,21 @@ std::optional<std::string> Daemon::start_socket() {
   return path.string();
 }
 
+std::string Daemon::rotate_token() {
+  auto& policy = m_http_context->policy;
+  policy.token = random_id("", 32);
+  // Every request checks the token it carries, so the old one stops working with the next request; an event
+  // stream was checked once, when it opened, so each is closed now (the caller's too: it reopens with the new
+  // token and Last-Event-ID, losing nothing).
+  m_hub->close_all("the token was rotated");
+  // Local clients that reach the daemon over HTTP read the token from here.
+  if (auto error = write_runtime_file({{"url", m_url}, {"port", m_http->port()}, {"token", policy.token}})) {
+    spdlog::warn("{}", *error);
+  }
+  spdlog::info("http: the token was rotated; every HTTP client holding the old one is refused");
+  return policy.token;
+}
+
 std::optional<std::string> Daemon::write_runtime_file(nlohmann::json extra) {
   nlohmann::json runtime{{"pid", ::getpid()},
                          {"protocolVersion", protocol::kProtocolVersion},
@@ -378,11 +408,10 @@ void Daemon::finish_shutdown() {
   // Agents were asked to stop when shutdown began (idle ones have exited on EOF by now); whatever still runs,
   // with every tool it started, is killed: nothing the daemon started outlives it. The store already holds the
   // prompts they owed, so those sessions come back interrupted.
-  // The checkpoint store first: it starts no git from now on, so none begins after the kill below.
-  if (m_checkpoints) m_checkpoints->stop();
   process::ProcessGroupRegistry::the().kill_all_and_descendants();
   m_reaper.kill_adopted();
   m_reaper.stop();
+  if (m_checkpoints) m_checkpoints->stop();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
   m_socket.reset();

@@ -126,6 +126,8 @@ class Daemon {
   std::unique_ptr<StoredSessions> m_persistence;
   // The file checkpoints (<data>/checkpoints), with a data directory only; outlives the engine that uses it.
   std::unique_ptr<checkpoint::CheckpointStore> m_checkpoints;
+  // Sessions' own git worktrees (<data>/worktrees), with a data directory only; outlives the engine that uses it.
+  std::unique_ptr<worktree::WorktreeGit> m_worktrees;
   EventLogAccess m_event_log;
   bus::Subscription m_compaction;  // finished turns: their text deltas leave the log (the full messages stay)
   engine::Engine m_engine;

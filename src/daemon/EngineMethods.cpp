@@ -13,6 +13,7 @@ using rpc::Reply;
 
 rpc::RpcError to_rpc(const EngineError& error) {
   if (error.pointer) return rpc::RpcError{error.code, error.message, nlohmann::json{{"pointer", *error.pointer}}};
+  if (!error.files.empty()) return rpc::RpcError{error.code, error.message, nlohmann::json{{"files", error.files}}};
   return rpc::RpcError{error.code, error.message, nullptr};
 }
 
@@ -62,7 +63,7 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
     engine.archive(params.session_id, params.archived, answer_later<p::SessionArchiveResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionArchiveResult{s}; }));
   });
   dispatcher.bind<p::SessionDeleteMethod>([&engine](const p::SessionDeleteParams& params, Reply<p::SessionDeleteResult> reply, const CallContext&) {
-    engine.delete_session(params.session_id, answer_empty_later(std::move(reply)));
+    engine.delete_session(params.session_id, answer_empty_later(std::move(reply)), params.worktree);
   });
   dispatcher.bind<p::SessionAttachMethod>([&engine](const p::SessionAttachParams& params, Reply<p::SessionAttachResult> reply, const CallContext&) {
     answer(reply, engine.attach(params.session_id), [](const p::SessionAttachResult& r) { return r; });
@@ -87,6 +88,12 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
   });
   dispatcher.bind<p::SessionDiffMethod>([&engine](const p::SessionDiffParams& params, Reply<p::SessionDiffResult> reply, const CallContext&) {
     engine.diff(params, answer_later<p::SessionDiffResult, p::SessionDiffResult>(std::move(reply), [](const p::SessionDiffResult& r) { return r; }));
+  });
+  dispatcher.bind<p::SessionMergeMethod>([&engine](const p::SessionMergeParams& params, Reply<p::SessionMergeResult> reply, const CallContext&) {
+    engine.merge(params, answer_later<p::SessionMergeResult, p::SessionMergeResult>(std::move(reply), [](const p::SessionMergeResult& r) { return r; }));
+  });
+  dispatcher.bind<p::SessionRemoveWorktreeMethod>([&engine](const p::SessionRemoveWorktreeParams& params, Reply<p::SessionRemoveWorktreeResult> reply, const CallContext&) {
+    engine.remove_worktree(params, answer_later<p::SessionRemoveWorktreeResult, p::SessionRemoveWorktreeResult>(std::move(reply), [](const p::SessionRemoveWorktreeResult& r) { return r; }));
   });
   dispatcher.bind<p::SessionSendMethod>([&engine](const p::SessionSendParams& params, Reply<p::SessionSendResult> reply, const CallContext&) {
     // The reply may come at the end of the turn.

@@ -130,6 +130,14 @@ void Engine::off_reactor(std::function<Outcome<T>()> work, Then<T> done) {
   });
 }
 
+// The worktree operations (EngineWorktrees.cpp) run on the same helper thread.
+template void Engine::off_reactor<worktree::Created>(std::function<Outcome<worktree::Created>()>, Then<worktree::Created>);
+template void Engine::off_reactor<protocol::SessionDiffResult>(std::function<Outcome<protocol::SessionDiffResult>()>,
+                                                               Then<protocol::SessionDiffResult>);
+template void Engine::off_reactor<protocol::SessionMergeResult>(std::function<Outcome<protocol::SessionMergeResult>()>,
+                                                                Then<protocol::SessionMergeResult>);
+template void Engine::off_reactor<bool>(std::function<Outcome<bool>()>, Then<bool>);
+
 void Engine::restore(PersistedState state) {
   for (auto& stored : state.sessions) {
     auto& info = stored.info;
@@ -322,6 +330,7 @@ void Engine::create_session(const protocol::SessionCreateParams& params, Then<pr
   session.state = protocol::SessionState::Idle;
   session.created_at = session.updated_at = unix_millis_now();
   session.mcp_servers = pending_mcp_states(mcp_servers);
+  if (params.worktree) return create_in_worktree(params, std::move(session), SessionSettings{mcp_servers, {}}, std::move(done));
   insert_new_session(StoredSession{std::move(session), SessionSettings{mcp_servers, {}}}, std::nullopt, std::move(done));
 }
 
@@ -558,8 +567,19 @@ void Engine::archive(const std::string& session_id, bool archived, Then<protocol
          std::move(done));
 }
 
-void Engine::delete_session(const std::string& session_id, Done done) {
-  if (find(session_id) == nullptr) return done(unknown_session(session_id));
+void Engine::delete_session(const std::string& session_id, Done done,
+                            std::optional<protocol::SessionDeleteParamsWorktree> worktree) {
+  using WorktreeChoice = protocol::SessionDeleteParamsWorktree;
+  auto* session = find(session_id);
+  if (session == nullptr) return done(unknown_session(session_id));
+  if (session->info().worktree && worktree.value_or(WorktreeChoice::Remove) != WorktreeChoice::Keep) {
+    // The worktree first, so that uncommitted work refuses the deletion (UncommittedWork) before anything is gone.
+    protocol::SessionRemoveWorktreeParams removal{session_id, false, worktree == WorktreeChoice::Discard};
+    return remove_worktree(removal, [this, session_id, done = std::move(done)](const Outcome<protocol::SessionRemoveWorktreeResult>& removed) {
+      if (const auto* error = std::get_if<EngineError>(&removed)) return done(*error);
+      delete_session(session_id, done, WorktreeChoice::Keep);
+    });
+  }
   auto forget = [this, session_id, done = std::move(done)](std::optional<EngineError> error) {
     if (error) return done(*error);
     auto it = m_sessions.find(session_id);
@@ -676,6 +696,7 @@ void Engine::compact(const std::string& session_id, Then<protocol::SessionInfo> 
 }
 
 void Engine::diff(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done) {
+  if (params.against) return diff_against_base(params, std::move(done));
   auto* session = find(params.session_id);
   if (session == nullptr) return done(unknown_session(params.session_id));
   if (!params.turn_id) return m_checkpoints.diff(params.session_id, session->info().cwd, params.turn_id, std::move(done));

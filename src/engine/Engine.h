@@ -25,6 +25,7 @@
 #include "engine/TurnCheckpoints.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/bus/EventBus.h"
+#include "worktree/WorktreeGit.h"
 
 namespace switchboard::engine {
 
@@ -92,7 +93,9 @@ class Engine : private SessionServices, private RequestBroker::Host {
   protocol::SessionListResult list_sessions(const protocol::SessionListParams& params) const;
   void rename(const std::string& session_id, const std::string& title, Then<protocol::SessionInfo> done);
   void archive(const std::string& session_id, bool archived, Then<protocol::SessionInfo> done);
-  void delete_session(const std::string& session_id, Done done);
+  // A worktree session's worktree is removed first unless `worktree` says keep (docs/worktrees.md).
+  void delete_session(const std::string& session_id, Done done,
+                      std::optional<protocol::SessionDeleteParamsWorktree> worktree = std::nullopt);
   Outcome<protocol::SessionAttachResult> attach(const std::string& session_id);
   void set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done);
   void set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done);
@@ -101,8 +104,13 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void fork(const protocol::SessionForkParams& params, Then<protocol::SessionInfo> done);
   void rewind(const protocol::SessionRewindParams& params, Then<protocol::SessionRewindResult> done);
   void compact(const std::string& session_id, Then<protocol::SessionInfo> done);
-  // What a turn (or the whole session) changed in the working tree, from the daemon's file checkpoints.
+  // What a turn (or the whole session) changed in the working tree, from the daemon's file checkpoints; with
+  // against base, what a worktree session's worktree holds against its base (EngineWorktrees.cpp).
   void diff(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done);
+  // A worktree session's branch into its base, in the repository's main checkout (docs/worktrees.md).
+  void merge(const protocol::SessionMergeParams& params, Then<protocol::SessionMergeResult> done);
+  // Removes a worktree session's worktree (and its branch, if asked); the session stays, without a worktree.
+  void remove_worktree(const protocol::SessionRemoveWorktreeParams& params, Then<protocol::SessionRemoveWorktreeResult> done);
   void send(protocol::SessionSendParams params, Session::SendDone done);
   void resume(const protocol::SessionResumeParams& params, Session::SendDone done);
   Outcome<bool> cancel(const std::string& session_id);
@@ -134,6 +142,9 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void set_persistence(SessionPersistence* persistence) { m_persistence = persistence; }
   // The daemon's file checkpoint store (docs/checkpoints.md), which must outlive the engine; null: none.
   void set_checkpoints(checkpoint::CheckpointStore* store) { m_checkpoints.set_store(store); }
+  // Where sessions' own git worktrees are made (docs/worktrees.md), which must outlive the engine; null: none
+  // (session.create with worktree is then Unsupported).
+  void set_worktrees(worktree::WorktreeGit* worktrees) { m_worktrees = worktrees; }
   // Whether an attached client can answer permissions and questions (else the headless policy decides).
   bool can_ask_someone() const override { return m_answering_clients > 0; }
   // Where attach() reads the last event seq from (the egress); set by the daemon.
@@ -182,6 +193,10 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void update(const std::string& session_id, const std::function<void(Session&, Done)>& apply, Then<protocol::SessionInfo> done);
   // Publishes session.updated for the change just applied and stores it.
   void updated(const std::string& session_id, const Then<protocol::SessionInfo>& done);
+  // session.create with worktree: the worktree first (on the helper thread), then the session in it.
+  void create_in_worktree(const protocol::SessionCreateParams& params, protocol::SessionInfo session,
+                          SessionSettings settings, Then<protocol::SessionInfo> done);
+  void diff_against_base(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done);
   // Runs blocking `work` on the helper thread, then `done` with its outcome on the reactor. The io_context is
   // kept from running out of work meanwhile, so `done` always runs (a reply is never dropped).
   template <class T>
@@ -193,6 +208,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   EngineConfig m_config;
   SessionPersistence* m_persistence;
   RuleBook m_rules;
+  worktree::WorktreeGit* m_worktrees = nullptr;
   TurnCheckpoints m_checkpoints;
   RequestBroker m_broker;  // before the sessions: they cancel their requests as they go
   std::map<std::string, std::unique_ptr<Session>> m_sessions;

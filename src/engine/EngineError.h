@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "switchboard/protocol/generated/ErrorCodes.h"
 
@@ -15,6 +16,8 @@ struct EngineError {
   std::string message;
   // InvalidParams: the JSON pointer of the bad field in the call's params (data.pointer on the wire).
   std::optional<std::string> pointer{};
+  // MergeConflict, CheckoutNotClean, UncommittedWork: the files concerned (data.files on the wire).
+  std::vector<std::string> files{};
 };
 
 template <class T>

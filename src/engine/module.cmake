@@ -2,6 +2,7 @@
 switchboard_module(engine
   SOURCES
     Engine.cpp
+    EngineWorktrees.cpp
     HistoryTranscript.cpp
     McpServerCheck.cpp
     PrestartedAgent.cpp
@@ -10,5 +11,5 @@ switchboard_module(engine
     Session.cpp
     SessionListIndex.cpp
     TurnCheckpoints.cpp
-  PUBLIC switchboard_adapter_api switchboard_bus switchboard_checkpoint switchboard_protocol
+  PUBLIC switchboard_adapter_api switchboard_bus switchboard_checkpoint switchboard_protocol switchboard_worktree
   PRIVATE switchboard_json switchboard_support)

@@ -1,0 +1,257 @@
+// Worktree sessions through the engine (EngineWorktrees.cpp), with the scripted agent and a real repository: the
+// session works in its own worktree, session.diff against base shows what it did there, session.merge takes it into
+// the user's checkout (a second, conflicting session is refused and changes nothing), removing or deleting never
+// loses uncommitted work unless asked.
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+#include "engine/Engine.h"
+#include "support/ScriptedAdapter.h"
+#include "support/TempDir.h"
+#include "switchboard/bus/EventBus.h"
+#include "worktree/WorktreeGit.h"
+
+namespace worktree_sessions_tests {
+
+using namespace switchboard;
+using switchboard::testing::ScriptedAdapter;
+using switchboard::testing::TempDir;
+namespace fs = std::filesystem;
+namespace p = protocol;
+using engine::EngineError;
+using engine::Outcome;
+
+void write(const fs::path& path, const std::string& content) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string git(const fs::path& dir, const std::string& args) {
+  const std::string line = "cd '" + dir.string() +
+                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
+                           "-c user.email=tester@example.com " + args + " 2>&1";
+  std::string out;
+  if (FILE* pipe = ::popen(line.c_str(), "r")) {
+    char buffer[4096];
+    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+template <class T>
+const EngineError& error_of(const std::optional<Outcome<T>>& outcome) {
+  REQUIRE(outcome.has_value());
+  REQUIRE(std::holds_alternative<EngineError>(*outcome));
+  return std::get<EngineError>(*outcome);
+}
+
+template <class T>
+const T& value_of(const std::optional<Outcome<T>>& outcome) {
+  REQUIRE(outcome.has_value());
+  if (const auto* error = std::get_if<EngineError>(&*outcome)) FAIL(error->message);
+  return std::get<T>(*outcome);
+}
+
+struct World {
+  TempDir temp{"worktree-sessions"};
+  fs::path repo = temp.path() / "repo";
+  boost::asio::io_context io{1};
+  bus::EventBus bus;
+  bus::EventBus::Installation installation{bus};
+  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
+  worktree::WorktreeGit worktrees{temp.path() / "data" / "worktrees"};
+  std::unique_ptr<engine::Engine> engine;
+  std::vector<bus::BusEvent> events;
+  bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
+
+  World() {
+    write(repo / "app.txt", "one\ntwo\nthree\n");
+    write(repo / "src" / "lib.txt", "lib\n");
+    git(repo, "init -q -b main");
+    git(repo, "add -A");
+    git(repo, "commit -q -m init");
+    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)});
+    engine->set_worktrees(&worktrees);
+    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
+  }
+  ~World() { engine.reset(); }
+
+  bool run_until(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(30)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      io.restart();
+      if (io.poll() == 0) ::usleep(1000);
+    }
+    return true;
+  }
+  template <class T, class Call>
+  std::optional<Outcome<T>> wait(Call call) {
+    std::optional<Outcome<T>> outcome;
+    call([&](Outcome<T> result) { outcome = std::move(result); });
+    REQUIRE(run_until([&] { return outcome.has_value(); }));
+    return outcome;
+  }
+  std::optional<Outcome<p::SessionInfo>> create(const fs::path& cwd, std::optional<p::WorktreeRequest> worktree,
+                                                std::string title = "") {
+    p::SessionCreateParams params;
+    params.agent = "scripted";
+    params.cwd = cwd.string();
+    params.worktree = std::move(worktree);
+    if (!title.empty()) params.title = title;
+    return wait<p::SessionInfo>([&](auto done) { engine->create_session(params, done); });
+  }
+  std::optional<Outcome<p::SessionDiffResult>> diff(const std::string& session) {
+    p::SessionDiffParams params;
+    params.session_id = session;
+    params.against = p::SessionDiffParamsAgainst::Base;
+    return wait<p::SessionDiffResult>([&](auto done) { engine->diff(params, done); });
+  }
+  std::optional<Outcome<p::SessionMergeResult>> merge(const std::string& session) {
+    p::SessionMergeParams params;
+    params.session_id = session;
+    return wait<p::SessionMergeResult>([&](auto done) { engine->merge(params, done); });
+  }
+  std::optional<Outcome<p::SessionRemoveWorktreeResult>> remove(const std::string& session, bool force) {
+    p::SessionRemoveWorktreeParams params;
+    params.session_id = session;
+    params.force = force;
+    return wait<p::SessionRemoveWorktreeResult>([&](auto done) { engine->remove_worktree(params, done); });
+  }
+  std::optional<EngineError> remove_session(const std::string& session, std::optional<p::SessionDeleteParamsWorktree> choice) {
+    std::optional<std::optional<EngineError>> outcome;
+    engine->delete_session(session, [&](std::optional<EngineError> error) { outcome = std::move(error); }, choice);
+    REQUIRE(run_until([&] { return outcome.has_value(); }));
+    return *outcome;
+  }
+  std::string status() { return git(repo, "status --porcelain"); }
+};
+
+TEST_CASE("worktree sessions: a session works in its own worktree, reviewed against its base, merged into the "
+          "clean checkout; a second conflicting one is refused and the checkout stays clean",
+          "[engine][worktree]") {
+  World w;
+  const auto first = value_of(w.create(w.repo / "src", p::WorktreeRequest{}, "First change"));
+  const auto second = value_of(w.create(w.repo / "src", p::WorktreeRequest{std::string("second-change"), std::nullopt}));
+  REQUIRE(first.worktree);
+  CHECK(first.worktree->branch == "switchboard/first-change");
+  CHECK(first.worktree->base == "main");
+  CHECK(first.worktree->repository == fs::canonical(w.repo).string());
+  CHECK(first.cwd == (fs::path(first.worktree->path) / "src").string());
+  REQUIRE(second.worktree);
+  CHECK(second.worktree->branch == "second-change");
+  CHECK(w.engine->get_session(first.session_id).index() == 0);
+
+  // each "agent" changes the same line in its own worktree
+  write(fs::path(first.worktree->path) / "app.txt", "one\nfirst\nthree\n");
+  write(fs::path(second.worktree->path) / "app.txt", "one\nsecond\nthree\n");
+  CHECK(read(w.repo / "app.txt") == "one\ntwo\nthree\n");
+
+  const auto diff = value_of(w.diff(first.session_id));
+  REQUIRE(diff.files.size() == 1);
+  CHECK(diff.files[0].path == "app.txt");
+  CHECK(diff.files[0].diff.find("+first") != std::string::npos);
+
+  const auto merged = value_of(w.merge(first.session_id));
+  CHECK(read(w.repo / "app.txt") == "one\nfirst\nthree\n");
+  CHECK(git(w.repo, "log -1 --format=%s") == "First change\n");  // the title is the default message
+  CHECK(merged.files.size() == 1);
+
+  const auto conflict = error_of(w.merge(second.session_id));
+  CHECK(conflict.code == p::ErrorCode::MergeConflict);
+  CHECK(conflict.files == std::vector<std::string>{"app.txt"});
+  CHECK(w.status().empty());
+  CHECK(read(w.repo / "app.txt") == "one\nfirst\nthree\n");
+}
+
+TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless told to discard it",
+          "[engine][worktree]") {
+  World w;
+  const auto session = value_of(w.create(w.repo, p::WorktreeRequest{std::string("work"), std::nullopt}));
+  const fs::path tree = session.worktree->path;
+  write(tree / "draft.txt", "not committed\n");
+
+  CHECK(error_of(w.remove(session.session_id, false)).code == p::ErrorCode::UncommittedWork);
+  auto refused = w.remove_session(session.session_id, std::nullopt);
+  REQUIRE(refused);
+  CHECK(refused->code == p::ErrorCode::UncommittedWork);
+  CHECK(refused->files == std::vector<std::string>{"draft.txt"});
+  CHECK(w.engine->get_session(session.session_id).index() == 0);  // still there
+  CHECK(read(tree / "draft.txt") == "not committed\n");
+
+  SECTION("removeWorktree with force: the session stays, without a worktree; the branch stays") {
+    const auto removed = value_of(w.remove(session.session_id, true));
+    CHECK(!removed.session.worktree);
+    CHECK(!removed.branch_deleted);
+    CHECK(!fs::exists(tree));
+    CHECK(git(w.repo, "branch --list work") == "  work\n");
+    CHECK(error_of(w.diff(session.session_id)).code == p::ErrorCode::NoWorktree);
+    bool announced = false;
+    for (const auto& e : w.events)
+      if (const auto* updated = std::get_if<p::SessionUpdatedEvent>(&e.payload))
+        announced = announced || !updated->session.worktree;
+    CHECK(announced);
+  }
+  SECTION("delete with discard: the session, the directory and git's entry are gone") {
+    CHECK(!w.remove_session(session.session_id, p::SessionDeleteParamsWorktree::Discard));
+    CHECK(w.engine->get_session(session.session_id).index() == 1);
+    CHECK(!fs::exists(tree));
+    CHECK(git(w.repo, "worktree list").find(tree.string()) == std::string::npos);
+    CHECK(git(w.repo, "branch --list work") == "  work\n");
+  }
+  SECTION("delete with keep: the worktree stays for the user") {
+    CHECK(!w.remove_session(session.session_id, p::SessionDeleteParamsWorktree::Keep));
+    CHECK(read(tree / "draft.txt") == "not committed\n");
+  }
+}
+
+TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
+  World w;
+  TempDir plain{"worktree-plain"};
+  CHECK(error_of(w.create(plain.path(), p::WorktreeRequest{})).code == p::ErrorCode::NotARepository);
+  CHECK(w.engine->list_sessions(p::SessionListParams{}).sessions.empty());
+
+  const auto session = value_of(w.create(w.repo, p::WorktreeRequest{std::string("taken"), std::nullopt}));
+  CHECK(error_of(w.create(w.repo, p::WorktreeRequest{std::string("taken"), std::nullopt})).code == p::ErrorCode::BranchExists);
+  CHECK(error_of(w.create(w.repo, p::WorktreeRequest{std::nullopt, std::string("no-such-base")})).code ==
+        p::ErrorCode::WorktreeFailure);
+
+  const auto plain_session = value_of(w.create(w.repo, std::nullopt));
+  CHECK(!plain_session.worktree);
+  CHECK(error_of(w.diff(plain_session.session_id)).code == p::ErrorCode::NoWorktree);
+  CHECK(error_of(w.merge(plain_session.session_id)).code == p::ErrorCode::NoWorktree);
+
+  write(w.repo / "src" / "lib.txt", "user's edit\n");
+  write(fs::path(session.worktree->path) / "app.txt", "changed\n");
+  CHECK(error_of(w.merge(session.session_id)).code == p::ErrorCode::CheckoutNotClean);
+  CHECK(read(w.repo / "app.txt") == "one\ntwo\nthree\n");
+
+  // the list shows each worktree session's branch
+  const auto listed = w.engine->list_sessions(p::SessionListParams{});
+  int with_branch = 0;
+  for (const auto& info : listed.sessions)
+    if (info.worktree && info.worktree->branch == "taken") ++with_branch;
+  CHECK(with_branch == 1);
+}
+
+}  // namespace worktree_sessions_tests
