@@ -31,7 +31,7 @@ const std::array kSpecs{
   SettingSpec{"http.allow_remote", "--allow-remote", "SWITCHBOARD_HTTP_ALLOW_REMOTE", Kind::Boolean,
               &Settings::http_allow_remote, "allow a non-loopback http.host (the token stays required)"},
   SettingSpec{"http.allowed_hosts", "--allow-host", "SWITCHBOARD_HTTP_ALLOWED_HOSTS", Kind::List,
-              &Settings::http_allowed_hosts, "extra Host header names to accept"},
+              &Settings::http_allowed_hosts, "extra host names (Host and Origin, any port) for a tunnel"},
   SettingSpec{"http.allowed_origins", "--allow-origin", "SWITCHBOARD_HTTP_ALLOWED_ORIGINS", Kind::List,
               &Settings::http_allowed_origins, "extra browser origins allowed to use the API, e.g. http://localhost:5173"},
   SettingSpec{"http.max_body_bytes", "--max-body-bytes", "SWITCHBOARD_HTTP_MAX_BODY_BYTES", Kind::Integer,

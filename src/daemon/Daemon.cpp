@@ -408,10 +408,11 @@ void Daemon::finish_shutdown() {
   // Agents were asked to stop when shutdown began (idle ones have exited on EOF by now); whatever still runs,
   // with every tool it started, is killed: nothing the daemon started outlives it. The store already holds the
   // prompts they owed, so those sessions come back interrupted.
+  // The checkpoint store first: it starts no git from now on, so none begins after the kill below.
+  if (m_checkpoints) m_checkpoints->stop();
   process::ProcessGroupRegistry::the().kill_all_and_descendants();
   m_reaper.kill_adopted();
   m_reaper.stop();
-  if (m_checkpoints) m_checkpoints->stop();
   if (m_hub) m_hub->stop_all();
   m_stdio.reset();
   m_socket.reset();

@@ -36,7 +36,7 @@ namespace switchboard::daemon {
 
 struct HttpOptions {
   http::HttpServerOptions server;
-  std::vector<std::string> allowed_hosts;  // extra Host names besides the loopback ones
+  std::vector<std::string> allowed_hosts;  // extra names (Host and Origin, any port) besides the loopback ones
   std::vector<std::string> cors_origins;   // extra origins allowed to call the API from a browser
   http::SseLimits sse;
   std::size_t max_body_bytes = 8 * 1024 * 1024;
@@ -109,6 +109,8 @@ class Daemon {
   std::optional<std::string> start_socket();
   // The runtime file: how clients find this daemon (`extra`: the HTTP address and token, when it serves HTTP).
   std::optional<std::string> write_runtime_file(nlohmann::json extra);
+  // daemon.rotateToken: a new HTTP token, which ends every HTTP client's access with the old one.
+  std::string rotate_token();
   // The agents have stopped (or the limit passed): daemon.shutdown goes out last, then output drains.
   void announce_shutdown(protocol::DaemonShutdownEventReason reason);
   void wait_for_clients_then_finish();

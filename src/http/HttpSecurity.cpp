@@ -4,18 +4,11 @@
 
 namespace switchboard::http {
 
-std::vector<std::string> loopback_hosts(unsigned short port, const std::vector<std::string>& extra_names) {
+std::vector<std::string> loopback_hosts(unsigned short port) {
   // Built by insertion: GCC 12 at -O3 reports a false -Wrestrict for ":" + std::to_string(port).
   std::string suffix = std::to_string(port);
   suffix.insert(0, 1, ':');
-  std::vector<std::string> hosts{"localhost" + suffix, "127.0.0.1" + suffix, "[::1]" + suffix};
-  for (const auto& name : extra_names) {
-    // A name without a port means "on our port"; "[v6]" is a bare IPv6 literal, "name:port" is taken as given.
-    const bool bare_v6 = !name.empty() && name.front() == '[' && name.back() == ']';
-    const bool has_port = !bare_v6 && name.find(':') != std::string::npos;
-    hosts.push_back(has_port ? name : name + suffix);
-  }
-  return hosts;
+  return {"localhost" + suffix, "127.0.0.1" + suffix, "[::1]" + suffix};
 }
 
 std::vector<std::string> loopback_origins(unsigned short port) {
@@ -37,14 +30,81 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The name part of "name", "name:port", "[v6]" or "[v6]:port"; nullopt when what follows the name is not a
+// port (so "devbox:evil" or "devbox:" never reduce to "devbox").
+std::optional<std::string_view> name_without_port(std::string_view authority) {
+  std::size_t name_end = 0;
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    name_end = close + 1;
+  } else {
+    name_end = std::min(authority.find(':'), authority.size());
+  }
+  const auto rest = authority.substr(name_end);
+  if (!rest.empty() && !(rest.front() == ':' && all_digits(rest.substr(1)))) return std::nullopt;
+  return authority.substr(0, name_end);
+}
+
+bool name_allowed(const SecurityPolicy& policy, std::string_view authority) {
+  if (policy.allowed_names.empty()) return false;
+  const auto name = name_without_port(authority);
+  return name && !name->empty() && listed(policy.allowed_names, *name);
+}
+
+// "https://name" or "http://name:port" whose name is an allowed one. Anything after the authority (a path) means
+// it is no origin a browser sends.
+bool origin_of_allowed_name(const SecurityPolicy& policy, std::string_view origin) {
+  for (const std::string_view scheme : {"https://", "http://"}) {
+    if (origin.size() > scheme.size() && equals_ignoring_ascii_case(origin.substr(0, scheme.size()), scheme)) {
+      return name_allowed(policy, origin.substr(scheme.size()));
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
-bool host_allowed(const SecurityPolicy& policy, std::string_view host) { return listed(policy.allowed_hosts, trim(host)); }
+std::optional<std::string> allowed_name_problem(std::string_view name) {
+  const std::string quoted = "\"" + std::string(name) + "\"";
+  if (name.empty()) return std::string("an allowed host name is empty");
+  if (name.find('*') != std::string_view::npos) return quoted + ": wildcards are refused; list each name";
+  if (name.find("://") != std::string_view::npos || name.find('/') != std::string_view::npos) {
+    return quoted + ": give the host name alone, without a scheme or path";
+  }
+  if (name.front() == '[') {
+    const bool v6 = name.back() == ']' && name.size() > 2 &&
+                    std::all_of(name.begin() + 1, name.end() - 1, [](char c) {
+                      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+                    });
+    if (!v6) return quoted + ": an IPv6 address is written [address], with no port";
+    return std::nullopt;
+  }
+  if (name.find(':') != std::string_view::npos) {
+    return quoted + ": give the name without a port; it is accepted with any port or none";
+  }
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '.' || c == '_';
+  });
+  if (!plain) return quoted + ": not a host name (letters, digits, '-', '_' and '.' only)";
+  return std::nullopt;
+}
+
+bool host_allowed(const SecurityPolicy& policy, std::string_view host) {
+  const auto value = trim(host);
+  return listed(policy.allowed_hosts, value) || name_allowed(policy, value);
+}
 
 OriginVerdict check_origin(const SecurityPolicy& policy, std::optional<std::string_view> origin) {
   if (!origin) return OriginVerdict::NoOrigin;
   const auto value = trim(*origin);
   if (listed(policy.own_origins, value)) return OriginVerdict::SameDaemon;
+  // The console served through a tunnel: its page's origin is the tunnel's name. Same daemon, so no CORS.
+  if (origin_of_allowed_name(policy, value)) return OriginVerdict::SameDaemon;
   if (listed(policy.cors_origins, value)) return OriginVerdict::CorsAllowed;
   return OriginVerdict::Refused;  // includes "null" (sandboxed frames, file://) and every other site
 }

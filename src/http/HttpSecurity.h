@@ -16,14 +16,22 @@ namespace switchboard::http {
 struct SecurityPolicy {
   std::string token;                         // ≥128 bits from the CSPRNG, hex
   std::vector<std::string> allowed_hosts;    // exact Host header values, e.g. "127.0.0.1:7337"
+  // Names the user reaches the daemon by through a tunnel (SSH forward, Tailscale serve, a TLS proxy): each one
+  // is accepted with any port or none, in the Host header and as the host of an Origin (http or https), since a
+  // tunnel sends its own port (or none, for 443) rather than ours. Never a wildcard (allowed_name_problem).
+  std::vector<std::string> allowed_names;
   std::vector<std::string> own_origins;      // the daemon's own origins, e.g. "http://127.0.0.1:7337"
   std::vector<std::string> cors_origins;     // other origins a user allowed explicitly
   bool require_token = true;
 };
 
-// Host header values for the loopback names on `port`, plus `extra_names` (host or host:port).
-std::vector<std::string> loopback_hosts(unsigned short port, const std::vector<std::string>& extra_names);
+// Host header values for the loopback names on `port`.
+std::vector<std::string> loopback_hosts(unsigned short port);
 std::vector<std::string> loopback_origins(unsigned short port);
+
+// Why `name` cannot be an allowed name, or nullopt: it must be one host name or IP literal ("devbox",
+// "devbox.tailnet.ts.net", "192.168.1.5", "[fd00::1]"), with no port, scheme, path or wildcard.
+std::optional<std::string> allowed_name_problem(std::string_view name);
 
 bool host_allowed(const SecurityPolicy& policy, std::string_view host);
 

@@ -68,9 +68,13 @@ void SseHub::on_empty(std::function<void()> callback) {
 }
 
 void SseHub::stop_all() {
-  const auto subscribers = m_subscribers;  // close() detaches
-  for (const auto& subscriber : subscribers) subscriber->close("daemon shutting down");
+  close_all("daemon shutting down");
   m_subscribers.clear();
+}
+
+void SseHub::close_all(std::string_view reason) {
+  const auto subscribers = m_subscribers;  // close() detaches
+  for (const auto& subscriber : subscribers) subscriber->close(reason);
 }
 
 }  // namespace switchboard::http

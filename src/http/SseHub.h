@@ -81,6 +81,8 @@ class SseHub : public bus::EventSink {
   void on_empty(std::function<void()> callback);
   // Shutdown, now: closes every client.
   void stop_all();
+  // Closes every client now, for `reason` (a rotated token: their streams were opened with the old one).
+  void close_all(std::string_view reason);
 
   const SseLimits& limits() const { return m_limits; }
   std::size_t client_count() const { return m_subscribers.size(); }

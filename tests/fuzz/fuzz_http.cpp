@@ -180,7 +180,7 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   if (g_world->hub.last_seq() != static_cast<std::uint64_t>(kPublished)) fail();
   auto& context = g_world->context;
   context.policy.token = std::string(kToken);
-  context.policy.allowed_hosts = switchboard::http::loopback_hosts(kPort, {});
+  context.policy.allowed_hosts = switchboard::http::loopback_hosts(kPort);
   context.policy.own_origins = switchboard::http::loopback_origins(kPort);
   context.policy.cors_origins = {std::string(kCorsOrigin)};
   context.identity_json = std::string(kIdentity);

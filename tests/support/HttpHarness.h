@@ -37,7 +37,7 @@ class HttpHarness {
     const auto error = m_server.listen(options);
     if (error) throw std::runtime_error(*error);
     m_context.policy.token = std::string(64, 'a');
-    m_context.policy.allowed_hosts = http::loopback_hosts(m_server.port(), {});
+    m_context.policy.allowed_hosts = http::loopback_hosts(m_server.port());
     m_context.policy.own_origins = http::loopback_origins(m_server.port());
     m_context.policy.cors_origins = std::move(cors_origins);
     m_server.start();

@@ -108,7 +108,8 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
                       "SWITCHBOARD_CODEX_BIN=/nonexistent/codex", "HOME=" + home.string()});
   const auto runtime = wait_for_runtime_file(dir);
   const std::uint16_t port = runtime.at("port");
-  const std::string bearer = "Authorization: Bearer " + runtime.at("token").get<std::string>();
+  // Changed by daemon.rotateToken below.
+  std::string bearer = "Authorization: Bearer " + runtime.at("token").get<std::string>();
   // One keep-alive connection for every HTTP call: a second answer to any call would surface as an extra
   // response ahead of the next one.
   RawHttpClient http(port, 90000);
@@ -202,6 +203,28 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
       REQUIRE(response.complete);
       CHECK(response.body == stdio_lines.front());
       CHECK(json::parse(response.body).contains("result"));
+      continue;
+    }
+    if (method == "daemon.rotateToken") {
+      // Each call makes a token of its own: the stdio call's token must be the one the HTTP call carries (the
+      // one before it is refused from then on), and the two answers differ only in the token.
+      const std::int64_t id = ++next_id;
+      const std::string request = json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", json::object()}}.dump();
+      stdio.send_line(request);
+      const auto stdio_lines = stdio.response_lines(id);
+      REQUIRE(stdio_lines.size() == 1);
+      const std::string stdio_token = json::parse(stdio_lines.front()).at("result").at("token");
+      RawHttpClient refused(port);
+      CHECK(refused.request("POST", "/rpc", {bearer, "Content-Type: application/json"}, request).status == 401);
+      bearer = "Authorization: Bearer " + stdio_token;
+      const auto response = http.request("POST", "/rpc", {bearer, "Content-Type: application/json"}, request);
+      REQUIRE(response.complete);
+      CHECK(response.status == 200);
+      const std::string http_token = json::parse(response.body).at("result").at("token");
+      CHECK(http_token != stdio_token);
+      const auto without_token = [](std::string text, const std::string& token) { return text.replace(text.find(token), token.size(), "<token>"); };
+      CHECK(without_token(response.body, http_token) == without_token(stdio_lines.front(), stdio_token));
+      bearer = "Authorization: Bearer " + http_token;
       continue;
     }
     const auto found = params.find(method);

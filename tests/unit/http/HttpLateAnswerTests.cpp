@@ -58,7 +58,7 @@ class EngineOverHttp {
     options.also_ipv6_loopback = false;
     if (const auto error = m_server.listen(options)) throw std::runtime_error(*error);
     m_context.policy.token = std::string(64, 'a');
-    m_context.policy.allowed_hosts = switchboard::http::loopback_hosts(m_server.port(), {});
+    m_context.policy.allowed_hosts = switchboard::http::loopback_hosts(m_server.port());
     m_context.policy.own_origins = switchboard::http::loopback_origins(m_server.port());
     m_server.start();
     m_thread = std::thread([this] { m_io.run(); });

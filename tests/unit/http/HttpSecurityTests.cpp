@@ -9,7 +9,8 @@ using namespace switchboard::http;
 SecurityPolicy policy() {
   SecurityPolicy p;
   p.token = std::string(32, 'a') + std::string(32, 'b');
-  p.allowed_hosts = loopback_hosts(7337, {"devbox"});
+  p.allowed_hosts = loopback_hosts(7337);
+  p.allowed_names = {"devbox", "box.tailnet.ts.net", "[fd00::1]"};
   p.own_origins = loopback_origins(7337);
   p.cors_origins = {"http://localhost:5173"};
   return p;
@@ -26,6 +27,68 @@ TEST_CASE("Host allow-list: loopback names on our port and configured names only
   CHECK_FALSE(host_allowed(p, "127.0.0.1:8080"));
   CHECK_FALSE(host_allowed(p, "127.0.0.1"));
   CHECK_FALSE(host_allowed(p, ""));
+}
+
+TEST_CASE("Host allow-list: a configured name matches with any port or none, and only as a whole name", "[http][security]") {
+  const auto p = policy();
+  // What tunnels send: the name bare (Tailscale serve, a TLS proxy on 443) or with their own port (ssh -L).
+  CHECK(host_allowed(p, "devbox"));
+  CHECK(host_allowed(p, "devbox:443"));
+  CHECK(host_allowed(p, "devbox:8080"));
+  CHECK(host_allowed(p, "DevBox:8080"));
+  CHECK(host_allowed(p, "box.tailnet.ts.net"));
+  CHECK(host_allowed(p, "[fd00::1]"));
+  CHECK(host_allowed(p, "[fd00::1]:9000"));
+  // Not the name, or not a port after it.
+  CHECK_FALSE(host_allowed(p, "devbox.evil.example"));
+  CHECK_FALSE(host_allowed(p, "evil-devbox"));
+  CHECK_FALSE(host_allowed(p, "tailnet.ts.net"));
+  CHECK_FALSE(host_allowed(p, "devbox:"));
+  CHECK_FALSE(host_allowed(p, "devbox:80x"));
+  CHECK_FALSE(host_allowed(p, "devbox:80:80"));
+  CHECK_FALSE(host_allowed(p, "[fd00::2]:9000"));
+  CHECK_FALSE(host_allowed(p, "[fd00::1]x"));
+  CHECK_FALSE(host_allowed(p, ":443"));
+  // Nothing extra by default: the loopback names only, and only on our port.
+  SecurityPolicy bare;
+  bare.allowed_hosts = loopback_hosts(7337);
+  CHECK_FALSE(host_allowed(bare, "devbox"));
+  CHECK_FALSE(host_allowed(bare, "localhost"));
+  CHECK_FALSE(host_allowed(bare, "localhost:443"));
+}
+
+TEST_CASE("Origin check: a configured name's http and https origins are the daemon's own, with any port", "[http][security]") {
+  const auto p = policy();
+  CHECK(check_origin(p, "https://devbox") == OriginVerdict::SameDaemon);
+  CHECK(check_origin(p, "https://box.tailnet.ts.net") == OriginVerdict::SameDaemon);
+  CHECK(check_origin(p, "http://devbox:8080") == OriginVerdict::SameDaemon);
+  CHECK(check_origin(p, "HTTPS://DEVBOX:443") == OriginVerdict::SameDaemon);
+  CHECK(check_origin(p, "https://[fd00::1]:8443") == OriginVerdict::SameDaemon);
+  CHECK(check_origin(p, "https://devbox.evil.example") == OriginVerdict::Refused);
+  CHECK(check_origin(p, "https://devbox/path") == OriginVerdict::Refused);
+  CHECK(check_origin(p, "ftp://devbox") == OriginVerdict::Refused);
+  CHECK(check_origin(p, "devbox") == OriginVerdict::Refused);
+  CHECK(check_origin(p, "https://") == OriginVerdict::Refused);
+  CHECK(check_origin(p, "https://evil.example") == OriginVerdict::Refused);
+  SecurityPolicy bare;
+  bare.own_origins = loopback_origins(7337);
+  CHECK(check_origin(bare, "https://devbox") == OriginVerdict::Refused);
+}
+
+TEST_CASE("allowed names: one host name or IP literal; wildcards, ports, schemes and paths refused", "[http][security]") {
+  for (const std::string_view good : {"devbox", "box.tailnet.ts.net", "192.168.1.5", "[fd00::1]", "my_host"}) {
+    CAPTURE(good);
+    CHECK_FALSE(allowed_name_problem(good).has_value());
+  }
+  const auto problem = [](std::string_view name) { return allowed_name_problem(name).value_or(""); };
+  CHECK(problem("*").find("wildcards are refused") != std::string::npos);
+  CHECK(problem("*.ts.net").find("wildcards are refused") != std::string::npos);
+  CHECK(problem("devbox:7337").find("without a port") != std::string::npos);
+  CHECK(problem("https://devbox").find("without a scheme") != std::string::npos);
+  CHECK(problem("devbox/console").find("without a scheme") != std::string::npos);
+  CHECK(problem("[fd00::1]:80").find("IPv6") != std::string::npos);
+  CHECK(problem("dev box").find("not a host name") != std::string::npos);
+  CHECK(problem("").find("empty") != std::string::npos);
 }
 
 TEST_CASE("Origin check: own origins and the allow-list, null and others refused", "[http][security]") {
