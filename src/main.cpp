@@ -25,6 +25,7 @@
 #include "daemon/DataDirectory.h"
 #include "daemon/Logging.h"
 #include "process/FatalSignalCleanup.h"
+#include "run/ExportCommand.h"
 #include "run/RunCommand.h"
 #include "run/RunCommandLine.h"
 #include "run/RunExitCode.h"
@@ -139,6 +140,16 @@ int main(int argc, char** argv) {
                       "`switchboard config` shows the effective values; docs/configuration.md.");
   acp_command->add_flag("--standalone", acp_options.standalone,
                 "never attach: host a daemon in this process even if one already runs (then use a data dir of its own)");
+  auto* export_command = app.add_subcommand("export", "write a stored session as Markdown or as the JSON of its events (docs/search.md)");
+  switchboard::run::ExportOptions export_options;
+  export_command->add_option("session", export_options.session_id, "the session's id")->required();
+  export_command->add_option("--format", export_options.format, "markdown (default) or json")
+      ->check(CLI::IsMember({"markdown", "json"}));
+  export_command->add_option("-o,--output", export_options.output_file, "write to this file instead of standard output");
+  export_command->add_flag("--standalone", export_options.standalone,
+                           "never attach: open the data directory's store in this process even if a daemon runs");
+  export_command->footer("Exit codes: 0 written; 1 the daemon or its store failed; 2 usage error, unknown session, or a "
+                         "file that cannot be written.");
   auto* version = app.add_subcommand("version", "print the version and protocol version");
   auto* show_config = app.add_subcommand("config", "print the effective configuration and where each value comes from");
 
@@ -189,7 +200,7 @@ int main(int argc, char** argv) {
   }
   const auto& settings = configuration.settings;
   // A run's stderr is its progress: the daemon it may host says only what is wrong unless asked for more.
-  const bool quiet_run = (*run || *acp_command) && configuration.origins.at("log.level").layer == config::Origin::Layer::Default;
+  const bool quiet_run = (*run || *acp_command || *export_command) && configuration.origins.at("log.level").layer == config::Origin::Layer::Default;
   if (auto error = switchboard::daemon::configure_logging(quiet_run ? "warn" : settings.log_level, settings.log_file.value_or(""))) {
     std::cerr << "switchboard: " << *error << "\n";
     return switchboard::daemon::kExitUsage;
@@ -213,6 +224,7 @@ int main(int argc, char** argv) {
   }
   if (*acp_command) return switchboard::acp::run_acp(std::move(acp_options), std::move(options));
   if (*run) return switchboard::run::run_headless(std::move(*run_options), std::move(options));
+  if (*export_command) return switchboard::run::run_export(export_options, std::move(options));
   if (*serve) {
     options.http = switchboard::daemon::http_options(settings);
     switchboard::daemon::Daemon daemon(options);

@@ -1,6 +1,7 @@
 #include "daemon/Methods.h"
 
 #include "daemon/EngineMethods.h"
+#include "daemon/SearchMethods.h"
 
 namespace switchboard::daemon {
 
@@ -8,6 +9,7 @@ void bind_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine, EventLogA
   bind_core_methods(dispatcher, config);
   bind_engine_methods(dispatcher, engine);
   bind_event_log_methods(dispatcher, engine, event_log);
+  bind_search_methods(dispatcher, engine, event_log);
 }
 
 }  // namespace switchboard::daemon

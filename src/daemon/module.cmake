@@ -18,6 +18,8 @@ switchboard_module(daemon
     Logging.cpp
     LoggingSinks.cpp
     Methods.cpp
+    SearchMethods.cpp
+    SessionMarkdown.cpp
     StoredSessions.cpp
   PUBLIC
     switchboard_bus switchboard_checkpoint switchboard_config switchboard_core_methods switchboard_engine switchboard_http

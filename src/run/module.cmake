@@ -1,6 +1,8 @@
-# `switchboard run`: one headless turn as a client of the daemon, its flags and its output.
+# `switchboard run`: one headless turn as a client of the daemon, its flags and its output; `switchboard export`,
+# a session's document from the daemon (the same kind of client).
 switchboard_module(run
   SOURCES
+    ExportCommand.cpp
     HeadlessRun.cpp
     McpConfigFile.cpp
     PromptSource.cpp

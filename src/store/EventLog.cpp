@@ -448,6 +448,13 @@ void EventLog::session_events(std::string session_id, std::uint64_t after_seq, s
       });
 }
 
+void EventLog::search(SearchQuery query, StoreCallback<SearchPage> done) {
+  m_worker.submit(
+      "search events",
+      [query = std::move(query)](Database& db) -> StoreResult<SearchPage> { return search_events(db.sql(), query); },
+      std::move(done));
+}
+
 void EventLog::close() {
   if (m_closed) return;
   m_closed = true;

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "store/EventTable.h"
+#include "store/SearchIndex.h"
 #include "store/StoreError.h"
 #include "switchboard/bus/EncodedEvent.h"
 #include "switchboard/bus/SeqSupply.h"
@@ -105,6 +106,9 @@ class EventLog : public bus::EventSink, public bus::SeqSupply {
   void replay_after(std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
   // The same for one session's events: pages of a session transcript.
   void session_events(std::string session_id, std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
+  // Full-text search over the stored events (SearchIndex.h), read on the store thread. The index is written
+  // with each commit, so events not committed yet (the last few milliseconds) are not found.
+  void search(SearchQuery query, StoreCallback<SearchPage> done);
   // Deletes the message.delta and tool.output rows of a finished turn (the full message events stay), once every event seen so
   // far is committed (with the batch that carries them, or at once). Gets the number of rows deleted.
   void compact_turn(std::string session_id, std::string turn_id, StoreCallback<std::size_t> done);

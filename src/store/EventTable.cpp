@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "store/EventFields.h"
+#include "store/SearchIndex.h"
 
 namespace switchboard::store {
 namespace {
@@ -162,6 +163,9 @@ AppendOutcome EventTable::append(SQLite::Database& db, std::span<const bus::Enco
     mark.bind(1, kHighWaterKey);
     mark.bind(2, as_sql(high_water));
     mark.exec();
+    // The search index follows the log in the same transaction: a committed event is findable, and a batch
+    // that fails leaves neither.
+    index_events(db, events.front()->seq, events.back()->seq);
   }
   std::uint64_t deleted = 0;
   for (const Compaction& compaction : compactions) {
@@ -186,9 +190,11 @@ std::uint64_t EventTable::trim(SQLite::Database& db, std::uint64_t max_rows, std
   keep.bind(1, as_sql(count));
   std::uint64_t deleted = 0;
   if (keep.executeStep()) {
+    const std::int64_t oldest_kept = keep.getColumn(0).getInt64();
     SQLite::Statement remove(db, "DELETE FROM events WHERE seq < ?");
-    remove.bind(1, keep.getColumn(0).getInt64());
+    remove.bind(1, oldest_kept);
     deleted = static_cast<std::uint64_t>(remove.exec());
+    forget_text_before(db, static_cast<std::uint64_t>(oldest_kept));
   }
   transaction.commit();
   m_rows -= std::min(m_rows, deleted);

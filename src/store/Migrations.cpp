@@ -134,12 +134,55 @@ CREATE TABLE turns (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 6: full-text search over the event log (docs/search.md).
+//  - event_search: an FTS5 table, one row per searchable event of a stored session, its rowid the event's seq;
+//    the text column is indexed, the others are carried for filters and hits. unicode61 with diacritics
+//    removed: "resume" finds "résumé".
+//  - event_search_source: what each searchable event contributes (a prompt's or an answer's text, a tool's
+//    name with the string values of its input, a tool's output). The one definition, used by the backfill
+//    below and by every commit of the event log (SearchIndex.h).
+//  - The backfill indexes every stored event of an existing data directory, in this migration's transaction:
+//    nothing is lost, and a failure leaves the file at version 5.
+constexpr std::string_view kVersion6 = R"sql(
+CREATE VIRTUAL TABLE event_search USING fts5(
+  text, session_id UNINDEXED, turn_id UNINDEXED, type UNINDEXED, ts UNINDEXED,
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+
+CREATE VIEW event_search_source(seq, text, session_id, turn_id, type, ts) AS
+  SELECT seq,
+         CASE type
+           WHEN 'tool.started' THEN
+             coalesce(json_extract(events.json, '$.data.tool'), '') || ' ' ||
+             coalesce((SELECT group_concat(value, ' ') FROM json_tree(events.json, '$.data.input')
+                       WHERE json_tree.type = 'text'), '')
+           WHEN 'tool.completed' THEN json_extract(events.json, '$.data.output')
+           ELSE json_extract(events.json, '$.data.text')
+         END,
+         session_id, turn_id, type, json_extract(events.json, '$.ts')
+  FROM events
+  WHERE type IN ('turn.started', 'message.completed', 'tool.started', 'tool.completed')
+    AND session_id IN (SELECT id FROM sessions)
+    AND json_valid(events.json);
+
+INSERT INTO event_search(rowid, text, session_id, turn_id, type, ts)
+  SELECT seq, text, session_id, turn_id, type, ts FROM event_search_source WHERE text IS NOT NULL AND text != '';
+)sql";
+
+// Version 7: a session's own git worktree (docs/worktrees.md): JSON with its path, branch, base and repository,
+// '' for a session without one, as for the other JSON columns.
+constexpr std::string_view kVersion7 = R"sql(
+ALTER TABLE sessions ADD COLUMN worktree TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
     {3, "seq reservation; lost event ranges", kVersion3},
     {4, "runs that are forks still to make", kVersion4},
     {5, "MCP servers, option values, fork origin, plan and usage of sessions; turns with the agent's references", kVersion5},
+    {6, "full-text search index over the event log", kVersion6},
+    {7, "sessions' own git worktrees", kVersion7},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

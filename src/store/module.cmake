@@ -7,6 +7,7 @@ switchboard_module(store
     EventTable.cpp
     Migrations.cpp
     RuleStore.cpp
+    SearchIndex.cpp
     SessionStore.cpp
     Store.cpp
     StoreError.cpp

@@ -1666,6 +1666,80 @@ void encode(json::JsonWriter& writer, const RunResultLine& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, SearchHit& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "turnId", "seq", "type", "snippet"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (!json::decode_required(json, "turnId", out.turn_id, context)) return false;
+  if (!json::decode_required(json, "seq", out.seq, context)) return false;
+  if (out.seq < 1) return context.fail_at("seq", "integer >= 1", json.at("seq"));
+  if (!json::decode_required(json, "type", out.type, context)) return false;
+  if (!json::decode_required(json, "snippet", out.snippet, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SearchHit& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_string(",\"turnId\":", value.turn_id);
+  writer.member_integer(",\"seq\":", value.seq);
+  writer.member_string(",\"type\":", value.type);
+  writer.member_string(",\"snippet\":", value.snippet);
+  writer.end_object();
+}
+
+std::string_view to_string(SessionExportFormat value) {
+  switch (value) {
+    case SessionExportFormat::SwitchboardSessionExport: return "switchboard.session-export";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, SessionExportFormat& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"switchboard.session-export\"", json);
+  if (*text == "switchboard.session-export") { out = SessionExportFormat::SwitchboardSessionExport; return true; }
+  return context.fail("one of \"switchboard.session-export\"", json);
+}
+
+void encode(json::JsonWriter& writer, SessionExportFormat value) {
+  switch (value) {
+    case SessionExportFormat::SwitchboardSessionExport: writer.quoted_raw("\"switchboard.session-export\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, SessionExport& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"format", "version", "session", "events", "gaps"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "format", out.format, context)) return false;
+  if (!json::decode_required(json, "version", out.version, context)) return false;
+  if (out.version < 1) return context.fail_at("version", "integer >= 1", json.at("version"));
+  if (out.version > 1) return context.fail_at("version", "integer <= 1", json.at("version"));
+  if (!json::decode_required(json, "session", out.session, context)) return false;
+  if (!json::decode_required(json, "events", out.events, context)) return false;
+  if (!json::decode_optional(json, "gaps", out.gaps, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionExport& value) {
+  writer.begin_object();
+  writer.member_raw("\"format\":");
+  encode(writer, value.format);
+  writer.member_integer(",\"version\":", value.version);
+  writer.member_raw(",\"session\":");
+  encode(writer, value.session);
+  writer.member_raw(",\"events\":");
+  encode(writer, value.events);
+  if (value.gaps) {
+    writer.member_raw(",\"gaps\":");
+    encode(writer, *value.gaps);
+  }
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, WorktreeRequest& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"branch", "base"};
@@ -2489,6 +2563,63 @@ void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
   writer.end_object();
 }
 
+std::string_view to_string(SessionExportParamsFormat value) {
+  switch (value) {
+    case SessionExportParamsFormat::Markdown: return "markdown";
+    case SessionExportParamsFormat::Json: return "json";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, SessionExportParamsFormat& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"markdown\", \"json\"", json);
+  if (*text == "markdown") { out = SessionExportParamsFormat::Markdown; return true; }
+  if (*text == "json") { out = SessionExportParamsFormat::Json; return true; }
+  return context.fail("one of \"markdown\", \"json\"", json);
+}
+
+void encode(json::JsonWriter& writer, SessionExportParamsFormat value) {
+  switch (value) {
+    case SessionExportParamsFormat::Markdown: writer.quoted_raw("\"markdown\""); return;
+    case SessionExportParamsFormat::Json: writer.quoted_raw("\"json\""); return;
+  }
+  writer.string(to_string(value));
+}
+
+bool decode(const nlohmann::json& json, SessionExportParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"sessionId", "format"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
+  if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
+  if (json::utf8_length(out.session_id) > 200) return context.fail_at("sessionId", "string of at most 200 characters", json.at("sessionId"));
+  if (!json::decode_required(json, "format", out.format, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionExportParams& value) {
+  writer.begin_object();
+  writer.member_string("\"sessionId\":", value.session_id);
+  writer.member_raw(",\"format\":");
+  encode(writer, value.format);
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionExportResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"content"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "content", out.content, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionExportResult& value) {
+  writer.begin_object();
+  writer.member_string("\"content\":", value.content);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, SessionForkParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   static constexpr std::string_view kKnown[] = {"sessionId", "turnId", "title"};
@@ -2862,6 +2993,70 @@ void encode(json::JsonWriter& writer, const SessionRewindResult& value) {
   }
   if (value.checkpoint_id) {
     writer.member_string(",\"checkpointId\":", *value.checkpoint_id);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSearchParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"query", "agent", "cwd", "since", "limit", "cursor"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "query", out.query, context)) return false;
+  if (json::utf8_length(out.query) < 1) return context.fail_at("query", "non-empty string", json.at("query"));
+  if (json::utf8_length(out.query) > 500) return context.fail_at("query", "string of at most 500 characters", json.at("query"));
+  if (!json::decode_optional(json, "agent", out.agent, context)) return false;
+  if (out.agent.has_value() && json::utf8_length((*out.agent)) < 1) return context.fail_at("agent", "non-empty string", json.at("agent"));
+  if (out.agent.has_value() && json::utf8_length((*out.agent)) > 100) return context.fail_at("agent", "string of at most 100 characters", json.at("agent"));
+  if (!json::decode_optional(json, "cwd", out.cwd, context)) return false;
+  if (out.cwd.has_value() && json::utf8_length((*out.cwd)) < 1) return context.fail_at("cwd", "non-empty string", json.at("cwd"));
+  if (out.cwd.has_value() && json::utf8_length((*out.cwd)) > 4096) return context.fail_at("cwd", "string of at most 4096 characters", json.at("cwd"));
+  if (!json::decode_optional(json, "since", out.since, context)) return false;
+  if (out.since.has_value() && (*out.since) < 0) return context.fail_at("since", "integer >= 0", json.at("since"));
+  if (!json::decode_optional(json, "limit", out.limit, context)) return false;
+  if (out.limit.has_value() && (*out.limit) < 1) return context.fail_at("limit", "integer >= 1", json.at("limit"));
+  if (out.limit.has_value() && (*out.limit) > 100) return context.fail_at("limit", "integer <= 100", json.at("limit"));
+  if (!json::decode_optional(json, "cursor", out.cursor, context)) return false;
+  if (out.cursor.has_value() && json::utf8_length((*out.cursor)) < 1) return context.fail_at("cursor", "non-empty string", json.at("cursor"));
+  if (out.cursor.has_value() && json::utf8_length((*out.cursor)) > 100) return context.fail_at("cursor", "string of at most 100 characters", json.at("cursor"));
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSearchParams& value) {
+  writer.begin_object();
+  writer.member_string("\"query\":", value.query);
+  if (value.agent) {
+    writer.member_string(",\"agent\":", *value.agent);
+  }
+  if (value.cwd) {
+    writer.member_string(",\"cwd\":", *value.cwd);
+  }
+  if (value.since) {
+    writer.member_integer(",\"since\":", *value.since);
+  }
+  if (value.limit) {
+    writer.member_integer(",\"limit\":", *value.limit);
+  }
+  if (value.cursor) {
+    writer.member_string(",\"cursor\":", *value.cursor);
+  }
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, SessionSearchResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"hits", "nextCursor"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "hits", out.hits, context)) return false;
+  if (!json::decode_optional(json, "nextCursor", out.next_cursor, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const SessionSearchResult& value) {
+  writer.begin_object();
+  writer.member_raw("\"hits\":");
+  encode(writer, value.hits);
+  if (value.next_cursor) {
+    writer.member_string(",\"nextCursor\":", *value.next_cursor);
   }
   writer.end_object();
 }

@@ -191,6 +191,15 @@ struct SessionEventsMethod {
   using Result = SessionEventsResult;
 };
 
+// A stored session as one document: Markdown that reads like the conversation, or the lossless JSON of its events (a SessionExport).
+struct SessionExportMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.export";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionExportParams;
+  using Result = SessionExportResult;
+};
+
 // A new session continuing this one's conversation up to and including a turn (default: all of it), made with the agent's own fork; same agent and working directory.
 struct SessionForkMethod {
   static constexpr bool kFromSchema = true;
@@ -272,6 +281,15 @@ struct SessionRewindMethod {
   using Result = SessionRewindResult;
 };
 
+// Full-text search over every stored session's prompts, answers, tool inputs and tool outputs, best match first, paged.
+struct SessionSearchMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "session.search";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = SessionSearchParams;
+  using Result = SessionSearchResult;
+};
+
 // Send a prompt. Starts a turn, or queues the prompt (FIFO) while a turn runs. By default resolves when the turn ends; with wait:false it returns at once. Everything streams as events either way.
 struct SessionSendMethod {
   static constexpr bool kFromSchema = true;
@@ -308,7 +326,7 @@ struct SessionSetOptionMethod {
   using Result = SessionSetOptionResult;
 };
 
-inline constexpr std::array<std::string_view, 33> kMethodNames = {{
+inline constexpr std::array<std::string_view, 35> kMethodNames = {{
     "agents.list",
     "daemon.rotateToken",
     "history.list",
@@ -329,6 +347,7 @@ inline constexpr std::array<std::string_view, 33> kMethodNames = {{
     "session.delete",
     "session.diff",
     "session.events",
+    "session.export",
     "session.fork",
     "session.get",
     "session.import",
@@ -338,6 +357,7 @@ inline constexpr std::array<std::string_view, 33> kMethodNames = {{
     "session.rename",
     "session.resume",
     "session.rewind",
+    "session.search",
     "session.send",
     "session.setMode",
     "session.setModel",

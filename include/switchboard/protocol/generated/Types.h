@@ -518,6 +518,33 @@ struct RunResultLine {
 bool decode(const nlohmann::json& json, RunResultLine& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const RunResultLine& value);
 
+// One event that matches a session.search query.
+struct SearchHit {
+  std::string session_id;
+  std::string turn_id;  // The turn the event belongs to.
+  std::int64_t seq{};  // The matching event's seq: session.events from seq - 1 starts there.
+  std::string type;  // The matching event's type: turn.started (a prompt), message.completed (an answer), tool.started (a tool's input) or tool.completed (its output).
+  std::string snippet;  // The best-matching part of the event's text, each match between « and », text left out marked with …
+};
+bool decode(const nlohmann::json& json, SearchHit& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SearchHit& value);
+
+enum class SessionExportFormat : std::uint8_t { SwitchboardSessionExport };
+std::string_view to_string(SessionExportFormat value);
+bool decode(const nlohmann::json& json, SessionExportFormat& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, SessionExportFormat value);
+
+// The lossless export of one session (session.export format json): its info and its stored events, oldest first, exactly as session.events pages give them.
+struct SessionExport {
+  SessionExportFormat format{};
+  std::int64_t version{};
+  SessionInfo session;
+  std::vector<EventEnvelope> events;
+  std::optional<std::vector<SeqGap>> gaps{};  // Present when seqs lost in a crash fall within the session's events: its events there, if any, are gone.
+};
+bool decode(const nlohmann::json& json, SessionExport& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionExport& value);
+
 // Make the session's working tree a new git worktree of the repository holding cwd, on a new branch.
 struct WorktreeRequest {
   std::optional<std::string> branch{};  // The new branch's name (default: derived from the title, made unique).
@@ -808,6 +835,24 @@ struct SessionEventsResult {
 bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionEventsResult& value);
 
+enum class SessionExportParamsFormat : std::uint8_t { Markdown, Json };
+std::string_view to_string(SessionExportParamsFormat value);
+bool decode(const nlohmann::json& json, SessionExportParamsFormat& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, SessionExportParamsFormat value);
+
+struct SessionExportParams {
+  std::string session_id;
+  SessionExportParamsFormat format{};
+};
+bool decode(const nlohmann::json& json, SessionExportParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionExportParams& value);
+
+struct SessionExportResult {
+  std::string content;  // The document: Markdown text, or a SessionExport serialized as JSON.
+};
+bool decode(const nlohmann::json& json, SessionExportResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionExportResult& value);
+
 struct SessionForkParams {
   std::string session_id;
   std::optional<std::string> turn_id{};  // The last turn the fork keeps.
@@ -936,6 +981,24 @@ struct SessionRewindResult {
 };
 bool decode(const nlohmann::json& json, SessionRewindResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionRewindResult& value);
+
+struct SessionSearchParams {
+  std::string query;
+  std::optional<std::string> agent{};  // Only sessions of this agent.
+  std::optional<std::string> cwd{};  // Only sessions with exactly this working directory.
+  std::optional<std::int64_t> since{};  // Only events emitted at or after this time (Unix epoch milliseconds).
+  std::optional<std::int64_t> limit{};  // At most this many hits; default 20.
+  std::optional<std::string> cursor{};  // nextCursor of the previous page (same query and filters).
+};
+bool decode(const nlohmann::json& json, SessionSearchParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSearchParams& value);
+
+struct SessionSearchResult {
+  std::vector<SearchHit> hits;
+  std::optional<std::string> next_cursor{};  // Present when more hits may follow: pass it as cursor for the next page.
+};
+bool decode(const nlohmann::json& json, SessionSearchResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const SessionSearchResult& value);
 
 struct SessionSendParams {
   std::string session_id;
