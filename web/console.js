@@ -2,6 +2,7 @@
 import { Api, ErrorCode, RpcError, Unauthorized, errorText } from "./api.js";
 import { EventStream } from "./events.js";
 import { Store } from "./store.js";
+import { installSearch } from "./search.js";
 import { TranscriptView, badge, drawSessionList, el, fileChangesNode, resolutionText, sessionTitle, stateLabel } from "./view.js";
 
 const $ = (id) => document.getElementById(id);
@@ -848,6 +849,9 @@ document.addEventListener("visibilitychange", () => {
 fetch("/.well-known/switchboard").then((r) => r.json()).then((id) => {
   $("daemon").textContent = `${id.name} ${id.version} · pid ${id.pid}`;
 }).catch(() => {});
+
+// Search over every session, and the export buttons (search.js).
+installSearch({ api, open: select, openSessionId: () => ui.selectedId, failed });
 
 const start = takeFragment();
 if (!token()) {

@@ -1,0 +1,103 @@
+// Search across every stored session (session.search) and the export of the open session (session.export).
+// The module builds its own controls, so the page's layout stays where it is: a search box above the session
+// list, whose hits replace the list while a query is typed (a hit opens its session at its turn), and two
+// export buttons in the session header. Untrusted text reaches the DOM only as text. See docs/search.md.
+import { el } from "./view.js";
+
+const kHitsPerPage = 20;
+const kTypeLabel = { "turn.started": "prompt", "message.completed": "answer", "tool.started": "tool call", "tool.completed": "tool output" };
+
+// The snippet's matches («…») as <mark>, everything as text nodes.
+function snippetNode(snippet) {
+  const node = el("span", { class: "snippet" });
+  const parts = snippet.split(/«|»/);
+  parts.forEach((part, i) => node.append(i % 2 === 1 ? el("mark", { text: part }) : document.createTextNode(part)));
+  return node;
+}
+
+// Scrolls the open transcript to a turn once it is drawn (the transcript loads after the session opens).
+function revealTurn(turnId, deadline = performance.now() + 5000) {
+  const turn = document.querySelector(`#transcript [data-turn-id="${CSS.escape(turnId)}"]`);
+  if (turn) {
+    turn.scrollIntoView({ block: "start" });
+    turn.classList.add("search-target");
+    setTimeout(() => turn.classList.remove("search-target"), 2000);
+    return;
+  }
+  if (performance.now() < deadline) requestAnimationFrame(() => revealTurn(turnId, deadline));
+}
+
+function download(name, type, content) {
+  const link = el("a", { href: URL.createObjectURL(new Blob([content], { type })), download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+// `open(sessionId)` selects a session; `openSessionId()` is the one open now; `failed(error)` reports an error.
+export function installSearch({ api, open, openSessionId, failed }) {
+  const sidebar = document.getElementById("sidebar");
+  const list = document.getElementById("session-list");
+  const input = el("input", { id: "history-search", type: "search", placeholder: "Search all sessions",
+                              "aria-label": "Search the prompts, answers and tool output of all sessions" });
+  const results = el("ul", { id: "search-results", class: "search-results", "aria-label": "Search results", hidden: true });
+  sidebar.insertBefore(el("div", { class: "sidebar-search" }, input), list);
+  sidebar.insertBefore(results, list);
+  const state = { query: "", cursor: null, generation: 0, timer: null };
+
+  function hitNode(hit) {
+    return el("li", { class: "search-hit", tabindex: "0", role: "button",
+                      onclick: () => { open(hit.sessionId); revealTurn(hit.turnId); } },
+              el("span", { class: "muted", text: `${kTypeLabel[hit.type] || hit.type} · ${hit.sessionId}` }),
+              snippetNode(hit.snippet));
+  }
+
+  async function run(more) {
+    const generation = more ? state.generation : ++state.generation;
+    const params = { query: state.query, limit: kHitsPerPage };
+    if (more) params.cursor = state.cursor;
+    const page = await api.call("session.search", params);
+    if (generation !== state.generation) return;  // a newer query answered first
+    if (!more) results.replaceChildren();
+    results.querySelector(".search-more")?.remove();
+    for (const hit of page.hits) results.append(hitNode(hit));
+    if (!more && page.hits.length === 0) results.append(el("li", { class: "muted", text: "No match." }));
+    state.cursor = page.nextCursor || null;
+    if (state.cursor) {
+      results.append(el("li", {}, el("button", { type: "button", class: "search-more", text: "More results",
+                                                 onclick: () => run(true).catch(failed) })));
+    }
+  }
+
+  input.addEventListener("input", () => {
+    clearTimeout(state.timer);
+    state.query = input.value.trim();
+    const searching = state.query !== "";
+    results.hidden = !searching;
+    list.hidden = searching;
+    if (!searching) {
+      ++state.generation;
+      results.replaceChildren();
+      return;
+    }
+    state.timer = setTimeout(() => run(false).catch(failed), 200);
+  });
+
+  const header = document.getElementById("session-header");
+  const exportAs = (format, extension, type) => async () => {
+    const sessionId = openSessionId();
+    if (!sessionId) return;
+    try {
+      const { content } = await api.call("session.export", { sessionId, format });
+      download(`${sessionId}.${extension}`, type, content);
+    } catch (error) {
+      failed(error);
+    }
+  };
+  header.append(
+      el("button", { type: "button", id: "export-markdown-button", title: "Download the conversation as Markdown",
+                     text: "Export", onclick: exportAs("markdown", "md", "text/markdown") }),
+      el("button", { type: "button", id: "export-json-button", title: "Download the session's events as JSON (lossless)",
+                     text: "JSON", onclick: exportAs("json", "json", "application/json") }));
+}
