@@ -636,33 +636,44 @@ void Session::check_turn(const std::string& turn_id, std::function<void(bool)> k
 
 void Session::hold_for(std::function<void(Done)> work, Done done) {
   m_held = true;
-  auto finish = [weak = std::weak_ptr<Session*>(m_self), done = std::move(done)](std::optional<EngineError> error) {
-    if (auto self = weak.lock()) {
-      Session& session = **self;
-      session.m_held = false;
-      done(std::move(error));
-      // Prompts sent meanwhile were queued: they run now, oldest first.
-      if (!session.m_turn && !session.m_queue.empty()) session.drain_queue(/*after_stop=*/true);
-      return;
-    }
+  with_agent(std::move(work), [weak = std::weak_ptr<Session*>(m_self), done = std::move(done)](std::optional<EngineError> error) {
     done(std::move(error));
-  };
-  ensure_started([weak = std::weak_ptr<Session*>(m_self), work = std::move(work), finish = std::move(finish)](std::optional<EngineError> error) mutable {
-    if (error) return finish(std::move(error));
-    if (weak.expired()) return finish(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
-    work(std::move(finish));
+    // Looked up after the answer: whoever was answered may have deleted the session.
+    if (auto self = weak.lock()) (*self)->release_hold();
   });
 }
 
+void Session::with_agent(std::function<void(Done)> work, Done done) {
+  ensure_started([weak = std::weak_ptr<Session*>(m_self), work = std::move(work), done = std::move(done)](std::optional<EngineError> error) mutable {
+    if (error) return done(std::move(error));
+    if (weak.expired()) return done(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+    work(std::move(done));
+  });
+}
+
+void Session::release_hold() {
+  m_held = false;
+  if (!m_turn && !m_queue.empty()) drain_queue(/*after_stop=*/true);
+}
+
 void Session::rewind(const std::string& turn_id, bool conversation, bool files, RewindDone done) {
-  // Answered even if the session is deleted while its turns are read or its agent starts.
-  done = answered_or<Outcome<RewindOutcome>>(m_services.io(), std::move(done), EngineError{ErrorCode::UnknownSession, "the session was deleted"});
   if (busy()) {
     return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; rewind once it is idle"});
   }
-  with_turns([this, weak = std::weak_ptr<Session*>(m_self), turn_id, conversation, files, done = std::move(done)]() mutable {
+  // Held from here until answered, the checks included (the stored turns and the checkpoint log may be read
+  // first): a prompt sent meanwhile queues behind the rewind, another fork, rewind or compaction is SessionBusy,
+  // so nothing changes between the checks and the rewind.
+  m_held = true;
+  const auto weak = std::weak_ptr<Session*>(m_self);
+  // Every way out goes through here: the answer (after session.rewound, when something changed), then the hold
+  // ends and the prompts sent meanwhile run. Answered even if the session is deleted meanwhile.
+  RewindDone answer = [weak, done = std::move(done)](Outcome<RewindOutcome> outcome) {
+    done(std::move(outcome));
+    if (auto self = weak.lock()) (*self)->release_hold();
+  };
+  answer = answered_or<Outcome<RewindOutcome>>(m_services.io(), std::move(answer), EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+  with_turns([this, weak, turn_id, conversation, files, answer]() {
     if (weak.expired()) return;
-    if (busy()) return done(EngineError{ErrorCode::SessionBusy, "session " + m_info.session_id + " has a turn running or prompts waiting; rewind once it is idle"});
     std::vector<std::string> rewound;
     std::optional<std::string> native_ref;
     bool found = false;
@@ -675,20 +686,20 @@ void Session::rewind(const std::string& turn_id, bool conversation, bool files, 
       if (found) rewound.push_back(turn.turn_id);
     }
     if (!found) {
-      return done(EngineError{ErrorCode::UnknownTurn, "session " + m_info.session_id + " has no turn " + turn_id.substr(0, 100) +
-                                                          " to rewind to (or it was rewound already)"});
+      return answer(EngineError{ErrorCode::UnknownTurn, "session " + m_info.session_id + " has no turn " + turn_id.substr(0, 100) +
+                                                            " to rewind to (or it was rewound already)"});
     }
     if (conversation && !capabilities().rewind) {
-      return done(EngineError{ErrorCode::Unsupported, m_info.agent + " cannot rewind its conversation"});
+      return answer(EngineError{ErrorCode::Unsupported, m_info.agent + " cannot rewind its conversation"});
     }
     if (conversation && !native_ref) {
-      return done(EngineError{ErrorCode::Unsupported, m_info.agent + " named no reference for turn " + turn_id + ", so its conversation cannot be rewound there"});
+      return answer(EngineError{ErrorCode::Unsupported, m_info.agent + " named no reference for turn " + turn_id + ", so its conversation cannot be rewound there"});
     }
-    auto marked = [weak, turn_id, conversation, rewound, done](std::optional<EngineError> error,
-                                                               std::optional<checkpoint::Restored> restored) {
-      if (error) return done(*error);
+    // What was done is recorded, whatever the answer: the turns are marked rewound (in memory and in the store)
+    // and every client hears session.rewound saying which parts were rewound.
+    auto record = [weak, turn_id, rewound](bool conversation_rewound, const std::optional<checkpoint::Restored>& restored) {
       auto self = weak.lock();
-      if (!self) return done(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+      if (!self) return;
       Session& session = **self;
       for (auto& turn : session.m_turns) {
         if (std::find(rewound.begin(), rewound.end(), turn.turn_id) != rewound.end()) turn.rewound = true;
@@ -701,36 +712,39 @@ void Session::rewind(const std::string& turn_id, bool conversation, bool files, 
       protocol::SessionRewoundEvent event;
       event.turn_id = turn_id;
       event.rewound_turn_ids = rewound;
-      event.conversation = conversation;
+      event.conversation = conversation_rewound;
       event.files = restored.has_value();
       if (restored) event.checkpoint_id = restored->before_id;
       session.publish(std::move(event));
-      done(RewindOutcome{rewound, std::move(restored)});
     };
-    // Files: the tree goes back to the checkpoint `turn_id` started from, once the conversation step (if any) is
-    // done; the session is held meanwhile, so a prompt sent then waits for the tree.
-    auto restore_files = [weak, turn_id, files, marked](std::optional<EngineError> error) {
-      if (error || !files) return marked(std::move(error), std::nullopt);
-      auto self = weak.lock();
-      if (!self) return marked(EngineError{ErrorCode::UnknownSession, "the session was deleted"}, std::nullopt);
-      Session& session = **self;
-      session.m_held = true;
-      session.m_services.checkpoints().restore(
-          session.m_info.session_id, session.m_info.cwd, turn_id,
-          [weak, marked](Outcome<checkpoint::Restored> restored) {
-            if (auto held = weak.lock()) {
-              (*held)->m_held = false;
-              if (!(*held)->m_turn && !(*held)->m_queue.empty()) (*held)->drain_queue(/*after_stop=*/true);
-            }
-            if (const auto* failed = std::get_if<EngineError>(&restored)) return marked(*failed, std::nullopt);
-            marked(std::nullopt, std::get<checkpoint::Restored>(std::move(restored)));
-          });
-    };
-    auto rewind_conversation = [weak, conversation, native_ref, restore_files]() {
-      if (!conversation) return restore_files(std::nullopt);
+    // Files, after the conversation step: the tree goes back to the checkpoint `turn_id` started from.
+    auto restore_files = [weak, turn_id, files, rewound, record, answer](bool conversation_rewound) {
+      if (!files) {
+        record(conversation_rewound, std::nullopt);
+        return answer(RewindOutcome{rewound, std::nullopt});
+      }
       auto self = weak.lock();
       if (!self) return;
-      (*self)->hold_for(
+      Session& session = **self;
+      session.m_services.checkpoints().restore(
+          session.m_info.session_id, session.m_info.cwd, turn_id,
+          [rewound, record, answer, conversation_rewound](Outcome<checkpoint::Restored> restored) {
+            if (const auto* failed = std::get_if<EngineError>(&restored)) {
+              // The conversation is rewound already and stays so: that much is recorded, and the answer says why
+              // the files are not (naming the checkpoint that undoes a partial restore, if there was one).
+              if (conversation_rewound) record(true, std::nullopt);
+              return answer(*failed);
+            }
+            auto files_restored = std::get<checkpoint::Restored>(std::move(restored));
+            record(conversation_rewound, files_restored);
+            answer(RewindOutcome{rewound, std::move(files_restored)});
+          });
+    };
+    auto rewind_conversation = [weak, conversation, native_ref, restore_files, answer]() {
+      if (!conversation) return restore_files(false);
+      auto self = weak.lock();
+      if (!self) return;
+      (*self)->with_agent(
           [weak, ref = *native_ref](Done finished) {
             auto session = weak.lock();
             if (!session) return finished(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
@@ -738,13 +752,16 @@ void Session::rewind(const std::string& turn_id, bool conversation, bool files, 
               finished(error ? std::optional<EngineError>(EngineError{error->code, error->message}) : std::nullopt);
             }));
           },
-          restore_files);
+          [restore_files, answer](std::optional<EngineError> error) {
+            if (error) return answer(*error);  // the agent refused or is gone: nothing changed
+            restore_files(true);
+          });
     };
     if (!files) return rewind_conversation();
     // A checkpoint to go back to is checked before anything changes.
-    m_services.checkpoints().check_restorable(m_info.session_id, turn_id, [weak, rewind_conversation, done](std::optional<EngineError> error) {
-      if (error) return done(*error);
-      if (weak.expired()) return done(EngineError{ErrorCode::UnknownSession, "the session was deleted"});
+    m_services.checkpoints().check_restorable(m_info.session_id, turn_id, [weak, rewind_conversation, answer](std::optional<EngineError> error) {
+      if (error) return answer(*error);
+      if (weak.expired()) return;
       rewind_conversation();
     });
   });

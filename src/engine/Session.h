@@ -80,8 +80,11 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   // (UnknownTurn, Unsupported for a turn the agent named no reference for).
   void fork_point(const std::optional<std::string>& turn_id, std::function<void(Outcome<ForkPoint>)> done);
   // session.rewind: the agent drops `turn_id` and every later turn (conversation; started first if it is not
-  // live), then the working tree is restored to the checkpoint `turn_id` started from (files; checked before
-  // anything changes); session.rewound is published and the turns are marked.
+  // live), then the working tree is restored to the checkpoint `turn_id` started from (files). The session is held
+  // from the moment the rewind is accepted until it is answered; everything that can be checked (the turn, the
+  // agent's capability and reference, the checkpoint) is checked before anything changes. What changed is
+  // recorded (turns marked, session.rewound) before the hold ends, also when the files fail after the
+  // conversation was rewound: then the answer is the checkpoint error.
   void rewind(const std::string& turn_id, bool conversation, bool files, RewindDone done);
   // Whether `turn_id` is one of this session's turns, rewound ones and the running one included: what
   // session.diff answers UnknownTurn for otherwise. Known once the stored turns are read.
@@ -136,9 +139,13 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   void with_turns(std::function<void()> then);
   // Runs `then` once the agent conversation the session continues is known (a restored session's newest run).
   void with_conversation(std::function<void()> then);
-  // A rewind or compaction: holds the session (prompts queue meanwhile), starts the agent if needed, runs `work`
-  // on it, and lets the queue go on once `work` completed.
+  // A compaction: holds the session (prompts queue meanwhile), runs `work` on the agent (with_agent), answers
+  // `done`, then releases the hold.
   void hold_for(std::function<void(Done)> work, Done done);
+  // Starts the agent if needed and runs `work` on it; `done` gets the start's error instead if it fails.
+  void with_agent(std::function<void(Done)> work, Done done);
+  // The end of a rewind's or compaction's hold: prompts sent meanwhile were queued and run now, oldest first.
+  void release_hold();
   // The agent's capabilities as its descriptor reports them (all false for an agent no longer registered).
   protocol::AgentCapabilities capabilities() const;
   // Stores what the session keeps of its agent's reports (plan, usage) and its settings.
