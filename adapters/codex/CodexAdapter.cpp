@@ -53,7 +53,7 @@ CodexAdapter::CodexAdapter(boost::asio::io_context& io, AdapterListener& listene
   m_translator->on_skills_changed([this] {
     if (m_cli.running() && !m_translator->thread_id().empty()) list_skills();
   });
-  m_translator->on_other_turn_completed([this] {
+  m_translator->on_compaction_completed([this] {
     if (auto done = std::exchange(m_compacting, nullptr)) done(std::nullopt);
   });
 }
@@ -345,8 +345,9 @@ void CodexAdapter::compact(Completion done) {
   if (m_compacting) return done(AdapterError{ErrorCode::SessionBusy, "Codex is compacting the thread already"});
   if (!m_cli.running() || m_translator->thread_id().empty()) return done(AdapterError{ErrorCode::AgentUnavailable, "Codex is not running"});
   // Codex runs the compaction as a turn of its own; that turn's end completes this (it may come before the
-  // answer to the request).
+  // answer to the request, which names no turn: the translator tracks the turn Codex starts for it).
   m_compacting = std::move(done);
+  m_translator->compaction_requested();
   thread_request("thread/compact/start", {{"threadId", m_translator->thread_id()}}, "compact the thread", ErrorCode::AgentUnavailable,
                  [this](std::optional<AdapterError> error) {
                    if (!error) return;

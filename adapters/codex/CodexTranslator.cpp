@@ -152,6 +152,11 @@ void CodexTranslator::on_turn_start_answer(const JsonRpcEndpoint::Outcome& outco
   end_turn(std::move(result));
 }
 
+void CodexTranslator::compaction_requested() {
+  m_compaction_requested = true;
+  m_compaction_turn_id.clear();
+}
+
 void CodexTranslator::watch_mcp_servers(const std::vector<protocol::McpServer>& servers) {
   m_mcp_servers = pending_mcp_states(servers);
   if (!m_mcp_servers.empty()) m_events.on_mcp_status(McpStatusReport{m_mcp_servers});
@@ -235,8 +240,15 @@ void CodexTranslator::on_notification(const std::string& method, const nlohmann:
   if (method == "turn/started") {
     const auto* turn = native::object_at(params, "turn");
     if (turn == nullptr) return malformed("turn/started without turn", params);
-    // A turn the adapter did not ask for (thread/compact/start runs one) is not the session's turn.
-    if (!m_turn_active) return m_lines.dropped();
+    // A turn the adapter did not ask for is not the session's turn; the first one after thread/compact/start on
+    // this thread is the compaction's.
+    if (!m_turn_active) {
+      const std::string thread = native::string_or_empty(params, "threadId");
+      if (m_compaction_requested && m_compaction_turn_id.empty() && (thread.empty() || thread == m_thread_id)) {
+        m_compaction_turn_id = native::string_or_empty(*turn, "id");
+      }
+      return m_lines.dropped();
+    }
     m_turn_id = native::string_or_empty(*turn, "id");
     return;
   }
@@ -492,9 +504,13 @@ void CodexTranslator::on_turn_completed(const nlohmann::json& params) {
   if (turn == nullptr) return malformed("turn/completed without turn", params);
   const std::string id = native::string_or_empty(*turn, "id");
   if (!m_turn_active || (!m_turn_id.empty() && !id.empty() && id != m_turn_id)) {
-    // Not the turn we run: a compaction's, a sub-agent's, or one that ended already.
-    const std::string thread = native::string_or_empty(params, "threadId");
-    if (!m_turn_active && m_other_turn_completed && (thread.empty() || thread == m_thread_id)) return m_other_turn_completed();
+    // Not the turn we run: the compaction's, a sub-agent's, or one that ended already.
+    if (m_compaction_requested && !m_compaction_turn_id.empty() && id == m_compaction_turn_id) {
+      m_compaction_requested = false;
+      m_compaction_turn_id.clear();
+      if (m_compaction_completed) m_compaction_completed();
+      return;
+    }
     return unknown("turn/completed for turn " + id);
   }
   const std::string status = native::string_or_empty(*turn, "status");

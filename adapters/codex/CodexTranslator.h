@@ -51,8 +51,11 @@ class CodexTranslator {
   void watch_mcp_servers(const std::vector<protocol::McpServer>& servers);
   // Called when Codex says its skills changed (skills/changed), so that the adapter lists them again.
   void on_skills_changed(std::function<void()> callback) { m_skills_changed = std::move(callback); }
-  // Called when a turn the adapter did not start ends (thread/compact/start runs one).
-  void on_other_turn_completed(std::function<void()> callback) { m_other_turn_completed = std::move(callback); }
+  // The adapter sent thread/compact/start: Codex runs the compaction as a turn of its own, the next turn it starts
+  // on this thread outside the session's turns. Only that turn's end calls `on_compaction_completed`'s callback;
+  // any other turn ending meanwhile (a sub-agent's, one that ended already) does not.
+  void compaction_requested();
+  void on_compaction_completed(std::function<void()> callback) { m_compaction_completed = std::move(callback); }
 
   // The reply to the open approval request with this native id, which is forgotten: each is answered once. None
   // when the id is unknown, already answered, resolved by Codex meanwhile (serverRequest/resolved), or its turn
@@ -93,7 +96,9 @@ class CodexTranslator {
   std::set<std::string> m_open_tools;                   // tool items started and not completed
   std::vector<protocol::McpServerState> m_mcp_servers;  // the thread's MCP servers, as last reported
   std::function<void()> m_skills_changed;
-  std::function<void()> m_other_turn_completed;
+  std::function<void()> m_compaction_completed;
+  bool m_compaction_requested = false;
+  std::string m_compaction_turn_id;  // the compaction's turn, once Codex has started it
 
   // The running turn.
   bool m_turn_active = false;

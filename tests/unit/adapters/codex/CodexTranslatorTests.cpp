@@ -514,8 +514,14 @@ TEST_CASE("Codex's compaction turn is not the session's: its end is reported to 
   h.send("thread/start", nlohmann::json::object());
   h.feed({{"id", 1}, {"result", {{"thread", {{"id", "t"}}}}}});
   int others = 0;
-  h.translator.on_other_turn_completed([&] { ++others; });
+  h.translator.on_compaction_completed([&] { ++others; });
+  // A turn ending that is not the compaction's (a sub-agent's, here before the compaction was asked for and while
+  // it runs) completes nothing.
+  h.feed({{"method", "turn/completed"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "stale"}, {"status", "completed"}}}}}});
+  h.translator.compaction_requested();
   h.feed({{"method", "turn/started"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "compaction"}, {"status", "inProgress"}}}}}});
+  h.feed({{"method", "turn/completed"}, {"params", {{"threadId", "t"}, {"turn", {{"id", "sub-agent"}, {"status", "completed"}}}}}});
+  CHECK(others == 0);
   CHECK_FALSE(h.translator.turn_active());
   h.feed({{"method", "item/started"}, {"params", {{"threadId", "t"}, {"turnId", "compaction"}, {"item", {{"type", "contextCompaction"}, {"id", "c1"}}}}}});
   h.feed({{"method", "item/completed"}, {"params", {{"threadId", "t"}, {"turnId", "compaction"}, {"item", {{"type", "contextCompaction"}, {"id", "c1"}}}}}});
