@@ -53,14 +53,6 @@ bool conversation_lost(const std::optional<std::string>& resume_id, const std::s
 
 process::Environment child_environment(const ClaudeCodeConfig& config) { return environment_with(environment_for(config.endpoint)); }
 
-// A random (version 4) UUID: the CLI takes one as a prompt's uuid in its conversation.
-std::string new_uuid() {
-  std::string hex = random_id("", 16);
-  hex[12] = '4';
-  hex[16] = "89ab"[hex[16] % 4];
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) + "-" + hex.substr(20);
-}
-
 // A turn's reference: "<prompt uuid>:<uuid of the turn's last message>" (the second what --resume-session-at
 // keeps a fork up to, the first what rewind_conversation drops).
 constexpr char kRefSeparator = ':';
@@ -208,9 +200,17 @@ void ClaudeCodeAdapter::start(const StartOptions& options, Completion done) {
   }
   launch.partial_messages = options.stream_text;
   m_effort = std::string(kDefaultEffort);
+  m_refused_option.reset();
   for (const auto& [id, value] : options.options) {
     if (id != "effort") continue;
-    if (!is_effort_level(value)) return done(AdapterError{ErrorCode::Unsupported, "Claude Code has no effort level '" + value + "'"});
+    if (!is_effort_level(value)) {
+      // A value kept from an earlier CLI (or set before the session knew its options) must not make every start
+      // fail: the session starts at the default effort and is told so.
+      m_refused_option = "Claude Code has no effort level '" + value.substr(0, 100) + "'; the session runs at the default effort (" +
+                         std::string(kDefaultEffort) + ") until another is set";
+      spdlog::warn("claude[{}]: {}", options.session_id, *m_refused_option);
+      continue;
+    }
     m_effort = value;
     launch.effort = value;
   }
@@ -250,7 +250,7 @@ void ClaudeCodeAdapter::send_control(const nlohmann::json& request, const std::s
 
 void ClaudeCodeAdapter::send(TurnInput input) {
   m_turn_running = true;
-  m_prompt_uuid = new_uuid();
+  m_prompt_uuid = random_uuid();  // the CLI takes it as the prompt's uuid in its conversation
   m_prompts.push_back(m_prompt_uuid);
   // A command goes as the user would type it: the CLI expands its own commands and skills.
   if (input.command) input.text = "/" + input.command->name + (input.command->arguments.empty() ? "" : " " + input.command->arguments);
@@ -428,6 +428,7 @@ void ClaudeCodeAdapter::after_initialize() {
   // The CLI has read its MCP configuration by now.
   remove_mcp_config_file();
   m_watch->on_options(OptionsOffered{session_options(m_effort)});
+  if (m_refused_option) m_watch->on_error(AgentErrorReport{*std::exchange(m_refused_option, std::nullopt), /*recoverable=*/true});
   if (!m_mcp_servers.empty()) {
     m_watch->on_mcp_status(McpStatusReport{pending_mcp_states(m_mcp_servers)});
     const auto mcp = next_request_id("mcp");

@@ -112,6 +112,9 @@ class ClaudeCodeAdapter final : public AgentAdapter, public ClaudeControlSink {
   bool m_stopped_reported = false;
 
   std::string m_effort;  // the effort level in force (Claude Code's default until one is set)
+  // An option value stored for the session that this CLI does not take: left out of the start and reported once
+  // the CLI is up (agent.error, recoverable), with the option shown at its default.
+  std::optional<std::string> m_refused_option;
   std::vector<protocol::McpServer> m_mcp_servers;
   std::optional<std::filesystem::path> m_mcp_config_file;  // removed once the CLI has read it
   std::vector<std::pair<std::string, std::string>> m_mcp_seen;  // the states init last listed

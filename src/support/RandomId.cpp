@@ -31,4 +31,13 @@ std::string random_id(std::string_view prefix, std::size_t bytes) {
   return id;
 }
 
+std::string random_uuid() {
+  std::string hex = random_id("", 16);
+  static constexpr std::string_view kHex = "0123456789abcdef";
+  hex[12] = '4';  // the version: random
+  // The variant (RFC 9562): the top two bits of this nibble are 10, the other two stay random.
+  hex[16] = kHex[8 | (kHex.find(hex[16]) & 3)];
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) + "-" + hex.substr(20);
+}
+
 }  // namespace switchboard

@@ -18,6 +18,7 @@ class ClaudeRecordingSink : public adapters::HistorySink {
   std::vector<adapters::PermissionAsk> permissions;
   std::vector<adapters::QuestionAsk> questions;
   std::vector<adapters::TurnResult> turns;
+  std::vector<adapters::OptionsOffered> options;
   std::vector<adapters::AgentStatus> statuses;
   std::vector<adapters::ToolStarted> tools;  // whole, with their diffs
 
@@ -68,6 +69,8 @@ class ClaudeRecordingSink : public adapters::HistorySink {
     lines.push_back(std::string(e.recoverable ? "error recoverable " : "error fatal ") + quoted(e.message));
   }
   void on_unavailable(adapters::Unavailable e) override { lines.push_back("stopped " + e.reason); }
+  // Kept apart from `lines`: the adapter reports its options at every start.
+  void on_options(adapters::OptionsOffered e) override { options.push_back(std::move(e)); }
   void on_user_prompt(UserPrompt e) override { lines.push_back("prompt " + e.prompt_id + " " + quoted(e.text) + " at " + e.timestamp); }
 
   static std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 
 #include "claude-code/ClaudeCodeAdapter.h"
+#include "claude-code/ClaudeMessages.h"
 #include "support/ClaudeRecordingSink.h"
 #include "support/RunHandlersUntil.h"
 #include "support/SourceTree.h"
@@ -37,14 +40,15 @@ struct Started {
   testing::ClaudeRecordingSink sink;
   std::unique_ptr<ClaudeCodeAdapter> adapter;
 
-  Started() {
+  explicit Started(std::vector<std::pair<std::string, std::string>> options = {}) {
     ClaudeCodeConfig config;
     config.executable = kFakeClaude;
     config.timeouts.stop_grace = std::chrono::milliseconds(2000);
     adapter = std::make_unique<ClaudeCodeAdapter>(io, sink, config);
     std::optional<std::optional<AdapterError>> started;
-    adapter->start(StartOptions{"s-test", SWITCHBOARD_SOURCE_DIR, std::nullopt, std::nullopt, std::nullopt},
-                   [&](std::optional<AdapterError> error) { started = error; });
+    StartOptions start{"s-test", SWITCHBOARD_SOURCE_DIR, std::nullopt, std::nullopt, std::nullopt};
+    start.options = std::move(options);
+    adapter->start(start, [&](std::optional<AdapterError> error) { started = error; });
     REQUIRE(run_handlers_until(io, [&] { return started.has_value(); }));
     REQUIRE_FALSE(started->has_value());
   }
@@ -93,6 +97,23 @@ TEST_CASE("claude adapter: a model or mode switch the CLI accepts completes with
   CHECK_FALSE(answers[0]);
   CHECK_FALSE(answers[1]);
   CHECK(claude.count_starting("error") == 0);
+}
+
+TEST_CASE("claude adapter: an effort stored for the session that the CLI does not take is left out: the start works and says so", "[claude][adapter]") {
+  Started claude({{"effort", "ludicrous"}});
+  REQUIRE(run_handlers_until(claude.io, [&] { return claude.count_starting("error") == 1 && !claude.sink.options.empty(); }));
+  INFO(nlohmann::json(claude.sink.lines).dump(1));
+  const auto error = std::find_if(claude.sink.lines.begin(), claude.sink.lines.end(), [](const std::string& line) { return line.starts_with("error"); });
+  CHECK(error->starts_with("error recoverable "));
+  CHECK(error->find("ludicrous") != std::string::npos);
+  // The option as it is in force: the default.
+  const auto& offered = claude.sink.options.back().options;
+  const auto effort = std::find_if(offered.begin(), offered.end(), [](const protocol::SessionOption& option) { return option.id == "effort"; });
+  REQUIRE(effort != offered.end());
+  CHECK(effort->current_value == std::string(kDefaultEffort));
+  // And the session works.
+  claude.adapter->send(TurnInput{"t1", "hello", {}, std::nullopt});
+  REQUIRE(run_handlers_until(claude.io, [&] { return claude.count_starting("turn_end") == 1; }));
 }
 
 }  // namespace claude_code_adapter_tests
