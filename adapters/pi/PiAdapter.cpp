@@ -29,14 +29,6 @@ AdapterError no_such_mode(const std::string& mode) {
   return AdapterError{ErrorCode::Unsupported, "Pi has no mode '" + mode + "' (ask, accept-edits, full-access)"};
 }
 
-// A random UUID (version 4): the id of a new Pi session, chosen by us so the session knows it from the start.
-std::string new_session_uuid() {
-  std::string hex = random_id("", 16);
-  hex[12] = '4';
-  hex[16] = "89ab"[hex[16] % 4];
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) + "-" + hex.substr(20);
-}
-
 std::string response_error(const json& response) {
   return native::string_at(response, "error").value_or("no reason given").substr(0, 500);
 }
@@ -175,8 +167,9 @@ void PiAdapter::launch(const PiLauncher& launcher, const StartOptions& options) 
   }
   m_resume_id = options.resume_provider_session_id;
   const bool fork = options.fork && m_resume_id;
-  // A fork is a new session (an id of ours, as a new one has) holding a copy of the conversation so far.
-  const std::string session = fork ? new_session_uuid() : m_resume_id.value_or(new_session_uuid());
+  // A fork is a new session (an id of ours, as a new one has, so the session knows it from the start) holding a
+  // copy of the conversation so far.
+  const std::string session = fork ? random_uuid() : m_resume_id.value_or(random_uuid());
   std::vector<std::string> argv{launcher.node, launcher.script, "--mode", "rpc", "--session-id", session,
                                 "-e", std::get<std::filesystem::path>(extension).string()};
   if (fork) {
@@ -207,6 +200,7 @@ void PiAdapter::launch(const PiLauncher& launcher, const StartOptions& options) 
   // Pi's own configuration (~/.pi/agent, PI_CODING_AGENT_DIR) is the user's: the environment goes on unchanged.
   if (auto failed = m_cli.spawn(CliLaunch{std::move(argv), options.cwd, environment_with({}),
                                           "pi[" + options.session_id + "]"})) {
+    forget_mcp_file();  // no Pi will read it
     return done(*failed);
   }
   // Usable once Pi answers get_state: it has loaded the session (new or resumed) by then.
@@ -350,6 +344,7 @@ void PiAdapter::finish_turn(TurnResult result) {
 
 void PiAdapter::fail_start(AdapterError error) {
   if (!m_cli.running()) return;
+  forget_mcp_file();  // now, not once the killed Pi's exit is seen: the secrets in it go with the failed start
   m_cli.finish_start(std::move(error));
   m_cli.kill();
 }

@@ -1,8 +1,15 @@
 #include "pi/PiExtension.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
+
+#include "switchboard/support/RandomId.h"
 
 namespace switchboard::adapters::pi {
 namespace {
@@ -105,7 +112,31 @@ std::variant<fs::path, std::string> install_mcp_extension(const fs::path& dir) {
 }
 
 std::variant<fs::path, std::string> write_mcp_servers(const fs::path& dir, const std::string& session_id, const std::string& servers) {
-  return write_private_file(dir, "mcp-" + session_id + ".json", servers);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return "cannot create " + dir.string() + ": " + error.message();
+  // Created here, by us, readable by the user only from its first byte (O_EXCL: never a file or a link someone
+  // put there first), under a name of its own: a Pi of the same session still running keeps its file.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const fs::path file = dir / ("mcp-" + session_id + "-" + random_id("", 8) + ".json");
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+      if (errno == EEXIST) continue;
+      return "cannot create " + file.string() + ": " + std::strerror(errno);
+    }
+    std::size_t written = 0;
+    while (written < servers.size()) {
+      const auto n = ::write(fd, servers.data() + written, servers.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      written += static_cast<std::size_t>(n);
+    }
+    const bool closed = ::close(fd) == 0;
+    if (written == servers.size() && closed) return file;
+    fs::remove(file, error);
+    return "cannot write " + file.string();
+  }
+  return "cannot create a file of its own in " + dir.string();
 }
 
 }  // namespace switchboard::adapters::pi

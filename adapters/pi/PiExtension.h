@@ -22,8 +22,9 @@ std::variant<std::filesystem::path, std::string> install_permission_extension(co
 std::string_view mcp_extension_source();
 std::variant<std::filesystem::path, std::string> install_mcp_extension(const std::filesystem::path& dir);
 
-// Writes one session's MCP servers (JSON, PiControls.h mcp_registrations) into `dir` as mcp-<session id>.json,
-// readable by the user only (it may hold tokens), and returns its path. The adapter removes it when its Pi exits.
+// Writes one session's MCP servers (JSON, PiControls.h mcp_registrations) into a new file in `dir`,
+// mcp-<session id>-<random>.json, created readable by the user only (it may hold tokens), and returns its path.
+// The adapter removes it when its Pi exits or its start fails.
 std::variant<std::filesystem::path, std::string> write_mcp_servers(const std::filesystem::path& dir, const std::string& session_id,
                                                                    const std::string& servers);
 

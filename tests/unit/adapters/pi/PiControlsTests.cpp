@@ -1,11 +1,19 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "pi/PiControls.h"
+#include "pi/PiExtension.h"
+#include "support/TempDir.h"
 
 // Pi's answers about a session's controls, as Pi 1.6.0 wrote them (get_commands, get_session_stats,
 // get_fork_messages, the `/mcp` status notification), read into the contract's forms.
@@ -111,6 +119,24 @@ TEST_CASE("pi controls: /mcp's status text gives each server's state, tool count
   // A server Pi does not list was refused at registration.
   CHECK(pending[1].status == McpServerStatusKind::Failed);
   REQUIRE(pending[1].error.has_value());
+}
+
+TEST_CASE("pi controls: each start's MCP servers go into a new file of its own, readable by the user only", "[pi][controls]") {
+  switchboard::testing::TempDir dir("pi-mcp-file");
+  const auto first = write_mcp_servers(dir.path(), "s-1", R"({"a":{"command":"x","env":{"TOKEN":"secret"}}})");
+  REQUIRE(std::holds_alternative<std::filesystem::path>(first));
+  const auto& first_file = std::get<std::filesystem::path>(first);
+  struct stat info {};
+  REQUIRE(::stat(first_file.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+  std::ifstream in(first_file);
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == R"({"a":{"command":"x","env":{"TOKEN":"secret"}}})");
+  // The same session started again (its earlier Pi may still be reading its file): another file, the first as it was.
+  const auto second = write_mcp_servers(dir.path(), "s-1", "{}");
+  REQUIRE(std::holds_alternative<std::filesystem::path>(second));
+  CHECK(std::get<std::filesystem::path>(second) != first_file);
+  CHECK(std::filesystem::file_size(first_file) > 2);
+  CHECK(std::get<std::filesystem::path>(second).filename().string().rfind("mcp-s-1-", 0) == 0);
 }
 
 }  // namespace pi_controls_tests
