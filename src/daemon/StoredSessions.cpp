@@ -138,6 +138,7 @@ store::SessionRecord to_record(const engine::StoredSession& stored) {
   record.forked_from = encode_one(info.forked_from);
   record.plan = encode_list(info.plan);
   record.context_usage = encode_one(info.usage);
+  record.worktree = encode_one(info.worktree);
   return record;
 }
 
@@ -162,6 +163,7 @@ engine::StoredSession to_stored(const store::SessionRecord& record) {
   info.forked_from = decode_one<protocol::ForkOrigin>(record.forked_from, record.id, "fork origin");
   info.plan = decode_list<protocol::PlanEntry>(record.plan, record.id, "plan");
   info.usage = decode_one<protocol::ContextUsage>(record.context_usage, record.id, "context usage");
+  info.worktree = decode_one<protocol::Worktree>(record.worktree, record.id, "worktree");
   stored.settings.mcp_servers =
       decode_list<protocol::McpServer>(record.mcp_servers, record.id, "MCP servers", ColumnText::Secret).value_or(std::vector<protocol::McpServer>{});
   stored.settings.option_values = decode_option_values(record.option_values, record.id);
@@ -335,6 +337,7 @@ void StoredSessions::update_session(const engine::StoredSession& session, Done d
   update.option_values = std::move(record.option_values);
   update.plan = std::move(record.plan);
   update.context_usage = std::move(record.context_usage);
+  update.worktree = std::move(record.worktree);
   m_store.sessions().update_session(session.info.session_id, std::move(update),
                                     [done = std::move(done), id = session.info.session_id](store::StoreResult<store::SessionRecord> result) {
                                       if (result) return done(std::nullopt);

@@ -169,6 +169,12 @@ INSERT INTO event_search(rowid, text, session_id, turn_id, type, ts)
   SELECT seq, text, session_id, turn_id, type, ts FROM event_search_source WHERE text IS NOT NULL AND text != '';
 )sql";
 
+// Version 7: a session's own git worktree (docs/worktrees.md): JSON with its path, branch, base and repository,
+// '' for a session without one, as for the other JSON columns.
+constexpr std::string_view kVersion7 = R"sql(
+ALTER TABLE sessions ADD COLUMN worktree TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
@@ -176,6 +182,7 @@ constexpr Migration kMigrations[] = {
     {4, "runs that are forks still to make", kVersion4},
     {5, "MCP servers, option values, fork origin, plan and usage of sessions; turns with the agent's references", kVersion5},
     {6, "full-text search index over the event log", kVersion6},
+    {7, "sessions' own git worktrees", kVersion7},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

@@ -33,7 +33,7 @@ namespace {
 constexpr std::size_t kMaxPage = 1000;
 constexpr const char* kSessionColumns =
     "id, agent, cwd, title, model, mode, archived, state, created_at, updated_at, last_seq, mcp_servers, option_values, "
-    "forked_from, plan, context_usage";
+    "forked_from, plan, context_usage, worktree";
 constexpr const char* kRunColumns = "id, session_id, provider_session_id, started_at, ended_at, fork, fork_through";
 
 StoreError not_found(std::string what) { return StoreError{StoreError::Code::NotFound, std::move(what)}; }
@@ -58,6 +58,7 @@ SessionRecord read_session(const SQLite::Statement& row) {
   session.forked_from = row.getColumn(13).getString();
   session.plan = row.getColumn(14).getString();
   session.context_usage = row.getColumn(15).getString();
+  session.worktree = row.getColumn(16).getString();
   return session;
 }
 
@@ -94,7 +95,7 @@ void SessionStore::insert_session(SessionRecord session, StoreCallback<SessionRe
       "insert session",
       [session = std::move(session)](Database& db) -> StoreResult<SessionRecord> {
         SQLite::Statement insert(db.sql(), std::string("INSERT INTO sessions(") + kSessionColumns +
-                                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bind(1, session.id);
         insert.bind(2, session.agent);
         insert.bind(3, session.cwd);
@@ -111,6 +112,7 @@ void SessionStore::insert_session(SessionRecord session, StoreCallback<SessionRe
         insert.bind(14, session.forked_from);
         insert.bind(15, session.plan);
         insert.bind(16, session.context_usage);
+        insert.bind(17, session.worktree);
         try {
           insert.exec();
         } catch (const SQLite::Exception& e) {
@@ -137,6 +139,7 @@ void SessionStore::update_session(std::string id, SessionUpdate update, StoreCal
         if (update.option_values) sql += ", option_values = ?";
         if (update.plan) sql += ", plan = ?";
         if (update.context_usage) sql += ", context_usage = ?";
+        if (update.worktree) sql += ", worktree = ?";
         sql += " WHERE id = ?";
         SQLite::Statement statement(db.sql(), sql);
         int index = 1;
@@ -145,7 +148,7 @@ void SessionStore::update_session(std::string id, SessionUpdate update, StoreCal
           if (*field) statement.bind(index++, **field);
         }
         if (update.archived) statement.bind(index++, *update.archived ? 1 : 0);
-        for (const auto* field : {&update.option_values, &update.plan, &update.context_usage}) {
+        for (const auto* field : {&update.option_values, &update.plan, &update.context_usage, &update.worktree}) {
           if (*field) statement.bind(index++, **field);
         }
         statement.bind(index, id);

@@ -32,6 +32,8 @@ struct SessionRecord {
   std::string forked_from;
   std::string plan;
   std::string context_usage;
+  // The session's own git worktree (JSON, '' = none): where it is, its branch, its base, its repository.
+  std::string worktree;
 };
 
 // The fields update_session may change; absent fields keep their value. updated_at defaults to now.
@@ -45,6 +47,7 @@ struct SessionUpdate {
   std::optional<std::string> option_values;
   std::optional<std::string> plan;
   std::optional<std::string> context_usage;
+  std::optional<std::string> worktree;
 };
 
 // Where a page of the newest-first session list ended. Sessions are ordered by (created_at, id) descending:

@@ -21,6 +21,7 @@
 
 #include "engine/Engine.h"
 #include "support/ScriptedAdapter.h"
+#include "support/StoredEngineRun.h"
 #include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 #include "worktree/WorktreeGit.h"
@@ -252,6 +253,49 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
   for (const auto& info : listed.sessions)
     if (info.worktree && info.worktree->branch == "taken") ++with_branch;
   CHECK(with_branch == 1);
+}
+
+TEST_CASE("worktree sessions: a restarted daemon keeps the session in its worktree", "[engine][worktree]") {
+  TempDir temp{"worktree-restart"};
+  const fs::path repo = temp.path() / "repo";
+  write(repo / "app.txt", "one\n");
+  git(repo, "init -q -b main");
+  git(repo, "add -A");
+  git(repo, "commit -q -m init");
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  p::SessionInfo created;
+  {
+    switchboard::testing::StoredEngineRun run(temp.path());
+    run.engine->set_worktrees(&worktrees);
+    p::SessionCreateParams params;
+    params.agent = "scripted";
+    params.cwd = repo.string();
+    params.worktree = p::WorktreeRequest{std::string("kept"), std::nullopt};
+    std::optional<Outcome<p::SessionInfo>> outcome;
+    run.engine->create_session(params, [&](Outcome<p::SessionInfo> r) { outcome = std::move(r); });
+    for (int i = 0; i < 30000 && !outcome; ++i) run.settle();
+    created = value_of(outcome);
+  }
+  write(fs::path(created.worktree->path) / "app.txt", "two\n");
+
+  switchboard::testing::StoredEngineRun restarted(temp.path());
+  restarted.engine->set_worktrees(&worktrees);
+  const auto info = restarted.engine->get_session(created.session_id);
+  REQUIRE(std::holds_alternative<p::SessionInfo>(info));
+  const auto& again = std::get<p::SessionInfo>(info);
+  REQUIRE(again.worktree);
+  CHECK(again.worktree->branch == "kept");
+  CHECK(again.worktree->path == created.worktree->path);
+  CHECK(again.worktree->base == "main");
+  CHECK(again.cwd == created.cwd);
+
+  p::SessionMergeParams merge;
+  merge.session_id = created.session_id;
+  std::optional<Outcome<p::SessionMergeResult>> merged;
+  restarted.engine->merge(merge, [&](Outcome<p::SessionMergeResult> r) { merged = std::move(r); });
+  for (int i = 0; i < 30000 && !merged; ++i) restarted.settle();
+  value_of(merged);
+  CHECK(read(repo / "app.txt") == "two\n");
 }
 
 }  // namespace worktree_sessions_tests
