@@ -1,5 +1,6 @@
 // The web console: wires the API, the event stream, the store and the view. See docs/console.md.
 import { Api, ErrorCode, RpcError, Unauthorized, errorText } from "./api.js";
+import { Attention } from "./attention.js";
 import { EventStream } from "./events.js";
 import { Store } from "./store.js";
 import { installSearch } from "./search.js";
@@ -26,6 +27,7 @@ const store = new Store();
 const transcriptView = new TranscriptView($("transcript"));
 transcriptView.onRedraw = () => scheduleDraw();
 const ui = { selectedId: null, streamOpen: false, loading: new Map(), cards: new Map(), agents: [] };
+const attention = new Attention({ baseTitle: document.title, onOpen: (sessionId) => { setDrawer(false); select(sessionId); } });
 
 // ---- connection -----------------------------------------------------------------------------------------
 
@@ -63,6 +65,9 @@ const stream = new EventStream({
   },
   onEvent: (event) => {
     store.apply(event);
+    if (event.type === "permission.requested" || event.type === "question.requested") {
+      attention.announce(event, store.sessions.get(event.sessionId));
+    }
     if (event.type === "daemon.shutdown") setConnection("reconnecting", "daemon stopped");
   },
   onGap: (gap) => {
@@ -170,6 +175,7 @@ async function openSession(sessionId) {
 }
 
 function select(sessionId) {
+  setDrawer(false);
   if (ui.selectedId === sessionId) return;
   ui.selectedId = sessionId;
   history.replaceState(null, "", location.pathname + (sessionId ? `#session=${encodeURIComponent(sessionId)}` : ""));
@@ -206,6 +212,7 @@ store.onChange = scheduleDraw;
 function draw() {
   if (store.listDirty) {
     store.listDirty = false;
+    attention.setWaiting([...store.sessions.values()].filter((s) => s.state === "awaiting_input").length);
     drawSessionList($("session-list"), store.sessions, { selectedId: ui.selectedId, filters: listFilters(), matches: sessionMatches,
                                                           more: Boolean(listing.cursor), onMore: () => loadMoreSessions().catch(failed),
                                                           onSelect: select });
@@ -239,15 +246,39 @@ function drawHeader(session) {
   $("session-badge").replaceWith(Object.assign(badge(session.state), { id: "session-badge" }));
   $("session-meta").textContent = `${session.agent} · ${session.cwd}${session.model ? " · " + session.model : ""}`;
   $("archive-button").textContent = session.archived ? "Unarchive" : "Archive";
-  if (document.activeElement !== $("model-input")) $("model-input").value = session.model || "";
-  // The models the agent offers (known once it started), as suggestions: any name the agent takes still goes.
-  $("models").replaceChildren(
-    ...(session.models || []).map((model) => Object.assign(document.createElement("option"), { value: model.id, textContent: model.name || model.id })),
-  );
-  if (document.activeElement !== $("mode-input")) $("mode-input").value = session.mode || "";
+  const agent = ui.agents.find((a) => a.agent === session.agent);
+  fillPicker($("model-select"), modelChoices(session.models || agent?.models, session.model), session.model || "");
+  fillPicker($("mode-select"), modeChoices(agent?.modes, session.mode), session.mode || "");
   const busy = session.state === "running" || session.state === "awaiting_input";
   $("cancel-button").disabled = !busy;
   $("send-button").textContent = busy ? "Queue" : "Send";
+}
+
+// ---- model and mode pickers ------------------------------------------------------------------------------
+
+// What the agent reported: a session's models once it started (else the agent's, from agents.list), and the
+// agent's modes. The value in force is listed even when the agent does not report it (a name given at creation).
+function modelChoices(models, current) {
+  const choices = (models || []).map((m) => ({ value: m.id, text: m.name && m.name !== m.id ? `${m.name} (${m.id})` : m.id }));
+  if (current && !choices.some((c) => c.value === current)) choices.unshift({ value: current, text: current });
+  if (!current) choices.unshift({ value: "", text: "(the agent's default)" });
+  return choices;
+}
+function modeChoices(modes, current) {
+  const choices = (modes || []).map((m) => ({ value: m, text: m }));
+  if (current && !choices.some((c) => c.value === current)) choices.unshift({ value: current, text: current });
+  if (!current) choices.unshift({ value: "", text: modes?.length ? "(the agent's default)" : "(none reported)" });
+  return choices;
+}
+// Rebuilt only when the choices change, and never under the person's hand (an open or focused menu).
+function fillPicker(select, choices, value) {
+  const key = JSON.stringify(choices);
+  if (select.dataset.choices !== key && document.activeElement !== select) {
+    select.dataset.choices = key;
+    select.replaceChildren(...choices.map((c) => el("option", { value: c.value, text: c.text })));
+  }
+  if (document.activeElement !== select) select.value = value;
+  select.disabled = choices.length < 2 && choices[0]?.value === "";
 }
 
 function drawQueue(transcript) {
@@ -389,7 +420,7 @@ $("prompt").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
 });
 document.addEventListener("keydown", (e) => {
-  const dialogOpen = ["new-session-dialog", "rewind-dialog", "diff-dialog"].some((id) => $(id).open);
+  const dialogOpen = ["new-session-dialog", "rewind-dialog", "diff-dialog", "pair-dialog"].some((id) => $(id).open);
   if (e.key === "Escape" && ui.selectedId && !dialogOpen && !e.defaultPrevented) {
     const session = store.sessions.get(ui.selectedId);
     if (session && (session.state === "running" || session.state === "awaiting_input")) { e.preventDefault(); cancelTurn(); }
@@ -398,12 +429,12 @@ document.addEventListener("keydown", (e) => {
 $("cancel-button").addEventListener("click", cancelTurn);
 $("resume-button").addEventListener("click", () =>
   api.call("session.resume", { sessionId: ui.selectedId, wait: false }).catch(failed));
-$("model-input").addEventListener("change", () => {
-  const model = $("model-input").value.trim();
+$("model-select").addEventListener("change", () => {
+  const model = $("model-select").value;
   if (model) api.call("session.setModel", { sessionId: ui.selectedId, model }).catch(failed);
 });
-$("mode-input").addEventListener("change", () => {
-  const mode = $("mode-input").value.trim();
+$("mode-select").addEventListener("change", () => {
+  const mode = $("mode-select").value;
   if (mode) api.call("session.setMode", { sessionId: ui.selectedId, mode }).catch(failed);
 });
 $("rename-button").addEventListener("click", () => {
@@ -775,13 +806,15 @@ $("new-session-button").addEventListener("click", async () => {
   } catch (error) { return failed(error); }
   $("new-agent").replaceChildren(...ui.agents.map((a) => el("option", {
     value: a.agent, disabled: !a.installed || Boolean(a.problem),
-    text: `${a.agent}${a.version ? " " + a.version : ""}${a.installed && !a.problem ? "" : " (unavailable)"}`,
+    text: `${a.agent}${a.version ? " " + a.version : ""}${a.installed && !a.problem ? "" : ` (${a.problem || "not installed"})`}`,
   })));
   const usable = ui.agents.find((a) => a.installed && !a.problem);
   if (usable) $("new-agent").value = usable.agent;
   showAgentProblem();
-  const recent = [...store.sessions.values()].sort((a, b) => b.createdAt - a.createdAt)[0];
-  if (!$("new-cwd").value && recent) $("new-cwd").value = recent.cwd;
+  // The directories of the latest sessions, newest first, offered as the working directory.
+  const recent = [...new Set([...store.sessions.values()].sort((a, b) => b.createdAt - a.createdAt).map((s) => s.cwd))].slice(0, 10);
+  $("recent-cwds").replaceChildren(...recent.map((cwd) => el("option", { value: cwd })));
+  if (!$("new-cwd").value && recent.length) $("new-cwd").value = recent[0];
   dialog.showModal();
 });
 function showAgentProblem() {
@@ -789,6 +822,8 @@ function showAgentProblem() {
   const problem = agent && (agent.problem || (!agent.installed ? "not installed" : ""));
   $("new-agent-problem").hidden = !problem;
   $("new-agent-problem").textContent = problem || "";
+  fillPicker($("new-model"), modelChoices(agent?.models, ""), "");
+  fillPicker($("new-mode"), modeChoices(agent?.modes, ""), "");
 }
 $("new-agent").addEventListener("change", showAgentProblem);
 // The agent's own history for the directory (history.list), each importable as a session of ours.
@@ -833,6 +868,67 @@ $("new-session-form").addEventListener("submit", async (e) => {
     $("new-session-error").textContent = error.message;
   }
 });
+
+// ---- phone layout: the session list as a drawer ---------------------------------------------------------
+
+function setDrawer(open) {
+  document.body.classList.toggle("drawer-open", open);
+  $("drawer-button").setAttribute("aria-expanded", String(open));
+  $("drawer-scrim").hidden = !open;
+  // The first control of the drawer (the rows of the list are redrawn as sessions change, and would drop it).
+  if (open) $("new-session-button").focus();
+}
+$("drawer-button").addEventListener("click", () => setDrawer(!document.body.classList.contains("drawer-open")));
+$("drawer-scrim").addEventListener("click", () => setDrawer(false));
+$("sidebar").addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && document.body.classList.contains("drawer-open")) { e.stopPropagation(); setDrawer(false); $("drawer-button").focus(); }
+});
+
+// ---- notifications --------------------------------------------------------------------------------------
+
+function drawNotifyButton() {
+  const button = $("notify-button");
+  button.hidden = !Attention.supported();
+  button.textContent = Attention.enabled() ? "Notifying" : "Notify me";
+  button.disabled = Attention.enabled() || (Attention.supported() && Notification.permission === "denied");
+}
+$("notify-button").addEventListener("click", async () => {
+  await attention.enable();
+  drawNotifyButton();
+});
+drawNotifyButton();
+
+// ---- pairing a device, rotating the token -----------------------------------------------------------------
+
+const pairUrl = () => `${location.origin}/#token=${token()}`;
+$("pair-button").addEventListener("click", () => {
+  $("pair-url").value = pairUrl();
+  $("pair-status").textContent = "";
+  $("pair-dialog").showModal();
+});
+$("pair-copy").addEventListener("click", async () => {
+  try {
+    await navigator.clipboard.writeText($("pair-url").value);
+    $("pair-status").textContent = "Copied.";
+  } catch {
+    $("pair-url").select();  // no clipboard (an http:// origin other than localhost): the person copies it
+    $("pair-status").textContent = "Selected: copy it with your keyboard or menu.";
+  }
+});
+$("rotate-token-button").addEventListener("click", async () => {
+  try {
+    const { token: fresh } = await api.call("daemon.rotateToken");
+    sessionStorage.setItem(kTokenKey, fresh);
+    $("pair-url").value = pairUrl();
+    $("pair-status").textContent = "A new token is in force: every other tab and device has lost access.";
+    // The daemon closed every event stream, this tab's too: reopen it with the new token, from where it was.
+    stream.restart();
+  } catch (error) {
+    $("pair-status").textContent = errorText(error);
+    failed(error);
+  }
+});
+$("pair-close").addEventListener("click", () => $("pair-dialog").close());
 
 // ---- start ----------------------------------------------------------------------------------------------
 

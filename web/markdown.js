@@ -7,6 +7,17 @@ import DOMPurify from "/vendor/purify.js";
 const marked = globalThis.marked;
 marked.setOptions({ gfm: true, breaks: false, mangle: false, headerIds: false });
 
+// HTML written into the Markdown is shown as the text it is, never parsed as markup. DOMPurify would remove
+// its handlers, but only after parsing it in a document of this page, where each `onerror=` or `onload=` makes
+// the browser report a Content-Security-Policy violation; escaped here, nothing is parsed and nothing reported.
+const escapeHtml = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+// An image would be fetched from wherever the agent's text points (the CSP blocks any other origin, and reports
+// it): it is shown as a link to the image instead, which loads nothing until followed.
+marked.use({ renderer: {
+  html: (html) => escapeHtml(html),
+  image: (href, title, text) => `<a href="${escapeHtml(href || "")}">${escapeHtml(text || href || "image")}</a>`,
+} });
+
 // Links open in a new tab without handing it this page (no opener, no referrer).
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A" && node.hasAttribute("href")) {

@@ -52,6 +52,34 @@ export function drawSessionList(list, sessions, { selectedId, filters, matches, 
   list.replaceChildren(...items);
 }
 
+// Copies `text`, and says so on `button`. The clipboard API exists only in secure contexts (https, localhost); on
+// a plain-http tunnel the text is copied through a selection instead.
+export function copyText(text, button) {
+  const done = (ok) => {
+    button.dataset.state = ok ? "copied" : "failed";
+    setTimeout(() => { delete button.dataset.state; }, 1500);
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text).then(() => done(true), () => done(false));
+    return;
+  }
+  const area = el("textarea", { class: "copy-buffer", "aria-hidden": "true", readonly: true });
+  area.value = text;
+  document.body.append(area);
+  area.select();
+  let ok = false;
+  try { ok = document.execCommand("copy"); } catch { ok = false; }
+  area.remove();
+  done(ok);
+}
+
+// Its label is drawn by the style sheet, so the text of a message (textContent) stays what the agent wrote.
+const copyButton = (text) => el("button", { type: "button", class: "copy", "aria-label": "copy",
+                                            onclick: (e) => copyText(typeof text === "function" ? text() : text, e.currentTarget) });
+
+// Tool output longer than this many lines is shown collapsed, with "show all".
+const kCollapsedLines = 12;
+
 function inputSummary(tool, input) {
   if (!input || typeof input !== "object") return "";
   const line = input.command ?? input.file_path ?? input.path ?? input.pattern ?? input.url ?? input.description;
@@ -232,12 +260,15 @@ export class TranscriptView {
     } else {
       n = { root: el("div", { class: "tool", "data-tool-call-id": item.id }), head: el("div", { class: "tool-head" }),
             input: el("pre", { class: "tool-input" }), output: el("pre", { class: "tool-output" }),
-            body: el("div", { class: "nested" }), drawn: 0 };
+            body: el("div", { class: "nested" }), drawn: 0, expanded: false };
+      n.outputTools = el("div", { class: "output-tools" },
+        copyButton(() => item.output),
+        n.more = el("button", { type: "button", class: "show-all", onclick: () => { n.expanded = !n.expanded; this.updateItem(item); } }));
       const details = el("details", {}, el("summary", { text: "input" }), n.input);
       const diff = diffLines(item.diffs);
       const diffNode = diff && el("pre", { class: "diff" }, ...diff.map(([kind, line]) => el("span", { class: kind, text: line + "\n" })));
       // append() writes a null as the text "null": only a real diff goes in.
-      n.root.append(n.head, ...(diffNode ? [diffNode] : []), details, n.output, n.body);
+      n.root.append(n.head, ...(diffNode ? [diffNode] : []), details, n.output, n.outputTools, n.body);
     }
     this.nodes.set(item, n);
     this.updateItem(item);
@@ -248,7 +279,14 @@ export class TranscriptView {
     const n = this.nodes.get(item);
     if (item.kind === "message") {
       if (item.messageKind === "thinking") n.text.textContent = item.text;
-      else renderMarkdown(n.root, item.text);
+      else {
+        renderMarkdown(n.root, item.text);
+        // Each code block gets its own copy button (its text as written, not as drawn).
+        for (const pre of n.root.querySelectorAll("pre")) {
+          pre.classList.add("code-block");
+          pre.prepend(copyButton(pre.textContent));
+        }
+      }
       return;
     }
     n.root.setAttribute("data-state", item.state);
@@ -258,6 +296,13 @@ export class TranscriptView {
     n.input.textContent = JSON.stringify(item.input, null, 2);
     n.output.textContent = item.output;
     n.output.hidden = item.output === "";
+    n.outputTools.hidden = item.output === "";
+    const lines = item.output.split("\n").length;
+    const long = lines > kCollapsedLines;
+    n.output.classList.toggle("collapsed", long && !n.expanded);
+    n.more.hidden = !long;
+    n.more.textContent = n.expanded ? "show less" : `show all (${lines} lines)`;
+    n.more.setAttribute("aria-expanded", String(n.expanded));
     this.appendChildren(item, n);
   }
 }

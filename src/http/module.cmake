@@ -5,7 +5,7 @@ find_file(SWITCHBOARD_DOMPURIFY_JS purify.es.js PATHS /usr/share/nodejs/dompurif
 if(NOT SWITCHBOARD_MARKED_JS OR NOT SWITCHBOARD_DOMPURIFY_JS)
   message(FATAL_ERROR "the web console needs libjs-marked and node-dompurify: run scripts/setup")
 endif()
-set(SWITCHBOARD_WEB_FILES index.html console.css console.js api.js events.js search.js store.js view.js markdown.js)
+set(SWITCHBOARD_WEB_FILES index.html console.css console.js api.js attention.js events.js search.js store.js view.js markdown.js)
 set(web_assets "/vendor/marked.js=${SWITCHBOARD_MARKED_JS}|/vendor/purify.js=${SWITCHBOARD_DOMPURIFY_JS}")
 set(web_depends ${SWITCHBOARD_MARKED_JS} ${SWITCHBOARD_DOMPURIFY_JS})
 foreach(file ${SWITCHBOARD_WEB_FILES})

@@ -112,8 +112,9 @@ class Mock:
 class Daemon:
     """`switchboard serve` on a data directory; restartable on the same port (the page's origin)."""
 
-    def __init__(self, scratch, env, name="daemon", binary=None):
+    def __init__(self, scratch, env, name="daemon", binary=None, extra_args=()):
         self.binary = binary or ARGS.binary
+        self.extra_args = list(extra_args)  # after `serve`, e.g. --allow-host NAME
         self.scratch = scratch
         self.env = env
         self.data = os.path.join(scratch, name + ".data")
@@ -125,7 +126,7 @@ class Daemon:
     def start(self):
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([self.binary, "--log-level", "info", "serve", "--data-dir", self.data,
-                                      "--port", str(self.port)], env=self.env, stdout=subprocess.PIPE,
+                                      "--port", str(self.port), *self.extra_args], env=self.env, stdout=subprocess.PIPE,
                                      stderr=self.log, stdin=subprocess.DEVNULL)
         self.proc.stdout.readline()  # "switchboard X listening on URL"
         line = self.proc.stdout.readline().decode().strip()  # "open URL#token=T"
@@ -186,14 +187,14 @@ def daemon_env(scratch, mock_port, claude):
             "SWITCHBOARD_REPLAY_SLOWDOWN": "5"}
 
 
-def new_browser():
+def new_browser(extra_flags=()):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--window-size=1280,900", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-default-apps"):
+                 "--disable-component-update", "--disable-sync", "--disable-default-apps", *extra_flags):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)

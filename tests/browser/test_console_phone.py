@@ -1,0 +1,382 @@
+#!/usr/bin/python3
+"""The web console on a phone and through a tunnel, in a real browser (Debian's headless Chromium through
+python3-selenium and chromium-driver, as test_console.py): the phone-size layout (390×844: the session list as a
+drawer, no sideways scrolling, the composer at the bottom, touch targets of at least 44×44 px) and the desktop
+layout kept; model and mode pickers filled from what the agent reports; the dark theme under
+`prefers-color-scheme: dark`; a notification and a count in the title for a permission that waits while the tab
+is hidden (the Notification API stubbed); no console error while Markdown with handlers in it is rendered; the
+console reached through an allowed extra host name, refused through another, and a token rotation that ends
+every other tab's access. The daemon is the test daemon (`switchboard_test_daemon`): the `controls` agent and
+the replay agent (a recorded Claude Code exchange with a permission request), no CLI and no model.
+
+    test_console_phone.py --binary build/dev/tests/switchboard_test_daemon [-k PATTERN] [--screenshots DIR]
+
+Screenshots (p*.png) go to --screenshots. Exits 77 (CTest's "skipped") when Chromium, chromedriver or selenium
+is missing, unless $CI is set."""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_console  # noqa: E402  (the daemon and browser helpers)
+from test_console import CHROMEDRIVER, CHROMIUM, REPO, SKIP, Daemon, new_browser  # noqa: E402
+
+ARGS = None
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+TUNNEL_NAME = "box.test"      # configured with --allow-host; the browser resolves it to 127.0.0.1
+OTHER_NAME = "elsewhere.test"  # resolved the same way, never configured
+
+# A notification stub installed before the page's scripts: it records what the page asks and shows.
+NOTIFICATION_STUB = """
+window.__notifications = []; window.__permissionRequests = 0; window.__notificationPermission = "default";
+window.Notification = class {
+  constructor(title, options) { this.options = options; window.__notifications.push({ title, tag: options.tag, body: options.body, self: this }); }
+  static get permission() { return window.__notificationPermission; }
+  static requestPermission() { window.__permissionRequests++; window.__notificationPermission = "granted"; return Promise.resolve("granted"); }
+  close() {}
+};
+"""
+
+
+def missing_prerequisites():
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("python3-selenium")
+    return missing
+
+
+class PhoneTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.mkdtemp(prefix="switchboard-phone-")
+        cls.shots = os.path.abspath(ARGS.screenshots)
+        os.makedirs(cls.shots, exist_ok=True)
+        home = os.path.join(cls.scratch, "home")
+        os.makedirs(home)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
+               "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+               "SWITCHBOARD_REPLAY_RECORDING": os.path.join(REPO, "tests", "fixtures", "claude-code",
+                                                            "recorded-exchange-stdio-permission.ndjson"),
+               "SWITCHBOARD_REPLAY_SLOWDOWN": "1"}
+        cls.daemon = Daemon(cls.scratch, env, binary=os.path.abspath(ARGS.binary), extra_args=["--allow-host", TUNNEL_NAME])
+        cls.browser = new_browser([f"--host-resolver-rules=MAP {TUNNEL_NAME} 127.0.0.1, MAP {OTHER_NAME} 127.0.0.1"])
+        cls.browser.set_script_timeout(30)
+        cls.browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NOTIFICATION_STUB})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.quit()
+        cls.daemon.stop()
+        if not ARGS.keep:
+            shutil.rmtree(cls.scratch, ignore_errors=True)
+
+    def setUp(self):
+        self.browser.get_log("browser")  # what earlier scenarios logged is theirs
+        self.desktop()
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+
+    # ---- helpers ------------------------------------------------------------------------------------------------
+
+    js = test_console.ConsoleTest.js
+    wait = test_console.ConsoleTest.wait
+    page_log = test_console.ConsoleTest.page_log
+    shot = test_console.ConsoleTest.shot
+    open_console = test_console.ConsoleTest.open_console
+    wait_live = test_console.ConsoleTest.wait_live
+    state_badge = test_console.ConsoleTest.state_badge
+    type_prompt = test_console.ConsoleTest.type_prompt
+    assistant_texts = test_console.ConsoleTest.assistant_texts
+    wait_text = test_console.ConsoleTest.wait_text
+    wait_idle = test_console.ConsoleTest.wait_idle
+    card = test_console.ConsoleTest.card
+
+    def phone(self):
+        self.browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+
+    def desktop(self):
+        self.browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        self.browser.set_window_size(1280, 900)
+
+    def work_dir(self, name):
+        path = os.path.join(self.scratch, "work-" + name)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def create_session(self, title, agent="controls"):
+        return self.daemon.call("session.create", {"agent": agent, "cwd": self.work_dir(title.replace(" ", "-")),
+                                                   "title": title})["session"]["sessionId"]
+
+    def console_errors(self):
+        return [e["message"] for e in self.browser.get_log("browser") if e["level"] == "SEVERE"]
+
+    def assert_no_sideways_scroll(self, what):
+        widths = self.js("return [window.innerWidth, document.documentElement.scrollWidth, document.body.scrollWidth]")
+        self.assertLessEqual(max(widths[1:]), widths[0], f"{what}: the page scrolls sideways {widths}")
+        # Nothing drawn sticks out on the right either (an element may overflow a box that clips it).
+        wide = self.js("""const w = window.innerWidth; return [...document.querySelectorAll('#main *')].filter(n => {
+            const r = n.getBoundingClientRect(); if (!r.width || getComputedStyle(n).visibility === 'hidden') return false;
+            let p = n.parentElement; while (p) { const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') {
+              if (p.getBoundingClientRect().right <= w + 1) return false; } p = p.parentElement; }
+            return r.right > w + 1; }).map(n => n.tagName + '#' + n.id + '.' + n.className).slice(0, 5)""")
+        self.assertEqual(wide, [], f"{what}: drawn past the right edge")
+
+    def small_targets(self):
+        """Visible controls smaller than 44×44 px (a check box or radio counts by the label around it)."""
+        return self.js("""return [...document.querySelectorAll('button, select, input, textarea, a[href], [tabindex="0"]')].filter(n => {
+            const target = (n.type === 'checkbox' || n.type === 'radio') && n.closest('label') ? n.closest('label') : n;
+            const r = target.getBoundingClientRect(); const s = getComputedStyle(n);
+            if (!r.width || !r.height || s.visibility === 'hidden' || n.closest('[hidden]')) return false;
+            if (n.closest('#sidebar') && !document.body.classList.contains('drawer-open')) return false;
+            if (n.closest('dialog') && !n.closest('dialog').open) return false;
+            if (n.tagName === 'A' && n.closest('.assistant')) return false;  // a link in a sentence (WCAG 2.5.5's exception)
+            return r.width < 44 || r.height < 44; }).map(n => n.tagName + '#' + n.id + '.' + n.className + ' ' +
+              Math.round(n.getBoundingClientRect().width) + 'x' + Math.round(n.getBoundingClientRect().height)).slice(0, 8)""")
+
+    def turn(self, text, answer):
+        self.type_prompt(text)
+        self.wait_text(answer)
+        self.wait_idle()
+
+    # ---- scenarios -----------------------------------------------------------------------------------------------
+
+    def test_01_phone_session_list_is_a_drawer_and_the_transcript_takes_the_width(self):
+        first = self.create_session("Phone one")
+        self.create_session("Phone two with a title long enough to be cut off at the edge of a phone screen")
+        self.phone()
+        self.open_console(first)
+        self.turn("write notes.txt hello " + "a-long-unbroken-word-" * 12, "Answer 1")
+        sidebar = lambda: self.js("const r = document.getElementById('sidebar').getBoundingClientRect(); "
+                                  "return [r.left, r.right, getComputedStyle(document.getElementById('sidebar')).visibility]")
+        self.assertLessEqual(sidebar()[1], 0, "the drawer is closed while a transcript is open")
+        self.assertEqual(sidebar()[2], "hidden", "a closed drawer is out of the tab order")
+        transcript = self.js("const r = document.getElementById('transcript').getBoundingClientRect(); return [r.left, r.width]")
+        self.assertLessEqual(transcript[0], 1)
+        self.assertGreaterEqual(transcript[1], PHONE["width"] - 2, "the transcript takes the whole width")
+        composer = self.js("const r = document.getElementById('composer').getBoundingClientRect(); return [r.top, r.bottom]")
+        self.assertAlmostEqual(composer[1], PHONE["height"], delta=2, msg="the composer sits at the bottom")
+        self.assertTrue(self.js("return !!document.querySelector('#transcript .tool .diff .add')"), "the edit shows as a diff")
+        self.assert_no_sideways_scroll("a transcript with a diff")
+        self.assertEqual(self.small_targets(), [])
+        self.shot("p01-phone-transcript")
+
+        self.browser.find_element("id", "drawer-button").click()
+        self.wait("the drawer open", lambda: sidebar()[0] >= -1 and sidebar()[2] == "visible")
+        self.assertEqual(self.js("return document.getElementById('drawer-button').getAttribute('aria-expanded')"), "true")
+        self.assertLess(sidebar()[1], PHONE["width"], "the drawer leaves the page's edge visible")
+        self.assert_no_sideways_scroll("the drawer")
+        self.assertEqual(self.small_targets(), [])
+        self.shot("p01-phone-drawer")
+        self.browser.find_element("css selector", "#session-list li:not([aria-current=true])").click()
+        self.wait("the drawer closed on a pick", lambda: sidebar()[2] == "hidden")
+        self.assertNotEqual(self.js("return document.querySelector('#session-list li[aria-current=true]').dataset.sessionId"), first)
+        # Escape closes it too, and gives the focus back to its button.
+        self.browser.find_element("id", "drawer-button").click()
+        self.wait("the drawer open", lambda: sidebar()[2] == "visible")
+        from selenium.webdriver.common.keys import Keys
+        self.wait("the focus in the drawer", lambda: self.js("return document.getElementById('sidebar').contains(document.activeElement)"))
+        self.browser.switch_to.active_element.send_keys(Keys.ESCAPE)
+        self.wait("the drawer closed by Escape", lambda: sidebar()[2] == "hidden")
+        self.assertEqual(self.js("return document.activeElement.id"), "drawer-button")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_02_phone_permission_card_and_notification_while_hidden(self):
+        replay = self.create_session("Replay on a phone", agent="replay")
+        other = self.create_session("Elsewhere")
+        self.phone()
+        self.open_console(other)
+        self.assertEqual(self.js("return window.__permissionRequests"), 0, "notifications are never asked for on load")
+        self.browser.find_element("id", "notify-button").click()
+        self.wait("the permission asked on the click", lambda: self.js("return window.__permissionRequests") == 1)
+        self.wait("the button saying so", lambda: self.js("return document.getElementById('notify-button').textContent") == "Notifying")
+        # The tab goes to the background; a permission request of another session arrives there.
+        self.js("Object.defineProperty(document, 'visibilityState', { get: () => 'hidden', configurable: true });")
+        self.daemon.call("session.send", {"sessionId": replay, "text": "anything: the recording decides", "wait": False})
+        self.wait("the notification", lambda: self.js("return window.__notifications.length") == 1)
+        title, tag, body = self.js("const n = window.__notifications[0]; return [n.title, n.tag, n.body]")
+        self.assertTrue(title.startswith("Permission: "), title)
+        self.assertIn("Replay on a phone", body)
+        self.wait("the count in the title", lambda: self.browser.title == "(1) Switchboard")
+        # Back to the tab by a click on the notification: it opens the session whose request waits.
+        self.js("delete document.visibilityState; window.__notifications[0].self.onclick();")
+        self.wait("the request's session open", lambda: self.js(
+            "return document.querySelector('#session-list li[aria-current=true]')?.dataset.sessionId") == replay)
+        request = self.card()
+        self.assertEqual(request, tag)
+        self.assertEqual(self.js("return document.activeElement.classList.contains('allow-once')"), True)
+        self.assert_no_sideways_scroll("a permission card")
+        self.assertEqual(self.small_targets(), [])
+        self.shot("p02-phone-permission")
+        # A visible tab gets no notification: it shows the card.
+        self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
+        self.wait_idle()
+        self.wait("the title without a count", lambda: self.browser.title == "Switchboard")
+        self.assertEqual(self.js("return window.__notifications.length"), 1)
+        self.assertEqual(self.console_errors(), [])
+
+    def test_03_pickers_are_filled_from_what_the_agent_reports(self):
+        from selenium.webdriver.support.ui import Select
+        agents = {a["agent"]: a for a in self.daemon.call("agents.list")["agents"]}
+        self.open_console()
+        self.browser.find_element("id", "new-session-button").click()
+        self.wait("the dialog", lambda: self.js("return document.getElementById('new-session-dialog').open"))
+        Select(self.browser.find_element("id", "new-agent")).select_by_value("replay")
+        options = lambda sid: self.js(f"return [...document.getElementById('{sid}').options].map(o => o.value)")
+        self.wait("the replay agent's modes", lambda: options("new-mode") == [""] + agents["replay"].get("modes", []))
+        self.assertTrue(agents["replay"].get("modes"), "the replay agent (Claude Code's adapter) lists its modes")
+        # An agent that is not installed is listed, cannot be picked, and says why.
+        unavailable = [a for a in agents.values() if not a["installed"] or a.get("problem")]
+        if unavailable:
+            name = unavailable[0]["agent"]
+            self.assertTrue(self.js(f"return document.querySelector('#new-agent option[value=\"{name}\"]').disabled"))
+            self.assertIn("(", self.js(f"return document.querySelector('#new-agent option[value=\"{name}\"]').textContent"))
+        self.browser.find_element("id", "new-cwd").clear()
+        self.browser.find_element("id", "new-cwd").send_keys(self.work_dir("picked"))
+        Select(self.browser.find_element("id", "new-mode")).select_by_value(agents["replay"]["modes"][-1])
+        self.browser.find_element("id", "new-title").send_keys("Picked")
+        self.browser.find_element("id", "new-session-create").click()
+        self.wait("the new session open", lambda: self.js("return document.getElementById('session-title').textContent") == "Picked")
+        session = self.js("return document.querySelector('#session-list li[aria-current=true]').dataset.sessionId")
+        self.assertEqual(self.daemon.call("session.get", {"sessionId": session})["session"].get("mode"), agents["replay"]["modes"][-1])
+        self.wait("the composer's mode menu", lambda: options("mode-select") == agents["replay"]["modes"]
+                  and self.js("return document.getElementById('mode-select').value") == agents["replay"]["modes"][-1])
+        # Once the agent has started it reports its models: the model menu lists exactly those.
+        self.type_prompt("anything")
+        request = self.card()
+        self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
+        self.wait_idle()
+        reported = self.daemon.call("session.get", {"sessionId": session})["session"].get("models", [])
+        if reported:
+            self.wait("the reported models", lambda: [v for v in options("model-select") if v] == [m["id"] for m in reported])
+        self.shot("p03-pickers")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_04_dark_theme_follows_the_system(self):
+        session = self.create_session("Dark")
+        self.open_console(session)
+        self.turn("write dark.txt night", "Answer 1")
+        background = lambda: self.js("return getComputedStyle(document.body).backgroundColor")
+        self.assertEqual(background(), "rgb(255, 255, 255)")
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        self.wait("the dark background", lambda: background() == "rgb(22, 24, 27)")
+        self.assertEqual(self.js("return getComputedStyle(document.body).color"), "rgb(230, 230, 230)")
+        self.assertNotEqual(self.js("return getComputedStyle(document.querySelector('#transcript .diff .add')).backgroundColor"),
+                            "rgb(230, 255, 236)", "diff lines follow the theme")
+        self.shot("p04-dark-desktop")
+        self.phone()
+        self.shot("p04-dark-phone")
+        self.assertEqual(self.console_errors(), [])
+
+    def test_05_desktop_layout_is_unchanged(self):
+        session = self.create_session("Desktop")
+        self.open_console(session)
+        self.assertTrue(self.js("return getComputedStyle(document.getElementById('drawer-button')).display === 'none'"))
+        sidebar = self.js("const r = document.getElementById('sidebar').getBoundingClientRect(); "
+                          "return [r.left, r.width, 19 * parseFloat(getComputedStyle(document.documentElement).fontSize)]")
+        self.assertEqual(sidebar[:2], [0, sidebar[2]], "the session list beside the transcript, 19rem wide")
+        self.assertEqual(self.js("return getComputedStyle(document.getElementById('sidebar')).visibility"), "visible")
+        self.assert_no_sideways_scroll("desktop")
+        self.shot("p05-desktop")
+
+    def test_06_markdown_with_handlers_renders_without_a_console_error(self):
+        self.open_console()
+        rendered = self.browser.execute_async_script("""const done = arguments[arguments.length - 1];
+            import('/markdown.js').then((m) => { const d = document.createElement('div'); d.id = 'probe'; document.body.append(d);
+              m.renderMarkdown(d, arguments[0]); setTimeout(() => done([d.innerHTML, d.querySelectorAll('img, script, svg, [onerror], [onload]').length]), 300); });""",
+                                                     test_console.XSS_TEXT + "\n\n![pixel](https://example.invalid/p.png)")
+        html, dangerous = rendered
+        self.assertEqual(dangerous, 0, html)
+        self.assertIn("<strong>bold stays</strong>", html)
+        self.assertIn("&lt;img src=x onerror=", html, "the markup is shown as text")
+        self.assertIsNone(self.js("return window.__xss === undefined ? null : window.__xss"))
+        self.assertEqual(self.console_errors(), [], "no CSP report, no load error")
+
+    def test_07_through_an_allowed_host_and_a_token_rotation(self):
+        # The page served through the configured name (Host and Origin both box.test:PORT), with the token.
+        tunnel_url = f"http://{TUNNEL_NAME}:{self.daemon.port}/"
+        self.browser.get("about:blank")
+        self.browser.get(tunnel_url + "#token=" + self.daemon.token)
+        self.wait_live()
+        tunnel_tab = self.browser.current_window_handle
+        self.assertEqual(self.js("return location.host"), f"{TUNNEL_NAME}:{self.daemon.port}")
+        status = lambda headers: self.browser.execute_async_script("""const done = arguments[arguments.length - 1];
+            fetch('/rpc', { method: 'POST', headers: arguments[0], body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' })
+              .then((r) => done(r.status), (e) => done(String(e)));""", headers)
+        self.assertEqual(status({"Content-Type": "application/json", "Authorization": "Bearer " + self.daemon.token}), 200)
+        self.assertEqual(status({"Content-Type": "application/json"}), 401, "the token is still required")
+        # A name that was not configured gets nothing, not even the page.
+        self.browser.switch_to.new_window("tab")
+        self.browser.get(f"http://{OTHER_NAME}:{self.daemon.port}/#token=" + self.daemon.token)
+        self.assertIn("host not allowed", self.js("return document.body.textContent"))
+        self.browser.close()
+        # A second tab on the loopback address, live too.
+        self.browser.switch_to.window(tunnel_tab)
+        self.browser.switch_to.new_window("tab")
+        other_tab = self.browser.current_window_handle
+        self.open_console()
+        old_token = self.daemon.token
+        # Rotate from the tunnel's tab.
+        self.browser.switch_to.window(tunnel_tab)
+        self.browser.find_element("id", "pair-button").click()
+        self.wait("the pairing dialog", lambda: self.js("return document.getElementById('pair-dialog').open"))
+        self.assertEqual(self.js("return document.getElementById('pair-url').value"), tunnel_url + "#token=" + old_token)
+        self.browser.find_element("id", "rotate-token-button").click()
+        self.wait("the new address", lambda: self.js("return document.getElementById('pair-url').value") != tunnel_url + "#token=" + old_token)
+        new_token = self.js("return document.getElementById('pair-url').value").split("#token=")[1]
+        self.assertEqual(len(new_token), 64)
+        self.shot("p07-pair-rotated")
+        self.browser.find_element("id", "pair-close").click()
+        self.wait_live()
+        self.assertEqual(status({"Content-Type": "application/json", "Authorization": "Bearer " + new_token}), 200)
+        # The other tab lost its access at once: its event stream was closed and cannot reopen.
+        self.browser.switch_to.window(other_tab)
+        self.wait("the other tab refused", lambda: self.js("return document.getElementById('connection').dataset.state") == "unauthorized")
+        self.shot("p07-other-tab-refused")
+        self.browser.close()
+        self.browser.switch_to.window(tunnel_tab)
+        # Every form of the old token is refused, the new one works.
+        def http_status(path, token, body=None):
+            request = urllib.request.Request(self.daemon.url + path.lstrip("/"), data=body, headers={
+                "Authorization": "Bearer " + token, "Content-Type": "application/json"} if token else {})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    return response.status
+            except urllib.error.HTTPError as error:
+                return error.code
+        ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        self.assertEqual(http_status("/rpc", old_token, ping), 401)
+        self.assertEqual(http_status("/events?token=" + old_token, None), 401)
+        self.assertEqual(http_status("/rpc", new_token, ping), 200)
+        self.daemon.token = new_token  # for the scenarios after this one
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", required=True, help="the test daemon (switchboard_test_daemon)")
+    parser.add_argument("--screenshots", default="browser-screenshots", help="where screenshots go")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument("-k", dest="patterns", action="append", help="only tests matching this substring")
+    ARGS, rest = parser.parse_known_args()
+    test_console.ARGS = ARGS  # the shared helpers read it
+    missing = missing_prerequisites()
+    if missing:
+        print("browser tests: missing " + ", ".join(missing) + " (scripts/setup --test)", file=sys.stderr)
+        return 1 if os.environ.get("CI") else SKIP
+    argv = [sys.argv[0], "-v", *rest] + [x for p in (ARGS.patterns or []) for x in ("-k", p)]
+    program = unittest.main(module=sys.modules[PhoneTest.__module__], argv=argv, exit=False)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
