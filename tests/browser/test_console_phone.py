@@ -359,6 +359,37 @@ class PhoneTest(unittest.TestCase):
         self.assertEqual(http_status("/rpc", new_token, ping), 200)
         self.daemon.token = new_token  # for the scenarios after this one
 
+    def test_08_copy_buttons_and_long_tool_output_collapsed(self):
+        session = self.create_session("Reading")
+        self.open_console(session)
+        self.js("window.__copied = []; navigator.clipboard.writeText = (text) => { window.__copied.push(text); return Promise.resolve(); };")
+        self.turn("listing and code", "Answer 1")
+        # A code block of the agent's Markdown has its copy button; it copies the code as written.
+        self.wait("the code block", lambda: self.js("return !!document.querySelector('#transcript .assistant pre.code-block > button.copy')"))
+        self.browser.find_element("css selector", "#transcript .assistant pre.code-block > button.copy").click()
+        self.wait("the code copied", lambda: self.js("return window.__copied") == ['print("hello")\n'])
+        self.assertEqual(self.js("return document.querySelector('#transcript .assistant pre.code-block > button.copy').dataset.state"), "copied")
+        self.assertNotIn("copy", self.js("return document.querySelector('#transcript .assistant').textContent"),
+                         "the button's label is not part of the message's text")
+        # Forty lines of tool output: collapsed, with "show all (40 lines)", which shows them and turns into "show less".
+        tool = '#transcript .tool[data-tool-call-id$="-listing"]'
+        self.assertTrue(self.js(f"return document.querySelector('{tool} .tool-output').classList.contains('collapsed')"))
+        collapsed = self.js(f"return document.querySelector('{tool} .tool-output').getBoundingClientRect().height")
+        more = self.browser.find_element("css selector", f"{tool} .show-all")
+        self.assertEqual(more.text, "show all (40 lines)")
+        more.click()
+        self.wait("the whole output", lambda: not self.js(f"return document.querySelector('{tool} .tool-output').classList.contains('collapsed')"))
+        self.assertGreater(self.js(f"return document.querySelector('{tool} .tool-output').getBoundingClientRect().height"), collapsed)
+        self.assertEqual(more.text, "show less")
+        self.browser.find_element("css selector", f"{tool} .output-tools .copy").click()
+        self.wait("the output copied", lambda: len(self.js("return window.__copied")) == 2)
+        self.assertEqual(self.js("return window.__copied[1]").split("\n"), [f"line {i}" for i in range(1, 41)])
+        # A short output is not collapsed and has no "show all".
+        self.turn("write short.txt x", "Answer 2")
+        self.assertFalse(self.js("return document.querySelector(\"#transcript .tool[data-tool-call-id$='-write'] .show-all\").getClientRects().length > 0"))
+        self.shot("p08-reading")
+        self.assertEqual(self.console_errors(), [])
+
 
 def main():
     global ARGS

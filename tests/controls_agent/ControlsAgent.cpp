@@ -24,6 +24,8 @@ using adapters::Completion;
 //   `plan`             the plan (three entries, one of each status), then the same plan with the second done;
 //   `write NAME TEXT`  writes TEXT (one word) to NAME in the working directory, as a tool call with its diff;
 //   `slow`             the answer takes 3 s (long enough to try what a running turn refuses);
+//   `listing`          a tool call whose output is 40 numbered lines (long output, shown collapsed);
+//   `code`             the answer ends with a fenced Python code block;
 //   `/NAME ARGS`       an offered command (the engine passes it parsed): the answer says it ran.
 // Every answer says which turn of the conversation it is and the effort in force, so a rewind, a fork or an
 // option change shows in the next answer; every turn reports context usage growing by 1,200 tokens a turn.
@@ -250,6 +252,13 @@ class ControlsAdapter final : public adapters::AgentAdapter {
       std::ofstream(path) << write->second << "\n";
       m_listener.on_tool_completed(adapters::ToolCompleted{tool_id, "wrote " + write->first, false});
     }
+    if (has_word(text, "listing")) {
+      const auto tool_id = m_turn->turn_id + "-listing";
+      m_listener.on_tool_started(adapters::ToolStarted{tool_id, "list", {{"lines", 40}}, std::nullopt});
+      std::string output;
+      for (int line = 1; line <= 40; ++line) output += "line " + std::to_string(line) + (line < 40 ? "\n" : "");
+      m_listener.on_tool_completed(adapters::ToolCompleted{tool_id, output, false});
+    }
     const auto delay = has_word(text, "slow") ? std::chrono::milliseconds(3000) : std::chrono::milliseconds(50);
     m_turn_timer.expires_after(delay);
     m_turn_timer.async_wait([this, alive = m_alive](const boost::system::error_code& error) {
@@ -272,6 +281,7 @@ class ControlsAdapter final : public adapters::AgentAdapter {
       answer = "Answer " + std::to_string(count) + " of this conversation.";
     }
     if (m_full) answer += " Effort: " + m_effort + ".";
+    if (has_word(turn.text, "code")) answer += "\n\n```python\nprint(\"hello\")\n```\n";
     const auto message_id = turn.turn_id + "-answer";
     m_listener.on_delta(adapters::TextDelta{message_id, p::DeltaKind::Text, answer, std::nullopt});
     m_listener.on_message(adapters::MessageCompleted{message_id, p::DeltaKind::Text, answer, std::nullopt});
