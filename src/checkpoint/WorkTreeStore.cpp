@@ -17,6 +17,8 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/BlobStream.h"
+#include "checkpoint/IgnoredPaths.h"
+#include "checkpoint/IndexEntries.h"
 #include "checkpoint/TreePath.h"
 #include "process/UniqueFd.h"
 
@@ -228,6 +230,7 @@ CheckpointResult<void> WorkTreeStore::open() {
   if (read_file(m_directory / "git/info/exclude").value_or("") != exclude &&
       !write_atomically(m_directory / "git/info/exclude", exclude))
     return store_unavailable("cannot write " + (m_directory / "git/info/exclude").string());
+  m_exclude = exclude;
   const auto worktree_note = m_place.work_tree.string() + "\n";
   if (read_file(m_directory / "worktree") != worktree_note) write_atomically(m_directory / "worktree", worktree_note);
   // Only this process uses the store (one daemon per data directory), so a lock left now is a crashed run's.
@@ -315,6 +318,25 @@ std::optional<WorkTreeStore::IndexStamp> WorkTreeStore::index_stamp() const {
                     st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
 }
 
+std::optional<std::string> WorkTreeStore::listing_without_git(const std::set<std::string>& paths) const {
+  const auto indexed = indexed_among(m_place.index_file, paths);
+  if (!indexed) return std::nullopt;
+  std::string records;
+  for (const auto& path : paths) {
+    if (indexed->count(path) != 0) {
+      records.append("C ").append(path).push_back('\0');
+      continue;
+    }
+    struct stat st {};
+    if (::lstat((m_place.work_tree / path).c_str(), &st) != 0) continue;  // made and removed again
+    if (S_ISDIR(st.st_mode)) return std::nullopt;
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) continue;  // git lists no other kind of new file
+    if (!surely_not_ignored(m_place.work_tree, m_exclude, path)) return std::nullopt;
+    records.append("? ").append(path).push_back('\0');
+  }
+  return records;
+}
+
 CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   // What changed since the index was last updated: files git does not have yet ("?", not ignored) and files
   // whose content, type or presence differs from the index ("C"), found by comparing stat data first.
@@ -328,8 +350,9 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   std::vector<std::string> listing{"ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard"};
   const auto previous = std::exchange(m_last, std::nullopt);
   bool whole_tree = true;
+  std::set<std::string> seen_paths;
   if (previous && index_stamp() == m_last_index) {
-    const auto seen = m_watch.changes();
+    auto seen = m_watch.changes();
     if (seen.complete && seen.paths.empty()) {
       if (m_options.after_listing) m_options.after_listing(false);
       m_last = previous;
@@ -340,6 +363,7 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
       listing.emplace_back("--");
       for (const auto& path : seen.paths) listing.push_back(":(literal)" + path);
       for (const auto& path : previous->skipped) listing.push_back(":(literal)" + path);
+      seen_paths = std::move(seen.paths);
     }
   }
   if (whole_tree && m_watchable) {
@@ -348,8 +372,15 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
     if (!m_watch.start(*ignored)) m_watchable = false;
   }
   if (m_options.after_listing) m_options.after_listing(whole_tree);
-  auto listed = m_git.output(m_place, listing, "cannot list the working tree's changes");
-  if (!listed) return listed.error();
+  // The paths seen, judged without git when they can be (a skipped file of the last snapshot, a nested
+  // repository among them, is always git's to judge again).
+  std::optional<std::string> listed;
+  if (!whole_tree && previous->skipped.empty()) listed = listing_without_git(seen_paths);
+  if (!listed) {
+    auto asked = m_git.output(m_place, listing, "cannot list the working tree's changes");
+    if (!asked) return asked.error();
+    listed = std::move(*asked);
+  }
   FullSnapshot snapshot;
   std::string update;        // paths for update-index --add --remove --replace: new, changed or gone
   std::string force_remove;  // paths whose file is still there but is no longer kept (it grew past the limit)

@@ -53,6 +53,10 @@ class WorkTreeStore {
   // The directories git ignores as a whole (`build/`): the watch leaves them out.
   CheckpointResult<std::set<std::string>> ignored_directories();
   std::optional<IndexStamp> index_stamp() const;
+  // What `ls-files -t --others --modified` would list of `paths` (files the watch saw change), judged here: each
+  // is a file the index has (update-index then compares it) or a new file no ignore pattern can reach. nullopt
+  // when that cannot be told without git.
+  std::optional<std::string> listing_without_git(const std::set<std::string>& paths) const;
   // Merges the store's packs into one once a snapshot has left too many.
   void consolidate_packs();
   // Each id a tree of this store (UnknownCheckpoint naming the first that is not), in one git.
@@ -70,6 +74,7 @@ class WorkTreeStore {
   std::filesystem::path m_directory;
   GitPlace m_place;
   const CheckpointOptions& m_options;
+  std::string m_exclude;  // the store's info/exclude
   // Which files changed since the last snapshot; with it, that snapshot (as the index holds it) and the index's
   // stamp then. Without a last snapshot, the next one reads the whole tree.
   TreeWatch m_watch;

@@ -14,12 +14,14 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include "checkpoint/IgnoredPaths.h"
 #include "support/TempDir.h"
 #include "switchboard/checkpoint/CheckpointStore.h"
 
@@ -549,10 +551,17 @@ TEST_CASE("checkpoints: a snapshot after a few changes reads only them and recor
   CHECK(shrunk.id != created.id);  // big.bin is in it (a diff leaves out what either end skipped)
   CHECK(shrunk.skipped.empty());
 
+  // Nothing skipped now, and no pattern of the .gitignore reaches these: judged without asking git.
+  write(f.tree() / "sub/more.txt", "more\n");
+  write(f.tree() / "more.txt", "more\n");
+  write(f.tree() / "sub/c.txt", "c edited\n");
+  const auto judged = step("new files no ignore pattern reaches, and an edit", false);
+  CHECK(paths(f.diff(shrunk.id, judged.id).files) == std::vector<std::string>{"more.txt", "sub/c.txt", "sub/more.txt"});
+
   fs::remove(f.tree() / "a.txt");
   write(f.tree() / "a.txt/inner.txt", "a directory now\n");
   const auto replaced = step("a file replaced by a directory", true);
-  CHECK(paths(f.diff(shrunk.id, replaced.id).files) == std::vector<std::string>{"a.txt", "a.txt/inner.txt"});
+  CHECK(paths(f.diff(judged.id, replaced.id).files) == std::vector<std::string>{"a.txt", "a.txt/inner.txt"});
 
   write(f.tree() / ".gitignore", "");
   const auto unignored = step("a .gitignore edit that un-ignores files", true);
@@ -598,6 +607,40 @@ TEST_CASE("checkpoints: an index changed behind the store makes the next snapsho
   const auto after = f.snapshot();
   CHECK(listings == std::vector<bool>{true});
   CHECK(paths(f.diff(first.id, after.id).files) == std::vector<std::string>{"a.txt"});  // b.txt still there
+}
+
+// A new file is taken as kept without asking git only when no ignore pattern can reach it; every answer of "kept"
+// is checked against git's own listing of the files it does not ignore.
+TEST_CASE("checkpoints: a new file is judged kept without git only when no ignore pattern can reach it",
+          "[checkpoint]") {
+  TempDir tree{"checkpoint-ignores"};
+  write(tree.path() / ".gitignore", "# comment\n*.log\nbuild/\n/out\ndoc/*.tmp\n!important.log\n");
+  write(tree.path() / "sub/.gitignore", "local?.txt\n");
+  write(tree.path() / "br/.gitignore", "[ab].c\n");
+  write(tree.path() / "st/.gitignore", "**/gen\n");
+  const std::string exclude = "/data/\n";
+  write(tree.path() / ".git/info/exclude", exclude);
+  const std::map<std::string, bool> expected = {
+      {"src/main.c", true},      {"a.log", false},          {"important.log", false},  {"build/x.c", false},
+      {"out", false},            {"sub/out", true},         {"doc/x.tmp", false},      {"doc/x.txt", true},
+      {"doc/deep/x.tmp", true},  {"sub/local1.txt", false}, {"sub/local12.txt", true}, {"data/x", false},
+      {"datax/y", true},         {"br/a.c", false},         {"br/z.c", false},         {"st/x.c", false},
+  };
+  for (const auto& [path, kept] : expected) write(tree.path() / path, "x\n");
+  shell(tree.path(), "git init -q .");
+  std::set<std::string> listed;
+  const auto out = shell_output(tree.path(), "GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git ls-files -z --others --exclude-standard");
+  for (std::size_t at = 0; at < out.size();) {
+    const auto end = out.find('\0', at);
+    listed.insert(out.substr(at, end - at));
+    at = end == std::string::npos ? out.size() : end + 1;
+  }
+  for (const auto& [path, kept] : expected) {
+    INFO(path);
+    const bool judged = switchboard::checkpoint::surely_not_ignored(tree.path(), exclude, path);
+    CHECK(judged == kept);
+    if (judged) CHECK(listed.count(path) == 1);
+  }
 }
 
 }  // namespace checkpoint_store_tests
