@@ -210,15 +210,24 @@ void OpenCodeRuntime::add_mcp_server(const std::string& cwd, const protocol::Mcp
   holding.config = config;
   holding.holders.insert(&holder);
   holding.waiting.push_back(std::move(done));
+  holding.registration = ++m_mcp_registrations;
   HttpRequest request;
   request.method = boost::beast::http::verb::post;
   request.target = "/mcp?directory=" + percent_encoded(cwd, "/");
   request.body = native::dump(nlohmann::json{{"name", server.name}, {"config", config}});
   request.content_type = "application/json";
   request.timeout = std::chrono::minutes(2);  // OpenCode answers once the server is connected, or has failed
-  m_server.send(std::move(request), [this, key, server](HttpOutcome outcome) {
-    const auto held = m_mcp.find(key);
-    if (held == m_mcp.end()) return;  // the server went meanwhile
+  // On a connection of its own: the shared one takes one request at a time, and every other session's prompts,
+  // answers and aborts would wait behind a server that takes long to connect.
+  // That connection outlives the runtime if need be: its answer then finds nobody.
+  m_server.send_alone(std::move(request), [weak = std::weak_ptr<OpenCodeRuntime*>(m_self), key, server,
+                                           registration = holding.registration](HttpOutcome outcome) {
+    const auto self = weak.lock();
+    if (!self) return;
+    auto& holdings = (*self)->m_mcp;
+    const auto held = holdings.find(key);
+    // The server went meanwhile (and perhaps a new one registered the same name).
+    if (held == holdings.end() || held->second.registration != registration) return;
     protocol::McpServerState state;
     if (auto* failure = std::get_if<HttpFailure>(&outcome)) {
       state = protocol::McpServerState{server.name, server.transport, protocol::McpServerStatusKind::Failed,

@@ -95,9 +95,13 @@ class OpenCodeRuntime final : public AgentRuntime {
     std::set<const OpenCodeSession*> holders;
     std::optional<protocol::McpServerState> state;  // unset while OpenCode connects it
     std::vector<std::function<void(protocol::McpServerState)>> waiting;
+    std::uint64_t registration = 0;  // which POST /mcp its state comes from (a later one may hold the same name)
   };
   std::map<std::pair<std::string, std::string>, McpHolding> m_mcp;  // by directory and name
+  std::uint64_t m_mcp_registrations = 0;
   std::vector<std::pair<std::string, Completion>> m_after_idle_stop;  // cwd, ready
+  // Answers that come on connections of their own (SharedServer::send_alone) hold a weak_ptr to this.
+  std::shared_ptr<OpenCodeRuntime*> m_self = std::make_shared<OpenCodeRuntime*>(this);
 };
 
 // The OPENCODE_PERMISSION of the server we start: the user's (`user_permissions`, when it is a JSON object) with

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/beast/core/detail/base64.hpp>
@@ -948,6 +949,58 @@ TEST_CASE("opencode: a session's MCP server reaches the model's tools, keeps no 
   world.client->close_stdin();
   REQUIRE(world.client->daemon().wait(std::chrono::seconds(30)) == 0);
   CHECK(switchboard::testing::eventually([&] { return !process_alive(running[0]); }, std::chrono::seconds(10), e2e::kProcessScanInterval));
+}
+
+TEST_CASE("opencode: an MCP server slow to connect holds up no other session's prompt on the same server", "[e2e][opencode][controls]") {
+  const auto& profile = opencode();
+  e2e::AgentWorld world(profile, Json::array({profile.when_last_prompt_contains("other one", "Other first."),
+                                              profile.when_last_prompt_contains("other two", "Other again."),
+                                              profile.when_last_prompt_contains("slow one", "Slow answer.")}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  fs::create_directories(world.work);
+  // The other session runs first, so the OpenCode server both share is up.
+  const auto other = world.create_session();
+  REQUIRE(world.client->call("session.send", {{"sessionId", other}, {"text", "other one"}})["result"]["text"] == "Other first.");
+
+  // OpenCode answers POST /mcp only once the server has connected: this one takes 8 s to start.
+  const auto pids = world.tmp.path() / "mcp.pids";
+  const auto env = world.tmp.path() / "mcp.env";
+  Json slow = mcp_server("slowsrv", pids, env);
+  slow["command"] = "sh";
+  slow["args"] = Json::array({"-c", "sleep 8; exec python3 \"$0\" \"$@\"", switchboard::testing::source_path("tests/support/mcp_stdio_server.py"),
+                              "--pid-file", pids.string(), "--env-file", env.string()});
+  const auto created = world.client->call("session.create", {{"agent", "opencode"}, {"cwd", world.work.string()}, {"mcpServers", Json::array({slow})}});
+  INFO(created.dump());
+  REQUIRE(created.contains("result"));
+  const std::string id = created["result"]["session"]["sessionId"];
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "slow one"}, {"wait", false}}).contains("result"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // its start is registering the server by now
+
+  // The other session's prompt is answered while OpenCode still registers the slow server (it has not answered
+  // POST /mcp: the slow session has no final status for it yet).
+  auto settled = [&] {
+    for (const auto& status : events_of(world.client->events(), "mcp.status")) {
+      if (status.value("sessionId", "") != id) continue;
+      for (const auto& server : status["data"]["servers"]) {
+        if (server["status"] != "pending") return true;
+      }
+    }
+    return false;
+  };
+  const auto again = world.client->call("session.send", {{"sessionId", other}, {"text", "other two"}});
+  INFO(again.dump() << "\n" << world.transcript());
+  REQUIRE(again["result"]["text"] == "Other again.");
+  CHECK_FALSE(settled());
+
+  // The slow session goes on once OpenCode has answered for its server.
+  CHECK(switchboard::testing::eventually([&] {
+    for (const auto& stopped : events_of(world.client->events(), "turn.stopped")) {
+      if (stopped.value("sessionId", "") == id) return true;
+    }
+    return false;
+  }, std::chrono::seconds(60), std::chrono::milliseconds(200)));
+  CHECK(settled());
 }
 
 // The turns' prompts, as the mock saw them in its latest turn request.
