@@ -900,12 +900,40 @@ drawNotifyButton();
 
 // ---- pairing a device, rotating the token -----------------------------------------------------------------
 
-const pairUrl = () => `${location.origin}/#token=${token()}`;
-$("pair-button").addEventListener("click", () => {
+// The address the other device opens: this page's own origin to begin with (through a tunnel, the tunnel's
+// name), editable, since the daemon does not tell the page which names it allows.
+const pairUrl = () => `${($("pair-address").value.trim() || location.origin).replace(/\/+$/, "")}/#token=${token()}`;
+function drawPairing() {
   $("pair-url").value = pairUrl();
+  drawQrCode($("pair-qr"), $("pair-url").value);
+}
+// The QR code, made in the page (Debian's qrcode-generator: no network), drawn module by module on a canvas with
+// the quiet zone the standard asks for.
+function drawQrCode(canvas, text) {
+  const code = globalThis.qrcode(0, "M");
+  code.addData(text);
+  code.make();
+  const modules = code.getModuleCount();
+  const quiet = 4;
+  const scale = Math.max(2, Math.floor(canvas.width / (modules + 2 * quiet)));
+  const context = canvas.getContext("2d");
+  context.fillStyle = "#fff";
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  context.fillStyle = "#000";
+  const offset = Math.floor((canvas.width - modules * scale) / 2);
+  for (let row = 0; row < modules; ++row) {
+    for (let column = 0; column < modules; ++column) {
+      if (code.isDark(row, column)) context.fillRect(offset + column * scale, offset + row * scale, scale, scale);
+    }
+  }
+}
+$("pair-button").addEventListener("click", () => {
+  if (!$("pair-address").value) $("pair-address").value = location.origin;
+  drawPairing();
   $("pair-status").textContent = "";
   $("pair-dialog").showModal();
 });
+$("pair-address").addEventListener("input", drawPairing);
 $("pair-copy").addEventListener("click", async () => {
   try {
     await navigator.clipboard.writeText($("pair-url").value);
@@ -919,7 +947,7 @@ $("rotate-token-button").addEventListener("click", async () => {
   try {
     const { token: fresh } = await api.call("daemon.rotateToken");
     sessionStorage.setItem(kTokenKey, fresh);
-    $("pair-url").value = pairUrl();
+    drawPairing();
     $("pair-status").textContent = "A new token is in force: every other tab and device has lost access.";
     // The daemon closed every event stream, this tab's too: reopen it with the new token, from where it was.
     stream.restart();

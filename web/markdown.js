@@ -3,9 +3,22 @@
 // (script-src 'self', no inline) is the second wall. Tool output never goes through here: it is set as text.
 import "/vendor/marked.js";  // a UMD build: it defines globalThis.marked
 import DOMPurify from "/vendor/purify.js";
+import "/vendor/highlight.js";  // highlight.js 9 (Debian's libjs-highlight.js): it defines globalThis.hljs
 
 const marked = globalThis.marked;
-marked.setOptions({ gfm: true, breaks: false, mangle: false, headerIds: false });
+const hljs = globalThis.hljs;
+// Code blocks that name their language are highlighted (tokens become <span class="hljs-…">, which DOMPurify
+// keeps); guessing the language of an unnamed block is left out, since a streaming message is drawn again on
+// every frame and guessing tries every grammar.
+const highlight = (code, language) => {
+  if (!language || !hljs.getLanguage(language)) return code;
+  try {
+    return hljs.highlight(language, code, true).value;
+  } catch {
+    return code;
+  }
+};
+marked.setOptions({ gfm: true, breaks: false, mangle: false, headerIds: false, highlight });
 
 // HTML written into the Markdown is shown as the text it is, never parsed as markup. DOMPurify would remove
 // its handlers, but only after parsing it in a document of this page, where each `onerror=` or `onload=` makes

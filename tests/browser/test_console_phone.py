@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -142,6 +143,16 @@ class PhoneTest(unittest.TestCase):
             if (n.tagName === 'A' && n.closest('.assistant')) return false;  // a link in a sentence (WCAG 2.5.5's exception)
             return r.width < 44 || r.height < 44; }).map(n => n.tagName + '#' + n.id + '.' + n.className + ' ' +
               Math.round(n.getBoundingClientRect().width) + 'x' + Math.round(n.getBoundingClientRect().height)).slice(0, 8)""")
+
+    def read_qr_code(self):
+        """What the pairing dialog's QR code says, read back from its pixels by zbarimg (zbar-tools)."""
+        if not shutil.which("zbarimg"):
+            self.skipTest("zbarimg (zbar-tools) is missing: scripts/setup --test")
+        path = os.path.join(self.scratch, "qr.png")
+        with open(path, "wb") as f:
+            f.write(self.browser.find_element("id", "pair-qr").screenshot_as_png)
+        result = subprocess.run(["zbarimg", "--raw", "-q", path], capture_output=True, text=True)
+        return result.stdout.strip()
 
     def turn(self, text, answer):
         self.type_prompt(text)
@@ -330,10 +341,12 @@ class PhoneTest(unittest.TestCase):
         self.browser.find_element("id", "pair-button").click()
         self.wait("the pairing dialog", lambda: self.js("return document.getElementById('pair-dialog').open"))
         self.assertEqual(self.js("return document.getElementById('pair-url').value"), tunnel_url + "#token=" + old_token)
+        self.assertEqual(self.read_qr_code(), tunnel_url + "#token=" + old_token, "the QR code holds the address")
         self.browser.find_element("id", "rotate-token-button").click()
         self.wait("the new address", lambda: self.js("return document.getElementById('pair-url').value") != tunnel_url + "#token=" + old_token)
         new_token = self.js("return document.getElementById('pair-url').value").split("#token=")[1]
         self.assertEqual(len(new_token), 64)
+        self.wait("the QR code of the new address", lambda: self.read_qr_code() == tunnel_url + "#token=" + new_token)
         self.shot("p07-pair-rotated")
         self.browser.find_element("id", "pair-close").click()
         self.wait_live()
@@ -371,6 +384,11 @@ class PhoneTest(unittest.TestCase):
         self.assertEqual(self.js("return document.querySelector('#transcript .assistant pre.code-block > button.copy').dataset.state"), "copied")
         self.assertNotIn("copy", self.js("return document.querySelector('#transcript .assistant').textContent"),
                          "the button's label is not part of the message's text")
+        # Highlighted (a block that names its language), the tokens in their colours.
+        tokens = self.js("return [...document.querySelectorAll('#transcript .assistant pre code span[class^=hljs-]')].map(n => [n.className, n.textContent])")
+        self.assertIn(["hljs-string", '"hello"'], tokens)
+        self.assertNotEqual(self.js("return getComputedStyle(document.querySelector('#transcript .hljs-string')).color"),
+                            self.js("return getComputedStyle(document.querySelector('#transcript .assistant pre code')).color"))
         # Forty lines of tool output: collapsed, with "show all (40 lines)", which shows them and turns into "show less".
         tool = '#transcript .tool[data-tool-call-id$="-listing"]'
         self.assertTrue(self.js(f"return document.querySelector('{tool} .tool-output').classList.contains('collapsed')"))
