@@ -408,6 +408,74 @@ class PhoneTest(unittest.TestCase):
         self.shot("p08-reading")
         self.assertEqual(self.console_errors(), [])
 
+    def axe_violations(self):
+        """Serious and critical violations axe-core (pinned, scripts/install-axe-core) finds in the page as it is."""
+        if not hasattr(PhoneTest, "axe_source"):
+            found = subprocess.run([os.path.join(REPO, "scripts", "install-axe-core")], capture_output=True, text=True)
+            path = found.stdout.strip().partition("SWITCHBOARD_AXE_JS=")[2]
+            if found.returncode != 0 or not os.path.exists(path):
+                if os.environ.get("CI"):
+                    self.fail("axe-core could not be installed: " + found.stderr)
+                self.skipTest("axe-core is missing (scripts/install-axe-core needs npm)")
+            with open(path) as f:
+                PhoneTest.axe_source = f.read()
+        # Evaluated through DevTools, so the page's CSP (script-src 'self') does not apply to the checker.
+        self.js(PhoneTest.axe_source)
+        return self.browser.execute_async_script("""const done = arguments[arguments.length - 1];
+            axe.run(document, { resultTypes: ['violations'] }).then((r) => done(r.violations
+              .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+              .map((v) => [v.id, v.impact, v.nodes.slice(0, 3).map((n) => n.target.join(' '))])), (e) => done([['error', String(e)]]));""")
+
+    def tab_through(self, presses=60):
+        """The controls the keyboard reaches, in order, from the top of the page."""
+        from selenium.webdriver.common.keys import Keys
+        from selenium.webdriver.common.action_chains import ActionChains
+        self.js("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
+        reached = []
+        for _ in range(presses):
+            ActionChains(self.browser).send_keys(Keys.TAB).perform()
+            reached.append(self.js("const n = document.activeElement; return n.id || n.className || n.tagName"))
+        return reached
+
+    def test_09_accessible_and_keyboard_reachable_at_both_sizes(self):
+        session = self.create_session("Accessible", agent="replay")
+        for size in ("desktop", "phone"):
+            with self.subTest(size=size):
+                getattr(self, size)()
+                self.open_console(session)
+                if not self.js("return document.querySelector('#transcript .turn') !== null"):
+                    self.type_prompt("anything: the recording decides")
+                    self.card()
+                if size == "desktop":
+                    # The checker checks: a button with no name is reported (critical), then removed.
+                    self.js("const b = document.createElement('button'); b.id = 'nameless'; document.body.append(b);")
+                    self.assertIn("button-name", [v[0] for v in self.axe_violations()])
+                    self.js("document.getElementById('nameless').remove();")
+                self.assertEqual(self.axe_violations(), [], f"{size}: a transcript with a permission card")
+                reached = self.tab_through()
+                for control in ["new-session-button" if size == "desktop" else "drawer-button", "pair-button",
+                                "prompt", "model-select", "send-button"]:
+                    self.assertIn(control, reached, f"{size}: {control} is reachable with Tab")
+                self.browser.find_element("id", "pair-button").click()
+                self.wait("the pairing dialog", lambda: self.js("return document.getElementById('pair-dialog').open"))
+                self.assertEqual(self.axe_violations(), [], f"{size}: the pairing dialog")
+                self.browser.find_element("id", "pair-close").click()
+                if size == "phone":
+                    self.browser.find_element("id", "drawer-button").click()
+                    self.wait("the drawer", lambda: self.js("return document.body.classList.contains('drawer-open')"))
+                    self.assertEqual(self.axe_violations(), [], "phone: the drawer")
+                    from selenium.webdriver.common.keys import Keys
+                    self.browser.switch_to.active_element.send_keys(Keys.ESCAPE)
+                    self.wait("the drawer closed", lambda: not self.js("return document.body.classList.contains('drawer-open')"))
+        # Dark theme too (contrast).
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        self.desktop()
+        self.open_console(session)
+        self.assertEqual(self.axe_violations(), [], "dark theme")
+        request = self.card()
+        self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
+        self.wait_idle()
+
 
 def main():
     global ARGS
