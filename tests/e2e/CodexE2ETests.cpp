@@ -244,6 +244,12 @@ TEST_CASE("codex e2e: controls: a plan created then updated arrives whole twice,
 
   const auto plans = events_of(world, "plan.updated", id);
   REQUIRE(plans.size() == 2);
+  // Each change once: as the plan, not also as a tool call or a message.
+  CHECK(events_of(world, "tool.started", id).empty());
+  CHECK(events_of(world, "tool.completed", id).empty());
+  const auto messages = events_of(world, "message.completed", id);
+  REQUIRE(messages.size() == 1);
+  CHECK(messages[0]["data"]["text"] == "Planned.");
   const auto& first = plans[0]["data"]["entries"];
   REQUIRE(first.size() == 2);
   CHECK(first[0] == Json{{"content", "Read the code"}, {"status", "in_progress"}});
