@@ -435,12 +435,16 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
     return snapshot;
   }
   if (!update.empty()) {
-    // Every blob goes straight into one pack per snapshot (git's bulk check-in, used for blobs over
-    // core.bigFileThreshold) instead of a file of its own: a first checkpoint of 10,000 files writes one pack, not
+    // Many blobs go straight into one pack per snapshot (git's bulk check-in, used for blobs over
+    // core.bigFileThreshold) instead of a file each: a first checkpoint of 10,000 files writes one pack, not
     // 10,000 files, in a tenth of the time and a thirtieth of the disk. Only here: for diffs git reads files over
-    // that threshold as binary.
-    auto updated = m_git.output(m_place, {"-c", "core.bigFileThreshold=1", "update-index", "-z", "--add", "--remove", "--replace", "--stdin"},
-                                "cannot record the working tree", update);
+    // that threshold as binary. A few blobs (a turn's changes) are written as files of their own: a pack would
+    // cost its index and two fsyncs each time, and its count would soon make consolidate_packs repack the store.
+    constexpr std::size_t kPackFrom = 64;
+    const auto paths = static_cast<std::size_t>(std::count(update.begin(), update.end(), '\0'));
+    std::vector<std::string> args{"update-index", "-z", "--add", "--remove", "--replace", "--stdin"};
+    if (paths >= kPackFrom) args.insert(args.begin(), {"-c", "core.bigFileThreshold=1"});
+    auto updated = m_git.output(m_place, args, "cannot record the working tree", update);
     if (!updated) return updated.error();
   }
   if (!force_remove.empty()) {

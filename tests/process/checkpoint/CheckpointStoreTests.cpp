@@ -442,30 +442,42 @@ TEST_CASE("checkpoints: a kill -9 in the middle of a snapshot leaves a store the
 }
 
 
-// Every snapshot adds a pack; past 64 they are merged into one. No ref names a checkpoint, so a merge that kept only
-// what refs reach would lose them all: the first checkpoint must still diff and restore after it.
+// A snapshot that stores many files adds a pack (one that stores a few writes them as files of their own); past
+// 64 packs they are merged into one. No ref names a checkpoint, so a merge that kept only what refs reach would
+// lose them all: the first checkpoint must still diff and restore after it.
 TEST_CASE("checkpoints: many snapshots' packs are merged and every checkpoint stays readable", "[checkpoint]") {
   Fixture f;
-  write(f.tree() / "counter.txt", "0\n");
+  const auto pack_count = [&] {
+    std::size_t packs = 0;
+    for (const auto& store : fs::directory_iterator(f.data.path() / "checkpoints")) {
+      if (!fs::is_directory(store.path() / "git" / "objects" / "pack")) continue;
+      for (const auto& entry : fs::directory_iterator(store.path() / "git" / "objects" / "pack")) {
+        if (entry.path().extension() == ".pack") ++packs;
+      }
+    }
+    return packs;
+  };
+  const auto write_all = [&](int round) {
+    for (int i = 0; i < 64; ++i) write(f.tree() / ("c" + std::to_string(i) + ".txt"), std::to_string(round) + "\n");
+  };
+  write_all(0);
   const auto first = f.snapshot();
+  CHECK(pack_count() == 1);
+  write(f.tree() / "c0.txt", "a few files\n");
+  f.snapshot();
+  CHECK(pack_count() == 1);
   for (int round = 1; round <= 66; ++round) {
-    write(f.tree() / "counter.txt", std::to_string(round) + "\n");
+    write_all(round);
     f.snapshot();
   }
-  std::size_t packs = 0;
-  for (const auto& store : fs::directory_iterator(f.data.path() / "checkpoints")) {
-    if (!fs::is_directory(store.path() / "git" / "objects" / "pack")) continue;
-    for (const auto& entry : fs::directory_iterator(store.path() / "git" / "objects" / "pack")) {
-      if (entry.path().extension() == ".pack") ++packs;
-    }
-  }
-  CHECK(packs >= 1);
-  CHECK(packs <= 64);  // 67 snapshots made 67 packs before the merge
+  CHECK(pack_count() >= 1);
+  CHECK(pack_count() <= 64);  // 67 snapshots of 64 files made 67 packs before the merge
   const auto changes = f.diff(first.id);
-  REQUIRE(paths(changes.files) == std::vector<std::string>{"counter.txt"});
-  CHECK(find(changes.files, "counter.txt")->diff.find("-0\n+66\n") != std::string::npos);
+  REQUIRE(changes.files.size() == 64);
+  CHECK(find(changes.files, "c5.txt")->diff.find("-0\n+66\n") != std::string::npos);
   f.restore(first.id);
-  CHECK(read(f.tree() / "counter.txt") == "0\n");
+  CHECK(read(f.tree() / "c5.txt") == "0\n");
+  CHECK(read(f.tree() / "c0.txt") == "0\n");
 }
 
 // What a store reading the whole tree records for it: a store opened afresh on a data directory of its own (the
