@@ -26,6 +26,7 @@ using adapters::Completion;
 //   `slow`             the answer takes 3 s (long enough to try what a running turn refuses);
 //   `listing`          a tool call whose output is 40 numbered lines (long output, shown collapsed);
 //   `code`             the answer ends with a fenced Python code block;
+//   `flood`            before the answer, a message of 4,000 deltas ("w0 w1 … w3999 "), 20 every 10 ms;
 //   `/NAME ARGS`       an offered command (the engine passes it parsed): the answer says it ran.
 // Every answer says which turn of the conversation it is and the effort in force, so a rewind, a fork or an
 // option change shows in the next answer; every turn reports context usage growing by 1,200 tokens a turn.
@@ -34,6 +35,8 @@ namespace {
 constexpr std::int64_t kWindowTokens = 200000;
 constexpr std::int64_t kTokensPerTurn = 1200;
 constexpr double kCostPerTurn = 0.0125;
+constexpr int kFloodDeltas = 4000;
+constexpr int kFloodBatch = 20;  // per 10 ms tick: 2,000 deltas a second at most
 
 // The agent's own conversations, by its id for them, in the test daemon's memory: each a list of turns (their
 // native refs). Shared by every session of the agent, as a CLI's history files would be.
@@ -259,10 +262,33 @@ class ControlsAdapter final : public adapters::AgentAdapter {
       for (int line = 1; line <= 40; ++line) output += "line " + std::to_string(line) + (line < 40 ? "\n" : "");
       m_listener.on_tool_completed(adapters::ToolCompleted{tool_id, output, false});
     }
+    if (has_word(text, "flood")) {
+      m_flood_sent = 0;
+      m_flood_text.clear();
+      return flood_tick();
+    }
     const auto delay = has_word(text, "slow") ? std::chrono::milliseconds(3000) : std::chrono::milliseconds(50);
     m_turn_timer.expires_after(delay);
     m_turn_timer.async_wait([this, alive = m_alive](const boost::system::error_code& error) {
       if (!error && *alive) finish_turn();
+    });
+  }
+
+  void flood_tick() {
+    if (!m_turn) return;
+    const auto message_id = m_turn->turn_id + "-flood";
+    for (int i = 0; i < kFloodBatch && m_flood_sent < kFloodDeltas; ++i, ++m_flood_sent) {
+      std::string piece = "w" + std::to_string(m_flood_sent) + " ";
+      m_flood_text += piece;
+      m_listener.on_delta(adapters::TextDelta{message_id, p::DeltaKind::Text, std::move(piece), std::nullopt});
+    }
+    if (m_flood_sent >= kFloodDeltas) {
+      m_listener.on_message(adapters::MessageCompleted{message_id, p::DeltaKind::Text, m_flood_text, std::nullopt});
+      return finish_turn();
+    }
+    m_turn_timer.expires_after(std::chrono::milliseconds(10));
+    m_turn_timer.async_wait([this, alive = m_alive](const boost::system::error_code& error) {
+      if (!error && *alive) flood_tick();
     });
   }
 
@@ -314,6 +340,8 @@ class ControlsAdapter final : public adapters::AgentAdapter {
   std::string m_effort = "medium";
   std::vector<p::McpServerState> m_mcp;
   std::optional<adapters::TurnInput> m_turn;
+  int m_flood_sent = 0;
+  std::string m_flood_text;
 };
 
 adapters::AgentDescriptor describe(boost::asio::io_context& io, std::string name, bool full) {
