@@ -69,7 +69,8 @@ class PhoneTest(unittest.TestCase):
                "XDG_CONFIG_HOME": os.path.join(home, ".config"),
                "SWITCHBOARD_REPLAY_RECORDING": os.path.join(REPO, "tests", "fixtures", "claude-code",
                                                             "recorded-exchange-stdio-permission.ndjson"),
-               "SWITCHBOARD_REPLAY_SLOWDOWN": "1"}
+               "SWITCHBOARD_REPLAY_SLOWDOWN": "1",
+               "SWITCHBOARD_CODEX_BIN": "/nonexistent/codex"}  # an agent that is surely not installed
         cls.daemon = Daemon(cls.scratch, env, binary=os.path.abspath(ARGS.binary), extra_args=["--allow-host", TUNNEL_NAME])
         cls.browser = new_browser([f"--host-resolver-rules=MAP {TUNNEL_NAME} 127.0.0.1, MAP {OTHER_NAME} 127.0.0.1"])
         cls.browser.set_script_timeout(30)
@@ -246,11 +247,10 @@ class PhoneTest(unittest.TestCase):
         self.wait("the replay agent's modes", lambda: options("new-mode") == [""] + agents["replay"].get("modes", []))
         self.assertTrue(agents["replay"].get("modes"), "the replay agent (Claude Code's adapter) lists its modes")
         # An agent that is not installed is listed, cannot be picked, and says why.
-        unavailable = [a for a in agents.values() if not a["installed"] or a.get("problem")]
-        if unavailable:
-            name = unavailable[0]["agent"]
-            self.assertTrue(self.js(f"return document.querySelector('#new-agent option[value=\"{name}\"]').disabled"))
-            self.assertIn("(", self.js(f"return document.querySelector('#new-agent option[value=\"{name}\"]').textContent"))
+        self.assertTrue(not agents["codex"]["installed"] or agents["codex"].get("problem"))
+        codex = "document.querySelector('#new-agent option[value=codex]')"
+        self.assertTrue(self.js(f"return {codex}.disabled"))
+        self.assertRegex(self.js(f"return {codex}.textContent"), r"^codex .*\(.+\)$", "the reason is named")
         self.browser.find_element("id", "new-cwd").clear()
         self.browser.find_element("id", "new-cwd").send_keys(self.work_dir("picked"))
         Select(self.browser.find_element("id", "new-mode")).select_by_value(agents["replay"]["modes"][-1])
@@ -267,8 +267,8 @@ class PhoneTest(unittest.TestCase):
         self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
         self.wait_idle()
         reported = self.daemon.call("session.get", {"sessionId": session})["session"].get("models", [])
-        if reported:
-            self.wait("the reported models", lambda: [v for v in options("model-select") if v] == [m["id"] for m in reported])
+        self.assertTrue(reported, "the recorded Claude Code reports its models when it starts")
+        self.wait("the reported models", lambda: [v for v in options("model-select") if v] == [m["id"] for m in reported])
         self.shot("p03-pickers")
         self.assertEqual(self.console_errors(), [])
 
