@@ -601,6 +601,33 @@ TEST_CASE("checkpoints: a snapshot after a few changes reads only them and recor
   CHECK(paths(f.diff(same_size.id).files) == std::vector<std::string>{"sub/later.txt"});
 }
 
+// A repository nested in the tree is skipped, and reported again by every snapshot, the ones that read only the
+// changed paths included; what changes inside it stays out.
+TEST_CASE("checkpoints: a nested repository stays skipped when a snapshot reads only the changed paths",
+          "[checkpoint]") {
+  std::vector<bool> listings;
+  Fixture f([&](CheckpointOptions& options) {
+    options.after_listing = [&](bool whole_tree) { listings.push_back(whole_tree); };
+  });
+  TempDir oracle{"checkpoint-oracle"};
+  write(f.tree() / "top.txt", "top\n");
+  write(f.tree() / "vendor/lib/inner.txt", "inner\n");
+  shell(f.tree() / "vendor/lib", "git init -q .");
+  const auto first = f.snapshot();
+  CHECK(first.skipped == std::vector<std::string>{"vendor/lib/"});
+  write(f.tree() / "vendor/lib/inner.txt", "inner changed\n");
+  write(f.tree() / "vendor/lib/more.txt", "more\n");
+  write(f.tree() / "top.txt", "top changed\n");
+  listings.clear();
+  const auto after = f.snapshot();
+  CHECK(listings == std::vector<bool>{false});
+  CHECK(after.skipped == std::vector<std::string>{"vendor/lib/"});
+  const auto whole = whole_reading(oracle.path() / "checkpoints", f.tree(), {});
+  CHECK(after.id == whole.id);
+  CHECK(after.skipped == whole.skipped);
+  CHECK(paths(f.diff(first.id, after.id).files) == std::vector<std::string>{"top.txt"});
+}
+
 // The store's index is what a snapshot that reads only the changed paths builds on: an index changed behind the
 // store's back (lost, or unreadable) is never built on, and the next snapshot reads the whole tree.
 TEST_CASE("checkpoints: an index changed behind the store makes the next snapshot read the whole tree",
