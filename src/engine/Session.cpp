@@ -184,18 +184,10 @@ void Session::ensure_started(std::function<void(std::optional<EngineError>)> rea
     return;
   }
   set_agent_life(AgentLife::Starting);
-  if (m_look_up_last_run && !m_provider_session_id && m_services.persistence()) {
-    // A session from an earlier run of the daemon: resume the agent's own session, so it has the history.
-    m_look_up_last_run = false;
-    m_services.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self)](std::optional<ConversationBinding> run) {
-      auto self = weak.lock();
-      if (!self) return;
-      if (run && !(*self)->m_provider_session_id) (*self)->bind_provider_session(std::move(*run));
-      (*self)->start_adapter();
-    });
-    return;
-  }
-  start_adapter();
+  // A session from an earlier run of the daemon resumes the agent's own session, so it has the history.
+  with_conversation([weak = std::weak_ptr<Session*>(m_self)] {
+    if (auto self = weak.lock()) (*self)->start_adapter();
+  });
 }
 
 void Session::start_adapter() {
@@ -574,13 +566,21 @@ void Session::with_turns(std::function<void()> then) {
 }
 
 void Session::with_conversation(std::function<void()> then) {
+  // A look-up under way (for a fork point or a start): everyone waits for its answer, or a start would begin a
+  // fresh conversation, and a fork point would name none, while the stored one is still being read.
+  if (m_looking_up_conversation) return m_conversation_waiters.push_back(std::move(then));
   if (!m_look_up_last_run || m_provider_session_id || m_services.persistence() == nullptr) return then();
   m_look_up_last_run = false;
-  m_services.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self), then = std::move(then)](std::optional<ConversationBinding> run) {
+  m_looking_up_conversation = true;
+  m_conversation_waiters.push_back(std::move(then));
+  m_services.persistence()->latest_run(m_info.session_id, [weak = std::weak_ptr<Session*>(m_self)](std::optional<ConversationBinding> run) {
     auto self = weak.lock();
     if (!self) return;
-    if (run && !(*self)->m_provider_session_id) (*self)->bind_provider_session(std::move(*run));
-    then();
+    Session& session = **self;
+    session.m_looking_up_conversation = false;
+    if (run && !session.m_provider_session_id) session.bind_provider_session(std::move(*run));
+    auto waiters = std::exchange(session.m_conversation_waiters, {});
+    for (auto& waiter : waiters) waiter();
   });
 }
 

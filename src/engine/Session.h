@@ -137,7 +137,8 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
  private:
   // Runs `then` once the session's ended turns are known (read from the store once, for a restored session).
   void with_turns(std::function<void()> then);
-  // Runs `then` once the agent conversation the session continues is known (a restored session's newest run).
+  // Runs `then` once the agent conversation the session continues is known (a restored session's newest run,
+  // read once; callers that come while it is read wait for it).
   void with_conversation(std::function<void()> then);
   // A compaction: holds the session (prompts queue meanwhile), runs `work` on the agent (with_agent), answers
   // `done`, then releases the hold.
@@ -230,6 +231,8 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   std::optional<std::string> m_fork_through;  // with m_fork_pending: the last turn the fork keeps
   std::optional<std::string> m_seed;  // the stored transcript, put before the next prompt the agent gets
   bool m_look_up_last_run = false;  // restored from the store: find the provider session id before starting
+  bool m_looking_up_conversation = false;                    // that look-up is under way
+  std::vector<std::function<void()>> m_conversation_waiters;  // with_conversation callers waiting for it
   std::optional<protocol::QueuedPrompt> m_interrupted;
   // What save_outstanding last stored, serialized ("" = nothing); nullopt while what the store holds is not known
   // (a restored session), so the next save writes whatever it is.

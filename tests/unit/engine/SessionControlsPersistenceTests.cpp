@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -257,6 +259,50 @@ TEST_CASE("controls store: a fork not started before a restart still forks throu
     CHECK(start.fork_through_turn_ref == std::optional<std::string>("ref-1"));
     CHECK(start.mcp_servers.size() == 1);
   }
+}
+
+// The daemon's persistence, whose answers to "which conversation did this session last run" wait until the test
+// lets them go.
+struct HeldLatestRun : daemon::StoredSessions {
+  using StoredSessions::StoredSessions;
+  std::vector<std::function<void()>> held;
+  void latest_run(const std::string& session_id, std::function<void(std::optional<engine::ConversationBinding>)> done) override {
+    held.push_back([this, session_id, done = std::move(done)] { StoredSessions::latest_run(session_id, done); });
+  }
+};
+
+TEST_CASE("controls store: a prompt sent while a fork point reads the stored conversation resumes that conversation",
+          "[engine][store][controls]") {
+  TempDir dir{"controls-lookup"};
+  std::string session;
+  {
+    DaemonRun run(dir.path());
+    session = run.create();
+    run.send(session, "one");
+  }
+  HeldLatestRun* persistence = nullptr;
+  DaemonRun run(dir.path(), [&](store::Store& opened) {
+    auto made = std::make_unique<HeldLatestRun>(opened);
+    persistence = made.get();
+    return made;
+  });
+  // The fork point reads which conversation the session continues; meanwhile a prompt starts the agent.
+  p::SessionForkParams params;
+  params.session_id = session;
+  std::optional<engine::Outcome<p::SessionInfo>> forked;
+  run.engine->fork(params, [&](engine::Outcome<p::SessionInfo> outcome) { forked = std::move(outcome); });
+  run.settle();
+  REQUIRE(persistence->held.size() == 1);
+  run.send(session, "two");
+  CHECK(run.control->start_options.empty());  // the start waits for the look-up under way
+  CHECK(persistence->held.size() == 1);       // and asks no second time
+  for (auto& release : std::exchange(persistence->held, {})) release();
+  run.settle();
+  REQUIRE(run.control->start_options.size() == 1);
+  CHECK(run.control->start_options[0].resume_provider_session_id == std::optional<std::string>("provider-1"));
+  REQUIRE(forked);
+  // The fork point was taken as the prompt arrived: the session was busy by then.
+  if (const auto* error = std::get_if<engine::EngineError>(&*forked)) CHECK(error->code == p::ErrorCode::SessionBusy);
 }
 
 }  // namespace session_controls_persistence_tests
