@@ -17,6 +17,10 @@ namespace {
 
 constexpr const char* kHighWaterKey = "events.high_water_seq";
 constexpr const char* kReservedKey = "events.reserved_seq";
+// The number of rows in the events table, written in every transaction that adds or deletes rows, so a start
+// reads one row instead of counting them (count(*) of a million events: 50 ms from the page cache, 0.8 s from
+// disk). Absent in a file from before it: counted once, then kept.
+constexpr const char* kRowsKey = "events.rows";
 constexpr std::size_t kRememberedTurns = 4096;
 constexpr std::size_t kCurrentTurnSessions = 32;
 
@@ -31,6 +35,15 @@ std::int64_t as_sql(std::uint64_t value) {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(value, std::numeric_limits<std::int64_t>::max()));
 }
 
+void write_rows(SQLite::Database& db, std::uint64_t rows) {
+  SQLite::Statement mark(db,
+                         "INSERT INTO store_meta(key, value) VALUES (?1, ?2) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  mark.bind(1, kRowsKey);
+  mark.bind(2, as_sql(rows));
+  mark.exec();
+}
+
 std::int64_t limit_as_sql(std::size_t limit) {
   return static_cast<std::int64_t>(std::min<std::size_t>(limit, std::numeric_limits<std::int64_t>::max()));
 }
@@ -43,7 +56,14 @@ void EventTable::load(SQLite::Database& db) {
   const std::int64_t stored = mark.executeStep() ? mark.getColumn(0).getInt64() : 0;
   const std::int64_t max_seq = db.execAndGet("SELECT coalesce(max(seq), 0) FROM events").getInt64();
   m_high_water = static_cast<std::uint64_t>(std::max(stored, max_seq));
-  m_rows = static_cast<std::uint64_t>(db.execAndGet("SELECT count(*) FROM events").getInt64());
+  SQLite::Statement rows(db, "SELECT value FROM store_meta WHERE key = ?");
+  rows.bind(1, kRowsKey);
+  if (rows.executeStep()) {
+    m_rows = static_cast<std::uint64_t>(rows.getColumn(0).getInt64());
+  } else {
+    m_rows = static_cast<std::uint64_t>(db.execAndGet("SELECT count(*) FROM events").getInt64());
+    write_rows(db, m_rows);
+  }
   SQLite::Statement reserved(db, "SELECT value FROM store_meta WHERE key = ?");
   reserved.bind(1, kReservedKey);
   // A file from before reservations (or never used) has none: nothing beyond the high water was handed out.
@@ -172,10 +192,12 @@ AppendOutcome EventTable::append(SQLite::Database& db, std::span<const bus::Enco
     outcome.compacted.push_back(compact_in_transaction(db, compaction));
     deleted += outcome.compacted.back();
   }
+  const std::uint64_t rows = m_rows + inserted - std::min(m_rows + inserted, deleted);
+  if (inserted > 0 || deleted > 0) write_rows(db, rows);
   transaction.commit();
   // Only now, so a failed transaction leaves the figures as they were.
   m_high_water = high_water;
-  m_rows = m_rows + inserted - std::min(m_rows + inserted, deleted);
+  m_rows = rows;
   outcome.committed_through = m_high_water;
   return outcome;
 }
@@ -196,20 +218,24 @@ std::uint64_t EventTable::trim(SQLite::Database& db, std::uint64_t max_rows, std
     deleted = static_cast<std::uint64_t>(remove.exec());
     forget_text_before(db, static_cast<std::uint64_t>(oldest_kept));
   }
-  transaction.commit();
-  m_rows -= std::min(m_rows, deleted);
+  std::uint64_t rows = m_rows - std::min(m_rows, deleted);
   if (deleted == 0) {
     // The count drifted from the table (it cannot, short of someone editing the file): re-read it.
-    m_rows = static_cast<std::uint64_t>(db.execAndGet("SELECT count(*) FROM events").getInt64());
+    rows = static_cast<std::uint64_t>(db.execAndGet("SELECT count(*) FROM events").getInt64());
   }
+  write_rows(db, rows);
+  transaction.commit();
+  m_rows = rows;
   return m_rows > max_rows ? m_rows - max_rows : 0;
 }
 
 std::size_t EventTable::compact(SQLite::Database& db, const Compaction& compaction) {
   SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
   const std::size_t deleted = compact_in_transaction(db, compaction);
+  const std::uint64_t rows = m_rows - std::min<std::uint64_t>(m_rows, deleted);
+  if (deleted > 0) write_rows(db, rows);
   transaction.commit();
-  m_rows -= std::min<std::uint64_t>(m_rows, deleted);
+  m_rows = rows;
   return deleted;
 }
 
