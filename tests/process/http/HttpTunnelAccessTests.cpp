@@ -1,7 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <filesystem>
 #include <string>
@@ -30,6 +34,8 @@ using switchboard::testing::eventually;
 using switchboard::testing::Pipe;
 using switchboard::testing::RawHttpClient;
 using switchboard::testing::read_all;
+using switchboard::testing::read_line;
+using switchboard::testing::write_all;
 using switchboard::testing::read_text_file;
 using switchboard::testing::SpawnedDaemon;
 using switchboard::testing::TempDir;
@@ -46,6 +52,30 @@ RawHttpClient::Response post(std::uint16_t port, const std::string& body, std::v
 }
 
 std::string bearer(const std::string& token) { return "Authorization: Bearer " + token; }
+
+// A client on the daemon's local socket (the stdio protocol, no token): initialize, then ping; the ping's answer.
+json ping_over_socket(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  write_all(fd, R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"socket"}}})" "\n"
+                R"({"jsonrpc":"2.0","id":2,"method":"ping"})" "\n");
+  json answer;
+  for (int lines = 0; lines < 50; ++lines) {
+    auto parsed = json::parse(read_line(fd), nullptr, false);
+    if (parsed.is_object() && parsed.value("id", json()) == 2) {
+      answer = std::move(parsed);
+      break;
+    }
+  }
+  ::close(fd);
+  return answer;
+}
 
 TEST_CASE("an allowed host is let in with any port or none, in Host and Origin alike; the token is still required",
           "[http][daemon][tunnel]") {
@@ -161,6 +191,10 @@ TEST_CASE("daemon.rotateToken: the old token is refused at once on HTTP and SSE;
   CHECK(new_head.status == 200);
   CHECK(eventually([&] { return json::parse(read_text_file(dir / "daemon.json"), nullptr, false).value("token", "") == new_token; },
                    std::chrono::seconds(5)));
+
+  // Neither do socket clients: they never present the token.
+  REQUIRE(runtime.contains("socket"));
+  CHECK(ping_over_socket(runtime.at("socket")).contains("result"));
 
   // The stdio client never used the token: it keeps working, and may rotate it too.
   CHECK(stdio.call("ping").contains("result"));
