@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +26,11 @@ constexpr std::uint32_t kEvents = IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE 
 // More changed paths than this in one snapshot: reading the whole tree is as cheap as naming them all to git.
 constexpr std::size_t kMaxPaths = 1000;
 
+// The process's watches, against kMaxTrees and kMaxWatchedDirectories (stores of several CheckpointStores, each
+// on its own thread, share them).
+std::atomic<std::size_t> g_watched_trees{0};
+std::atomic<std::size_t> g_watched_directories{0};
+
 std::string child_of(const std::string& directory, std::string_view name) {
   return directory.empty() ? std::string(name) : directory + "/" + std::string(name);
 }
@@ -34,11 +40,19 @@ std::string child_of(const std::string& directory, std::string_view name) {
 TreeWatch::TreeWatch(std::filesystem::path work_tree) : m_work_tree(std::move(work_tree)) {}
 
 void TreeWatch::stop() {
+  if (m_fd) g_watched_trees.fetch_sub(1);
+  g_watched_directories.fetch_sub(m_counted_directories);
+  m_counted_directories = 0;
   m_fd.reset();
   m_directories.clear();
 }
 
 bool TreeWatch::watch_directory(const std::string& relative) {
+  if (g_watched_directories.fetch_add(1) >= kMaxWatchedDirectories) {
+    g_watched_directories.fetch_sub(1);
+    return false;
+  }
+  ++m_counted_directories;
   // The tree itself may be reached through a link (git works through it too); below it, a link is a file.
   const auto path = relative.empty() ? m_work_tree : m_work_tree / relative;
   const std::uint32_t follow = relative.empty() ? 0 : IN_DONT_FOLLOW;
@@ -55,8 +69,15 @@ bool TreeWatch::watch_directory(const std::string& relative) {
 
 bool TreeWatch::start(const std::set<std::string>& ignored_directories) {
   stop();
+  if (g_watched_trees.fetch_add(1) >= kMaxTrees) {
+    g_watched_trees.fetch_sub(1);
+    return false;
+  }
   m_fd.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  if (!m_fd) return false;
+  if (!m_fd) {
+    g_watched_trees.fetch_sub(1);
+    return false;
+  }
   // Each directory is watched before its names are read, so a name added after the read is an event.
   std::vector<std::string> pending{""};
   while (!pending.empty()) {

@@ -24,11 +24,17 @@ namespace switchboard::checkpoint {
 // Used on the store's thread only.
 class TreeWatch {
  public:
-  // The most directories one tree may have watched; past it the tree is always read whole (inotify watches are
-  // a per-user budget shared with the user's editors).
+  // inotify's instances and watches are per-user budgets the user's editors share: at most this many trees are
+  // watched at once in the process, with at most this many directories among them, and this many in one tree.
+  // A tree past them is read whole at every snapshot.
+  static constexpr std::size_t kMaxTrees = 16;
+  static constexpr std::size_t kMaxWatchedDirectories = 40'000;
   static constexpr std::size_t kMaxDirectories = 20'000;
 
   explicit TreeWatch(std::filesystem::path work_tree);
+  ~TreeWatch() { stop(); }
+  TreeWatch(const TreeWatch&) = delete;
+  TreeWatch& operator=(const TreeWatch&) = delete;
 
   // Drops any watch and watches the tree again: every directory below it but `.git` and those in
   // `ignored_directories` (relative, with '/', no trailing '/'). False if the tree cannot be watched (inotify
@@ -51,6 +57,7 @@ class TreeWatch {
   std::filesystem::path m_work_tree;
   process::UniqueFd m_fd;
   std::unordered_map<int, std::string> m_directories;  // watch descriptor -> directory ("" for the tree itself)
+  std::size_t m_counted_directories = 0;               // this tree's share of kMaxWatchedDirectories
 };
 
 }  // namespace switchboard::checkpoint

@@ -369,7 +369,11 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   if (whole_tree && m_watchable) {
     auto ignored = ignored_directories();
     if (!ignored) return ignored.error();
-    if (!m_watch.start(*ignored)) m_watchable = false;
+    if (!m_watch.start(*ignored)) {
+      m_watchable = false;
+      spdlog::info("checkpoints: {} cannot be watched (inotify unavailable, or past its limits); each of its "
+                   "snapshots reads the whole tree", m_place.work_tree.string());
+    }
   }
   if (m_options.after_listing) m_options.after_listing(whole_tree);
   // The paths seen, judged without git when they can be (a skipped file of the last snapshot, a nested

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@
 #include <catch2/catch.hpp>
 
 #include "checkpoint/IgnoredPaths.h"
+#include "checkpoint/TreeWatch.h"
 #include "support/TempDir.h"
 #include "switchboard/checkpoint/CheckpointStore.h"
 
@@ -626,6 +628,28 @@ TEST_CASE("checkpoints: a nested repository stays skipped when a snapshot reads 
   CHECK(after.id == whole.id);
   CHECK(after.skipped == whole.skipped);
   CHECK(paths(f.diff(first.id, after.id).files) == std::vector<std::string>{"top.txt"});
+}
+
+// inotify's instances are a per-user budget the user's editors share: the process watches a bounded number of
+// trees, and a tree's watch stopped (its store gone) frees its place.
+TEST_CASE("checkpoints: the number of trees watched at once is bounded", "[checkpoint]") {
+  using switchboard::checkpoint::TreeWatch;
+  TempDir tree{"checkpoint-watch"};
+  write(tree.path() / "a/b.txt", "b\n");
+  std::vector<std::unique_ptr<TreeWatch>> watches;
+  for (std::size_t i = 0; i < TreeWatch::kMaxTrees; ++i) {
+    watches.push_back(std::make_unique<TreeWatch>(tree.path()));
+    REQUIRE(watches.back()->start({}));
+  }
+  TreeWatch one_too_many(tree.path());
+  CHECK_FALSE(one_too_many.start({}));
+  CHECK_FALSE(one_too_many.changes().complete);
+  watches.pop_back();
+  CHECK(one_too_many.start({}));
+  write(tree.path() / "a/b.txt", "changed\n");
+  const auto seen = one_too_many.changes();
+  CHECK(seen.complete);
+  CHECK(seen.paths == std::set<std::string>{"a/b.txt"});
 }
 
 // The store's index is what a snapshot that reads only the changed paths builds on: an index changed behind the
