@@ -128,6 +128,10 @@ void HeadlessRun::find_session() {
   if (m_options.mode) params["mode"] = *m_options.mode;
   if (m_options.title) params["title"] = *m_options.title;
   if (!m_options.mcp_servers.empty()) params["mcpServers"] = client::mcp_servers_param(m_options.mcp_servers);
+  if (m_options.worktree) {
+    params["worktree"] = Json::object();
+    if (!m_options.worktree->empty()) params["worktree"]["branch"] = *m_options.worktree;
+  }
   m_connection.call("session.create", std::move(params), [this](const Json& response) { on_session(response); });
 }
 
@@ -140,6 +144,11 @@ void HeadlessRun::on_session(const Json& response) {
     return finish(kRunFailed);
   }
   m_recorder.set_session(session["sessionId"].get<std::string>(), session.value("agent", m_options.agent));
+  if (session.contains("worktree")) {
+    protocol::Worktree worktree;
+    json::DecodeContext context;
+    if (protocol::decode(session["worktree"], worktree, context)) m_recorder.set_worktree(std::move(worktree));
+  }
   for (const auto& [text, envelope] : std::exchange(m_before_session, {})) on_event(text, envelope);
   if (continued() && m_options.mode) {
     // A new session got its mode with session.create; a continued one changes it first.

@@ -49,7 +49,9 @@ void configure_hosted_daemon(const RunOptions& options, daemon::DaemonOptions& d
   daemon_options.engine.stream_text = shows_streamed_text(options.output, stderr_is_terminal());
   // A new session's agent is known now: it starts while the daemon opens its store (Engine::prestart).
   // Not for a fork (the engine makes that session), nor for MCP servers (the session hands them to its agent).
-  if (!options.session_id && !options.continue_newest && !options.fork_of && options.mcp_servers.empty()) {
+  // Nor for a worktree, whose directory the daemon has still to make.
+  if (!options.session_id && !options.continue_newest && !options.fork_of && options.mcp_servers.empty() &&
+      !options.worktree) {
     daemon_options.prestart = engine::AgentPrestart{options.agent, options.cwd, options.model, options.mode};
   }
 }

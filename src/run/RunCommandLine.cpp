@@ -54,6 +54,13 @@ void add_run_flags(CLI::App& command, RunFlags& flags) {
   command.add_option("--mcp-config", flags.mcp_config,
                      "give the new session the MCP servers of FILE: {\"mcpServers\": {\"NAME\": {\"command\", "
                      "\"args\", \"env\"} or {\"type\": \"http\", \"url\", \"headers\"}}}");
+  command
+      .add_option_function<std::vector<std::string>>(
+          "--worktree", [&flags](const std::vector<std::string>& branch) { flags.worktree = branch.empty() ? "" : branch.front(); },
+          "run in a new git worktree of the repository, on a new branch (BRANCH, or one named after the title), left "
+          "behind for review and merge; put the prompt first or write --worktree=BRANCH")
+      ->expected(0, 1)
+      ->type_name("[BRANCH]");
   command.add_flag("--ephemeral", flags.ephemeral,
                    "keep nothing: a private in-process daemon without a database (implies --standalone)");
   command.add_flag("--standalone", flags.standalone,
@@ -99,6 +106,10 @@ std::variant<RunOptions, std::string> check_run_flags(const RunFlags& flags, int
   if (!flags.fork.empty()) options.fork_of = flags.fork;
   if (options.fork_of && (options.session_id || options.continue_newest)) {
     return usage("--fork starts a session of its own: it excludes --session and --continue");
+  }
+  options.worktree = flags.worktree;
+  if (options.worktree && (options.session_id || options.continue_newest || options.fork_of)) {
+    return usage("--worktree makes a new session: it excludes --session, --continue and --fork");
   }
   options.ephemeral = flags.ephemeral;
   if (options.ephemeral && (options.session_id || options.continue_newest || options.fork_of)) {

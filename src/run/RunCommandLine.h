@@ -28,6 +28,7 @@ struct RunFlags {
   bool continue_newest = false;
   std::string fork;
   std::string mcp_config;
+  std::optional<std::string> worktree;  // --worktree [BRANCH]: empty when no branch was named
   bool ephemeral = false;
   bool standalone = false;
   std::string on_ask = "deny";

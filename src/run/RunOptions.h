@@ -40,6 +40,8 @@ struct RunOptions {
   bool continue_newest = false;
   std::optional<std::string> fork_of;  // --fork: a fork of this session (session.fork), then the prompt
   std::vector<protocol::McpServer> mcp_servers;  // --mcp-config: for a new session
+  // --worktree: the new session works in a worktree of its own, on this branch (empty: derived from the title).
+  std::optional<std::string> worktree;
   bool ephemeral = false;
   bool standalone = false;
   OnAsk on_ask = OnAsk::Deny;

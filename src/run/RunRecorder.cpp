@@ -145,6 +145,7 @@ protocol::RunResult RunRecorder::result(RunExitCode code, std::chrono::milliseco
   result.status = status_of(code);
   result.exit_code = code;
   result.session_id = m_session_id;
+  result.worktree = m_worktree;
   result.turn_id = m_turn_id;
   if (!m_agent.empty()) result.agent = m_agent;
   result.attached = m_attached;

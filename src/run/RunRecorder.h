@@ -22,6 +22,8 @@ class RunRecorder {
   RunRecorder(std::string agent, bool attached) : m_agent(std::move(agent)), m_attached(attached) {}
 
   void set_session(std::string session_id, std::string agent);
+  // --worktree: where the run's session works (the session's `worktree`).
+  void set_worktree(protocol::Worktree worktree) { m_worktree = std::move(worktree); }
   const std::optional<std::string>& session_id() const { return m_session_id; }
   // From the session.send reply: the turn it started, or the queue id of the prompt it queued.
   void set_turn(std::string turn_id);
@@ -51,6 +53,7 @@ class RunRecorder {
   std::string m_agent;
   bool m_attached;
   std::optional<std::string> m_session_id;
+  std::optional<protocol::Worktree> m_worktree;
   std::optional<std::string> m_turn_id;
   std::optional<std::string> m_queue_id;
   std::vector<nlohmann::json> m_early;  // the session's events before the turn id was known

@@ -144,6 +144,7 @@ void TextOutput::on_result(const protocol::RunResult& result) {
   if (!result.tools.empty()) summary << ", " << result.tools.size() << " tool call(s)";
   if (!result.permissions.empty()) summary << ", " << result.permissions.size() << " permission request(s)";
   if (result.session_id) summary << "; session " << *result.session_id;
+  if (result.worktree) summary << "; branch " << result.worktree->branch << " in " << result.worktree->path;
   progress(paint(result.exit_code == 0 ? kDim : kYellow, "switchboard: " + summary.str()) + "\n");
   if (!result.text.empty()) {
     m_streams.out->write(result.text, result.text.back() == '\n' ? "" : "\n", {});

@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/RunProcess.h"
+#include "support/SchemaValidator.h"
+#include "support/SourceTree.h"
+#include "support/TempDir.h"
+
+// `switchboard run --worktree [BRANCH]`, the real binary, with the scripted stand-in for Claude Code: the run's
+// session works in a new worktree of the repository it was started in, on a new branch it leaves behind, named in
+// the JSON result and on stderr; the checkout it was started in is left as it was.
+
+namespace run_worktree_tests {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using switchboard::testing::RunProcess;
+using switchboard::testing::SchemaValidator;
+using switchboard::testing::TempDir;
+
+std::string git(const fs::path& dir, const std::string& args) {
+  const std::string line = "cd '" + dir.string() +
+                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
+                           "-c user.email=tester@example.com " + args + " 2>&1";
+  std::string out;
+  if (FILE* pipe = ::popen(line.c_str(), "r")) {
+    char buffer[4096];
+    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+struct World {
+  TempDir tmp{"run-worktree"};
+  fs::path data = tmp.path() / "data";
+  fs::path repo = tmp.path() / "repo";
+
+  World() {
+    fs::create_directories(repo / "sub");
+    std::ofstream(repo / "sub" / "file.txt") << "content\n";
+    git(repo, "init -q -b main");
+    git(repo, "add -A");
+    git(repo, "commit -q -m init");
+  }
+
+  RunProcess::Outcome run(std::vector<std::string> run_args) {
+    std::vector<std::string> args{"--data-dir", data.string(), "run", "--cwd", (repo / "sub").string()};
+    args.insert(args.end(), run_args.begin(), run_args.end());
+    RunProcess process(tmp.path(), args,
+                       {"SWITCHBOARD_CLAUDE_BIN=" + switchboard::testing::source_path("tests/fake_agents/scripted_claude.py"),
+                        "FAKE_TURN=" + json::array({json{{"text", "done"}}}).dump(), "SWITCHBOARD_LOG_LEVEL=", "NO_COLOR="});
+    REQUIRE(process.started());
+    return process.wait();
+  }
+};
+
+TEST_CASE("run --worktree: the run works in a new worktree on a new branch, printed and in the JSON result", "[run][worktree]") {
+  World w;
+  const auto outcome = w.run({"do it", "--output", "json", "--worktree=feature-x"});
+  INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);
+  CHECK(outcome.exit == 0);
+  const auto result = json::parse(outcome.out, nullptr, false);
+  REQUIRE(result.is_object());
+  static const SchemaValidator validator;
+  CHECK(validator.validate_type("RunResult", result).empty());
+  REQUIRE(result.contains("worktree"));
+  const auto& worktree = result["worktree"];
+  CHECK(worktree["branch"] == "feature-x");
+  CHECK(worktree["base"] == "main");
+  CHECK(worktree["repository"] == fs::canonical(w.repo).string());
+  const fs::path path = worktree["path"].get<std::string>();
+  CHECK(path.parent_path() == fs::weakly_canonical(w.data / "worktrees"));
+  CHECK(fs::exists(path / "sub" / "file.txt"));
+  CHECK(git(path, "rev-parse --abbrev-ref HEAD") == "feature-x\n");
+  CHECK(git(w.repo, "status --porcelain").empty());
+  CHECK(git(w.repo, "rev-parse --abbrev-ref HEAD") == "main\n");
+}
+
+TEST_CASE("run --worktree: without a name the branch comes from the title; text output names it", "[run][worktree]") {
+  World w;
+  const auto outcome = w.run({"do it", "--title", "Tidy up", "--worktree"});
+  INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);
+  CHECK(outcome.exit == 0);
+  CHECK(outcome.err.find("branch switchboard/tidy-up in ") != std::string::npos);
+  CHECK(git(w.repo, "rev-parse --verify --quiet refs/heads/switchboard/tidy-up").size() == 41);
+}
+
+TEST_CASE("run --worktree: refused outside a repository and with a session to continue", "[run][worktree]") {
+  World w;
+  fs::remove_all(w.repo / ".git");
+  const auto outside = w.run({"do it", "--output", "json", "--worktree"});
+  CHECK(outside.exit != 0);
+  CHECK(outside.out.find("not inside a git repository") != std::string::npos);
+  const auto excluded = w.run({"do it", "--continue", "--worktree"});
+  CHECK(excluded.exit == 2);
+}
+
+}  // namespace run_worktree_tests
