@@ -227,6 +227,10 @@ class PhoneTest(unittest.TestCase):
         self.assertEqual(request, tag)
         self.assertEqual(self.js("return document.activeElement.classList.contains('allow-once')"), True)
         self.assert_no_sideways_scroll("a permission card")
+        send = self.js("const r = document.getElementById('send-button').getBoundingClientRect(); return [r.top, r.bottom]")
+        self.assertLessEqual(send[1], PHONE["height"], "the composer stays on the screen below an open request")
+        self.assertTrue(self.js("const r = document.querySelector('#requests .allow-once').getBoundingClientRect(); "
+                                "return r.top >= 0 && r.bottom <= window.innerHeight"), "the card's first answer is on the screen")
         self.assertEqual(self.small_targets(), [])
         self.shot("p02-phone-permission")
         # A visible tab gets no notification: it shows the card.
