@@ -174,6 +174,8 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
       {"session.create", [&] { return json{{"agent", "claude"}, {"cwd", work.string()}, {"title", "created twice"}}; }},
       {"session.diff", [&] { return json{{"sessionId", main_session}}; }},
       {"session.events", [&] { return json{{"sessionId", main_session}}; }},
+      // An archived session nobody drives: its document is the same for both transports.
+      {"session.export", [&] { return json{{"sessionId", archived_session}, {"format", "json"}}; }},
       {"session.fork", [&] { return json{{"sessionId", main_session}, {"title", "forked"}}; }},
       {"session.get", [&] { return json{{"sessionId", main_session}}; }},
       {"session.import", [&] { return json{{"agent", "claude"}, {"cwd", work.string()}, {"providerSessionId", "0b1c2d3e-0000-4000-8000-000000000000"}}; }},
@@ -181,6 +183,7 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
       {"session.rename", [&] { return json{{"sessionId", main_session}, {"title", "renamed"}}; }},
       {"session.resume", [&] { return json{{"sessionId", main_session}}; }},
       {"session.rewind", [&] { return json{{"sessionId", main_session}, {"turnId", "t-nosuchturn"}}; }},
+      {"session.search", [] { return json{{"query", "hello"}, {"limit", 5}}; }},
       {"session.send", [&] { return json{{"sessionId", main_session}, {"text", "hello"}}; }},
       {"session.setMode", [&] { return json{{"sessionId", main_session}, {"mode", "plan"}}; }},
       {"session.setModel", [&] { return json{{"sessionId", main_session}, {"model", "claude-sonnet-4-5"}}; }},
