@@ -386,6 +386,7 @@ WorktreeResult<Created> WorktreeGit::create(const CreateRequest& request) const 
     return checked_out.error();
   }
   auto cwd = (path / repository->relative).lexically_normal();
+  if (!cwd.has_filename()) cwd = cwd.parent_path();  // the worktree's top: no trailing '/'
   fs::create_directories(cwd, error);  // a directory git does not track (empty, or ignored) is not checked out
   return Created{WorktreePlace{path, branch, base, main.work_tree}, cwd};
 }

@@ -102,6 +102,12 @@ TEST_CASE("worktree: a session's worktree is a new branch from HEAD under the da
     REQUIRE(taken.has_error());
     CHECK(taken.error().code == WorktreeError::Code::BranchExists);
   }
+  SECTION("at the repository's top, the cwd is the worktree's top") {
+    auto top = repo.worktrees.create(CreateRequest{repo.main, "top", "", ""});
+    REQUIRE(ok(top));
+    CHECK(top->cwd == top->place.path);
+    CHECK(top->cwd.string().back() != '/');
+  }
   SECTION("a named branch from a named base") {
     git(repo.main, "branch older HEAD");
     auto named = repo.worktrees.create(CreateRequest{repo.main, "feature/x", "older", ""});

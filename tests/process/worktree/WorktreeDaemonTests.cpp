@@ -1,0 +1,123 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/DaemonClient.h"
+#include "support/TempDir.h"
+
+// Worktree sessions through the real daemon (the tests' daemon, whose `controls` agent writes files as a tool
+// call): two sessions in worktrees of one repository write the same file differently, the user's checkout is
+// unchanged until a merge, the first merge succeeds, the second answers MergeConflict with data.files and leaves
+// the checkout clean, session.list shows the branches, and a restarted daemon still has the sessions in their
+// worktrees.
+
+namespace worktree_daemon_tests {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using switchboard::testing::DaemonClient;
+using switchboard::testing::TempDir;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string git(const fs::path& dir, const std::string& args) {
+  const std::string line = "cd '" + dir.string() +
+                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
+                           "-c user.email=tester@example.com " + args + " 2>&1";
+  std::string out;
+  if (FILE* pipe = ::popen(line.c_str(), "r")) {
+    char buffer[4096];
+    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+struct Daemon {
+  DaemonClient client;
+  explicit Daemon(const fs::path& data) : client({"stdio", "--data-dir", data.string()}, {}, SWITCHBOARD_TEST_DAEMON) {
+    REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "test"}}}}).contains("result"));
+  }
+  Json result(const std::string& method, const Json& params) {
+    const auto answer = client.call(method, params);
+    INFO(method << ": " << answer.dump());
+    REQUIRE(answer.contains("result"));
+    return answer.at("result");
+  }
+  Json error(const std::string& method, const Json& params) {
+    const auto answer = client.call(method, params);
+    INFO(method << ": " << answer.dump());
+    REQUIRE(answer.contains("error"));
+    return answer.at("error");
+  }
+};
+
+TEST_CASE("worktree sessions through the daemon: two sessions change one file; the first merges, the second "
+          "conflicts and the checkout stays clean; a restart keeps them",
+          "[worktree][daemon]") {
+  TempDir data("worktree-daemon-data");
+  TempDir repo("worktree-daemon-repo");
+  std::ofstream(repo.path() / "notes.txt") << "original\n";
+  git(repo.path(), "init -q -b main");
+  git(repo.path(), "add -A");
+  git(repo.path(), "commit -q -m init");
+  std::string first;
+  std::string second;
+  {
+    Daemon d(data.path());
+    const auto a = d.result("session.create", {{"agent", "controls"}, {"cwd", repo.path().string()}, {"title", "First way"}, {"worktree", Json::object()}})
+                       .at("session");
+    const auto b = d.result("session.create", {{"agent", "controls"}, {"cwd", repo.path().string()}, {"worktree", {{"branch", "second-way"}}}})
+                       .at("session");
+    first = a.at("sessionId").get<std::string>();
+    second = b.at("sessionId").get<std::string>();
+    CHECK(a.at("worktree").at("branch") == "switchboard/first-way");
+    CHECK(b.at("worktree").at("branch") == "second-way");
+    CHECK(a.at("cwd") == a.at("worktree").at("path"));
+
+    d.result("session.send", {{"sessionId", first}, {"text", "write notes.txt first"}});
+    d.result("session.send", {{"sessionId", second}, {"text", "write notes.txt second"}});
+    CHECK(read(fs::path(a.at("cwd").get<std::string>()) / "notes.txt") == "first\n");
+    CHECK(read(fs::path(b.at("cwd").get<std::string>()) / "notes.txt") == "second\n");
+    CHECK(read(repo.path() / "notes.txt") == "original\n");
+
+    const auto review = d.result("session.diff", {{"sessionId", first}, {"against", "base"}}).at("files");
+    REQUIRE(review.size() == 1);
+    CHECK(review[0].at("path") == "notes.txt");
+    CHECK(review[0].at("diff").get<std::string>().find("+first") != std::string::npos);
+
+    int branches = 0;
+    const auto listed = d.result("session.list", Json::object());
+    INFO(listed.dump());
+    for (const auto& session : listed.at("sessions"))
+      if (session.contains("worktree")) ++branches;
+    CHECK(branches == 2);
+
+    CHECK(d.result("session.merge", {{"sessionId", first}}).at("files").size() == 1);
+    CHECK(read(repo.path() / "notes.txt") == "first\n");
+    const auto conflict = d.error("session.merge", {{"sessionId", second}});
+    CHECK(conflict.at("code") == -32028);
+    CHECK(conflict.at("data").at("files") == Json::array({"notes.txt"}));
+    CHECK(git(repo.path(), "status --porcelain").empty());
+    CHECK(read(repo.path() / "notes.txt") == "first\n");
+  }
+  Daemon restarted(data.path());
+  const auto again = restarted.result("session.get", {{"sessionId", second}}).at("session");
+  CHECK(again.at("worktree").at("branch") == "second-way");
+  CHECK(restarted.result("session.diff", {{"sessionId", second}, {"against", "base"}}).at("files").size() == 1);
+  // Its work is on its branch (the merge attempt committed it); discarding the worktree loses nothing committed.
+  restarted.result("session.delete", {{"sessionId", second}, {"worktree", "remove"}});
+  CHECK(!fs::exists(again.at("worktree").at("path").get<std::string>()));
+  CHECK(git(repo.path(), "log --format=%s -1 second-way").find("Merge") != std::string::npos);
+}
+
+}  // namespace worktree_daemon_tests
