@@ -79,11 +79,14 @@ CheckpointResult<GitOutput> GitProcess::run(const GitPlace& place, const std::ve
   process::SpawnOptions options;
   options.working_directory = place.work_tree;
   options.dies_with_parent = true;
+  // This thread is not the reactor's: until git is registered, the daemon's reaper must not take it for adopted.
+  auto& registry = process::ProcessGroupRegistry::the();
+  registry.begin_spawn();
   auto spawned = process::spawn_with_pipes(m_executable, argv, environment_for(place, m_search_path), options);
+  const bool registered = spawned && registry.add(spawned->pid);
+  registry.end_spawn();
   if (!spawned) return store_unavailable("cannot run git: " + spawned.error().message);
   auto child = std::move(*spawned);
-  auto& registry = process::ProcessGroupRegistry::the();
-  const bool registered = registry.add(child.pid);
 
   GitOutput output;
   bool sink_stopped = false;

@@ -76,20 +76,25 @@ void OrphanReaper::wait_for_signal() {
     // A SIGCHLD that arrived just before stop() has its handler queued already, without an error: cancelling
     // cannot reach it, so the flag does. Re-arming then would keep the io_context running for ever.
     if (error || m_stopped) return;
-    if (!m_reap_scheduled) {
-      m_reap_scheduled = true;
-      m_reap_timer.expires_after(kReapDelay);
-      m_reap_timer.async_wait([this](const boost::system::error_code& timer_error) {
-        if (timer_error || m_stopped) return;
-        m_reap_scheduled = false;
-        reap_if_any_zombie();
-      });
-    }
+    schedule_reap();
     wait_for_signal();
   });
 }
 
+void OrphanReaper::schedule_reap() {
+  if (m_reap_scheduled) return;
+  m_reap_scheduled = true;
+  m_reap_timer.expires_after(kReapDelay);
+  m_reap_timer.async_wait([this](const boost::system::error_code& timer_error) {
+    if (timer_error || m_stopped) return;
+    m_reap_scheduled = false;
+    reap_if_any_zombie();
+  });
+}
+
 void OrphanReaper::reap_if_any_zombie() {
+  // A child spawned off the reactor may not be registered yet: look again shortly rather than take it.
+  if (ProcessGroupRegistry::the().spawning()) return schedule_reap();
   // No zombie child at all: nothing adopted has exited (ChildProcess reaped its own). Otherwise the list of
   // processes says whose it is: a ChildProcess may simply not have reaped its child yet.
   if (any_zombie_child()) reap();

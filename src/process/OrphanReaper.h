@@ -47,6 +47,8 @@ class OrphanReaper {
  private:
   void wait_for_signal();
   void reap_if_any_zombie();
+  // Reaps a little later (kReapDelay): SIGCHLDs of one burst are handled once.
+  void schedule_reap();
 
   boost::asio::signal_set m_sigchld;
   boost::asio::steady_timer m_reap_timer;

@@ -43,9 +43,17 @@ class ProcessGroupRegistry {
   // by parentage in /proc while the leaders live). Not async-signal-safe: for the daemon's orderly shutdown.
   std::size_t kill_all_and_descendants() const;
 
+  // A spawn off the reactor's thread (the checkpoint store's and the worktrees' git) is under way: its child may
+  // exit before it is registered, and would then look adopted to the OrphanReaper, which would steal its exit
+  // status. The reaper leaves every child alone while any such spawn is between its fork and its add().
+  void begin_spawn() noexcept { m_spawning.fetch_add(1, std::memory_order_acq_rel); }
+  void end_spawn() noexcept { m_spawning.fetch_sub(1, std::memory_order_acq_rel); }
+  bool spawning() const noexcept { return m_spawning.load(std::memory_order_acquire) > 0; }
+
  private:
   static_assert(std::atomic<pid_t>::is_always_lock_free, "kill_all_now must be async-signal-safe");
   std::array<std::atomic<pid_t>, kCapacity> m_groups{};  // 0 = free slot
+  std::atomic<int> m_spawning{0};
 };
 
 }  // namespace switchboard::process

@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "switchboard/process/ChildProcess.h"
 #include "switchboard/process/GroupMembers.h"
 #include "process/OrphanReaper.h"
+#include "process/ProcessGroupRegistry.h"
 #include "support/ProcessTestSupport.h"
 
 // The daemon as child subreaper: what an agent started in a session of its own and left behind when it crashed
@@ -152,6 +155,28 @@ TEST_CASE("orphan reaper: once stopped it lets the io_context finish, even with 
   io.run_for(std::chrono::seconds(5));
   CHECK(stopped_first);
   CHECK(io.stopped());  // it ran out of work rather than out of time
+}
+
+TEST_CASE("orphan reaper: a child spawned off the reactor's thread is not taken before it is registered", "[process]") {
+  boost::asio::io_context io{1};
+  process::OrphanReaper reaper(io);
+  REQUIRE(reaper.active());
+  auto& registry = process::ProcessGroupRegistry::the();
+  // As GitProcess spawns on the checkpoint store's thread: the child exits before its spawner has registered it.
+  registry.begin_spawn();
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(7);
+  io.run_for(std::chrono::milliseconds(300));  // its SIGCHLD arrives, the reaper looks
+  CHECK(parent_and_state(child) == std::pair<pid_t, char>{::getpid(), 'Z'});
+  registry.add(child);
+  registry.end_spawn();
+  // Its exit status is still its spawner's to take.
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+  registry.remove(child);
 }
 
 }  // namespace orphan_reaper_tests
