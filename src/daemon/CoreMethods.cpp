@@ -71,6 +71,13 @@ void bind_core_methods(rpc::Dispatcher& dispatcher, CoreMethodsConfig config) {
   dispatcher.bind<protocol::RpcDiscoverMethod>(
       [](const protocol::RpcDiscoverParams&, rpc::Reply<nlohmann::json> reply, const rpc::CallContext&) { reply.raw(protocol::openrpc_document_text()); });
   // clang-format on
+  dispatcher.bind<protocol::DaemonRotateTokenMethod>(
+      [rotate = config.rotate_token](const protocol::DaemonRotateTokenParams&, rpc::Reply<protocol::DaemonRotateTokenResult> reply,
+                                     const rpc::CallContext&) {
+        auto token = rotate ? rotate() : std::nullopt;
+        if (!token) return reply(rpc::RpcError{protocol::ErrorCode::Unsupported, "this daemon serves no HTTP, so it has no token", nullptr});
+        reply(protocol::DaemonRotateTokenResult{std::move(*token)});
+      });
 }
 
 }  // namespace switchboard::daemon

@@ -12,7 +12,6 @@
 #include "daemon/InstanceProbe.h"
 #include "daemon/Methods.h"
 #include "process/ProcessGroupRegistry.h"
-#include "switchboard/protocol/generated/Methods.h"
 #include "switchboard/support/RandomId.h"
 #include "switchboard/version.h"
 
@@ -38,12 +37,11 @@ Daemon::Daemon(DaemonOptions options)
                m_options.engine) {
   // A reader that goes away must surface as EPIPE on write, not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
-  bind_methods(m_dispatcher, m_engine, m_event_log, CoreMethodsConfig{m_options.max_line_bytes});
-  m_dispatcher.bind<protocol::DaemonRotateTokenMethod>(
-      [this](const protocol::DaemonRotateTokenParams&, rpc::Reply<protocol::DaemonRotateTokenResult> reply, const rpc::CallContext&) {
-        if (!m_http_context) return reply(rpc::RpcError{protocol::ErrorCode::Unsupported, "this daemon serves no HTTP, so it has no token", nullptr});
-        reply(protocol::DaemonRotateTokenResult{rotate_token()});
-      });
+  bind_methods(m_dispatcher, m_engine, m_event_log,
+               CoreMethodsConfig{m_options.max_line_bytes, [this]() -> std::optional<std::string> {
+                                   if (!m_http_context) return std::nullopt;
+                                   return rotate_token();
+                                 }});
   m_engine.set_last_seq_source([this] { return m_egress.last_seq(); });
   if (m_options.handle_signals) {
     m_signals.add(SIGINT);

@@ -77,7 +77,7 @@ json ping_over_socket(const std::string& path) {
   return answer;
 }
 
-TEST_CASE("an allowed host is let in with any port or none, in Host and Origin alike; the token is still required",
+TEST_CASE("an allowed host is let in with any port or none, in Host and Origin alike, and the token is still required",
           "[http][daemon][tunnel]") {
   TempDir tmp{"tunnel"};
   const fs::path dir = tmp.path() / "data";
@@ -148,7 +148,7 @@ TEST_CASE("an allowed host with a wildcard or a port is refused when the daemon 
   }
 }
 
-TEST_CASE("daemon.rotateToken: the old token is refused at once on HTTP and SSE; stdio clients are not affected",
+TEST_CASE("daemon.rotateToken: the old token is refused at once on HTTP and SSE, and stdio clients are not affected",
           "[http][daemon][tunnel]") {
   TempDir tmp{"rotate"};
   const fs::path dir = tmp.path() / "data";

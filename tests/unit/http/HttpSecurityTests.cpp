@@ -75,7 +75,7 @@ TEST_CASE("Origin check: a configured name's http and https origins are the daem
   CHECK(check_origin(bare, "https://devbox") == OriginVerdict::Refused);
 }
 
-TEST_CASE("allowed names: one host name or IP literal; wildcards, ports, schemes and paths refused", "[http][security]") {
+TEST_CASE("allowed names: one host name or IP literal, with wildcards, ports, schemes and paths refused", "[http][security]") {
   for (const std::string_view good : {"devbox", "box.tailnet.ts.net", "192.168.1.5", "[fd00::1]", "my_host"}) {
     CAPTURE(good);
     CHECK_FALSE(allowed_name_problem(good).has_value());

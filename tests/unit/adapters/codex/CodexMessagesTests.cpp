@@ -62,7 +62,7 @@ TEST_CASE("Codex MCP servers go into the thread's config in Codex's own form", "
   http.url = "http://127.0.0.1:9/mcp";
   http.headers = Json{{"Authorization", "Bearer x"}};
   CHECK(thread_config({stdio, http}) == Json::parse(R"({"tools":{"update_plan":{"enabled":true}},"mcp_servers":{
-      "echo":{"command":"python3","args":["server.py","--flag"],"env":{"TOKEN":"t"}},
+      "echo":{"command":"python3","args":["server.py","--flag"],"env":{"SWITCHBOARD_CODEX_API_KEY":"","TOKEN":"t"}},
       "remote":{"url":"http://127.0.0.1:9/mcp","http_headers":{"Authorization":"Bearer x"}}},
       "mcp_optional_startup_grace_ms":30000})"));
 }
