@@ -497,6 +497,7 @@ function drawControls(session) {
   if (changed("origin", session.sessionId, session.forkedFrom, session.forkedFrom && store.sessions.get(session.forkedFrom.sessionId)?.title)) {
     drawForkOrigin(session);
   }
+  if (changed("worktree", session.sessionId, session.worktree)) drawWorktree(session);
   if (changed("plan", session.sessionId, caps.plans, session.plan)) drawPlan(caps.plans ? session.plan : null);
   if (changed("usage", session.sessionId, caps.contextUsage, session.usage)) drawContextMeter(caps.contextUsage ? session.usage : null);
   if (changed("mcp", session.sessionId, session.mcpServers)) drawMcpServers(session.mcpServers || []);
@@ -518,6 +519,56 @@ function drawForkOrigin(session) {
   link.textContent = `forked from ${from ? sessionTitle(from) : origin.sessionId}${origin.turnId ? " (up to a turn)" : ""}`;
   link.title = origin.turnId ? `turn ${origin.turnId} of ${origin.sessionId}` : origin.sessionId;
 }
+// A worktree session: its branch, and review (session.diff against base), merge and discard.
+function drawWorktree(session) {
+  const worktree = session.worktree;
+  $("worktree-bar").hidden = !worktree;
+  if (!worktree) return;
+  $("worktree-branch").textContent = worktree.branch;
+  $("worktree-branch").title = `${worktree.path}, from ${worktree.base} of ${worktree.repository}`;
+}
+async function showWorktreeOutcome(heading, call) {
+  $("diff-heading").textContent = heading;
+  const body = $("diff-body");
+  body.dataset.state = "loading";
+  body.replaceChildren(el("p", { class: "muted", text: "asking git…" }));
+  $("diff-dialog").showModal();
+  try {
+    body.replaceChildren(...(await call()));
+    body.dataset.state = "loaded";
+  } catch (error) {
+    if (error instanceof Unauthorized) return unauthorized();
+    const files = error.data && Array.isArray(error.data.files) ? error.data.files : [];
+    body.replaceChildren(el("p", { class: "error", role: "alert", text: errorText(error) }),
+      ...files.map((file) => el("p", { class: "file-path", text: file })));
+    body.dataset.state = "failed";
+  }
+}
+$("worktree-review").addEventListener("click", () => {
+  const session = store.sessions.get(ui.selectedId);
+  if (!session || !session.worktree) return;
+  showWorktreeOutcome(`Changes on ${session.worktree.branch} against ${session.worktree.base}`, async () =>
+    [fileChangesNode(await api.call("session.diff", { sessionId: session.sessionId, against: "base" }))]);
+});
+$("worktree-merge").addEventListener("click", () => {
+  const session = store.sessions.get(ui.selectedId);
+  if (!session || !session.worktree) return;
+  showWorktreeOutcome(`Merge ${session.worktree.branch} into ${session.worktree.base}`, async () => {
+    const result = await api.call("session.merge", { sessionId: session.sessionId });
+    return [el("p", { text: `Merged: ${session.worktree.base} is now at ${result.commit.slice(0, 12)}.` }), fileChangesNode(result)];
+  });
+});
+$("worktree-discard").addEventListener("click", (e) => {
+  const button = e.currentTarget;
+  if (button.dataset.confirm !== "yes") {
+    button.dataset.confirm = "yes";
+    button.textContent = "Really discard?";
+    setTimeout(() => { button.dataset.confirm = ""; button.textContent = "Discard worktree"; }, 4000);
+    return;
+  }
+  api.call("session.removeWorktree", { sessionId: ui.selectedId, force: true })
+    .then(({ session }) => store.setSessions([session])).catch(failed);
+});
 $("fork-origin").addEventListener("click", (e) => {
   e.preventDefault();
   const id = e.currentTarget.dataset.sessionId;
@@ -856,6 +907,7 @@ $("new-session-form").addEventListener("submit", async (e) => {
   for (const [key, id] of [["model", "new-model"], ["mode", "new-mode"], ["title", "new-title"]]) {
     if ($(id).value.trim()) params[key] = $(id).value.trim();
   }
+  if ($("new-worktree").checked) params.worktree = $("new-branch").value.trim() ? { branch: $("new-branch").value.trim() } : {};
   try {
     const { session } = await api.call("session.create", params);
     store.setSessions([session]);

@@ -534,6 +534,42 @@ class ConsoleTest(unittest.TestCase):
             "return [...document.querySelectorAll('#session-list li')].map(n => n.dataset.sessionId)")) - before)
         self.assertFalse(self.js("return document.getElementById('new-session-dialog').open"))
 
+    def test_12b_a_session_in_a_new_worktree_is_reviewed_and_merged(self):
+        repo = os.path.join(self.scratch, "worktree-repo")
+        os.makedirs(repo, exist_ok=True)
+        with open(os.path.join(repo, "app.txt"), "w") as f:
+            f.write("one\n")
+        git = ["git", "-c", "user.name=Tester", "-c", "user.email=tester@example.com"]
+        for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
+            subprocess.run(git + args, cwd=repo, check=True)
+        self.open_console()
+        self.browser.find_element("id", "new-session-button").click()
+        self.wait("the agent list", lambda: self.js("return document.getElementById('new-agent').options.length > 0"))
+        cwd = self.browser.find_element("id", "new-cwd")
+        cwd.clear()
+        cwd.send_keys(repo)
+        self.browser.find_element("id", "new-title").send_keys("Worktree try")
+        self.browser.find_element("id", "new-worktree").click()
+        self.browser.find_element("id", "new-session-create").click()
+        self.wait("the branch badge", lambda: self.js(
+            "return !document.getElementById('worktree-bar').hidden && document.getElementById('worktree-branch').textContent")
+            == "switchboard/worktree-try")
+        session = self.daemon.call("session.list", {})["sessions"][0]
+        self.assertEqual(session["worktree"]["branch"], "switchboard/worktree-try")
+        with open(os.path.join(session["worktree"]["path"], "app.txt"), "w") as f:
+            f.write("two\n")
+        self.browser.find_element("id", "worktree-review").click()
+        self.wait("the review", lambda: self.js("return document.getElementById('diff-body').dataset.state") == "loaded")
+        self.assertEqual(self.js("return [...document.querySelectorAll('#diff-body .file-change')].map(n => n.dataset.path)"), ["app.txt"])
+        self.shot("12b-worktree-review")
+        self.browser.find_element("id", "diff-close").click()
+        self.browser.find_element("id", "worktree-merge").click()
+        self.wait("the merge", lambda: self.js("return document.getElementById('diff-body').dataset.state") == "loaded")
+        self.assertIn("Merged", self.js("return document.getElementById('diff-body').textContent"))
+        with open(os.path.join(repo, "app.txt")) as f:
+            self.assertEqual(f.read(), "two\n")
+        self.browser.find_element("id", "diff-close").click()
+
     def test_13_a_flood_of_deltas_keeps_the_page_responsive(self):
         """Measured and recorded in flood.json: 4,000 deltas as fast as the CLI relays them; the page draws once per
         frame, so frames keep coming and no task blocks the main thread for long."""
