@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/BlobStream.h"
+#include "checkpoint/PatchFiles.h"
 #include "checkpoint/IgnoredPaths.h"
 #include "checkpoint/IndexEntries.h"
 #include "checkpoint/TreePath.h"
@@ -538,46 +539,16 @@ CheckpointResult<std::vector<protocol::FileChange>> WorkTreeStore::file_changes(
   auto patch = m_git.output(m_place, {"diff-tree", "-r", "-p", "--no-renames", "--no-color", from, to},
                             "cannot compare checkpoints");
   if (!patch) return patch.error();
-  // The patch has one section per change, in the same order, each opening with "diff --git"; a change of type
-  // (a file become a link) has two, the deletion then the addition. Content lines never open that way: each
-  // starts with ' ', '+', '-', '@' or '\'.
-  std::vector<std::string_view> sections;
-  std::string_view rest = *patch;
-  std::size_t start = 0;
-  for (std::size_t at = 0; at < rest.size();) {
-    const auto end = rest.find('\n', at);
-    const auto line_end = end == std::string_view::npos ? rest.size() : end + 1;
-    if (rest.substr(at, 11) == "diff --git " && at != start) {
-      sections.push_back(rest.substr(start, at - start));
-      start = at;
-    }
-    at = line_end;
-  }
-  if (start < rest.size()) sections.push_back(rest.substr(start));
+  PatchFiles patch_files(*patch);
   std::vector<protocol::FileChange> files;
-  std::size_t section = 0;
   for (const auto& change : raw) {
-    std::string text;
-    const std::size_t count = change.status == 'T' ? 2 : 1;
-    for (std::size_t i = 0; i < count && section < sections.size(); ++i) text.append(sections[section++]);
+    auto file = patch_files.next(change.path, change.status);  // taken even when left out: the sections go in order
     if (leave_out.count(change.path) != 0) continue;
     if (change.old_mode == 0160000 || change.new_mode == 0160000) continue;  // nested repositories are not kept
-    protocol::FileChange file;
-    file.path = change.path;
-    file.status = change.status == 'A'   ? protocol::FileChangeStatus::Added
-                  : change.status == 'D' ? protocol::FileChangeStatus::Deleted
-                                         : protocol::FileChangeStatus::Modified;
-    bool binary = false;
-    for (const auto line : split(text, '\n')) {
-      if (line.rfind("@@", 0) == 0) break;
-      if (line.rfind("Binary files ", 0) == 0) binary = true;
-    }
-    file.binary = binary;
-    if (!binary) file.diff = std::move(text);
     files.push_back(std::move(file));
   }
-  if (section != sections.size())
-    spdlog::warn("checkpoints: {} patch sections for {} changes between {} and {}", sections.size(), raw.size(),
+  if (patch_files.left() != 0)
+    spdlog::warn("checkpoints: {} patch sections for {} changes between {} and {}", patch_files.sections(), raw.size(),
                  from, to);
   return files;
 }

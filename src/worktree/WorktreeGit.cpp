@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "checkpoint/GitProcess.h"
+#include "checkpoint/PatchFiles.h"
 #include "switchboard/process/ExecutableLookup.h"
 
 namespace switchboard::worktree {
@@ -195,39 +196,8 @@ WorktreeResult<std::vector<protocol::FileChange>> file_changes(const Git& git, c
                            from, to},
                           "cannot compare");
   if (!patch) return patch.error();
-  // One section per change, in the same order, each opening with "diff --git" (a change of type has two).
-  std::vector<std::string_view> sections;
-  const std::string_view text = *patch;
-  std::size_t start = 0;
-  for (std::size_t at = 0; at < text.size();) {
-    const auto end = text.find('\n', at);
-    const auto next = end == std::string_view::npos ? text.size() : end + 1;
-    if (text.substr(at, 11) == "diff --git " && at != start) {
-      sections.push_back(text.substr(start, at - start));
-      start = at;
-    }
-    at = next;
-  }
-  if (start < text.size()) sections.push_back(text.substr(start));
-  std::size_t section = 0;
-  for (const auto& change : changes) {
-    std::string diff;
-    for (std::size_t i = 0; i < (change.status == 'T' ? 2u : 1u) && section < sections.size(); ++i)
-      diff.append(sections[section++]);
-    protocol::FileChange file;
-    file.path = change.path;
-    file.status = change.status == 'A'   ? protocol::FileChangeStatus::Added
-                  : change.status == 'D' ? protocol::FileChangeStatus::Deleted
-                                         : protocol::FileChangeStatus::Modified;
-    bool binary = false;
-    for (const auto line : split(diff, '\n')) {
-      if (line.rfind("@@", 0) == 0) break;
-      if (line.rfind("Binary files ", 0) == 0) binary = true;
-    }
-    file.binary = binary;
-    if (!binary) file.diff = std::move(diff);
-    files.push_back(std::move(file));
-  }
+  checkpoint::PatchFiles patch_files(*patch);
+  for (auto& change : changes) files.push_back(patch_files.next(std::move(change.path), change.status));
   return files;
 }
 
@@ -247,12 +217,22 @@ WorktreeResult<GitPlace> worktree_place(const WorktreePlace& place) {
 
 GitPlace main_place(const WorktreePlace& place) { return place_of(place.repository / ".git", place.repository); }
 
-// Takes back what a failed create made: the directory, git's entry for it, the new branch.
-void undo_create(const Git& git, const GitPlace& main, const fs::path& path, const std::string& branch) {
+// Where the marks of worktrees not yet settled are kept, under the root: one empty file per worktree directory,
+// of the same name (WorktreeGit::settle, remove_leftovers).
+constexpr const char* kPendingMarks = ".creating";
+
+fs::path pending_mark(const fs::path& root, const fs::path& worktree) {
+  return root / kPendingMarks / worktree.filename();
+}
+
+// Takes back what a failed create made: the directory, git's entry for it, the new branch, its pending mark.
+void undo_create(const Git& git, const GitPlace& main, const fs::path& path, const std::string& branch,
+                 const fs::path& mark) {
   std::error_code ignored;
   fs::remove_all(path, ignored);
   git.succeeds(main, {"worktree", "prune"});
   if (git.branch_exists(main, branch)) git.succeeds(main, {"branch", "-D", "--", branch});
+  fs::remove(mark, ignored);
 }
 
 // The merge of the branch into the base as a new commit (the base's and, unless squashed, the branch's child),
@@ -365,24 +345,30 @@ WorktreeResult<Created> WorktreeGit::create(const CreateRequest& request) const 
   std::replace(name.begin(), name.end(), '/', '-');
   fs::path path = m_root / name;
   for (int n = 2; fs::exists(fs::symlink_status(path, error)); ++n) path = m_root / (name + "-" + std::to_string(n));
+  // Marked before anything is made, so that a daemon killed from here until the session is stored leaves a
+  // directory the next start knows it may remove (remove_leftovers).
+  const auto mark = pending_mark(m_root, path);
+  fs::create_directories(mark.parent_path(), error);
+  if (error || !std::ofstream(mark, std::ios::binary))
+    return worktree_failure("cannot write " + mark.string() + (error ? ": " + error.message() : std::string()));
 
   // --no-checkout, then the checkout with the new worktree's own index: `worktree add` would otherwise check out
   // through the GIT_INDEX_FILE it inherits, the main checkout's.
   if (auto added = git.output(main, {"worktree", "add", "--no-checkout", "-b", branch, path.string(), *base_commit},
                               "cannot add a worktree");
       !added) {
-    undo_create(git, main, path, branch);
+    undo_create(git, main, path, branch, mark);
     return added.error();
   }
   auto place = git_dir_of(path);
   if (!place) {
-    undo_create(git, main, path, branch);
+    undo_create(git, main, path, branch, mark);
     return worktree_failure("git made no worktree at " + path.string());
   }
   if (auto checked_out = git.output(place_of(*place, path), {"read-tree", "-u", "--reset", "HEAD"},
                                     "cannot check out the worktree");
       !checked_out) {
-    undo_create(git, main, path, branch);
+    undo_create(git, main, path, branch, mark);
     return checked_out.error();
   }
   auto cwd = (path / repository->relative).lexically_normal();
@@ -490,6 +476,8 @@ WorktreeResult<bool> WorktreeGit::remove(const WorktreePlace& place, bool delete
   const Git git(*m_git);
   const auto main = main_place(place);
   std::error_code error;
+  fs::remove(pending_mark(m_root, place.path), error);  // a worktree removed is no leftover to find at startup
+  error.clear();
   if (git_dir_of(place.path)) {
     if (!force) {
       auto pending = uncommitted(place);
@@ -509,6 +497,46 @@ WorktreeResult<bool> WorktreeGit::remove(const WorktreePlace& place, bool delete
   if (auto deleted = git.output(main, {"branch", "-D", "--", place.branch}, "cannot delete the branch"); !deleted)
     return deleted.error();
   return true;
+}
+
+void WorktreeGit::settle(const WorktreePlace& place) const {
+  std::error_code ignored;
+  fs::remove(pending_mark(m_root, place.path), ignored);
+}
+
+std::vector<fs::path> WorktreeGit::remove_leftovers(const std::vector<fs::path>& owned) const {
+  std::vector<fs::path> removed;
+  const auto marks = m_root / kPendingMarks;
+  std::error_code error;
+  if (!fs::is_directory(marks, error)) return removed;
+  // Compared as the file system resolves them: a stored path may spell the data directory differently.
+  std::set<fs::path> kept;
+  for (const auto& path : owned) kept.insert(fs::weakly_canonical(path, error));
+  std::vector<fs::path> names;
+  for (fs::directory_iterator it(marks, error), end; !error && it != end; it.increment(error))
+    names.push_back(it->path().filename());
+  for (const auto& name : names) {
+    const auto path = m_root / name;
+    if (!kept.contains(fs::weakly_canonical(path, error))) {
+      // The repository it belongs to, from the `.git` file `git worktree add` wrote, if it got that far.
+      std::optional<GitPlace> main;
+      if (auto git_dir = git_dir_of(path)) {
+        if (auto named = read_text(*git_dir / "commondir")) {
+          fs::path common = trimmed(*named);
+          common = (common.is_relative() ? *git_dir / common : common).lexically_normal();
+          if (!common.has_filename()) common = common.parent_path();  // "../.." normalizes to ".git/"
+          if (common.filename() == ".git") main = place_of(common, common.parent_path());
+        }
+      }
+      error.clear();
+      fs::remove_all(path, error);
+      if (error) continue;  // its mark stays: tried again at the next start
+      if (main && m_git) Git(*m_git).succeeds(*main, {"worktree", "prune"});
+      removed.push_back(path);
+    }
+    fs::remove(marks / name, error);
+  }
+  return removed;
 }
 
 }  // namespace switchboard::worktree
