@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -145,13 +147,21 @@ std::optional<int> Daemon::open_store() {
                state->outstanding.size(), state->rules.size(), m_store->events().last_seq());
   m_persistence = std::make_unique<StoredSessions>(*m_store);
   m_engine.set_persistence(m_persistence.get());
+  m_worktrees = std::make_unique<worktree::WorktreeGit>(m_data_dir / "worktrees");
+  // A worktree a killed daemon was making (no stored session owns it) is removed before anything can use it; the
+  // stored sessions' worktrees, and those a user kept, are not touched (docs/worktrees.md). Blocking, but nothing
+  // is served yet, and there is one `git worktree prune` per leftover only.
+  std::vector<std::filesystem::path> owned;
+  for (const auto& stored : state->sessions)
+    if (stored.info.worktree) owned.emplace_back(stored.info.worktree->path);
+  for (const auto& leftover : m_worktrees->remove_leftovers(owned))
+    spdlog::info("worktrees: removed {}, left half-made by a daemon that stopped while creating it", leftover.string());
   m_engine.restore(std::move(*state));
   checkpoint::CheckpointOptions checkpoints;
   checkpoints.root = m_data_dir / "checkpoints";
   checkpoints.excluded = {m_data_dir};
   m_checkpoints = std::make_unique<checkpoint::CheckpointStore>(m_io, std::move(checkpoints));
   m_engine.set_checkpoints(m_checkpoints.get());
-  m_worktrees = std::make_unique<worktree::WorktreeGit>(m_data_dir / "worktrees");
   m_engine.set_worktrees(m_worktrees.get());
   // Seqs continue above every seq an earlier run may have handed out, so a client's Last-Event-ID from before
   // a restart (or a crash) still means the same event; the egress hands out only durably reserved seqs.

@@ -112,17 +112,18 @@ Engine::~Engine() {
 }
 
 template <class T>
-void Engine::off_reactor(std::function<Outcome<T>()> work, Then<T> done) {
+void Engine::off_reactor(std::string what, std::function<Outcome<T>()> work, Then<T> done) {
   if (!m_helper) m_helper = std::make_unique<boost::asio::thread_pool>(1);
-  boost::asio::post(*m_helper, [&io = m_io, guard = boost::asio::make_work_guard(m_io), work = std::move(work),
-                                done = std::move(done)]() mutable {
+  boost::asio::post(*m_helper, [&io = m_io, guard = boost::asio::make_work_guard(m_io), what = std::move(what),
+                                work = std::move(work), done = std::move(done)]() mutable {
     std::optional<Outcome<T>> outcome;
     try {
       outcome.emplace(work());
     } catch (const std::exception& error) {
-      // The edge of foreign code (file systems, parsers): one bad read must not end the daemon's helper thread.
-      spdlog::error("engine: a history read failed: {}", error.what());
-      outcome.emplace(EngineError{ErrorCode::InternalError, "reading the agent's history failed"});
+      // The edge of foreign code (file systems, parsers, git): one failure must not end the daemon's helper
+      // thread. The client learns what failed; the exception's text, an internal, goes to the log only.
+      spdlog::error("engine: {} failed: {}", what, error.what());
+      outcome.emplace(EngineError{ErrorCode::InternalError, what + " failed"});
     }
     boost::asio::post(io, [guard = std::move(guard), outcome = std::move(*outcome), done = std::move(done)]() mutable {
       done(std::move(outcome));
@@ -131,12 +132,15 @@ void Engine::off_reactor(std::function<Outcome<T>()> work, Then<T> done) {
 }
 
 // The worktree operations (EngineWorktrees.cpp) run on the same helper thread.
-template void Engine::off_reactor<worktree::Created>(std::function<Outcome<worktree::Created>()>, Then<worktree::Created>);
-template void Engine::off_reactor<protocol::SessionDiffResult>(std::function<Outcome<protocol::SessionDiffResult>()>,
+template void Engine::off_reactor<worktree::Created>(std::string, std::function<Outcome<worktree::Created>()>,
+                                                    Then<worktree::Created>);
+template void Engine::off_reactor<protocol::SessionDiffResult>(std::string,
+                                                               std::function<Outcome<protocol::SessionDiffResult>()>,
                                                                Then<protocol::SessionDiffResult>);
-template void Engine::off_reactor<protocol::SessionMergeResult>(std::function<Outcome<protocol::SessionMergeResult>()>,
+template void Engine::off_reactor<protocol::SessionMergeResult>(std::string,
+                                                                std::function<Outcome<protocol::SessionMergeResult>()>,
                                                                 Then<protocol::SessionMergeResult>);
-template void Engine::off_reactor<bool>(std::function<Outcome<bool>()>, Then<bool>);
+template void Engine::off_reactor<bool>(std::string, std::function<Outcome<bool>()>, Then<bool>);
 
 void Engine::restore(PersistedState state) {
   for (auto& stored : state.sessions) {
@@ -358,6 +362,7 @@ void Engine::list_history(const protocol::HistoryListParams& params, Then<protoc
   if (!descriptor->list_history) return done(no_history(params.agent));
   if (auto error = check_history_cwd(params.cwd)) return done(*error);
   off_reactor<protocol::HistoryListResult>(
+      "listing the agent's history",
       [hook = descriptor->list_history, cwd = params.cwd]() -> Outcome<protocol::HistoryListResult> {
         auto listed = hook(cwd);
         if (const auto* error = std::get_if<adapters::AdapterError>(&listed)) return from_adapter(*error);
@@ -378,6 +383,7 @@ void Engine::read_history(const protocol::HistoryReadParams& params, Then<protoc
   if (!descriptor->read_history) return done(no_history(params.agent));
   if (auto error = check_history_cwd(params.cwd)) return done(*error);
   off_reactor<protocol::HistoryReadResult>(
+      "reading the agent's history",
       [hook = descriptor->read_history, cwd = params.cwd, id = params.provider_session_id]() -> Outcome<protocol::HistoryReadResult> {
         HistoryTranscript transcript;
         const auto read = hook(cwd, id, transcript);
@@ -414,7 +420,8 @@ void Engine::import_session(const protocol::SessionImportParams& params, Then<pr
     if (!self) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
     (*self)->bind_imported(params, std::get<adapters::HistoryEntry>(std::move(entry)), std::move(done));
   };
-  off_reactor<adapters::HistoryEntry>(std::move(found), std::move(found_then_bind));
+  off_reactor<adapters::HistoryEntry>("looking the session up in the agent's history", std::move(found),
+                                      std::move(found_then_bind));
 }
 
 void Engine::bind_imported(const protocol::SessionImportParams& params, adapters::HistoryEntry history,

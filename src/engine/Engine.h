@@ -198,9 +198,10 @@ class Engine : private SessionServices, private RequestBroker::Host {
                           SessionSettings settings, Then<protocol::SessionInfo> done);
   void diff_against_base(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done);
   // Runs blocking `work` on the helper thread, then `done` with its outcome on the reactor. The io_context is
-  // kept from running out of work meanwhile, so `done` always runs (a reply is never dropped).
+  // kept from running out of work meanwhile, so `done` always runs (a reply is never dropped). `what` names the
+  // work ("reading the agent's history") for the error an exception out of it becomes.
   template <class T>
-  void off_reactor(std::function<Outcome<T>()> work, Then<T> done);
+  void off_reactor(std::string what, std::function<Outcome<T>()> work, Then<T> done);
 
   boost::asio::io_context& m_io;
   bus::EventBus& m_bus;  // publish() is the only one that writes to it: sealed by the shutdown

@@ -48,6 +48,7 @@ void Engine::create_in_worktree(const protocol::SessionCreateParams& params, pro
   worktree::CreateRequest request{params.cwd, params.worktree->branch.value_or(""), params.worktree->base.value_or(""),
                                   params.title.value_or("")};
   off_reactor<worktree::Created>(
+      "creating the worktree",
       [worktrees = m_worktrees, request = std::move(request)]() -> Outcome<worktree::Created> {
         auto created = worktrees->create(request);
         if (!created) return from_worktree(created.error());
@@ -64,8 +65,12 @@ void Engine::create_in_worktree(const protocol::SessionCreateParams& params, pro
         // A session that could not be stored does not exist: its worktree goes too (it holds nothing yet).
         insert_new_session(StoredSession{std::move(session), std::move(settings)}, std::nullopt,
                            [this, weak, place = created.place, done = std::move(done)](Outcome<protocol::SessionInfo> inserted) {
+                             // Stored: the session owns it now, and a restart keeps it (remove_leftovers).
+                             if (!std::holds_alternative<EngineError>(inserted) && !weak.expired() && m_worktrees)
+                               m_worktrees->settle(place);
                              if (std::holds_alternative<EngineError>(inserted) && !weak.expired() && m_worktrees) {
                                off_reactor<bool>(
+                                   "removing the worktree of a session that could not be stored",
                                    [worktrees = m_worktrees, place]() -> Outcome<bool> {
                                      auto removed = worktrees->remove(place, true, true);
                                      if (!removed) return from_worktree(removed.error());
@@ -88,6 +93,7 @@ void Engine::diff_against_base(const protocol::SessionDiffParams& params, Then<p
   }
   if (!info->worktree || m_worktrees == nullptr) return done(no_worktree(params.session_id));
   off_reactor<protocol::SessionDiffResult>(
+      "comparing the worktree with its base",
       [worktrees = m_worktrees, place = place_of(*info->worktree)]() -> Outcome<protocol::SessionDiffResult> {
         auto files = worktrees->diff(place);
         if (!files) return from_worktree(files.error());
@@ -110,6 +116,7 @@ void Engine::merge(const protocol::SessionMergeParams& params, Then<protocol::Se
   std::string message = params.message.value_or(info.title.value_or(""));
   if (message.empty()) message = "Merge " + info.worktree->branch;
   off_reactor<protocol::SessionMergeResult>(
+      "merging the worktree's branch",
       [worktrees = m_worktrees, place = place_of(*info.worktree), squash = params.squash.value_or(false),
        message = std::move(message)]() -> Outcome<protocol::SessionMergeResult> {
         auto merged = worktrees->merge(place, squash, message);
@@ -128,6 +135,7 @@ void Engine::remove_worktree(const protocol::SessionRemoveWorktreeParams& params
     return done(EngineError{ErrorCode::SessionBusy, "session " + params.session_id +
                                                         " has a turn running or prompts waiting; remove its worktree once it is idle"});
   off_reactor<bool>(
+      "removing the worktree",
       [worktrees = m_worktrees, place = place_of(*session->info().worktree), branch = params.delete_branch.value_or(false),
        force = params.force.value_or(false)]() -> Outcome<bool> {
         auto removed = worktrees->remove(place, branch, force);

@@ -61,8 +61,8 @@ struct Daemon {
   }
 };
 
-TEST_CASE("worktree sessions through the daemon: two sessions change one file; the first merges, the second "
-          "conflicts and the checkout stays clean; a restart keeps them",
+TEST_CASE("worktree sessions through the daemon: two sessions change one file, the first merges, the second "
+          "conflicts and the checkout stays clean, and a restart keeps them",
           "[worktree][daemon]") {
   TempDir data("worktree-daemon-data");
   TempDir repo("worktree-daemon-repo");
@@ -118,6 +118,49 @@ TEST_CASE("worktree sessions through the daemon: two sessions change one file; t
   restarted.result("session.delete", {{"sessionId", second}, {"worktree", "remove"}});
   CHECK(!fs::exists(again.at("worktree").at("path").get<std::string>()));
   CHECK(git(repo.path(), "log --format=%s -1 second-way").find("Merge") != std::string::npos);
+}
+
+TEST_CASE("worktree sessions through the daemon: a worktree a killed daemon was creating is removed at the next "
+          "start; a stored session's and a kept one are not",
+          "[worktree][daemon]") {
+  TempDir data("worktree-leftover-data");
+  TempDir repo("worktree-leftover-repo");
+  std::ofstream(repo.path() / "notes.txt") << "original\n";
+  git(repo.path(), "init -q -b main");
+  git(repo.path(), "add -A");
+  git(repo.path(), "commit -q -m init");
+  std::string owned_id;
+  fs::path owned;
+  fs::path kept;
+  {
+    Daemon d(data.path());
+    const auto a = d.result("session.create", {{"agent", "controls"}, {"cwd", repo.path().string()}, {"worktree", {{"branch", "owned"}}}})
+                       .at("session");
+    owned_id = a.at("sessionId").get<std::string>();
+    owned = a.at("worktree").at("path").get<std::string>();
+    const auto k = d.result("session.create", {{"agent", "controls"}, {"cwd", repo.path().string()}, {"worktree", {{"branch", "kept"}}}})
+                       .at("session");
+    kept = k.at("worktree").at("path").get<std::string>();
+    d.result("session.delete", {{"sessionId", k.at("sessionId")}, {"worktree", "keep"}});
+  }
+  // What a daemon killed in the middle of a create leaves: git's worktree and its branch, still marked pending.
+  // The owned worktree is marked too: a daemon killed after storing its session but before settling it.
+  const auto worktrees = data.path() / "worktrees";
+  const auto half = worktrees / "half";
+  git(repo.path(), "worktree add -q --no-checkout -b half '" + half.string() + "' HEAD");
+  REQUIRE(fs::exists(half / ".git"));
+  std::ofstream(worktrees / ".creating" / "half");
+  std::ofstream(worktrees / ".creating" / owned.filename());
+  REQUIRE(git(repo.path(), "worktree list --porcelain").find(half.string()) != std::string::npos);
+
+  Daemon restarted(data.path());
+  CHECK(!fs::exists(half));
+  CHECK(git(repo.path(), "worktree list --porcelain").find(half.string()) == std::string::npos);
+  CHECK(fs::exists(owned / "notes.txt"));
+  CHECK(fs::exists(kept / "notes.txt"));
+  CHECK(fs::is_empty(worktrees / ".creating"));
+  restarted.result("session.send", {{"sessionId", owned_id}, {"text", "write notes.txt changed"}});
+  CHECK(restarted.result("session.diff", {{"sessionId", owned_id}, {"against", "base"}}).at("files").size() == 1);
 }
 
 }  // namespace worktree_daemon_tests

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -495,6 +496,44 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
   const std::lock_guard lock(*mutex);
   REQUIRE(hook_threads->size() == 3);
   for (const auto& id : *hook_threads) CHECK(id != std::this_thread::get_id());
+}
+
+TEST_CASE("work on the engine's helper thread that throws answers an internal error saying which work failed, "
+          "without the exception's text",
+          "[history]") {
+  ClaudeHome home;
+  TempDir data{"agent-history"};
+  adapters::AgentDescriptor fake;
+  fake.name = "fake";
+  fake.discover = [] {
+    protocol::AgentInfo info;
+    info.agent = "fake";
+    info.installed = true;
+    info.capabilities = protocol::AgentCapabilities{false, false, false, false, true, true, false, false, false};
+    return info;
+  };
+  fake.create = [](adapters::AdapterListener&) -> std::unique_ptr<adapters::AgentAdapter> { return nullptr; };
+  fake.list_history = [](const std::string&) -> adapters::HistoryOutcome<adapters::HistoryList> {
+    throw std::runtime_error("internal detail");
+  };
+  fake.read_history = [](const std::string&, const std::string&,
+                         adapters::HistorySink&) -> adapters::HistoryOutcome<adapters::HistoryReadStats> {
+    throw std::runtime_error("internal detail");
+  };
+  std::vector<adapters::AgentDescriptor> extra{fake};
+  HistoryRun run(data.path(), home.config_dir(), std::move(extra));
+
+  const auto listed = run.call("history.list", {{"agent", "fake"}, {"cwd", "/x"}});
+  INFO(listed.dump());
+  REQUIRE(listed.contains("error"));
+  CHECK(listed.at("error").at("code") == -32603);
+  CHECK(listed.at("error").at("message") == "listing the agent's history failed");
+  const auto read = run.call("history.read", {{"agent", "fake"}, {"cwd", "/x"}, {"providerSessionId", "s"}});
+  INFO(read.dump());
+  REQUIRE(read.contains("error"));
+  CHECK(read.at("error").at("message") == "reading the agent's history failed");
+  // The helper thread lives on: the next piece of work runs and answers.
+  CHECK(run.call("history.list", {{"agent", "fake"}, {"cwd", "/x"}}).at("error").at("code") == -32603);
 }
 
 TEST_CASE("Codex threads list read and import through the history methods and resume on the first send", "[history][codex]") {
