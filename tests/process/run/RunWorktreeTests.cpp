@@ -84,7 +84,7 @@ TEST_CASE("run --worktree: the run works in a new worktree on a new branch, prin
   CHECK(git(w.repo, "rev-parse --abbrev-ref HEAD") == "main\n");
 }
 
-TEST_CASE("run --worktree: without a name the branch comes from the title; text output names it", "[run][worktree]") {
+TEST_CASE("run --worktree: without a name the branch comes from the title, and the text output names it", "[run][worktree]") {
   World w;
   const auto outcome = w.run({"do it", "--title", "Tidy up", "--worktree"});
   INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);

@@ -234,7 +234,7 @@ TEST_CASE("worktree: a merge takes the branch and its uncommitted work into the 
   }
 }
 
-TEST_CASE("worktree: two sessions change the same line; the first merges, the second conflicts and the "
+TEST_CASE("worktree: two sessions change the same line, the first merges, the second conflicts and the "
           "checkout stays clean", "[worktree]") {
   Repo repo;
   auto first = repo.worktrees.create(CreateRequest{repo.main, "", "", "first"});

@@ -207,7 +207,7 @@ TEST_CASE("claude controls: MCP servers in Claude Code's own form, and the launc
   http.url = "http://127.0.0.1:9/mcp";
   http.headers = Json{{"Authorization", "Bearer x"}};
   CHECK(mcp_config({stdio, http}) == Json::parse(R"({"mcpServers":{
-      "echo":{"type":"stdio","command":"python3","args":["server.py","--x"],"env":{"TOKEN":"t"}},
+      "echo":{"type":"stdio","command":"python3","args":["server.py","--x"],"env":{"ANTHROPIC_API_KEY":"","ANTHROPIC_AUTH_TOKEN":"","TOKEN":"t"}},
       "remote":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer x"}}}})"));
 
   LaunchOptions launch;
