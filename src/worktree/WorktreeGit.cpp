@@ -529,10 +529,10 @@ std::vector<fs::path> WorktreeGit::remove_leftovers(const std::vector<fs::path>&
         }
       }
       error.clear();
-      fs::remove_all(path, error);
+      const auto count = fs::remove_all(path, error);
       if (error) continue;  // its mark stays: tried again at the next start
       if (main && m_git) Git(*m_git).succeeds(*main, {"worktree", "prune"});
-      removed.push_back(path);
+      if (count > 0) removed.push_back(path);  // a mark whose directory never came is no leftover to report
     }
     fs::remove(marks / name, error);
   }
