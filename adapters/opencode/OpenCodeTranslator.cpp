@@ -103,13 +103,49 @@ void OpenCodeTranslator::feed(const json& payload) {
   waiting.push_back(payload);
 }
 
+void OpenCodeTranslator::set_compacting(bool compacting) {
+  if (compacting) {
+    m_compacting = true;
+    m_summary_idle_seen = false;
+    m_draining_summary = false;
+    return;
+  }
+  m_compacting = false;
+  m_draining_summary = !m_summary_idle_seen;
+}
+
+bool OpenCodeTranslator::is_summary_event(const std::string& type, const json& properties) {
+  if (type == "message.updated") {
+    const auto* info = native::object_at(properties, "info");
+    if (info == nullptr || string_or_empty(*info, "role") != "assistant") return false;
+    const auto summary = info->find("summary");
+    if (summary == info->end() || !summary->is_boolean() || !summary->get<bool>()) return false;
+    m_summary_messages.insert(string_or_empty(*info, "id"));
+    return true;
+  }
+  if (type == "message.part.delta") return m_summary_messages.count(string_or_empty(properties, "messageID")) != 0;
+  if (type == "message.part.updated") {
+    const auto* part = native::object_at(properties, "part");
+    return part != nullptr && m_summary_messages.count(string_or_empty(*part, "messageID")) != 0;
+  }
+  return false;
+}
+
 void OpenCodeTranslator::feed_event(const json& payload, const std::optional<std::string>& parent) {
   const std::string type = string_or_empty(payload, "type");
   if (one_of(kDroppedEvents, type)) return m_lines.dropped();  // `sync` records have no properties
   const auto* properties = native::object_at(payload, "properties");
   if (type.empty() || properties == nullptr) return m_lines.malformed("an event without type or properties", payload);
-  // A summary we asked for: its message, busy and idle belong to no turn (the request's answer ends it).
-  if (m_compacting && !m_turn_running) return m_lines.dropped();
+  // A summary we asked for: its message, busy and idle belong to no turn (the request's answer ends it, and
+  // what of it the stream still carries after that answer is drained).
+  if ((m_compacting && !m_turn_running) || m_draining_summary) {
+    if (type == "session.idle") {
+      m_summary_idle_seen = true;
+      m_draining_summary = false;
+    }
+    return m_lines.dropped();
+  }
+  if (is_summary_event(type, *properties)) return m_lines.dropped();
   if (type == "todo.updated") {
     if (parent) return m_lines.dropped();  // a sub-agent's own list is its business, not the session's plan
     return on_todos(*properties);

@@ -28,8 +28,10 @@ class OpenCodeTranslator {
   // Our abort was sent: the turn ends cancelled, whatever error the server reports for it.
   void abort_sent() { m_aborted = true; }
   // OpenCode summarizes the conversation on our request (between turns): the summary it writes is no message of
-  // a turn, and its busy and idle are not a turn's.
-  void set_compacting(bool compacting) { m_compacting = compacting; }
+  // a turn, and its busy and idle are not a turn's. The request's answer comes on a connection of its own and can
+  // overtake the end of the summary on the event stream: until that summary's idle has come, it is still dropped
+  // (and OpenCode runs a prompt sent meanwhile only after it, so no turn's event is among them).
+  void set_compacting(bool compacting);
   bool compacting() const { return m_compacting; }
   // The prompt was refused before OpenCode started on it: the turn ends now, as an error.
   void turn_refused(const std::string& why);
@@ -61,6 +63,9 @@ class OpenCodeTranslator {
 
   // `parent`: the tool call whose sub-agent wrote the event; unset for the session's own events.
   void feed_event(const nlohmann::json& payload, const std::optional<std::string>& parent);
+  // A message of OpenCode's own summary (an assistant message marked `summary`), or a part of one: remembered and
+  // dropped wherever it comes, since an automatic compaction writes one inside a turn too.
+  bool is_summary_event(const std::string& type, const nlohmann::json& properties);
   void on_part(const nlohmann::json& part, const std::optional<std::string>& parent);
   void on_tool_part(const nlohmann::json& part, const std::optional<std::string>& parent);
   void on_permission(const nlohmann::json& properties);
@@ -92,6 +97,9 @@ class OpenCodeTranslator {
   protocol::Usage m_usage;
   bool m_has_usage = false;
   bool m_compacting = false;
+  bool m_summary_idle_seen = false;  // the summary's session.idle came while compacting
+  bool m_draining_summary = false;   // the request was answered before that idle: drop until it comes
+  std::set<std::string> m_summary_messages;  // OpenCode's summary messages (`summary: true`): never a turn's answer
   bool m_plans_from_todowrite = false;
   // The turn's own prompt: the first user message of our session OpenCode announced since the prompt went out
   // (TurnResult::native_turn_ref; fork and rewind name turns by it).

@@ -579,6 +579,30 @@ TEST_CASE("opencode translator: while OpenCode summarizes for us, its summary, b
   CHECK(sink.turns.empty());
 }
 
+TEST_CASE("opencode translator: a summary whose request was answered before its end came is still nobody's turn", "[opencode][controls]") {
+  ControlsSink sink;
+  OpenCodeTranslator translator(sink);
+  translator.set_session_id("ses_a");
+  translator.set_compacting(true);
+  translator.feed(busy("ses_a"));
+  // The answer to POST /summarize overtook the stream: the summary's message and idle come after it.
+  translator.set_compacting(false);
+  translator.feed(event("message.updated", {{"info", {{"id", "msg_s"}, {"sessionID", "ses_a"}, {"role", "assistant"}, {"summary", true}}}}));
+  translator.feed(event("message.part.updated", {{"part", {{"id", "prt_s"}, {"sessionID", "ses_a"}, {"messageID", "msg_s"}, {"type", "text"},
+                                                           {"text", "SUMMARY"}, {"time", {{"start", 1}, {"end", 2}}}}}}));
+  translator.turn_started();  // the next prompt went out meanwhile; OpenCode runs it after the summary
+  translator.feed(idle("ses_a"));
+  CHECK(sink.turns.empty());
+  // The turn's own events then make it, and its answer is its own.
+  translator.feed(busy("ses_a"));
+  translator.feed(user_message("ses_a", "msg_next"));
+  translator.feed(event("message.part.updated", {{"part", {{"id", "prt_a"}, {"sessionID", "ses_a"}, {"messageID", "msg_a"}, {"type", "text"},
+                                                           {"text", "After compact."}, {"time", {{"start", 3}, {"end", 4}}}}}}));
+  translator.feed(idle("ses_a"));
+  REQUIRE(sink.turns.size() == 1);
+  CHECK(sink.turns[0].text == "After compact.");
+}
+
 TEST_CASE("opencode commands: GET /command gives names, descriptions and readable argument hints", "[opencode][controls]") {
   const json answer = json::array({json{{"name", "init"}, {"description", "guided AGENTS.md setup"}, {"source", "command"}, {"template", "x"},
                                         {"hints", json::array({"$ARGUMENTS"})}},
