@@ -14,6 +14,7 @@
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
+#include "support/Settle.h"
 #include "support/ScriptedAdapter.h"
 #include "switchboard/bus/EventBus.h"
 
@@ -61,18 +62,7 @@ struct StoredEngineRun {
     store->close();
   }
 
-  // Store results arrive from another thread: poll until nothing is pending for a while.
-  void settle() {
-    for (int idle = 0; idle < 20;) {
-      io.restart();
-      if (io.poll() == 0) {
-        ++idle;
-        ::usleep(1000);
-      } else {
-        idle = 0;
-      }
-    }
-  }
+  void settle() { testing::settle(io); }
 };
 
 }  // namespace switchboard::testing

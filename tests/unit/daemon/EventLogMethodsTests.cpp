@@ -14,6 +14,7 @@
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
+#include "support/Settle.h"
 #include "support/RecordingPeer.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
@@ -69,17 +70,7 @@ struct HistoryFixture {
     fs::remove_all(dir);
   }
 
-  void settle() {
-    for (int idle = 0; idle < 20;) {
-      io.restart();
-      if (io.poll() == 0) {
-        ++idle;
-        ::usleep(1000);
-      } else {
-        idle = 0;
-      }
-    }
-  }
+  void settle() { testing::settle(io); }
 
   Json call(const std::string& method, const Json& params) {
     static int id = 0;

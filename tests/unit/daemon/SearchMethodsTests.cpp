@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -14,6 +15,7 @@
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
+#include "support/Settle.h"
 #include "support/RecordingPeer.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
@@ -86,17 +88,7 @@ struct SearchFixture {
     fs::remove_all(dir);
   }
 
-  void settle() {
-    for (int idle = 0; idle < 20;) {
-      io.restart();
-      if (io.poll() == 0) {
-        ++idle;
-        ::usleep(1000);
-      } else {
-        idle = 0;
-      }
-    }
-  }
+  void settle() { testing::settle(io); }
 
   // Every event so far committed, so the index has it.
   void commit() {
@@ -108,6 +100,12 @@ struct SearchFixture {
     static int id = 0;
     const auto before = peer->responses.size();
     dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump(), peer);
+    // The answer may wait for the store: run until it is there (or long past any reason to).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (peer->responses.size() == before && std::chrono::steady_clock::now() < deadline) {
+      io.restart();
+      if (io.poll() == 0) ::usleep(1000);
+    }
     settle();
     REQUIRE(peer->responses.size() == before + 1);
     return peer->responses.back();

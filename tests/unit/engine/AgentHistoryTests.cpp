@@ -21,6 +21,7 @@
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
+#include "support/Settle.h"
 #include "support/ClaudeFixtures.h"
 #include "support/CodexRecording.h"
 #include "support/RecordingPeer.h"
@@ -147,18 +148,8 @@ struct HistoryRun {
     store->close();
   }
 
-  void settle() {
-    // Store and helper-thread results arrive from other threads: poll until nothing is pending for a while.
-    for (int idle = 0; idle < 20;) {
-      io.restart();
-      if (io.poll() == 0) {
-        ++idle;
-        ::usleep(1000);
-      } else {
-        idle = 0;
-      }
-    }
-  }
+  // Store and helper-thread results arrive from other threads.
+  void settle() { testing::settle(io); }
 
   Json call(const std::string& method, const Json& params) {
     static int id = 0;
