@@ -165,13 +165,13 @@ void TurnCheckpoints::restore(const std::string& session_id, const std::string& 
       // The checkpoint of the tree just before the restore, also when the restore then failed part way.
       const std::string before_id = restored ? restored->before_id : restored.error().before_id;
       const auto self = weak.lock();
-      Record* record = self ? (*self)->record_of(session_id) : nullptr;
-      if (record != nullptr && !before_id.empty()) {  // not if the session was deleted meanwhile
+      Record* kept = self ? (*self)->record_of(session_id) : nullptr;
+      if (kept != nullptr && !before_id.empty()) {  // not if the session was deleted meanwhile
         // The tree as the session's turns left it: the latest turn's changes stay visible after the rewind.
-        auto& marks = record->marks;
+        auto& marks = kept->marks;
         if (!marks.empty() && !marks.back().end) {
           const std::string line = "end " + marks.back().turn_id + " " + before_id;
-          apply_line(*record, line);
+          apply_line(*kept, line);
           (*self)->m_store->append_log(session_id, line);
         }
       }
