@@ -100,7 +100,7 @@ TEST_CASE("claude adapter: a model or mode switch the CLI accepts completes with
 }
 
 TEST_CASE("claude adapter: an effort stored for the session that the CLI does not take is left out: the start works and says so", "[claude][adapter]") {
-  Started claude({{"effort", "ludicrous"}});
+  Started claude(std::vector<std::pair<std::string, std::string>>{{"effort", "ludicrous"}});
   REQUIRE(run_handlers_until(claude.io, [&] { return claude.count_starting("error") == 1 && !claude.sink.options.empty(); }));
   INFO(nlohmann::json(claude.sink.lines).dump(1));
   const auto error = std::find_if(claude.sink.lines.begin(), claude.sink.lines.end(), [](const std::string& line) { return line.starts_with("error"); });
