@@ -78,6 +78,13 @@ void bind_core_methods(rpc::Dispatcher& dispatcher, CoreMethodsConfig config) {
         if (!token) return reply(rpc::RpcError{protocol::ErrorCode::Unsupported, "this daemon serves no HTTP, so it has no token", nullptr});
         reply(protocol::DaemonRotateTokenResult{std::move(*token)});
       });
+  dispatcher.bind<protocol::DaemonHttpInfoMethod>(
+      [info = config.http_info](const protocol::DaemonHttpInfoParams&, rpc::Reply<protocol::DaemonHttpInfoResult> reply,
+                                const rpc::CallContext&) {
+        auto result = info ? info() : std::nullopt;
+        if (!result) return reply(rpc::RpcError{protocol::ErrorCode::Unsupported, "this daemon serves no HTTP", nullptr});
+        reply(std::move(*result));
+      });
 }
 
 }  // namespace switchboard::daemon

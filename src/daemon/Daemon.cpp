@@ -43,6 +43,10 @@ Daemon::Daemon(DaemonOptions options)
                CoreMethodsConfig{m_options.max_line_bytes, [this]() -> std::optional<std::string> {
                                    if (!m_http_context) return std::nullopt;
                                    return rotate_token();
+                                 },
+                                 [this]() -> std::optional<protocol::DaemonHttpInfoResult> {
+                                   if (!m_http_context) return std::nullopt;
+                                   return protocol::DaemonHttpInfoResult{static_cast<std::int64_t>(m_http->port()), m_http_context->policy.allowed_names};
                                  }});
   m_engine.set_last_seq_source([this] { return m_egress.last_seq(); });
   if (m_options.handle_signals) {

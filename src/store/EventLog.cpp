@@ -448,6 +448,47 @@ void EventLog::session_events(std::string session_id, std::uint64_t after_seq, s
       });
 }
 
+void EventLog::merge_unsaved_before(Events& rows, std::uint64_t after_seq, std::uint64_t before_seq, std::size_t limit,
+                                    const std::string& session_id) const {
+  // Uncommitted events are above every committed seq, so they are the newest of the page: they come after the
+  // rows and push the oldest rows out when the page would be over its limit.
+  Events newer;
+  const std::uint64_t floor = std::max(after_seq, rows.empty() ? std::uint64_t{0} : rows.back()->seq);
+  const auto take_from = [&](const auto& events) {
+    for (auto it = first_after(events, floor); it != events.end() && (*it)->seq < before_seq; ++it) {
+      if ((*it)->session_id == session_id) newer.push_back(*it);
+    }
+  };
+  if (m_in_flight) take_from(*m_in_flight);
+  take_from(m_pending);
+  if (newer.empty()) return;
+  if (newer.size() >= limit) {
+    rows.assign(newer.end() - static_cast<std::ptrdiff_t>(limit), newer.end());
+    return;
+  }
+  const std::size_t keep = limit - newer.size();
+  if (rows.size() > keep) rows.erase(rows.begin(), rows.end() - static_cast<std::ptrdiff_t>(keep));
+  rows.insert(rows.end(), newer.begin(), newer.end());
+}
+
+void EventLog::session_events_before(std::string session_id, std::uint64_t after_seq, std::uint64_t before_seq,
+                                     std::size_t limit, StoreCallback<Events> done) {
+  auto id = std::make_shared<const std::string>(std::move(session_id));
+  // Ordered behind the commits submitted so far, like session_events: what the rows miss is still in memory.
+  m_worker.submit(
+      "session events before",
+      [table = m_table, id, after_seq, before_seq, limit](Database& db) -> StoreResult<Events> {
+        return table->read_session_before(db.sql(), *id, after_seq, before_seq, limit);
+      },
+      [self = std::weak_ptr(m_self), id, after_seq, before_seq, limit,
+       done = std::move(done)](StoreResult<Events> rows) {
+        if (rows) {
+          if (const auto log = self.lock()) (*log)->merge_unsaved_before(*rows, after_seq, before_seq, limit, *id);
+        }
+        done(std::move(rows));
+      });
+}
+
 void EventLog::search(SearchQuery query, StoreCallback<SearchPage> done) {
   m_worker.submit(
       "search events",

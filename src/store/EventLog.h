@@ -106,6 +106,10 @@ class EventLog : public bus::EventSink, public bus::SeqSupply {
   void replay_after(std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
   // The same for one session's events: pages of a session transcript.
   void session_events(std::string session_id, std::uint64_t after_seq, std::size_t limit, StoreCallback<Events> done);
+  // Read from the end: one session's events with after_seq < seq < before_seq, the newest `limit` of them, in seq
+  // order (stored rows read backward, with the in-memory tail, which is newer than any stored row).
+  void session_events_before(std::string session_id, std::uint64_t after_seq, std::uint64_t before_seq,
+                             std::size_t limit, StoreCallback<Events> done);
   // Full-text search over the stored events (SearchIndex.h), read on the store thread. The index is written
   // with each commit, so events not committed yet (the last few milliseconds) are not found.
   void search(SearchQuery query, StoreCallback<SearchPage> done);
@@ -163,6 +167,8 @@ class EventLog : public bus::EventSink, public bus::SeqSupply {
   // Appends to `rows` the in-memory events after both after_seq and rows' last seq (and of `session_id`, if
   // given), up to `limit`.
   void merge_unsaved(Events& rows, std::uint64_t after_seq, std::size_t limit, const std::string* session_id) const;
+  void merge_unsaved_before(Events& rows, std::uint64_t after_seq, std::uint64_t before_seq, std::size_t limit,
+                            const std::string& session_id) const;
 
   boost::asio::io_context& m_io;
   StoreWorker& m_worker;

@@ -331,4 +331,19 @@ std::vector<bus::EncodedEventPtr> EventTable::read_session(SQLite::Database& db,
   return read_rows(query, m_warned_unknown_type);
 }
 
+std::vector<bus::EncodedEventPtr> EventTable::read_session_before(SQLite::Database& db, const std::string& session_id,
+                                                                  std::uint64_t after_seq, std::uint64_t before_seq,
+                                                                  std::size_t limit) {
+  SQLite::Statement query(db,
+                          "SELECT seq, session_id, type, json FROM events WHERE session_id = ? AND seq > ? AND seq < ? "
+                          "ORDER BY seq DESC LIMIT ?");
+  query.bindNoCopy(1, session_id);
+  query.bind(2, as_sql(after_seq));
+  query.bind(3, as_sql(before_seq));
+  query.bind(4, limit_as_sql(limit));
+  auto events = read_rows(query, m_warned_unknown_type);
+  std::reverse(events.begin(), events.end());
+  return events;
+}
+
 }  // namespace switchboard::store

@@ -88,6 +88,11 @@ class EventTable {
   // The same, restricted to one session's events.
   std::vector<bus::EncodedEventPtr> read_session(SQLite::Database& db, const std::string& session_id,
                                                  std::uint64_t after_seq, std::size_t limit);
+  // One session's stored events with after_seq < seq < before_seq, the newest `limit` of them, in seq order: read
+  // backward on the (session_id, seq) index, so the end of a long session costs what its first page does.
+  std::vector<bus::EncodedEventPtr> read_session_before(SQLite::Database& db, const std::string& session_id,
+                                                        std::uint64_t after_seq, std::uint64_t before_seq,
+                                                        std::size_t limit);
 
  private:
   std::size_t compact_in_transaction(SQLite::Database& db, const Compaction& compaction);

@@ -1793,6 +1793,36 @@ void encode(json::JsonWriter& writer, const AgentsListResult& value) {
   writer.end_object();
 }
 
+bool decode(const nlohmann::json& json, DaemonHttpInfoParams& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  (void)out;  // no fields to fill
+  if (!json::reject_unknown_fields(json, {}, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const DaemonHttpInfoParams& value) {
+  (void)value;  // no fields to write
+  writer.begin_object();
+  writer.end_object();
+}
+
+bool decode(const nlohmann::json& json, DaemonHttpInfoResult& out, json::DecodeContext& context) {
+  if (!json.is_object()) return context.fail("object", json);
+  static constexpr std::string_view kKnown[] = {"port", "allowedHosts"};
+  if (!json::reject_unknown_fields(json, kKnown, context)) return false;
+  if (!json::decode_required(json, "port", out.port, context)) return false;
+  if (!json::decode_required(json, "allowedHosts", out.allowed_hosts, context)) return false;
+  return true;
+}
+
+void encode(json::JsonWriter& writer, const DaemonHttpInfoResult& value) {
+  writer.begin_object();
+  writer.member_integer("\"port\":", value.port);
+  writer.member_raw(",\"allowedHosts\":");
+  encode(writer, value.allowed_hosts);
+  writer.end_object();
+}
+
 bool decode(const nlohmann::json& json, DaemonRotateTokenParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
   (void)out;  // no fields to fill
@@ -2515,12 +2545,14 @@ void encode(json::JsonWriter& writer, const SessionDiffResult& value) {
 
 bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"sessionId", "afterSeq", "limit"};
+  static constexpr std::string_view kKnown[] = {"sessionId", "afterSeq", "beforeSeq", "limit"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "sessionId", out.session_id, context)) return false;
   if (json::utf8_length(out.session_id) < 1) return context.fail_at("sessionId", "non-empty string", json.at("sessionId"));
   if (!json::decode_optional(json, "afterSeq", out.after_seq, context)) return false;
   if (out.after_seq.has_value() && (*out.after_seq) < 0) return context.fail_at("afterSeq", "integer >= 0", json.at("afterSeq"));
+  if (!json::decode_optional(json, "beforeSeq", out.before_seq, context)) return false;
+  if (out.before_seq.has_value() && (*out.before_seq) < 1) return context.fail_at("beforeSeq", "integer >= 1", json.at("beforeSeq"));
   if (!json::decode_optional(json, "limit", out.limit, context)) return false;
   if (out.limit.has_value() && (*out.limit) < 1) return context.fail_at("limit", "integer >= 1", json.at("limit"));
   if (out.limit.has_value() && (*out.limit) > 1000) return context.fail_at("limit", "integer <= 1000", json.at("limit"));
@@ -2533,6 +2565,9 @@ void encode(json::JsonWriter& writer, const SessionEventsParams& value) {
   if (value.after_seq) {
     writer.member_integer(",\"afterSeq\":", *value.after_seq);
   }
+  if (value.before_seq) {
+    writer.member_integer(",\"beforeSeq\":", *value.before_seq);
+  }
   if (value.limit) {
     writer.member_integer(",\"limit\":", *value.limit);
   }
@@ -2541,10 +2576,11 @@ void encode(json::JsonWriter& writer, const SessionEventsParams& value) {
 
 bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"events", "nextAfterSeq", "gaps"};
+  static constexpr std::string_view kKnown[] = {"events", "nextAfterSeq", "nextBeforeSeq", "gaps"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "events", out.events, context)) return false;
   if (!json::decode_optional(json, "nextAfterSeq", out.next_after_seq, context)) return false;
+  if (!json::decode_optional(json, "nextBeforeSeq", out.next_before_seq, context)) return false;
   if (!json::decode_optional(json, "gaps", out.gaps, context)) return false;
   return true;
 }
@@ -2555,6 +2591,9 @@ void encode(json::JsonWriter& writer, const SessionEventsResult& value) {
   encode(writer, value.events);
   if (value.next_after_seq) {
     writer.member_integer(",\"nextAfterSeq\":", *value.next_after_seq);
+  }
+  if (value.next_before_seq) {
+    writer.member_integer(",\"nextBeforeSeq\":", *value.next_before_seq);
   }
   if (value.gaps) {
     writer.member_raw(",\"gaps\":");

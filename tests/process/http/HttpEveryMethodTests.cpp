@@ -183,6 +183,7 @@ TEST_CASE("every schema method answers over HTTP exactly once, byte for byte wha
       {"session.rename", [&] { return json{{"sessionId", main_session}, {"title", "renamed"}}; }},
       {"session.resume", [&] { return json{{"sessionId", main_session}}; }},
       {"session.rewind", [&] { return json{{"sessionId", main_session}, {"turnId", "t-nosuchturn"}}; }},
+      {"daemon.httpInfo", [] { return json::object(); }},
       {"session.search", [] { return json{{"query", "hello"}, {"limit", 5}}; }},
       {"session.send", [&] { return json{{"sessionId", main_session}, {"text", "hello"}}; }},
       {"session.setMode", [&] { return json{{"sessionId", main_session}, {"mode", "plan"}}; }},

@@ -216,4 +216,36 @@ TEST_CASE("daemon.rotateToken on a daemon that serves no HTTP is Unsupported", "
   CHECK(refused.at("error").at("code") == -32015);
 }
 
+TEST_CASE("daemon.httpInfo gives an authenticated client the port and the allowed host names", "[http][daemon][tunnel]") {
+  TempDir tmp{"http-info"};
+  const fs::path dir = tmp.path() / "data";
+  DaemonClient stdio({"--log-level", "off", "stdio", "--http", "--port", "0", "--data-dir", dir.string(), "--allow-host",
+                      "box.example", "--allow-host", "[fd00::1]"},
+                     {});
+  const auto runtime = wait_for_runtime_file(dir);
+  const std::uint16_t port = runtime.at("port");
+  const std::string token = runtime.at("token");
+  const std::string call = R"({"jsonrpc":"2.0","id":3,"method":"daemon.httpInfo","params":{}})";
+  // Over HTTP with the token, through the tunnel's name too: what the console's pairing dialog offers.
+  for (const std::optional<std::string>& host : {std::optional<std::string>{}, std::optional<std::string>{"box.example"}}) {
+    const auto answer = post(port, call, {bearer(token)}, host);
+    REQUIRE(answer.status == 200);
+    CHECK(json::parse(answer.body).at("result") == json{{"port", port}, {"allowedHosts", {"box.example", "[fd00::1]"}}});
+  }
+  // Not without the token.
+  CHECK(post(port, call, {}).status == 401);
+  // The stdio client gets the same answer.
+  REQUIRE(stdio.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "info-test"}}}}).contains("result"));
+  CHECK(stdio.call("daemon.httpInfo").at("result").at("allowedHosts") == json{"box.example", "[fd00::1]"});
+}
+
+TEST_CASE("daemon.httpInfo on a daemon that serves no HTTP is Unsupported", "[http][daemon][tunnel]") {
+  TempDir tmp{"http-info"};
+  DaemonClient stdio({"--log-level", "off", "stdio", "--data-dir", (tmp.path() / "data").string()}, {});
+  REQUIRE(stdio.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "info-test"}}}}).contains("result"));
+  const auto refused = stdio.call("daemon.httpInfo");
+  REQUIRE(refused.contains("error"));
+  CHECK(refused.at("error").at("code") == -32015);
+}
+
 }  // namespace http_tunnel_access_tests

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
@@ -205,6 +206,72 @@ TEST_CASE("store: session_events pages one session's transcript", "[store]") {
   }
   REQUIRE(seqs.size() == 1033);  // 3, 6, …, 3099: the committed ones and the pending tail
   for (std::size_t i = 0; i < seqs.size(); ++i) CHECK(seqs[i] == 3 * (i + 1));
+}
+
+TEST_CASE("store: session_events_before reads one session from its end, page by page, with the unsaved tail", "[store]") {
+  StoreTempDir dir;
+  boost::asio::io_context io{1};
+  EventLogOptions options;
+  options.flush_delay = std::chrono::hours(1);
+  auto store = open_store(io, dir, options);
+  EventLog& log = store->events();
+  for (std::uint64_t seq = 1; seq <= 3000; ++seq) log.on_event(make_store_event(seq, seq % 3 == 0 ? "a" : "b"));
+  flush(io, log);
+  // 200 uncommitted events, 66 of them a's: more than the first page holds, so it is the tail alone.
+  for (std::uint64_t seq = 3001; seq <= 3200; ++seq) log.on_event(make_store_event(seq, seq % 3 == 0 ? "a" : "b"));
+  REQUIRE(log.unsaved_count() == 200);
+  const auto before = [&](std::uint64_t after, std::uint64_t below, std::size_t limit) {
+    auto page = await_store<Events>(io, [&](auto done) { log.session_events_before("a", after, below, limit, done); });
+    REQUIRE(page);
+    return *page;
+  };
+
+  const Events newest = before(0, 1'000'000, 50);
+  REQUIRE(newest.size() == 50);
+  CHECK(newest.front()->seq == 3198 - 49 * 3);  // the newest 50 a's, oldest first
+  CHECK(newest.back()->seq == 3198);
+
+  // Paging back from the end by each page's first seq yields every a once, newest pages first.
+  std::vector<std::uint64_t> seqs;
+  std::uint64_t cursor = 1'000'000;
+  for (int guard = 0; guard < 100; ++guard) {
+    const Events page = before(0, cursor, 128);
+    if (page.empty()) break;
+    for (std::size_t i = 0; i < page.size(); ++i) {
+      CHECK(page[i]->session_id == "a");
+      if (i > 0) CHECK(page[i]->seq > page[i - 1]->seq);
+    }
+    std::vector<std::uint64_t> older;
+    for (const auto& event : page) older.push_back(event->seq);
+    seqs.insert(seqs.begin(), older.begin(), older.end());
+    cursor = page.front()->seq;
+  }
+  REQUIRE(seqs.size() == 1066);  // 3, 6, …, 3198
+  for (std::size_t i = 0; i < seqs.size(); ++i) CHECK(seqs[i] == 3 * (i + 1));
+
+  // A page across the stored rows and the tail, and one bounded below by after_seq.
+  const Events across = before(0, 3010, 5);
+  REQUIRE(across.size() == 5);
+  CHECK(across.front()->seq == 2997);
+  CHECK(across.back()->seq == 3009);
+  const Events bounded = before(2990, 3000, 100);
+  REQUIRE(bounded.size() == 3);
+  CHECK(bounded.front()->seq == 2991);
+  CHECK(bounded.back()->seq == 2997);
+  CHECK(before(2997, 2998, 10).empty());
+
+  // Backward on the (session_id, seq) index: no sort of the session's rows.
+  auto plan = store->worker().run_blocking("plan", [](Database& db) -> StoreResult<std::string> {
+    SQLite::Statement query(db.sql(),
+                            "EXPLAIN QUERY PLAN SELECT seq, session_id, type, json FROM events WHERE session_id = 'a' "
+                            "AND seq > 0 AND seq < 100 ORDER BY seq DESC LIMIT 10");
+    std::string text;
+    while (query.executeStep()) text += query.getColumn(3).getString() + "\n";
+    return text;
+  });
+  REQUIRE(plan);
+  CHECK(plan->find("events_by_session") != std::string::npos);
+  CHECK(plan->find("TEMP B-TREE") == std::string::npos);
 }
 
 TEST_CASE("store: batches commit at 512 pending or after the delay", "[store]") {

@@ -20,6 +20,15 @@ struct AgentsListMethod {
   using Result = AgentsListResult;
 };
 
+// How HTTP clients reach this daemon: its port and the extra host names it accepts (http.allowed_hosts, --allow-host), for a client that shows another device the address to open (the console's pairing). Loopback names (127.0.0.1, localhost, [::1]) are always accepted with the port and are not listed.
+struct DaemonHttpInfoMethod {
+  static constexpr bool kFromSchema = true;
+  static constexpr std::string_view kName = "daemon.httpInfo";
+  static constexpr bool kAllowedBeforeInitialize = false;
+  using Params = DaemonHttpInfoParams;
+  using Result = DaemonHttpInfoResult;
+};
+
 // Replace the HTTP token with a new random one and return it. Every HTTP client holding the old token loses access at once, open event streams included; socket and stdio clients are not affected (they never use the token).
 struct DaemonRotateTokenMethod {
   static constexpr bool kFromSchema = true;
@@ -182,7 +191,7 @@ struct SessionDiffMethod {
   using Result = SessionDiffResult;
 };
 
-// One page of a session's stored events (its normalized transcript), oldest first, read from the durable event log. Page forward by passing nextAfterSeq back as afterSeq. Text deltas of finished turns may have been compacted away (their message.completed events stay); events older than the log's retention are gone.
+// One page of a session's stored events (its normalized transcript), oldest first, read from the durable event log. Page forward by passing nextAfterSeq back as afterSeq; or read from the end: beforeSeq gives the newest events below it (session.attach's lastSeq + 1 for the newest of all), and nextBeforeSeq pages further back. Text deltas of finished turns may have been compacted away (their message.completed events stay); events older than the log's retention are gone.
 struct SessionEventsMethod {
   static constexpr bool kFromSchema = true;
   static constexpr std::string_view kName = "session.events";
@@ -326,8 +335,9 @@ struct SessionSetOptionMethod {
   using Result = SessionSetOptionResult;
 };
 
-inline constexpr std::array<std::string_view, 35> kMethodNames = {{
+inline constexpr std::array<std::string_view, 36> kMethodNames = {{
     "agents.list",
+    "daemon.httpInfo",
     "daemon.rotateToken",
     "history.list",
     "history.read",

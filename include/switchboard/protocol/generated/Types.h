@@ -564,6 +564,18 @@ struct AgentsListResult {
 bool decode(const nlohmann::json& json, AgentsListResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const AgentsListResult& value);
 
+struct DaemonHttpInfoParams {
+};
+bool decode(const nlohmann::json& json, DaemonHttpInfoParams& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const DaemonHttpInfoParams& value);
+
+struct DaemonHttpInfoResult {
+  std::int64_t port{};  // The port the daemon's HTTP server listens on (loopback).
+  std::vector<std::string> allowed_hosts;  // The configured extra names, as configured; each is accepted in Host and Origin with any port or none.
+};
+bool decode(const nlohmann::json& json, DaemonHttpInfoResult& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, const DaemonHttpInfoResult& value);
+
 struct DaemonRotateTokenParams {
 };
 bool decode(const nlohmann::json& json, DaemonRotateTokenParams& out, json::DecodeContext& context);
@@ -822,6 +834,7 @@ void encode(json::JsonWriter& writer, const SessionDiffResult& value);
 struct SessionEventsParams {
   std::string session_id;
   std::optional<std::int64_t> after_seq{};  // Only events with a larger seq; default 0 (from the start).
+  std::optional<std::int64_t> before_seq{};  // Only events with a smaller seq, and then the page holds the newest of them (still in seq order): the end of a session first. With afterSeq too, only events between the two.
   std::optional<std::int64_t> limit{};  // At most this many events; default 200.
 };
 bool decode(const nlohmann::json& json, SessionEventsParams& out, json::DecodeContext& context);
@@ -829,8 +842,9 @@ void encode(json::JsonWriter& writer, const SessionEventsParams& value);
 
 struct SessionEventsResult {
   std::vector<EventEnvelope> events;
-  std::optional<std::int64_t> next_after_seq{};  // Present when the page is full: pass it as afterSeq for the next page.
-  std::optional<std::vector<SeqGap>> gaps{};  // Present when lost seqs fall within this page (after afterSeq, and up to nextAfterSeq when the page is full): ranges whose events were lost in a crash, in order. This session's events there, if it had any, cannot be read.
+  std::optional<std::int64_t> next_after_seq{};  // Present when the page is full and read forward (no beforeSeq): pass it as afterSeq for the next page.
+  std::optional<std::int64_t> next_before_seq{};  // Present when the page is full and read backward (beforeSeq given): the page's first seq; pass it as beforeSeq for the page before it.
+  std::optional<std::vector<SeqGap>> gaps{};  // Present when lost seqs fall within this page's span, in order: ranges whose events were lost in a crash. Read forward, the span is after afterSeq and up to nextAfterSeq when the page is full; read backward, it is below beforeSeq and down to nextBeforeSeq when the page is full (else down to afterSeq). This session's events there, if it had any, cannot be read.
 };
 bool decode(const nlohmann::json& json, SessionEventsResult& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const SessionEventsResult& value);
