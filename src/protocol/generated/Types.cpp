@@ -584,14 +584,42 @@ void encode(json::JsonWriter& writer, const ForkOrigin& value) {
   writer.end_object();
 }
 
+std::string_view to_string(WorktreeSetup value) {
+  switch (value) {
+    case WorktreeSetup::Pending: return "pending";
+    case WorktreeSetup::Failed: return "failed";
+    case WorktreeSetup::Done: return "done";
+  }
+  return {};
+}
+
+bool decode(const nlohmann::json& json, WorktreeSetup& out, json::DecodeContext& context) {
+  const auto* text = json.get_ptr<const std::string*>();
+  if (text == nullptr) return context.fail("one of \"pending\", \"failed\", \"done\"", json);
+  if (*text == "pending") { out = WorktreeSetup::Pending; return true; }
+  if (*text == "failed") { out = WorktreeSetup::Failed; return true; }
+  if (*text == "done") { out = WorktreeSetup::Done; return true; }
+  return context.fail("one of \"pending\", \"failed\", \"done\"", json);
+}
+
+void encode(json::JsonWriter& writer, WorktreeSetup value) {
+  switch (value) {
+    case WorktreeSetup::Pending: writer.quoted_raw("\"pending\""); return;
+    case WorktreeSetup::Failed: writer.quoted_raw("\"failed\""); return;
+    case WorktreeSetup::Done: writer.quoted_raw("\"done\""); return;
+  }
+  writer.string(to_string(value));
+}
+
 bool decode(const nlohmann::json& json, Worktree& out, json::DecodeContext& context) {
   if (!json.is_object()) return context.fail("object", json);
-  static constexpr std::string_view kKnown[] = {"path", "branch", "base", "repository"};
+  static constexpr std::string_view kKnown[] = {"path", "branch", "base", "repository", "setup"};
   if (!json::reject_unknown_fields(json, kKnown, context)) return false;
   if (!json::decode_required(json, "path", out.path, context)) return false;
   if (!json::decode_required(json, "branch", out.branch, context)) return false;
   if (!json::decode_required(json, "base", out.base, context)) return false;
   if (!json::decode_required(json, "repository", out.repository, context)) return false;
+  if (!json::decode_optional(json, "setup", out.setup, context)) return false;
   return true;
 }
 
@@ -601,6 +629,10 @@ void encode(json::JsonWriter& writer, const Worktree& value) {
   writer.member_string(",\"branch\":", value.branch);
   writer.member_string(",\"base\":", value.base);
   writer.member_string(",\"repository\":", value.repository);
+  if (value.setup) {
+    writer.member_raw(",\"setup\":");
+    encode(writer, *value.setup);
+  }
   writer.end_object();
 }
 

@@ -43,6 +43,7 @@ enum class ErrorCode : std::int32_t {
   CheckoutNotClean = -32029,
   UncommittedWork = -32030,
   WorktreeFailure = -32031,
+  SetupFailed = -32032,
 };
 
 struct ErrorCodeInfo {
@@ -51,7 +52,7 @@ struct ErrorCodeInfo {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ErrorCodeInfo, 33> kErrorCodes = {{
+inline constexpr std::array<ErrorCodeInfo, 34> kErrorCodes = {{
     {ErrorCode::ParseError, "ParseError", "The line is not valid JSON. The response carries id null."},
     {ErrorCode::InvalidRequest, "InvalidRequest", "The JSON is not a valid JSON-RPC 2.0 request object (or an empty batch)."},
     {ErrorCode::MethodNotFound, "MethodNotFound", "The method is not part of the protocol."},
@@ -85,6 +86,7 @@ inline constexpr std::array<ErrorCodeInfo, 33> kErrorCodes = {{
     {ErrorCode::CheckoutNotClean, "CheckoutNotClean", "The repository's main checkout has uncommitted changes, or has another branch checked out than the base, so a merge could not update it; the message says which. Nothing was changed."},
     {ErrorCode::UncommittedWork, "UncommittedWork", "The session's worktree has uncommitted changes (data.files lists them) that this call would lose; repeat it with the flag that discards them. Nothing was changed."},
     {ErrorCode::WorktreeFailure, "WorktreeFailure", "git refused or failed a worktree operation (an unknown base, a branch name git rejects, a repository git cannot read); the message has git's words."},
+    {ErrorCode::SetupFailed, "SetupFailed", "The repository's set-up command (setting worktrees.setup) failed in the session's new worktree: it exited with a non-zero status, ran past its time limit, or could not start; the message says which, and its output is the turn's setup tool call. The prompt did not reach the agent; the worktree is left as it is, and the next turn runs the command again."},
 }};
 
 }  // namespace switchboard::protocol

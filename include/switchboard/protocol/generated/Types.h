@@ -191,12 +191,18 @@ struct ForkOrigin {
 bool decode(const nlohmann::json& json, ForkOrigin& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const ForkOrigin& value);
 
+enum class WorktreeSetup : std::uint8_t { Pending, Failed, Done };
+std::string_view to_string(WorktreeSetup value);
+bool decode(const nlohmann::json& json, WorktreeSetup& out, json::DecodeContext& context);
+void encode(json::JsonWriter& writer, WorktreeSetup value);
+
 // A session's own git worktree.
 struct Worktree {
   std::string path;  // The worktree's directory (under the daemon's data directory); the session's cwd is the same relative path inside it.
   std::string branch;  // The session's branch, checked out in the worktree.
   std::string base;  // What the branch started from and merges into: a branch name, or a commit id when the base was not a branch.
   std::string repository;  // The main working tree of the repository (where session.merge updates the base).
+  std::optional<WorktreeSetup> setup{};  // The repository's set-up command (setting worktrees.setup) in this worktree: pending until a turn first runs it, failed after a run that failed (the next turn runs it again), done once it succeeded (it never runs again). Absent when none was configured for the repository when the worktree was made.
 };
 bool decode(const nlohmann::json& json, Worktree& out, json::DecodeContext& context);
 void encode(json::JsonWriter& writer, const Worktree& value);
