@@ -15,4 +15,10 @@ inline std::string read_text_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+// Replaces the file's content with `content`, byte for byte, making the directories it needs.
+inline void write_text_file(const std::filesystem::path& path, const std::string& content) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
 }  // namespace switchboard::testing

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/DaemonClient.h"
+#include "support/StdioTestDaemon.h"
 #include "support/TempDir.h"
 
 // File checkpoints through the real daemon (the tests' daemon, whose `controls` agent writes files as a tool call
@@ -21,7 +21,7 @@ namespace checkpoint_daemon_tests {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using switchboard::testing::DaemonClient;
+using Daemon = switchboard::testing::StdioTestDaemon;
 using switchboard::testing::TempDir;
 
 std::string read(const fs::path& path) {
@@ -34,26 +34,6 @@ std::vector<std::string> paths_of(const Json& result) {
   for (const auto& file : result.at("files")) paths.push_back(file.at("path").get<std::string>());
   return paths;
 }
-
-struct Daemon {
-  DaemonClient client;
-  explicit Daemon(const fs::path& data)
-      : client({"stdio", "--data-dir", data.string()}, {}, SWITCHBOARD_TEST_DAEMON) {
-    REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "test"}}}}).contains("result"));
-  }
-  Json result(const std::string& method, const Json& params) {
-    const auto answer = client.call(method, params);
-    INFO(method << ": " << answer.dump());
-    REQUIRE(answer.contains("result"));
-    return answer.at("result");
-  }
-  int error(const std::string& method, const Json& params) {
-    const auto answer = client.call(method, params);
-    INFO(method << ": " << answer.dump());
-    REQUIRE(answer.contains("error"));
-    return answer.at("error").at("code").get<int>();
-  }
-};
 
 TEST_CASE("checkpoints through the daemon: a tool's and a shell's changes are diffed and rewound, and survive a "
           "restart",
@@ -85,7 +65,7 @@ TEST_CASE("checkpoints through the daemon: a tool's and a shell's changes are di
     REQUIRE_FALSE(wrote.is_null());
     const std::string shell = "cd '" + tree.path().string() + "' && echo made by a shell > shell.txt && rm kept.txt";
     REQUIRE(std::system(shell.c_str()) == 0);
-    CHECK(d.error("session.rewind", {{"sessionId", session}, {"turnId", first}, {"conversation", false}, {"files", true}}) ==
+    CHECK(d.error("session.rewind", {{"sessionId", session}, {"turnId", first}, {"conversation", false}, {"files", true}}).at("code") ==
           -32022);
     const auto done = d.client.response(sent);
     REQUIRE(done.contains("result"));
@@ -114,7 +94,7 @@ TEST_CASE("checkpoints through the daemon: a tool's and a shell's changes are di
   CHECK(read(tree.path() / "kept.txt") == "as the user left it\n");
   CHECK_FALSE(fs::exists(tree.path() / "shell.txt"));
 
-  CHECK(d.error("session.diff", {{"sessionId", session}, {"turnId", "t-unknown"}}) == -32023);
+  CHECK(d.error("session.diff", {{"sessionId", session}, {"turnId", "t-unknown"}}).at("code") == -32023);
 }
 
 }  // namespace checkpoint_daemon_tests

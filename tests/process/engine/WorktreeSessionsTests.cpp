@@ -8,9 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -20,44 +18,27 @@
 #include <boost/asio/io_context.hpp>
 
 #include "engine/Engine.h"
+#include "support/GitRepository.h"
 #include "support/ScriptedAdapter.h"
 #include "support/StoredEngineRun.h"
 #include "support/TempDir.h"
+#include "support/TextFile.h"
 #include "switchboard/bus/EventBus.h"
 #include "worktree/WorktreeGit.h"
 
 namespace worktree_sessions_tests {
 
 using namespace switchboard;
+using switchboard::testing::git_output;
+using switchboard::testing::make_repository_with_one_commit;
+using switchboard::testing::read_text_file;
 using switchboard::testing::ScriptedAdapter;
 using switchboard::testing::TempDir;
+using switchboard::testing::write_text_file;
 namespace fs = std::filesystem;
 namespace p = protocol;
 using engine::EngineError;
 using engine::Outcome;
-
-void write(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string git(const fs::path& dir, const std::string& args) {
-  const std::string line = "cd '" + dir.string() +
-                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
-                           "-c user.email=tester@example.com " + args + " 2>&1";
-  std::string out;
-  if (FILE* pipe = ::popen(line.c_str(), "r")) {
-    char buffer[4096];
-    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
-    ::pclose(pipe);
-  }
-  return out;
-}
 
 template <class T>
 const EngineError& error_of(const std::optional<Outcome<T>>& outcome) {
@@ -86,11 +67,7 @@ struct World {
   bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
 
   World() {
-    write(repo / "app.txt", "one\ntwo\nthree\n");
-    write(repo / "src" / "lib.txt", "lib\n");
-    git(repo, "init -q -b main");
-    git(repo, "add -A");
-    git(repo, "commit -q -m init");
+    make_repository_with_one_commit(repo, {{"app.txt", "one\ntwo\nthree\n"}, {"src/lib.txt", "lib\n"}});
     engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)});
     engine->set_worktrees(&worktrees);
     bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
@@ -145,7 +122,7 @@ struct World {
     REQUIRE(run_until([&] { return outcome.has_value(); }));
     return *outcome;
   }
-  std::string status() { return git(repo, "status --porcelain"); }
+  std::string status() { return git_output(repo, "status --porcelain"); }
 };
 
 TEST_CASE("worktree sessions: a session works in its own worktree, reviewed against its base, merged into the "
@@ -164,9 +141,9 @@ TEST_CASE("worktree sessions: a session works in its own worktree, reviewed agai
   CHECK(w.engine->get_session(first.session_id).index() == 0);
 
   // each "agent" changes the same line in its own worktree
-  write(fs::path(first.worktree->path) / "app.txt", "one\nfirst\nthree\n");
-  write(fs::path(second.worktree->path) / "app.txt", "one\nsecond\nthree\n");
-  CHECK(read(w.repo / "app.txt") == "one\ntwo\nthree\n");
+  write_text_file(fs::path(first.worktree->path) / "app.txt", "one\nfirst\nthree\n");
+  write_text_file(fs::path(second.worktree->path) / "app.txt", "one\nsecond\nthree\n");
+  CHECK(read_text_file(w.repo / "app.txt") == "one\ntwo\nthree\n");
 
   const auto diff = value_of(w.diff(first.session_id));
   REQUIRE(diff.files.size() == 1);
@@ -174,15 +151,15 @@ TEST_CASE("worktree sessions: a session works in its own worktree, reviewed agai
   CHECK(diff.files[0].diff.find("+first") != std::string::npos);
 
   const auto merged = value_of(w.merge(first.session_id));
-  CHECK(read(w.repo / "app.txt") == "one\nfirst\nthree\n");
-  CHECK(git(w.repo, "log -1 --format=%s") == "First change\n");  // the title is the default message
+  CHECK(read_text_file(w.repo / "app.txt") == "one\nfirst\nthree\n");
+  CHECK(git_output(w.repo, "log -1 --format=%s") == "First change\n");  // the title is the default message
   CHECK(merged.files.size() == 1);
 
   const auto conflict = error_of(w.merge(second.session_id));
   CHECK(conflict.code == p::ErrorCode::MergeConflict);
   CHECK(conflict.files == std::vector<std::string>{"app.txt"});
   CHECK(w.status().empty());
-  CHECK(read(w.repo / "app.txt") == "one\nfirst\nthree\n");
+  CHECK(read_text_file(w.repo / "app.txt") == "one\nfirst\nthree\n");
 }
 
 TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless told to discard it",
@@ -190,7 +167,7 @@ TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless
   World w;
   const auto session = value_of(w.create(w.repo, p::WorktreeRequest{std::string("work"), std::nullopt}));
   const fs::path tree = session.worktree->path;
-  write(tree / "draft.txt", "not committed\n");
+  write_text_file(tree / "draft.txt", "not committed\n");
 
   CHECK(error_of(w.remove(session.session_id, false)).code == p::ErrorCode::UncommittedWork);
   auto refused = w.remove_session(session.session_id, std::nullopt);
@@ -198,14 +175,14 @@ TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless
   CHECK(refused->code == p::ErrorCode::UncommittedWork);
   CHECK(refused->files == std::vector<std::string>{"draft.txt"});
   CHECK(w.engine->get_session(session.session_id).index() == 0);  // still there
-  CHECK(read(tree / "draft.txt") == "not committed\n");
+  CHECK(read_text_file(tree / "draft.txt") == "not committed\n");
 
   SECTION("removeWorktree with force: the session stays, without a worktree; the branch stays") {
     const auto removed = value_of(w.remove(session.session_id, true));
     CHECK(!removed.session.worktree);
     CHECK(!removed.branch_deleted);
     CHECK(!fs::exists(tree));
-    CHECK(git(w.repo, "branch --list work") == "  work\n");
+    CHECK(git_output(w.repo, "branch --list work") == "  work\n");
     CHECK(error_of(w.diff(session.session_id)).code == p::ErrorCode::NoWorktree);
     bool announced = false;
     for (const auto& e : w.events)
@@ -217,12 +194,12 @@ TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless
     CHECK(!w.remove_session(session.session_id, p::SessionDeleteParamsWorktree::Discard));
     CHECK(w.engine->get_session(session.session_id).index() == 1);
     CHECK(!fs::exists(tree));
-    CHECK(git(w.repo, "worktree list").find(tree.string()) == std::string::npos);
-    CHECK(git(w.repo, "branch --list work") == "  work\n");
+    CHECK(git_output(w.repo, "worktree list").find(tree.string()) == std::string::npos);
+    CHECK(git_output(w.repo, "branch --list work") == "  work\n");
   }
   SECTION("delete with keep: the worktree stays for the user") {
     CHECK(!w.remove_session(session.session_id, p::SessionDeleteParamsWorktree::Keep));
-    CHECK(read(tree / "draft.txt") == "not committed\n");
+    CHECK(read_text_file(tree / "draft.txt") == "not committed\n");
   }
 }
 
@@ -242,10 +219,10 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
   CHECK(error_of(w.diff(plain_session.session_id)).code == p::ErrorCode::NoWorktree);
   CHECK(error_of(w.merge(plain_session.session_id)).code == p::ErrorCode::NoWorktree);
 
-  write(w.repo / "src" / "lib.txt", "user's edit\n");
-  write(fs::path(session.worktree->path) / "app.txt", "changed\n");
+  write_text_file(w.repo / "src" / "lib.txt", "user's edit\n");
+  write_text_file(fs::path(session.worktree->path) / "app.txt", "changed\n");
   CHECK(error_of(w.merge(session.session_id)).code == p::ErrorCode::CheckoutNotClean);
-  CHECK(read(w.repo / "app.txt") == "one\ntwo\nthree\n");
+  CHECK(read_text_file(w.repo / "app.txt") == "one\ntwo\nthree\n");
 
   // the list shows each worktree session's branch
   const auto listed = w.engine->list_sessions(p::SessionListParams{});
@@ -258,10 +235,7 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
 TEST_CASE("worktree sessions: a restarted daemon keeps the session in its worktree", "[engine][worktree]") {
   TempDir temp{"worktree-restart"};
   const fs::path repo = temp.path() / "repo";
-  write(repo / "app.txt", "one\n");
-  git(repo, "init -q -b main");
-  git(repo, "add -A");
-  git(repo, "commit -q -m init");
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
   worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
   p::SessionInfo created;
   {
@@ -276,7 +250,7 @@ TEST_CASE("worktree sessions: a restarted daemon keeps the session in its worktr
     for (int i = 0; i < 30000 && !outcome; ++i) run.settle();
     created = value_of(outcome);
   }
-  write(fs::path(created.worktree->path) / "app.txt", "two\n");
+  write_text_file(fs::path(created.worktree->path) / "app.txt", "two\n");
 
   switchboard::testing::StoredEngineRun restarted(temp.path());
   restarted.engine->set_worktrees(&worktrees);
@@ -295,7 +269,7 @@ TEST_CASE("worktree sessions: a restarted daemon keeps the session in its worktr
   restarted.engine->merge(merge, [&](Outcome<p::SessionMergeResult> r) { merged = std::move(r); });
   for (int i = 0; i < 30000 && !merged; ++i) restarted.settle();
   value_of(merged);
-  CHECK(read(repo / "app.txt") == "two\n");
+  CHECK(read_text_file(repo / "app.txt") == "two\n");
 }
 
 }  // namespace worktree_sessions_tests

@@ -1,13 +1,12 @@
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "support/GitRepository.h"
 #include "support/RunProcess.h"
 #include "support/SchemaValidator.h"
 #include "support/SourceTree.h"
@@ -21,35 +20,18 @@ namespace run_worktree_tests {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using switchboard::testing::git_output;
+using switchboard::testing::make_repository_with_one_commit;
 using switchboard::testing::RunProcess;
 using switchboard::testing::SchemaValidator;
 using switchboard::testing::TempDir;
-
-std::string git(const fs::path& dir, const std::string& args) {
-  const std::string line = "cd '" + dir.string() +
-                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
-                           "-c user.email=tester@example.com " + args + " 2>&1";
-  std::string out;
-  if (FILE* pipe = ::popen(line.c_str(), "r")) {
-    char buffer[4096];
-    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
-    ::pclose(pipe);
-  }
-  return out;
-}
 
 struct World {
   TempDir tmp{"run-worktree"};
   fs::path data = tmp.path() / "data";
   fs::path repo = tmp.path() / "repo";
 
-  World() {
-    fs::create_directories(repo / "sub");
-    std::ofstream(repo / "sub" / "file.txt") << "content\n";
-    git(repo, "init -q -b main");
-    git(repo, "add -A");
-    git(repo, "commit -q -m init");
-  }
+  World() { make_repository_with_one_commit(repo, {{"sub/file.txt", "content\n"}}); }
 
   RunProcess::Outcome run(std::vector<std::string> run_args) {
     std::vector<std::string> args{"--data-dir", data.string(), "run", "--cwd", (repo / "sub").string()};
@@ -79,9 +61,9 @@ TEST_CASE("run --worktree: the run works in a new worktree on a new branch, prin
   const fs::path path = worktree["path"].get<std::string>();
   CHECK(path.parent_path() == fs::weakly_canonical(w.data / "worktrees"));
   CHECK(fs::exists(path / "sub" / "file.txt"));
-  CHECK(git(path, "rev-parse --abbrev-ref HEAD") == "feature-x\n");
-  CHECK(git(w.repo, "status --porcelain").empty());
-  CHECK(git(w.repo, "rev-parse --abbrev-ref HEAD") == "main\n");
+  CHECK(git_output(path, "rev-parse --abbrev-ref HEAD") == "feature-x\n");
+  CHECK(git_output(w.repo, "status --porcelain").empty());
+  CHECK(git_output(w.repo, "rev-parse --abbrev-ref HEAD") == "main\n");
 }
 
 TEST_CASE("run --worktree: without a name the branch comes from the title, and the text output names it", "[run][worktree]") {
@@ -90,7 +72,7 @@ TEST_CASE("run --worktree: without a name the branch comes from the title, and t
   INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);
   CHECK(outcome.exit == 0);
   CHECK(outcome.err.find("branch switchboard/tidy-up in ") != std::string::npos);
-  CHECK(git(w.repo, "rev-parse --verify --quiet refs/heads/switchboard/tidy-up").size() == 41);
+  CHECK(git_output(w.repo, "rev-parse --verify --quiet refs/heads/switchboard/tidy-up").size() == 41);
 }
 
 TEST_CASE("run --worktree: refused outside a repository and with a session to continue", "[run][worktree]") {

@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -8,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "support/DaemonClient.h"
+#include "support/GitRepository.h"
+#include "support/StdioTestDaemon.h"
 #include "support/TempDir.h"
+#include "support/TextFile.h"
 
 // Worktree sessions through the real daemon (the tests' daemon, whose `controls` agent writes files as a tool
 // call): two sessions in worktrees of one repository write the same file differently, the user's checkout is
@@ -21,55 +22,18 @@ namespace worktree_daemon_tests {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using switchboard::testing::DaemonClient;
+using Daemon = switchboard::testing::StdioTestDaemon;
+using switchboard::testing::git_output;
+using switchboard::testing::make_repository_with_one_commit;
+using switchboard::testing::read_text_file;
 using switchboard::testing::TempDir;
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string git(const fs::path& dir, const std::string& args) {
-  const std::string line = "cd '" + dir.string() +
-                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
-                           "-c user.email=tester@example.com " + args + " 2>&1";
-  std::string out;
-  if (FILE* pipe = ::popen(line.c_str(), "r")) {
-    char buffer[4096];
-    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
-    ::pclose(pipe);
-  }
-  return out;
-}
-
-struct Daemon {
-  DaemonClient client;
-  explicit Daemon(const fs::path& data) : client({"stdio", "--data-dir", data.string()}, {}, SWITCHBOARD_TEST_DAEMON) {
-    REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "test"}}}}).contains("result"));
-  }
-  Json result(const std::string& method, const Json& params) {
-    const auto answer = client.call(method, params);
-    INFO(method << ": " << answer.dump());
-    REQUIRE(answer.contains("result"));
-    return answer.at("result");
-  }
-  Json error(const std::string& method, const Json& params) {
-    const auto answer = client.call(method, params);
-    INFO(method << ": " << answer.dump());
-    REQUIRE(answer.contains("error"));
-    return answer.at("error");
-  }
-};
 
 TEST_CASE("worktree sessions through the daemon: two sessions change one file, the first merges, the second "
           "conflicts and the checkout stays clean, and a restart keeps them",
           "[worktree][daemon]") {
   TempDir data("worktree-daemon-data");
   TempDir repo("worktree-daemon-repo");
-  std::ofstream(repo.path() / "notes.txt") << "original\n";
-  git(repo.path(), "init -q -b main");
-  git(repo.path(), "add -A");
-  git(repo.path(), "commit -q -m init");
+  make_repository_with_one_commit(repo.path(), {{"notes.txt", "original\n"}});
   std::string first;
   std::string second;
   {
@@ -86,9 +50,9 @@ TEST_CASE("worktree sessions through the daemon: two sessions change one file, t
 
     d.result("session.send", {{"sessionId", first}, {"text", "write notes.txt first"}});
     d.result("session.send", {{"sessionId", second}, {"text", "write notes.txt second"}});
-    CHECK(read(fs::path(a.at("cwd").get<std::string>()) / "notes.txt") == "first\n");
-    CHECK(read(fs::path(b.at("cwd").get<std::string>()) / "notes.txt") == "second\n");
-    CHECK(read(repo.path() / "notes.txt") == "original\n");
+    CHECK(read_text_file(fs::path(a.at("cwd").get<std::string>()) / "notes.txt") == "first\n");
+    CHECK(read_text_file(fs::path(b.at("cwd").get<std::string>()) / "notes.txt") == "second\n");
+    CHECK(read_text_file(repo.path() / "notes.txt") == "original\n");
 
     const auto review = d.result("session.diff", {{"sessionId", first}, {"against", "base"}}).at("files");
     REQUIRE(review.size() == 1);
@@ -103,12 +67,12 @@ TEST_CASE("worktree sessions through the daemon: two sessions change one file, t
     CHECK(branches == 2);
 
     CHECK(d.result("session.merge", {{"sessionId", first}}).at("files").size() == 1);
-    CHECK(read(repo.path() / "notes.txt") == "first\n");
+    CHECK(read_text_file(repo.path() / "notes.txt") == "first\n");
     const auto conflict = d.error("session.merge", {{"sessionId", second}});
     CHECK(conflict.at("code") == -32028);
     CHECK(conflict.at("data").at("files") == Json::array({"notes.txt"}));
-    CHECK(git(repo.path(), "status --porcelain").empty());
-    CHECK(read(repo.path() / "notes.txt") == "first\n");
+    CHECK(git_output(repo.path(), "status --porcelain").empty());
+    CHECK(read_text_file(repo.path() / "notes.txt") == "first\n");
   }
   Daemon restarted(data.path());
   const auto again = restarted.result("session.get", {{"sessionId", second}}).at("session");
@@ -117,7 +81,7 @@ TEST_CASE("worktree sessions through the daemon: two sessions change one file, t
   // Its work is on its branch (the merge attempt committed it); discarding the worktree loses nothing committed.
   restarted.result("session.delete", {{"sessionId", second}, {"worktree", "remove"}});
   CHECK(!fs::exists(again.at("worktree").at("path").get<std::string>()));
-  CHECK(git(repo.path(), "log --format=%s -1 second-way").find("Merge") != std::string::npos);
+  CHECK(git_output(repo.path(), "log --format=%s -1 second-way").find("Merge") != std::string::npos);
 }
 
 TEST_CASE("worktree sessions through the daemon: a worktree a killed daemon was creating is removed at the next "
@@ -125,10 +89,7 @@ TEST_CASE("worktree sessions through the daemon: a worktree a killed daemon was 
           "[worktree][daemon]") {
   TempDir data("worktree-leftover-data");
   TempDir repo("worktree-leftover-repo");
-  std::ofstream(repo.path() / "notes.txt") << "original\n";
-  git(repo.path(), "init -q -b main");
-  git(repo.path(), "add -A");
-  git(repo.path(), "commit -q -m init");
+  make_repository_with_one_commit(repo.path(), {{"notes.txt", "original\n"}});
   std::string owned_id;
   fs::path owned;
   fs::path kept;
@@ -147,15 +108,15 @@ TEST_CASE("worktree sessions through the daemon: a worktree a killed daemon was 
   // The owned worktree is marked too: a daemon killed after storing its session but before settling it.
   const auto worktrees = data.path() / "worktrees";
   const auto half = worktrees / "half";
-  git(repo.path(), "worktree add -q --no-checkout -b half '" + half.string() + "' HEAD");
+  git_output(repo.path(), "worktree add -q --no-checkout -b half '" + half.string() + "' HEAD");
   REQUIRE(fs::exists(half / ".git"));
   std::ofstream(worktrees / ".creating" / "half");
   std::ofstream(worktrees / ".creating" / owned.filename());
-  REQUIRE(git(repo.path(), "worktree list --porcelain").find(half.string()) != std::string::npos);
+  REQUIRE(git_output(repo.path(), "worktree list --porcelain").find(half.string()) != std::string::npos);
 
   Daemon restarted(data.path());
   CHECK(!fs::exists(half));
-  CHECK(git(repo.path(), "worktree list --porcelain").find(half.string()) == std::string::npos);
+  CHECK(git_output(repo.path(), "worktree list --porcelain").find(half.string()) == std::string::npos);
   CHECK(fs::exists(owned / "notes.txt"));
   CHECK(fs::exists(kept / "notes.txt"));
   CHECK(fs::is_empty(worktrees / ".creating"));

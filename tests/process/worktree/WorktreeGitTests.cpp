@@ -2,53 +2,32 @@
 // merged into the user's checkout only when that is clean and the merge has no conflict (a conflict changes
 // nothing there), removed without losing uncommitted work unless asked; a real repository and the git CLI.
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "support/GitRepository.h"
 #include "support/TempDir.h"
+#include "support/TextFile.h"
 #include "worktree/WorktreeGit.h"
 
 namespace worktree_git_tests {
 
 namespace fs = std::filesystem;
 using switchboard::protocol::FileChangeStatus;
+using switchboard::testing::git_output;
+using switchboard::testing::make_repository_with_one_commit;
+using switchboard::testing::read_text_file;
 using switchboard::testing::TempDir;
+using switchboard::testing::write_text_file;
 using switchboard::worktree::branch_from_title;
 using switchboard::worktree::CreateRequest;
 using switchboard::worktree::WorktreeError;
 using switchboard::worktree::WorktreeGit;
 using switchboard::worktree::WorktreeResult;
-
-void write(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// git as the user runs it in `dir` (the test's own identity; no global configuration of the machine's).
-std::string git(const fs::path& dir, const std::string& args) {
-  const std::string line = "cd '" + dir.string() +
-                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
-                           "-c user.email=tester@example.com " + args + " 2>&1";
-  std::string out;
-  if (FILE* pipe = ::popen(line.c_str(), "r")) {
-    char buffer[4096];
-    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
-    ::pclose(pipe);
-  }
-  return out;
-}
 
 // Succeeded; if not, the test's report says why.
 template <class T>
@@ -65,15 +44,10 @@ struct Repo {
   WorktreeGit worktrees{data};
 
   Repo() {
-    write(main / "app.txt", "one\ntwo\nthree\n");
-    write(main / "src" / "lib.txt", "lib\n");
-    write(main / ".gitignore", "*.log\n");
-    git(main, "init -q -b main");
-    git(main, "add -A");
-    git(main, "commit -q -m init");
+    make_repository_with_one_commit(main, {{"app.txt", "one\ntwo\nthree\n"}, {"src/lib.txt", "lib\n"}, {".gitignore", "*.log\n"}});
   }
-  std::string status() { return git(main, "status --porcelain"); }
-  std::string head() { return git(main, "rev-parse HEAD"); }
+  std::string status() { return git_output(main, "status --porcelain"); }
+  std::string head() { return git_output(main, "rev-parse HEAD"); }
 };
 
 TEST_CASE("worktree: a session's worktree is a new branch from HEAD under the data directory, the cwd the same "
@@ -86,12 +60,12 @@ TEST_CASE("worktree: a session's worktree is a new branch from HEAD under the da
   CHECK(created->place.repository == fs::canonical(repo.main));
   CHECK(created->place.path.parent_path() == repo.data);
   CHECK(created->cwd == created->place.path / "src");
-  CHECK(read(created->cwd / "lib.txt") == "lib\n");
+  CHECK(read_text_file(created->cwd / "lib.txt") == "lib\n");
   // the worktree's own index: git sees it clean, and the user's checkout is untouched
-  CHECK(git(created->place.path, "status --porcelain").empty());
-  CHECK(git(created->place.path, "rev-parse --abbrev-ref HEAD") == "switchboard/fix-the-login-bug\n");
+  CHECK(git_output(created->place.path, "status --porcelain").empty());
+  CHECK(git_output(created->place.path, "rev-parse --abbrev-ref HEAD") == "switchboard/fix-the-login-bug\n");
   CHECK(repo.status().empty());
-  CHECK(git(repo.main, "worktree list").find(created->place.path.string()) != std::string::npos);
+  CHECK(git_output(repo.main, "worktree list").find(created->place.path.string()) != std::string::npos);
 
   SECTION("a derived name is made unique, a given one that exists is refused") {
     auto second = repo.worktrees.create(CreateRequest{repo.main, "", "", "Fix the login bug"});
@@ -109,7 +83,7 @@ TEST_CASE("worktree: a session's worktree is a new branch from HEAD under the da
     CHECK(top->cwd.string().back() != '/');
   }
   SECTION("a named branch from a named base") {
-    git(repo.main, "branch older HEAD");
+    git_output(repo.main, "branch older HEAD");
     auto named = repo.worktrees.create(CreateRequest{repo.main, "feature/x", "older", ""});
     REQUIRE(ok(named));
     CHECK(named->place.branch == "feature/x");
@@ -132,8 +106,8 @@ TEST_CASE("worktree: what cannot be made is refused and leaves nothing behind", 
   CHECK(bad_name.error().code == WorktreeError::Code::Failure);
   auto option = repo.worktrees.create(CreateRequest{repo.main, "--force", "", ""});
   REQUIRE(option.has_error());
-  CHECK(git(repo.main, "branch --list").find("b1") == std::string::npos);
-  CHECK(git(repo.main, "worktree list").find("worktrees") == std::string::npos);
+  CHECK(git_output(repo.main, "branch --list").find("b1") == std::string::npos);
+  CHECK(git_output(repo.main, "worktree list").find("worktrees") == std::string::npos);
   CHECK((!fs::exists(repo.data) || fs::is_empty(repo.data)));
 }
 
@@ -143,11 +117,11 @@ TEST_CASE("worktree: the diff against the base holds committed, uncommitted and 
   auto created = repo.worktrees.create(CreateRequest{repo.main, "review", "", ""});
   REQUIRE(ok(created));
   const auto tree = created->place.path;
-  write(tree / "app.txt", "one\nTWO\nthree\n");
-  git(tree, "commit -q -am committed");
-  write(tree / "src" / "lib.txt", "lib changed\n");  // uncommitted
-  write(tree / "new.txt", "new\n");                 // untracked
-  write(tree / "debug.log", "ignored\n");           // ignored
+  write_text_file(tree / "app.txt", "one\nTWO\nthree\n");
+  git_output(tree, "commit -q -am committed");
+  write_text_file(tree / "src" / "lib.txt", "lib changed\n");  // uncommitted
+  write_text_file(tree / "new.txt", "new\n");                 // untracked
+  write_text_file(tree / "debug.log", "ignored\n");           // ignored
 
   auto diff = repo.worktrees.diff(created->place);
   REQUIRE(ok(diff));
@@ -159,12 +133,12 @@ TEST_CASE("worktree: the diff against the base holds committed, uncommitted and 
   CHECK((*diff)[1].status == FileChangeStatus::Added);
   CHECK((*diff)[2].diff.find("+lib changed") != std::string::npos);
   // the review used an index of its own: what the agent staged is as it was
-  CHECK(git(tree, "status --porcelain") == " M src/lib.txt\n?? new.txt\n");
+  CHECK(git_output(tree, "status --porcelain") == " M src/lib.txt\n?? new.txt\n");
 
   SECTION("the base moving on does not show up as the session's change") {
-    write(repo.main / "other.txt", "base moved\n");
-    git(repo.main, "add other.txt");
-    git(repo.main, "commit -q -m moved");
+    write_text_file(repo.main / "other.txt", "base moved\n");
+    git_output(repo.main, "add other.txt");
+    git_output(repo.main, "commit -q -m moved");
     auto again = repo.worktrees.diff(created->place);
     REQUIRE(ok(again));
     CHECK(again->size() == 3);
@@ -175,17 +149,17 @@ TEST_CASE("worktree: a merge takes the branch and its uncommitted work into the 
   Repo repo;
   auto created = repo.worktrees.create(CreateRequest{repo.main, "", "", "Change two"});
   REQUIRE(ok(created));
-  write(created->place.path / "app.txt", "one\n2\nthree\n");  // left uncommitted, as agents do
+  write_text_file(created->place.path / "app.txt", "one\n2\nthree\n");  // left uncommitted, as agents do
   const auto before = repo.head();
 
   SECTION("the base has not moved: it fast-forwards to the branch, the uncommitted work committed with the message") {
     auto merged = repo.worktrees.merge(created->place, false, "Change two");
     REQUIRE(ok(merged));
-    CHECK(read(repo.main / "app.txt") == "one\n2\nthree\n");
+    CHECK(read_text_file(repo.main / "app.txt") == "one\n2\nthree\n");
     CHECK(repo.status().empty());
     CHECK(repo.head() == merged->commit + "\n");
-    CHECK(git(repo.main, "log -1 --format=%s") == "Change two\n");
-    CHECK(git(repo.main, "rev-parse " + created->place.branch) == merged->commit + "\n");
+    CHECK(git_output(repo.main, "log -1 --format=%s") == "Change two\n");
+    CHECK(git_output(repo.main, "rev-parse " + created->place.branch) == merged->commit + "\n");
     REQUIRE(merged->files.size() == 1);
     CHECK(merged->files[0].path == "app.txt");
     // nothing more to merge: the base stays where it is
@@ -195,42 +169,42 @@ TEST_CASE("worktree: a merge takes the branch and its uncommitted work into the 
     CHECK(again->files.empty());
   }
   SECTION("the base moved on: a merge commit with both parents") {
-    write(repo.main / "other.txt", "base moved\n");
-    git(repo.main, "add other.txt");
-    git(repo.main, "commit -q -m moved");
+    write_text_file(repo.main / "other.txt", "base moved\n");
+    git_output(repo.main, "add other.txt");
+    git_output(repo.main, "commit -q -m moved");
     const auto moved = repo.head();
     auto merged = repo.worktrees.merge(created->place, false, "Merge two");
     REQUIRE(ok(merged));
-    CHECK(git(repo.main, "rev-list --parents -n 1 HEAD") ==
+    CHECK(git_output(repo.main, "rev-list --parents -n 1 HEAD") ==
           merged->commit + " " + moved.substr(0, moved.size() - 1) + " " +
-              git(repo.main, "rev-parse " + created->place.branch));
-    CHECK(git(repo.main, "log -1 --format=%s") == "Merge two\n");
-    CHECK(read(repo.main / "other.txt") == "base moved\n");
-    CHECK(read(repo.main / "app.txt") == "one\n2\nthree\n");
+              git_output(repo.main, "rev-parse " + created->place.branch));
+    CHECK(git_output(repo.main, "log -1 --format=%s") == "Merge two\n");
+    CHECK(read_text_file(repo.main / "other.txt") == "base moved\n");
+    CHECK(read_text_file(repo.main / "app.txt") == "one\n2\nthree\n");
     CHECK(repo.status().empty());
   }
   SECTION("squashed: one commit on top of the base") {
     auto merged = repo.worktrees.merge(created->place, true, "Squashed");
     REQUIRE(ok(merged));
-    CHECK(git(repo.main, "rev-list --parents -n 1 HEAD") == merged->commit + " " + before);
-    CHECK(read(repo.main / "app.txt") == "one\n2\nthree\n");
+    CHECK(git_output(repo.main, "rev-list --parents -n 1 HEAD") == merged->commit + " " + before);
+    CHECK(read_text_file(repo.main / "app.txt") == "one\n2\nthree\n");
   }
   SECTION("a dirty main checkout is refused and left as it was") {
-    write(repo.main / "src" / "lib.txt", "user's own edit\n");
+    write_text_file(repo.main / "src" / "lib.txt", "user's own edit\n");
     auto refused = repo.worktrees.merge(created->place, false, "m");
     REQUIRE(refused.has_error());
     CHECK(refused.error().code == WorktreeError::Code::CheckoutNotClean);
     CHECK(refused.error().files == std::vector<std::string>{"src/lib.txt"});
     CHECK(repo.head() == before);
-    CHECK(read(repo.main / "app.txt") == "one\ntwo\nthree\n");
-    CHECK(read(repo.main / "src" / "lib.txt") == "user's own edit\n");
+    CHECK(read_text_file(repo.main / "app.txt") == "one\ntwo\nthree\n");
+    CHECK(read_text_file(repo.main / "src" / "lib.txt") == "user's own edit\n");
   }
   SECTION("a main checkout on another branch is refused") {
-    git(repo.main, "checkout -q -b elsewhere");
+    git_output(repo.main, "checkout -q -b elsewhere");
     auto refused = repo.worktrees.merge(created->place, false, "m");
     REQUIRE(refused.has_error());
     CHECK(refused.error().code == WorktreeError::Code::CheckoutNotClean);
-    CHECK(git(repo.main, "rev-parse main") == before);
+    CHECK(git_output(repo.main, "rev-parse main") == before);
   }
 }
 
@@ -241,9 +215,9 @@ TEST_CASE("worktree: two sessions change the same line, the first merges, the se
   auto second = repo.worktrees.create(CreateRequest{repo.main, "", "", "second"});
   REQUIRE(ok(first));
   REQUIRE(ok(second));
-  write(first->place.path / "app.txt", "one\nfirst\nthree\n");
-  write(second->place.path / "app.txt", "one\nsecond\nthree\n");
-  CHECK(read(repo.main / "app.txt") == "one\ntwo\nthree\n");  // nothing reaches main before a merge
+  write_text_file(first->place.path / "app.txt", "one\nfirst\nthree\n");
+  write_text_file(second->place.path / "app.txt", "one\nsecond\nthree\n");
+  CHECK(read_text_file(repo.main / "app.txt") == "one\ntwo\nthree\n");  // nothing reaches main before a merge
 
   REQUIRE(ok(repo.worktrees.merge(first->place, false, "first")));
   const auto merged_head = repo.head();
@@ -254,7 +228,7 @@ TEST_CASE("worktree: two sessions change the same line, the first merges, the se
   CHECK(conflict.error().message.find("app.txt") != std::string::npos);
   CHECK(repo.head() == merged_head);
   CHECK(repo.status().empty());
-  CHECK(read(repo.main / "app.txt") == "one\nfirst\nthree\n");
+  CHECK(read_text_file(repo.main / "app.txt") == "one\nfirst\nthree\n");
   CHECK(!fs::exists(repo.main / ".git" / "MERGE_HEAD"));
 }
 
@@ -262,21 +236,21 @@ TEST_CASE("worktree: removing keeps uncommitted work unless forced, and the bran
   Repo repo;
   auto created = repo.worktrees.create(CreateRequest{repo.main, "keep-me", "", ""});
   REQUIRE(ok(created));
-  write(created->place.path / "draft.txt", "unsaved\n");
+  write_text_file(created->place.path / "draft.txt", "unsaved\n");
 
   auto refused = repo.worktrees.remove(created->place, false, false);
   REQUIRE(refused.has_error());
   CHECK(refused.error().code == WorktreeError::Code::UncommittedWork);
   CHECK(refused.error().files == std::vector<std::string>{"draft.txt"});
-  CHECK(read(created->place.path / "draft.txt") == "unsaved\n");
+  CHECK(read_text_file(created->place.path / "draft.txt") == "unsaved\n");
 
   SECTION("forced: directory and entry gone, branch kept") {
     auto removed = repo.worktrees.remove(created->place, false, true);
     REQUIRE(ok(removed));
     CHECK(!*removed);
     CHECK(!fs::exists(created->place.path));
-    CHECK(git(repo.main, "worktree list").find(created->place.path.string()) == std::string::npos);
-    CHECK(git(repo.main, "branch --list keep-me") == "  keep-me\n");
+    CHECK(git_output(repo.main, "worktree list").find(created->place.path.string()) == std::string::npos);
+    CHECK(git_output(repo.main, "branch --list keep-me") == "  keep-me\n");
   }
   SECTION("clean, with the branch") {
     fs::remove(created->place.path / "draft.txt");
@@ -284,12 +258,12 @@ TEST_CASE("worktree: removing keeps uncommitted work unless forced, and the bran
     REQUIRE(ok(removed));
     CHECK(*removed);
     CHECK(!fs::exists(created->place.path));
-    CHECK(git(repo.main, "branch --list keep-me").empty());
+    CHECK(git_output(repo.main, "branch --list keep-me").empty());
   }
   SECTION("a directory already gone (a crash, a user's rm) is pruned") {
     fs::remove_all(created->place.path);
     REQUIRE(ok(repo.worktrees.remove(created->place, false, false)));
-    CHECK(git(repo.main, "worktree list").find(created->place.path.string()) == std::string::npos);
+    CHECK(git_output(repo.main, "worktree list").find(created->place.path.string()) == std::string::npos);
   }
 }
 
