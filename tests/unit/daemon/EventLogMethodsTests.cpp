@@ -1,26 +1,15 @@
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
-#include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
 
-#include "daemon/Methods.h"
-#include "daemon/StoredSessions.h"
-#include "engine/Engine.h"
-#include "store/Store.h"
-#include "support/Settle.h"
-#include "support/RecordingPeer.h"
+#include "support/LoggedMethods.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
-#include "switchboard/bus/Egress.h"
-#include "switchboard/bus/EventBus.h"
-#include "switchboard/rpc/Dispatcher.h"
 
 // session.events over the daemon's real wiring: bus → egress → durable event log, read back through the one
 // dispatcher, paged, with the schema's own envelope.
@@ -29,61 +18,10 @@ namespace history_methods_tests {
 
 using namespace switchboard;
 using testing::ScriptedAdapter;
-namespace fs = std::filesystem;
-namespace p = protocol;
 using Json = nlohmann::json;
 
-struct HistoryFixture {
-  fs::path dir;
-  boost::asio::io_context io{1};
-  bus::EventBus bus;
-  bus::EventBus::Installation installation{bus};
-  bus::Egress egress{bus};
-  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
-  std::unique_ptr<store::Store> store;
-  std::unique_ptr<daemon::StoredSessions> persistence;
-  std::unique_ptr<engine::Engine> engine;
-  daemon::EventLogAccess history;
-  rpc::Dispatcher dispatcher;
-  std::shared_ptr<testing::RecordingPeer> peer = std::make_shared<testing::RecordingPeer>(false);
-
-  HistoryFixture() {
-    char name[] = "/tmp/switchboard-history-XXXXXX";
-    dir = ::mkdtemp(name);
-    auto opened = store::Store::open(io, dir / "switchboard.db");
-    REQUIRE(opened.has_value());
-    store = std::move(*opened);
-    persistence = std::make_unique<daemon::StoredSessions>(*store);
-    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)},
-                                              engine::EngineConfig{}, persistence.get());
-    egress.continue_after(store->events().last_seq());
-    egress.add_sink(store->events());
-    history.log = &store->events();
-    daemon::bind_methods(dispatcher, *engine, history, {1024 * 1024});
-    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
-  }
-  ~HistoryFixture() {
-    settle();
-    egress.remove_sink(store->events());
-    engine.reset();
-    store->close();
-    fs::remove_all(dir);
-  }
-
-  void settle() { testing::settle(io); }
-
-  Json call(const std::string& method, const Json& params) {
-    static int id = 0;
-    const auto before = peer->responses.size();
-    dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump(), peer);
-    settle();
-    REQUIRE(peer->responses.size() == before + 1);
-    return peer->responses.back();
-  }
-};
-
 TEST_CASE("session.events pages a session's stored transcript in seq order", "[store][history]") {
-  HistoryFixture f;
+  testing::LoggedMethods f;
   const auto created = f.call("session.create", {{"agent", "scripted"}, {"cwd", f.dir.string()}});
   const std::string id = created.at("result").at("session").at("sessionId");
   const auto other = f.call("session.create", {{"agent", "scripted"}, {"cwd", f.dir.string()}});
@@ -125,7 +63,7 @@ TEST_CASE("session.events pages a session's stored transcript in seq order", "[s
 }
 
 TEST_CASE("session.events refuses unknown sessions and bad params with the field's path", "[store][history]") {
-  HistoryFixture f;
+  testing::LoggedMethods f;
   CHECK(f.call("session.events", {{"sessionId", "s-nope"}}).at("error").at("code") == -32010);
   const auto bad = f.call("session.events", {{"sessionId", "s-nope"}, {"limit", 0}});
   CHECK(bad.at("error").at("code") == -32602);

@@ -1,28 +1,14 @@
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <chrono>
-#include <filesystem>
-#include <memory>
+#include <cstdint>
 #include <set>
 #include <string>
-#include <vector>
 
-#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
 
-#include "daemon/Methods.h"
-#include "daemon/StoredSessions.h"
-#include "engine/Engine.h"
-#include "store/Store.h"
-#include "support/Settle.h"
-#include "support/RecordingPeer.h"
+#include "support/LoggedMethods.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
-#include "support/StoreTestSupport.h"
-#include "switchboard/bus/Egress.h"
-#include "switchboard/bus/EventBus.h"
-#include "switchboard/rpc/Dispatcher.h"
 
 // session.search and session.export over the daemon's real wiring: scripted agents → bus → egress → durable
 // event log and its full-text index, read back through the one dispatcher.
@@ -31,92 +17,10 @@ namespace search_methods_tests {
 
 using namespace switchboard;
 using testing::ScriptedAdapter;
-namespace fs = std::filesystem;
-namespace p = protocol;
 using Json = nlohmann::json;
 
-// The scripted agent under a second name, so sessions of two different agents share one daemon.
-adapters::AgentDescriptor renamed(adapters::AgentDescriptor descriptor, std::string name) {
-  descriptor.name = name;
-  descriptor.discover = [discover = descriptor.discover, name] {
-    auto info = discover();
-    info.agent = name;
-    return info;
-  };
-  return descriptor;
-}
-
-struct SearchFixture {
-  fs::path dir;
-  boost::asio::io_context io{1};
-  bus::EventBus bus;
-  bus::EventBus::Installation installation{bus};
-  bus::Egress egress{bus};
-  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
-  std::shared_ptr<ScriptedAdapter::Control> other_control = std::make_shared<ScriptedAdapter::Control>();
-  std::unique_ptr<store::Store> store;
-  std::unique_ptr<daemon::StoredSessions> persistence;
-  std::unique_ptr<engine::Engine> engine;
-  daemon::EventLogAccess event_log;
-  rpc::Dispatcher dispatcher;
-  std::shared_ptr<testing::RecordingPeer> peer = std::make_shared<testing::RecordingPeer>(false);
-
-  SearchFixture() {
-    char name[] = "/tmp/switchboard-search-XXXXXX";
-    dir = ::mkdtemp(name);
-    auto opened = store::Store::open(io, dir / "switchboard.db");
-    REQUIRE(opened.has_value());
-    store = std::move(*opened);
-    persistence = std::make_unique<daemon::StoredSessions>(*store);
-    engine = std::make_unique<engine::Engine>(
-        io, bus,
-        std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control),
-                                               renamed(ScriptedAdapter::descriptor(io, other_control), "other")},
-        engine::EngineConfig{}, persistence.get());
-    egress.continue_after(store->events().last_seq());
-    egress.add_sink(store->events());
-    event_log.log = &store->events();
-    daemon::bind_methods(dispatcher, *engine, event_log, {1024 * 1024});
-    // A client that answers permissions, so an ask waits for permission.respond.
-    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
-  }
-  ~SearchFixture() {
-    settle();
-    egress.remove_sink(store->events());
-    engine.reset();
-    store->close();
-    fs::remove_all(dir);
-  }
-
-  void settle() { testing::settle(io); }
-
-  // Every event so far committed, so the index has it.
-  void commit() {
-    settle();
-    REQUIRE(testing::await_store<std::uint64_t>(io, [&](auto done) { store->events().flush(done); }));
-  }
-
-  Json call(const std::string& method, const Json& params) {
-    static int id = 0;
-    const auto before = peer->responses.size();
-    dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump(), peer);
-    // The answer may wait for the store: run until it is there (or long past any reason to).
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (peer->responses.size() == before && std::chrono::steady_clock::now() < deadline) {
-      io.restart();
-      if (io.poll() == 0) ::usleep(1000);
-    }
-    settle();
-    REQUIRE(peer->responses.size() == before + 1);
-    return peer->responses.back();
-  }
-
-  std::string create(const std::string& agent, const std::string& cwd) {
-    const auto created = call("session.create", {{"agent", agent}, {"cwd", cwd}});
-    REQUIRE(created.contains("result"));
-    return created.at("result").at("session").at("sessionId");
-  }
-
+// The daemon's wiring (LoggedMethods) with what these tests read back through it.
+struct SearchFixture : testing::LoggedMethods {
   Json search(Json params) {
     const auto reply = call("session.search", params);
     REQUIRE(reply.contains("result"));

@@ -21,12 +21,13 @@
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
-#include "support/Settle.h"
+#include "support/CallMethod.h"
 #include "support/ClaudeFixtures.h"
 #include "support/CodexRecording.h"
 #include "support/RecordingPeer.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
+#include "support/Settle.h"
 #include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/rpc/Dispatcher.h"
@@ -151,20 +152,8 @@ struct HistoryRun {
   // Store and helper-thread results arrive from other threads.
   void settle() { testing::settle(io); }
 
-  Json call(const std::string& method, const Json& params) {
-    static int id = 0;
-    const auto before = peer->responses.size();
-    dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump(), peer);
-    // The answer may wait for a file read on the engine's helper thread (which keeps the io_context busy).
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (peer->responses.size() == before && std::chrono::steady_clock::now() < deadline) {
-      io.restart();
-      io.run_for(std::chrono::milliseconds(10));
-    }
-    settle();
-    REQUIRE(peer->responses.size() == before + 1);
-    return peer->responses.back();
-  }
+  // The answer may wait for a file read on the engine's helper thread.
+  Json call(const std::string& method, const Json& params) { return testing::call_method(io, dispatcher, peer, method, params); }
 
   std::vector<std::string> event_types() const {
     std::vector<std::string> out;
