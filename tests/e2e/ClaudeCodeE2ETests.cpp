@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/AcpScenarios.h"
+#include "e2e/AgentProfiles.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
@@ -84,6 +85,11 @@ TEST_CASE("claude e2e: the shared rewind scenario: a rewind drops a turn and lat
 
 TEST_CASE("claude e2e: the shared file scenario: Write and Edit changes are diffed per turn and rewound from the checkpoints", "[e2e][claude][rewind]") {
   e2e::scenario_file_rewind_and_diff(claude());
+}
+
+TEST_CASE("claude e2e: session.search finds a prompt, an answer and a tool output of Claude Code and of Codex, respects the agent and cwd filters, and forgets a deleted session",
+          "[e2e][claude][search]") {
+  e2e::scenario_search_two_agents(claude(), codex_e2e_tests::codex());
 }
 
 TEST_CASE("claude e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][claude]") {

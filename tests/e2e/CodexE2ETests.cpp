@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/AcpScenarios.h"
+#include "e2e/AgentProfiles.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
@@ -418,6 +419,11 @@ TEST_CASE("codex e2e: a rewind past a turn drops it and every later one from the
 
 TEST_CASE("codex e2e: the shared file scenario: apply_patch changes are diffed per turn and rewound from the checkpoints", "[e2e][codex][rewind]") {
   e2e::scenario_file_rewind_and_diff(codex_with_apply_patch());
+}
+
+TEST_CASE("codex e2e: session.search finds a prompt, an answer and a tool output of Codex and of OpenCode, respects the agent and cwd filters, and forgets a deleted session",
+          "[e2e][codex][search]") {
+  e2e::scenario_search_two_agents(codex(), opencode_e2e_tests::opencode());
 }
 
 TEST_CASE("codex e2e: compact makes Codex summarize the thread, with compacting and compacted statuses, and the next request carries the summary", "[e2e][codex][compact]") {

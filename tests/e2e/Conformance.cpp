@@ -4,13 +4,17 @@
 
 #include <signal.h>
 
+#include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
 #include "support/RawHttpClient.h"
+#include "support/SchemaValidator.h"
 
 namespace switchboard::testing::e2e {
 
@@ -145,6 +149,37 @@ std::vector<std::string> lifecycle_violations(const std::vector<Json>& events) {
     }
   }
   return violations;
+}
+
+Json send_allowing_everything(DaemonClient& client, const std::string& session_id, const std::string& text) {
+  std::size_t at = client.events().size();
+  const auto sent = client.send("session.send", {{"sessionId", session_id}, {"text", text}});
+  for (;;) {
+    const auto event = client.wait_event([&](const Json& e) {
+      const std::string type = e.value("type", "");
+      return e.value("sessionId", "") == session_id && (type == "permission.requested" || type == "turn.stopped");
+    }, at);
+    if (event.is_null() || event["type"] == "turn.stopped") break;
+    const auto answered = client.call("permission.respond", {{"requestId", event["data"]["request"]["requestId"]},
+                                                             {"decision", "allow_once"}});
+    CHECK(answered.contains("result"));
+  }
+  const auto done = client.response(sent);
+  INFO(done.dump());
+  REQUIRE(done.contains("result"));
+  return done["result"];
+}
+
+Json file_changing_turn(const AgentProfile& profile, const std::vector<FileChange>& changes, const std::string& text) {
+  Json replies = Json::array();
+  for (const auto& change : changes) {
+    for (auto call : profile.change_file(change)) {
+      if (!replies.empty()) call["match"] = profile.after_tool_output("")["match"];
+      replies.push_back(std::move(call));
+    }
+  }
+  replies.push_back(profile.after_tool_output(text));
+  return replies;
 }
 
 void check_lifecycle(const AgentWorld& world) {
@@ -892,40 +927,6 @@ std::string file_bytes(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The model's replies for one turn in which the agent makes `changes` with its own file tools, one tool call per
-// model request (each after the previous tool's output), and then answers `text`.
-Json file_changing_turn(const AgentProfile& profile, const std::vector<FileChange>& changes, const std::string& text) {
-  Json replies = Json::array();
-  for (const auto& change : changes) {
-    for (auto call : profile.change_file(change)) {
-      if (!replies.empty()) call["match"] = profile.after_tool_output("")["match"];
-      replies.push_back(std::move(call));
-    }
-  }
-  replies.push_back(profile.after_tool_output(text));
-  return replies;
-}
-
-// Sends a prompt and allows every permission request of the turn until it ends; returns the send's response.
-Json send_allowing_everything(AgentWorld& world, const std::string& id, const std::string& text) {
-  std::size_t at = world.client->events().size();
-  const auto sent = world.client->send("session.send", {{"sessionId", id}, {"text", text}});
-  for (;;) {
-    const auto event = world.client->wait_event([&](const Json& e) {
-      const std::string type = e.value("type", "");
-      return e.value("sessionId", "") == id && (type == "permission.requested" || type == "turn.stopped");
-    }, at);
-    if (event.is_null() || event["type"] == "turn.stopped") break;
-    const auto answered = world.client->call("permission.respond", {{"requestId", event["data"]["request"]["requestId"]},
-                                                                    {"decision", "allow_once"}});
-    CHECK(answered.contains("result"));
-  }
-  const auto done = world.client->response(sent);
-  INFO(done.dump() << "\n" << world.transcript());
-  REQUIRE(done.contains("result"));
-  return done["result"];
-}
-
 // A session.diff or files rewind answer's files, by path.
 std::map<std::string, Json> files_by_path(const Json& answer) {
   INFO(answer.dump());
@@ -981,12 +982,12 @@ void scenario_file_rewind_and_diff(const AgentProfile& profile) {
   world.start_daemon();
   const auto id = world.create_session(profile.asking_mode);
 
-  const auto first = send_allowing_everything(world, id, "write added.txt and edit notes.txt");
+  const auto first = send_allowing_everything(*world.client, id, "write added.txt and edit notes.txt");
   INFO(world.transcript());
   CHECK(first["text"] == "Wrote and edited.");
   REQUIRE(file_bytes(world.work / "added.txt") == added);
   REQUIRE(file_bytes(world.work / "notes.txt") == after_first);
-  const auto second = send_allowing_everything(world, id, "edit notes.txt again");
+  const auto second = send_allowing_everything(*world.client, id, "edit notes.txt again");
   CHECK(second["text"] == "Edited again.");
   REQUIRE(file_bytes(world.work / "notes.txt") == after_second);
   const std::string first_turn = first.value("turnId", "");
@@ -1035,6 +1036,155 @@ void scenario_file_rewind_and_diff(const AgentProfile& profile) {
   CHECK(file_bytes(world.work / "untouched.txt") == "left alone\n");
   CHECK_FALSE(world.client->wait_event("session.rewound", at, std::chrono::seconds(10)).is_null());
   check_lifecycle(world);
+}
+
+
+namespace conformance_detail {
+
+// One agent's part in the search scenario: its mock (in an AgentWorld, which also finds its CLI), the words its
+// turn's prompt, answer and tool output carry (each a single word no other event has), and its session.
+struct SearchedAgent {
+  const AgentProfile& profile;
+  std::string prompt_word;
+  std::string answer_word;
+  std::string output_word;
+  std::unique_ptr<AgentWorld> world;
+  std::string session_id;
+  std::string turn_id;
+
+  explicit SearchedAgent(const AgentProfile& agent_profile) : profile(agent_profile) {
+    std::string name;
+    for (const char c : profile.agent) {
+      if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    }
+    prompt_word = "promptword" + name;
+    answer_word = "answerword" + name;
+    output_word = "outputword" + name;
+    // The command prints the output word without spelling it: the tool call's own input (indexed too) must not
+    // be what finds it.
+    world = std::make_unique<AgentWorld>(
+        profile, Json::array({profile.run_command("echo outputword\"\"" + name),
+                              profile.after_tool_output("The answer is " + answer_word + ".")}));
+  }
+  std::string cwd() const { return world->work.string(); }
+};
+
+// session.search's hits, once there are some: an event is findable once the event log has committed it, a few
+// milliseconds after the client saw it. Null when the search failed.
+Json search_hits(DaemonClient& client, const Json& params) {
+  Json hits = Json::array();
+  eventually([&] {
+    const auto answer = client.call("session.search", params);
+    if (!answer.contains("result")) {
+      hits = nullptr;
+      return true;
+    }
+    hits = answer["result"]["hits"];
+    return !hits.empty();
+  }, std::chrono::seconds(10), std::chrono::milliseconds(50));
+  return hits;
+}
+
+// Every hit of `word` is the agent's turn's event of `type`, at least one, and its seq names that event.
+void check_found(DaemonClient& client, const SearchedAgent& agent, const std::string& word, const std::string& type) {
+  INFO(agent.profile.agent << " " << word);
+  const auto hits = search_hits(client, {{"query", word}});
+  INFO(hits.dump());
+  REQUIRE(hits.is_array());
+  REQUIRE_FALSE(hits.empty());
+  for (const auto& hit : hits) {
+    CHECK(hit["sessionId"] == agent.session_id);
+    CHECK(hit["turnId"] == agent.turn_id);
+    CHECK(hit["type"] == type);
+    CHECK(hit.value("snippet", "").find("«" + word + "»") != std::string::npos);
+    // The hit's seq is the matching event: the first of session.events after the one before it.
+    const auto page = client.call("session.events", {{"sessionId", agent.session_id},
+                                                     {"afterSeq", hit["seq"].get<std::int64_t>() - 1}, {"limit", 1}});
+    INFO(page.dump());
+    REQUIRE(page.contains("result"));
+    REQUIRE(page["result"]["events"].size() == 1);
+    const auto& event = page["result"]["events"][0];
+    CHECK(event["seq"] == hit["seq"]);
+    CHECK(event["type"] == type);
+    CHECK(event["data"]["turnId"] == agent.turn_id);
+  }
+}
+
+std::size_t hit_count(DaemonClient& client, const Json& params) {
+  const auto answer = client.call("session.search", params);
+  INFO(answer.dump());
+  REQUIRE(answer.contains("result"));
+  return answer["result"]["hits"].size();
+}
+
+}  // namespace conformance_detail
+
+void scenario_search_two_agents(const AgentProfile& profile, const AgentProfile& other) {
+  using namespace conformance_detail;
+  SearchedAgent first(profile);
+  SearchedAgent second(other);
+  if (!first.world->ready() || !second.world->ready()) return;
+
+  // One daemon hosts both agents, each with its own mock; their environments differ only in HOME, shared here.
+  const fs::path home = first.world->tmp.path() / "home";
+  std::vector<std::string> environment;
+  for (const auto* agent : {&first, &second}) {
+    for (auto& variable : agent->profile.environment(home, agent->world->mock->base_url(), agent->world->binary)) {
+      environment.push_back(std::move(variable));
+    }
+  }
+  DaemonClient client({"--log-level", "info", "stdio", "--data-dir", (first.world->tmp.path() / "data").string()},
+                      environment);
+  REQUIRE(client.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "e2e"}}},
+                                     {"capabilities", {{"answersPermissions", true}}}})
+              .contains("result"));
+
+  for (auto* agent : {&first, &second}) {
+    INFO(agent->profile.agent);
+    const auto created = client.call("session.create", {{"agent", agent->profile.agent}, {"cwd", agent->cwd()},
+                                                        {"mode", agent->profile.asking_mode}});
+    INFO(created.dump());
+    REQUIRE(created.contains("result"));
+    agent->session_id = created["result"]["session"]["sessionId"];
+    const auto done = send_allowing_everything(client, agent->session_id, "Please look for " + agent->prompt_word);
+    CHECK(done["text"] == "The answer is " + agent->answer_word + ".");
+    agent->turn_id = done.value("turnId", "");
+    REQUIRE_FALSE(agent->turn_id.empty());
+  }
+
+  for (const auto* agent : {&first, &second}) {
+    check_found(client, *agent, agent->prompt_word, "turn.started");
+    check_found(client, *agent, agent->answer_word, "message.completed");
+    check_found(client, *agent, agent->output_word, "tool.completed");
+  }
+
+  // The filters: the agent's own name or directory finds its words, the other's leaves them out.
+  for (const auto* agent : {&first, &second}) {
+    const auto* another = agent == &first ? &second : &first;
+    INFO(agent->profile.agent);
+    CHECK(hit_count(client, {{"query", agent->answer_word}, {"agent", agent->profile.agent}}) >= 1);
+    CHECK(hit_count(client, {{"query", agent->answer_word}, {"agent", another->profile.agent}}) == 0);
+    CHECK(hit_count(client, {{"query", agent->output_word}, {"cwd", agent->cwd()}}) >= 1);
+    CHECK(hit_count(client, {{"query", agent->output_word}, {"cwd", another->cwd()}}) == 0);
+  }
+
+  // A deleted session is found no more; the other still is.
+  const auto deleted = client.call("session.delete", {{"sessionId", first.session_id}});
+  INFO(deleted.dump());
+  REQUIRE(deleted.contains("result"));
+  for (const auto& word : {first.prompt_word, first.answer_word, first.output_word}) {
+    INFO(word);
+    CHECK(hit_count(client, {{"query", word}}) == 0);
+  }
+  check_found(client, second, second.answer_word, "message.completed");
+
+  static const SchemaValidator validator;
+  const auto events = client.events();
+  for (const auto& event : events) {
+    INFO(event.dump());
+    CHECK(validator.validate_event(event).empty());
+  }
+  for (const auto& violation : lifecycle_violations(events)) FAIL_CHECK(violation);
 }
 
 }  // namespace switchboard::testing::e2e

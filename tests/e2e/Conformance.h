@@ -30,6 +30,13 @@ namespace switchboard::testing::e2e {
 // Returns one line per broken rule (empty when all hold).
 std::vector<std::string> lifecycle_violations(const std::vector<nlohmann::json>& events);
 
+// The model's replies for one turn in which the agent makes `changes` with its own file tools, one tool call per
+// model request (each after the previous tool's output), and then answers `text`.
+nlohmann::json file_changing_turn(const AgentProfile& profile, const std::vector<FileChange>& changes, const std::string& text);
+// Sends a prompt and allows every permission request of its turn until the turn ends; the send's result (the test
+// fails when the send has none).
+nlohmann::json send_allowing_everything(DaemonClient& client, const std::string& session_id, const std::string& text);
+
 // Text streamed in pieces reaches a stdio client and an SSE client as the same bytes, in order.
 void scenario_streamed_turn(const AgentProfile& profile);
 // The agent asks to run a shell command; the client allows it; the command runs and its output reaches the client.
@@ -85,5 +92,12 @@ void scenario_file_rewind_and_diff(const AgentProfile& profile);
 // A CLI that is not there is reported by agents.list (installed false, a problem saying so) and refused by
 // session.create with AgentNotInstalled, at once.
 void scenario_missing_cli(const AgentProfile& profile);
+
+// session.search over two agents' sessions in one daemon: a turn of each whose prompt, answer and shell tool's
+// output carry words of their own; a search finds each word in its session's turn, at the seq of the event that
+// said it (turn.started, message.completed, tool.completed); the agent and cwd filters find it with its own
+// session's value and leave it out with the other's; once the first session is deleted its words are found no
+// more, and the second's still are.
+void scenario_search_two_agents(const AgentProfile& profile, const AgentProfile& other);
 
 }  // namespace switchboard::testing::e2e

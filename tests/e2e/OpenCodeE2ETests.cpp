@@ -19,6 +19,7 @@
 #include <boost/beast/core/detail/base64.hpp>
 #include <nlohmann/json.hpp>
 
+#include "e2e/AgentProfiles.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
@@ -160,6 +161,11 @@ TEST_CASE("opencode e2e: the shared rewind scenario: a rewind drops a turn and l
 
 TEST_CASE("opencode e2e: the shared file scenario: write and edit changes are diffed per turn and rewound from the checkpoints", "[e2e][opencode][rewind]") {
   e2e::scenario_file_rewind_and_diff(opencode());
+}
+
+TEST_CASE("opencode e2e: session.search finds a prompt, an answer and a tool output of OpenCode and of Pi, respects the agent and cwd filters, and forgets a deleted session",
+          "[e2e][opencode][search]") {
+  e2e::scenario_search_two_agents(opencode(), pi_e2e_tests::pi());
 }
 
 TEST_CASE("opencode e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][opencode]") {

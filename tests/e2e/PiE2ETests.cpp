@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/AgentProfiles.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "e2e/RunScenarios.h"
@@ -546,6 +547,11 @@ TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the ne
 
 TEST_CASE("pi e2e: the shared file scenario: write and edit changes are diffed per turn and rewound from the checkpoints", "[e2e][pi][rewind]") {
   e2e::scenario_file_rewind_and_diff(pi());
+}
+
+TEST_CASE("pi e2e: session.search finds a prompt, an answer and a tool output of Pi and of Claude Code, respects the agent and cwd filters, and forgets a deleted session",
+          "[e2e][pi][search]") {
+  e2e::scenario_search_two_agents(pi(), claude_code_e2e_tests::claude());
 }
 
 TEST_CASE("pi e2e: compact asks Pi to summarize the conversation, with compacting and compacted statuses", "[e2e][pi][compact]") {

@@ -1,19 +1,20 @@
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/AgentProfiles.h"
 #include "e2e/AgentWorld.h"
 #include "e2e/Conformance.h"
 #include "support/DaemonClient.h"
+#include "support/GitRepository.h"
 #include "support/SchemaValidator.h"
 #include "support/TempDir.h"
+#include "support/TextFile.h"
 
 // Worktree sessions with the real agent CLIs (docs/worktrees.md): Claude Code, Codex and OpenCode, each in a
 // worktree of one repository, each change the same file differently with their own file tools, hosted by one
@@ -21,46 +22,19 @@
 // conflicts and leaves the checkout clean, and the third session's worktree, refused while it holds the agent's
 // uncommitted change, is removed when forced (its branch kept).
 
-// The agents' profiles, defined with each agent's own tests.
-namespace claude_code_e2e_tests {
-const switchboard::testing::e2e::AgentProfile& claude();
-}
-namespace codex_e2e_tests {
-const switchboard::testing::e2e::AgentProfile& codex_with_apply_patch();
-}
-namespace opencode_e2e_tests {
-const switchboard::testing::e2e::AgentProfile& opencode();
-}
-
 namespace worktree_e2e_tests {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
 using switchboard::testing::DaemonClient;
+using switchboard::testing::git_output;
+using switchboard::testing::make_repository_with_one_commit;
+using switchboard::testing::read_text_file;
 using switchboard::testing::SchemaValidator;
 using switchboard::testing::TempDir;
 
 const std::string kOriginal = "a line every agent rewrites\nand one none touches\n";
-
-std::string file_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// git in `dir`, without the user's configuration; its output with stderr.
-std::string git(const fs::path& dir, const std::string& args) {
-  const std::string line = "cd '" + dir.string() +
-                           "' && GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git -c user.name=Tester "
-                           "-c user.email=tester@example.com " + args + " 2>&1";
-  std::string out;
-  if (FILE* pipe = ::popen(line.c_str(), "r")) {
-    char buffer[4096];
-    while (const auto got = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, got);
-    ::pclose(pipe);
-  }
-  return out;
-}
 
 // One agent of the test: its mock provider (in an AgentWorld, which also finds its CLI), the line it writes, and
 // its session once created.
@@ -72,38 +46,14 @@ struct Participant {
 
   Participant(const e2e::AgentProfile& agent_profile, std::string new_line) : profile(agent_profile), line(std::move(new_line)) {
     // The model's replies: the file tool calls that rewrite the first line, then a closing text after the output.
-    Json turns = Json::array();
-    for (auto call : profile.change_file({"notes.txt", "a line every agent rewrites", line})) {
-      if (!turns.empty()) call["match"] = profile.after_tool_output("")["match"];
-      turns.push_back(std::move(call));
-    }
-    turns.push_back(profile.after_tool_output("Rewrote it."));
-    world = std::make_unique<e2e::AgentWorld>(profile, turns);
+    world = std::make_unique<e2e::AgentWorld>(
+        profile, e2e::file_changing_turn(profile, {{"notes.txt", "a line every agent rewrites", line}}, "Rewrote it."));
   }
   std::string expected() const { return line + "\nand one none touches\n"; }
   std::string id() const { return session.at("sessionId").get<std::string>(); }
   fs::path worktree() const { return session.at("worktree").at("path").get<std::string>(); }
   std::string branch() const { return session.at("worktree").at("branch").get<std::string>(); }
 };
-
-// Sends a prompt and allows every permission the turn asks for until it ends; returns the send's result.
-Json send_allowing_everything(DaemonClient& client, const std::string& id, const std::string& text) {
-  std::size_t at = client.events().size();
-  const auto sent = client.send("session.send", {{"sessionId", id}, {"text", text}});
-  for (;;) {
-    const auto event = client.wait_event([&](const Json& e) {
-      const std::string type = e.value("type", "");
-      return e.value("sessionId", "") == id && (type == "permission.requested" || type == "turn.stopped");
-    }, at);
-    if (event.is_null() || event["type"] == "turn.stopped") break;
-    CHECK(client.call("permission.respond", {{"requestId", event["data"]["request"]["requestId"]}, {"decision", "allow_once"}})
-              .contains("result"));
-  }
-  const auto done = client.response(sent);
-  INFO(done.dump());
-  REQUIRE(done.contains("result"));
-  return done["result"];
-}
 
 Json result_of(DaemonClient& client, const std::string& method, const Json& params) {
   const auto answer = client.call(method, params);
@@ -130,12 +80,7 @@ TEST_CASE("worktree e2e: Claude Code, Codex and OpenCode change one file in work
   const fs::path home = tmp.path() / "home";
   const fs::path repo = tmp.path() / "repo";
   fs::create_directories(home);
-  fs::create_directories(repo);
-  std::ofstream(repo / "notes.txt", std::ios::binary) << kOriginal;
-  git(repo, "init -q -b main");
-  git(repo, "add -A");
-  git(repo, "commit -q -m init");
-  REQUIRE(git(repo, "log --format=%s").find("init") != std::string::npos);
+  make_repository_with_one_commit(repo, {{"notes.txt", kOriginal}});
 
   // One daemon hosts them all: the agents' environments differ only in HOME, which they share here.
   std::vector<std::string> environment;
@@ -159,16 +104,16 @@ TEST_CASE("worktree e2e: Claude Code, Codex and OpenCode change one file in work
                          .at("session");
     CHECK(agent->branch() == "switchboard/" + agent->profile.agent + "-way");
     CHECK(agent->session.at("cwd") == agent->session.at("worktree").at("path"));
-    REQUIRE(file_bytes(agent->worktree() / "notes.txt") == kOriginal);
+    REQUIRE(read_text_file(agent->worktree() / "notes.txt") == kOriginal);
   }
   for (auto* agent : agents) {
     INFO(agent->profile.agent);
-    const auto done = send_allowing_everything(client, agent->id(), "rewrite the first line of notes.txt");
+    const auto done = e2e::send_allowing_everything(client, agent->id(), "rewrite the first line of notes.txt");
     CHECK(done.value("text", "") == "Rewrote it.");
-    CHECK(file_bytes(agent->worktree() / "notes.txt") == agent->expected());
-    CHECK(file_bytes(repo / "notes.txt") == kOriginal);
+    CHECK(read_text_file(agent->worktree() / "notes.txt") == agent->expected());
+    CHECK(read_text_file(repo / "notes.txt") == kOriginal);
   }
-  CHECK(git(repo, "status --porcelain").empty());
+  CHECK(git_output(repo, "status --porcelain").empty());
 
   // The first merge brings its change into the checkout.
   const auto* first = agents[0];
@@ -176,8 +121,8 @@ TEST_CASE("worktree e2e: Claude Code, Codex and OpenCode change one file in work
   REQUIRE(merged.at("files").size() == 1);
   CHECK(merged.at("files")[0].at("path") == "notes.txt");
   CHECK(merged.at("files")[0].at("diff").get<std::string>().find("+" + first->line) != std::string::npos);
-  CHECK(file_bytes(repo / "notes.txt") == first->expected());
-  CHECK(git(repo, "status --porcelain").empty());
+  CHECK(read_text_file(repo / "notes.txt") == first->expected());
+  CHECK(git_output(repo, "status --porcelain").empty());
 
   if (agents.size() >= 2) {
     // The second changed the same line: a conflict naming the file, and the checkout as the first merge left it.
@@ -186,8 +131,8 @@ TEST_CASE("worktree e2e: Claude Code, Codex and OpenCode change one file in work
     REQUIRE(conflict.contains("error"));
     CHECK(conflict["error"]["code"] == -32028);
     CHECK(conflict["error"]["data"]["files"] == Json::array({"notes.txt"}));
-    CHECK(git(repo, "status --porcelain").empty());
-    CHECK(file_bytes(repo / "notes.txt") == first->expected());
+    CHECK(git_output(repo, "status --porcelain").empty());
+    CHECK(read_text_file(repo / "notes.txt") == first->expected());
   } else {
     WARN("SKIPPED: the conflicting merge needs a second agent CLI");
   }
@@ -197,18 +142,18 @@ TEST_CASE("worktree e2e: Claude Code, Codex and OpenCode change one file in work
     // then it goes (its directory and git's entry) and its branch stays.
     const auto* third = agents[2];
     const fs::path directory = third->worktree();
-    REQUIRE(git(repo, "worktree list").find(directory.string()) != std::string::npos);
+    REQUIRE(git_output(repo, "worktree list").find(directory.string()) != std::string::npos);
     const auto refused = client.call("session.removeWorktree", {{"sessionId", third->id()}, {"deleteBranch", false}});
     INFO(refused.dump());
     REQUIRE(refused.contains("error"));
     CHECK(refused["error"]["code"] == -32030);
     CHECK(refused["error"]["data"]["files"] == Json::array({"notes.txt"}));
-    CHECK(file_bytes(directory / "notes.txt") == third->expected());
+    CHECK(read_text_file(directory / "notes.txt") == third->expected());
     result_of(client, "session.removeWorktree", {{"sessionId", third->id()}, {"deleteBranch", false}, {"force", true}});
     CHECK_FALSE(fs::exists(directory));
-    CHECK(git(repo, "worktree list").find(directory.string()) == std::string::npos);
-    CHECK(git(repo, "branch --list " + third->branch()).find(third->branch()) != std::string::npos);
-    CHECK(file_bytes(repo / "notes.txt") == first->expected());
+    CHECK(git_output(repo, "worktree list").find(directory.string()) == std::string::npos);
+    CHECK(git_output(repo, "branch --list " + third->branch()).find(third->branch()) != std::string::npos);
+    CHECK(read_text_file(repo / "notes.txt") == first->expected());
   } else {
     WARN("SKIPPED: removing a worktree is checked with a third agent CLI");
   }
