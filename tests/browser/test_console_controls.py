@@ -10,74 +10,17 @@ no model, scripted by the prompt; `controls-bare` is the same agent with none of
 
 Exits 77 (CTest's "skipped") when Chromium, chromedriver or selenium is missing, unless $CI is set."""
 
-import argparse
 import os
-import shutil
 import sys
-import tempfile
 import time
-import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import test_console  # noqa: E402  (the daemon and browser helpers)
-from test_console import CHROMEDRIVER, CHROMIUM, SKIP, Daemon, new_browser  # noqa: E402
-
-ARGS = None
+from daemon_console_case import DaemonConsoleCase, run  # noqa: E402  (the daemon, the browser, their helpers)
 
 
-def missing_prerequisites():
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        missing.append("python3-selenium")
-    return missing
-
-
-class ControlsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.scratch = tempfile.mkdtemp(prefix="switchboard-controls-")
-        cls.shots = os.path.abspath(ARGS.screenshots)
-        os.makedirs(cls.shots, exist_ok=True)
-        home = os.path.join(cls.scratch, "home")
-        os.makedirs(home)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
-               "XDG_CONFIG_HOME": os.path.join(home, ".config")}
-        cls.daemon = Daemon(cls.scratch, env, binary=os.path.abspath(ARGS.binary))
-        cls.browser = new_browser()
-        cls.browser.set_script_timeout(30)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.quit()
-        cls.daemon.stop()
-        if not ARGS.keep:
-            shutil.rmtree(cls.scratch, ignore_errors=True)
-
-    # ---- helpers (the page's own elements, as a person sees them) --------------------------------------------
-
-    js = test_console.ConsoleTest.js
-    wait = test_console.ConsoleTest.wait
-    page_log = test_console.ConsoleTest.page_log
-    shot = test_console.ConsoleTest.shot
-    open_console = test_console.ConsoleTest.open_console
-    wait_live = test_console.ConsoleTest.wait_live
-    state_badge = test_console.ConsoleTest.state_badge
-    type_prompt = test_console.ConsoleTest.type_prompt
-    assistant_texts = test_console.ConsoleTest.assistant_texts
-    wait_text = test_console.ConsoleTest.wait_text
-    wait_idle = test_console.ConsoleTest.wait_idle
-
-    def work_dir(self, name):
-        path = os.path.join(self.scratch, "work-" + name)
-        os.makedirs(path, exist_ok=True)
-        return path
-
-    def create_session(self, title, agent="controls", cwd=None, **extra):
-        params = {"agent": agent, "cwd": cwd or self.work_dir(title.replace(" ", "-")), "title": title, **extra}
-        return self.daemon.call("session.create", params)["session"]["sessionId"]
+class ControlsTest(DaemonConsoleCase):
+    scratch_prefix = "switchboard-controls-"
 
     def turn(self, text, answer=None):
         """Sends a prompt from the composer and waits for its turn to end."""
@@ -355,23 +298,5 @@ class ControlsTest(unittest.TestCase):
         self.browser.find_element("id", "rewind-cancel").click()
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", required=True, help="the test daemon (switchboard_test_daemon)")
-    parser.add_argument("--screenshots", default="browser-screenshots", help="where screenshots go")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
-    parser.add_argument("-k", dest="patterns", action="append", help="only tests matching this substring")
-    ARGS, rest = parser.parse_known_args()
-    test_console.ARGS = ARGS  # the shared helpers read it
-    missing = missing_prerequisites()
-    if missing:
-        print("browser tests: missing " + ", ".join(missing) + " (scripts/setup --test)", file=sys.stderr)
-        return 1 if os.environ.get("CI") else SKIP
-    argv = [sys.argv[0], "-v", *rest] + [x for p in (ARGS.patterns or []) for x in ("-k", p)]
-    program = unittest.main(module=sys.modules[ControlsTest.__module__], argv=argv, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(ControlsTest, __doc__))

@@ -14,24 +14,21 @@ the replay agent (a recorded Claude Code exchange with a permission request), no
 Screenshots (p*.png) go to --screenshots. Exits 77 (CTest's "skipped") when Chromium, chromedriver or selenium
 is missing, unless $CI is set."""
 
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import unittest
 import urllib.error
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import test_console  # noqa: E402  (the daemon and browser helpers)
-from test_console import CHROMEDRIVER, CHROMIUM, REPO, SKIP, Daemon, new_browser  # noqa: E402
+from daemon_console_case import DaemonConsoleCase, run  # noqa: E402  (the daemon, the browser, their helpers)
+import test_console  # noqa: E402  (its page constants)
+from test_console import REPO  # noqa: E402
 
-ARGS = None
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
 TUNNEL_NAME = "box.test"      # configured with --allow-host; the browser resolves it to 127.0.0.1
 OTHER_NAME = "elsewhere.test"  # resolved the same way, never configured
@@ -48,40 +45,19 @@ window.Notification = class {
 """
 
 
-def missing_prerequisites():
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        missing.append("python3-selenium")
-    return missing
+class PhoneTest(DaemonConsoleCase):
+    scratch_prefix = "switchboard-phone-"
+    daemon_env = {"SWITCHBOARD_REPLAY_RECORDING": os.path.join(REPO, "tests", "fixtures", "claude-code",
+                                                               "recorded-exchange-stdio-permission.ndjson"),
+                  "SWITCHBOARD_REPLAY_SLOWDOWN": "1",
+                  "SWITCHBOARD_CODEX_BIN": "/nonexistent/codex"}  # an agent that is surely not installed
+    daemon_args = ["--allow-host", TUNNEL_NAME]
+    browser_flags = [f"--host-resolver-rules=MAP {TUNNEL_NAME} 127.0.0.1, MAP {OTHER_NAME} 127.0.0.1"]
 
-
-class PhoneTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.scratch = tempfile.mkdtemp(prefix="switchboard-phone-")
-        cls.shots = os.path.abspath(ARGS.screenshots)
-        os.makedirs(cls.shots, exist_ok=True)
-        home = os.path.join(cls.scratch, "home")
-        os.makedirs(home)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
-               "XDG_CONFIG_HOME": os.path.join(home, ".config"),
-               "SWITCHBOARD_REPLAY_RECORDING": os.path.join(REPO, "tests", "fixtures", "claude-code",
-                                                            "recorded-exchange-stdio-permission.ndjson"),
-               "SWITCHBOARD_REPLAY_SLOWDOWN": "1",
-               "SWITCHBOARD_CODEX_BIN": "/nonexistent/codex"}  # an agent that is surely not installed
-        cls.daemon = Daemon(cls.scratch, env, binary=os.path.abspath(ARGS.binary), extra_args=["--allow-host", TUNNEL_NAME])
-        cls.browser = new_browser([f"--host-resolver-rules=MAP {TUNNEL_NAME} 127.0.0.1, MAP {OTHER_NAME} 127.0.0.1"])
-        cls.browser.set_script_timeout(30)
+        super().setUpClass()
         cls.browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NOTIFICATION_STUB})
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.quit()
-        cls.daemon.stop()
-        if not ARGS.keep:
-            shutil.rmtree(cls.scratch, ignore_errors=True)
 
     def setUp(self):
         self.browser.get_log("browser")  # what earlier scenarios logged is theirs
@@ -90,34 +66,12 @@ class PhoneTest(unittest.TestCase):
 
     # ---- helpers ------------------------------------------------------------------------------------------------
 
-    js = test_console.ConsoleTest.js
-    wait = test_console.ConsoleTest.wait
-    page_log = test_console.ConsoleTest.page_log
-    shot = test_console.ConsoleTest.shot
-    open_console = test_console.ConsoleTest.open_console
-    wait_live = test_console.ConsoleTest.wait_live
-    state_badge = test_console.ConsoleTest.state_badge
-    type_prompt = test_console.ConsoleTest.type_prompt
-    assistant_texts = test_console.ConsoleTest.assistant_texts
-    wait_text = test_console.ConsoleTest.wait_text
-    wait_idle = test_console.ConsoleTest.wait_idle
-    card = test_console.ConsoleTest.card
-
     def phone(self):
         self.browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
 
     def desktop(self):
         self.browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         self.browser.set_window_size(1280, 900)
-
-    def work_dir(self, name):
-        path = os.path.join(self.scratch, "work-" + name)
-        os.makedirs(path, exist_ok=True)
-        return path
-
-    def create_session(self, title, agent="controls"):
-        return self.daemon.call("session.create", {"agent": agent, "cwd": self.work_dir(title.replace(" ", "-")),
-                                                   "title": title})["session"]["sessionId"]
 
     def console_errors(self):
         return [e["message"] for e in self.browser.get_log("browser") if e["level"] == "SEVERE"]
@@ -511,23 +465,5 @@ class PhoneTest(unittest.TestCase):
         self.assertEqual([d for d in long_tasks if d > 500], [], f"no main-thread task over 500 ms: {figures}")
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", required=True, help="the test daemon (switchboard_test_daemon)")
-    parser.add_argument("--screenshots", default="browser-screenshots", help="where screenshots go")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
-    parser.add_argument("-k", dest="patterns", action="append", help="only tests matching this substring")
-    ARGS, rest = parser.parse_known_args()
-    test_console.ARGS = ARGS  # the shared helpers read it
-    missing = missing_prerequisites()
-    if missing:
-        print("browser tests: missing " + ", ".join(missing) + " (scripts/setup --test)", file=sys.stderr)
-        return 1 if os.environ.get("CI") else SKIP
-    argv = [sys.argv[0], "-v", *rest] + [x for p in (ARGS.patterns or []) for x in ("-k", p)]
-    program = unittest.main(module=sys.modules[PhoneTest.__module__], argv=argv, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(PhoneTest, __doc__))
