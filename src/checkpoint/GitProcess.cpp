@@ -73,6 +73,18 @@ GitProcess::GitProcess(std::filesystem::path executable, std::string search_path
 
 CheckpointResult<GitOutput> GitProcess::run(const GitPlace& place, const std::vector<std::string>& args,
                                             std::string_view input, const Sink& sink) const {
+  Reply reply;
+  if (sink) reply = [&sink](std::string_view chunk, std::string&, bool&) { return sink(chunk); };
+  return exchange(place, args, std::string(input), /*input_finished=*/true, reply);
+}
+
+CheckpointResult<GitOutput> GitProcess::converse(const GitPlace& place, const std::vector<std::string>& args,
+                                                 std::string input, const Reply& reply) const {
+  return exchange(place, args, std::move(input), /*input_finished=*/false, reply);
+}
+
+CheckpointResult<GitOutput> GitProcess::exchange(const GitPlace& place, const std::vector<std::string>& args,
+                                                 std::string input, bool input_finished, const Reply& reply) const {
   if (m_refusing.load(std::memory_order_relaxed)) return store_unavailable("the daemon is shutting down");
   std::vector<std::string> argv{"git"};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -91,7 +103,17 @@ CheckpointResult<GitOutput> GitProcess::run(const GitPlace& place, const std::ve
   GitOutput output;
   bool sink_stopped = false;
   std::size_t written = 0;
-  if (input.empty()) child.stdin_write.reset();
+  // What a reply asks to write goes after what is still unwritten.
+  Sink sink;
+  if (reply) {
+    sink = [&](std::string_view chunk) {
+      std::string more;
+      const bool go_on = reply(chunk, more, input_finished);
+      input.append(more);
+      return go_on;
+    };
+  }
+  if (input.empty() && input_finished) child.stdin_write.reset();
   bool out_open = set_nonblocking(child.stdout_read.get());
   bool err_open = set_nonblocking(child.stderr_read.get());
   if (child.stdin_write) set_nonblocking(child.stdin_write.get());
@@ -101,7 +123,10 @@ CheckpointResult<GitOutput> GitProcess::run(const GitPlace& place, const std::ve
     int out_slot = -1, err_slot = -1, in_slot = -1;
     if (out_open) { fds[count] = {child.stdout_read.get(), POLLIN, 0}; out_slot = static_cast<int>(count++); }
     if (err_open) { fds[count] = {child.stderr_read.get(), POLLIN, 0}; err_slot = static_cast<int>(count++); }
-    if (child.stdin_write) { fds[count] = {child.stdin_write.get(), POLLOUT, 0}; in_slot = static_cast<int>(count++); }
+    if (child.stdin_write && written < input.size()) {
+      fds[count] = {child.stdin_write.get(), POLLOUT, 0};
+      in_slot = static_cast<int>(count++);
+    }
     if (::poll(fds.data(), count, -1) < 0) {
       if (errno == EINTR) continue;
       break;
@@ -112,7 +137,7 @@ CheckpointResult<GitOutput> GitProcess::run(const GitPlace& place, const std::ve
       } else {
         const ssize_t put = ::write(child.stdin_write.get(), input.data() + written, input.size() - written);
         if (put > 0) written += static_cast<std::size_t>(put);
-        if ((put < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) child.stdin_write.reset();
+        if (put < 0 && errno != EAGAIN && errno != EINTR) child.stdin_write.reset();
       }
     }
     if (out_slot >= 0 && fds[out_slot].revents != 0)
@@ -123,6 +148,7 @@ CheckpointResult<GitOutput> GitProcess::run(const GitPlace& place, const std::ve
       ::kill(-child.pid, SIGKILL);
       break;
     }
+    if (child.stdin_write && input_finished && written == input.size()) child.stdin_write.reset();
   }
   child.stdin_write.reset();
   child.stdout_read.reset();

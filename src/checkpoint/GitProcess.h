@@ -36,13 +36,20 @@ struct GitOutput {
 class GitProcess {
  public:
   using Sink = std::function<bool(std::string_view chunk)>;  // false: stop reading, kill git
+  // For a conversation: gets each chunk of stdout, may append to `more` what to write next, and sets `finished`
+  // once it will write nothing else (then stdin is closed when all is written). false: stop reading, kill git.
+  using Reply = std::function<bool(std::string_view chunk, std::string& more, bool& finished)>;
 
   GitProcess(std::filesystem::path executable, std::string search_path);
 
   // A failure to run git at all is StoreUnavailable; git's exit code is the caller's to judge.
   CheckpointResult<GitOutput> run(const GitPlace& place, const std::vector<std::string>& args,
                                   std::string_view input = {}, const Sink& sink = {}) const;
-  // The same, and a non-zero exit is StoreUnavailable with `what` and git's first line of stderr.
+  // A conversation with a git that answers each part of its input as it reads it (`mktree --batch`): `input` is
+  // written first, then what `reply` asks for after each answer. stdin stays open until `reply` has finished.
+  CheckpointResult<GitOutput> converse(const GitPlace& place, const std::vector<std::string>& args, std::string input,
+                                       const Reply& reply) const;
+  // The same as run, and a non-zero exit is StoreUnavailable with `what` and git's first line of stderr.
   CheckpointResult<std::string> output(const GitPlace& place, const std::vector<std::string>& args,
                                        std::string_view what, std::string_view input = {}) const;
   // From now on run() starts no git (StoreUnavailable): the daemon is stopping, and is about to kill every
@@ -50,6 +57,9 @@ class GitProcess {
   void refuse_new() { m_refusing.store(true, std::memory_order_relaxed); }
 
  private:
+  CheckpointResult<GitOutput> exchange(const GitPlace& place, const std::vector<std::string>& args,
+                                       std::string input, bool input_finished, const Reply& reply) const;
+
   std::filesystem::path m_executable;
   std::string m_search_path;
   std::atomic<bool> m_refusing{false};

@@ -273,12 +273,14 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot() {
   if (!taken) {  // whatever the watch saw is consumed: the next snapshot reads the whole tree
     m_watch.stop();
     m_last.reset();
+    m_tree.reset();
   }
   if (taken || !fs::exists(m_place.index_file)) return taken;
   // An index git cannot read (a disk that lost its last write): it is only a cache of what the tree was, so the
   // snapshot starts over without it and hashes every file again.
   spdlog::warn("checkpoints: {}; the index of {} is rebuilt", taken.error().message, m_directory.string());
   fs::remove(m_place.index_file, error);
+  m_index_behind.clear();
   return snapshot_once();
 }
 
@@ -366,6 +368,22 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
       for (const auto& path : previous->skipped) listing.push_back(":(literal)" + path);
       seen_paths = std::move(seen.paths);
     }
+  }
+  // The paths seen, recorded from the last snapshot's tree without git's index when it can be: two light gits
+  // (hash-object for the changed files, mktree for the directories above them) instead of two that each read, or
+  // read and rewrite, the index of every file.
+  if (!whole_tree && previous->skipped.empty() && hold_tree(previous->id)) {
+    auto built = snapshot_from_tree(seen_paths);
+    if (!built) return built.error();
+    if (*built) {
+      if (m_options.after_listing) m_options.after_listing(false);
+      m_last = std::move(**built);
+      return *m_last;
+    }
+  }
+  if (!m_index_behind.empty()) {
+    if (auto caught = catch_up_index(); !caught) return caught.error();
+    if (!whole_tree) m_last_index = index_stamp();
   }
   if (whole_tree && m_watchable) {
     auto ignored = ignored_directories();
@@ -466,8 +484,159 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   if (m_watch.active()) {
     m_last = snapshot;
     m_last_index = index_stamp();
+    // Held now, while the tree is fresh in the page cache, for the next snapshot to build on (it is used only
+    // after a snapshot that skipped nothing).
+    if (snapshot.skipped.empty()) hold_tree(snapshot.id);
   }
   return snapshot;
+}
+
+bool WorkTreeStore::hold_tree(const std::string& id) {
+  if (m_tree && m_tree->root_id() == id) return true;
+  m_tree.reset();
+  auto listed = m_git.output(m_place, {"ls-tree", "-r", "-t", "-z", "--full-tree", id}, "cannot read a checkpoint");
+  if (!listed) {
+    spdlog::info("checkpoints: {}; the next snapshot of {} goes through the index", listed.error().message,
+                 m_place.work_tree.string());
+    return false;
+  }
+  CheckpointTree tree;
+  if (!tree.load(*listed, id)) return false;
+  m_tree = std::move(tree);
+  return true;
+}
+
+CheckpointResult<void> WorkTreeStore::catch_up_index() {
+  std::error_code error;
+  if (!fs::exists(m_place.index_file, error)) {  // no index: the next listing hashes every file anyway
+    m_index_behind.clear();
+    return {};
+  }
+  // "<mode> <id>\t<path>" sets an entry (without stat data: git compares the file's content the next time it
+  // looks); mode 0 removes one.
+  std::string entries;
+  for (const auto& [path, entry] : m_index_behind) {
+    char head[64];
+    if (entry)
+      std::snprintf(head, sizeof head, "%06o %s\t", static_cast<unsigned>(entry->mode), entry->id.c_str());
+    else
+      std::snprintf(head, sizeof head, "000000 %s\t", std::string(40, '0').c_str());
+    entries.append(head).append(path).push_back('\0');
+  }
+  auto updated = m_git.output(m_place, {"update-index", "-z", "--index-info"}, "cannot record the working tree", entries);
+  if (!updated) return updated.error();
+  m_index_behind.clear();
+  return {};
+}
+
+CheckpointResult<std::optional<FullSnapshot>> WorkTreeStore::snapshot_from_tree(const std::set<std::string>& paths) {
+  const std::optional<FullSnapshot> through_index;
+  FullSnapshot snapshot;
+  CheckpointTree::Changes changes;
+  // Judged as the index's way judges them (see below): the files the tree has first, then the new files in path
+  // order, each counted against the limit on the number of files.
+  struct Hashed {
+    std::string path;
+    std::uint32_t mode;
+    std::string target;  // a link's, which is its content
+    bool too_large = false;
+  };
+  std::vector<Hashed> hashed;
+  std::vector<Hashed> new_files;
+  std::string unsure;  // new files an ignore pattern may reach, for git to judge
+  std::size_t entries = m_tree->files();
+  for (const auto& path : paths) {
+    const auto kind = m_tree->kind_of(path);
+    if (kind != CheckpointTree::Kind::File && kind != CheckpointTree::Kind::Absent) return through_index;
+    const bool tracked = kind == CheckpointTree::Kind::File;
+    // hash-object reads its paths a line each, and takes one that starts with a quote for a quoted one.
+    if (path.find('\n') != std::string::npos || path.front() == '"') return through_index;
+    struct stat st {};
+    if (::lstat((m_place.work_tree / path).c_str(), &st) != 0) {
+      if (tracked) {
+        changes[path] = std::nullopt;
+        if (entries > 0) --entries;
+      }
+      continue;  // gone, or made and removed again
+    }
+    if (S_ISDIR(st.st_mode)) return through_index;
+    const bool keepable = S_ISREG(st.st_mode) || S_ISLNK(st.st_mode);
+    if (!tracked && !keepable) continue;  // git lists no other kind of new file
+    const bool too_large =
+        S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > m_options.limits.max_file_bytes;
+    if (tracked && (!keepable || too_large)) {
+      add_skip(snapshot.skipped, path);
+      changes[path] = std::nullopt;  // still counted, as the index's way counts it
+      continue;
+    }
+    Hashed file{path, S_ISLNK(st.st_mode) ? 0120000u : (st.st_mode & S_IXUSR) ? 0100755u : 0100644u, {}, too_large};
+    if (S_ISLNK(st.st_mode)) {
+      std::string target(static_cast<std::size_t>(st.st_size) + 1, '\0');
+      const ssize_t length = ::readlink((m_place.work_tree / path).c_str(), target.data(), target.size());
+      if (length < 0 || static_cast<std::size_t>(length) >= target.size()) return through_index;  // changed meanwhile
+      target.resize(static_cast<std::size_t>(length));
+      file.target = std::move(target);
+    }
+    if (!tracked && !surely_not_ignored(m_place.work_tree, m_exclude, path)) unsure.append(path).push_back('\0');
+    (tracked ? hashed : new_files).push_back(std::move(file));
+  }
+  // A new file a pattern may reach: git's own matching, without its index (the file is new to the checkpoint,
+  // whatever an index behind still has). It prints the ignored ones; exit 1 when there are none.
+  std::set<std::string, std::less<>> ignored;
+  if (!unsure.empty()) {
+    auto judged = m_git.run(m_place, {"check-ignore", "-z", "--stdin", "--no-index"}, unsure);
+    if (!judged) return judged.error();
+    if (judged->exit_code != 0 && judged->exit_code != 1) return through_index;
+    for (const auto path : split(judged->out, '\0'))
+      if (!path.empty()) ignored.emplace(path);
+  }
+  for (auto& file : new_files) {
+    if (ignored.count(file.path) != 0) continue;
+    if (file.too_large || entries >= m_options.limits.max_files) {
+      add_skip(snapshot.skipped, file.path);
+      continue;
+    }
+    ++entries;
+    hashed.push_back(std::move(file));
+  }
+
+  if (!hashed.empty()) {
+    // A link's content is its target, which hash-object reads from a file of the store's (it would follow the
+    // link itself).
+    std::string input;
+    std::vector<fs::path> targets;
+    for (const auto& file : hashed) {
+      if (file.mode != 0120000) {
+        input.append(file.path).push_back('\n');
+        continue;
+      }
+      targets.push_back(m_directory / ("link-target-" + std::to_string(targets.size())));
+      if (!write_atomically(targets.back(), file.target)) return store_unavailable("cannot write " + targets.back().string());
+      input.append(targets.back().string()).push_back('\n');
+    }
+    auto ids = m_git.output(m_place, {"hash-object", "-w", "--no-filters", "--stdin-paths"},
+                            "cannot record the working tree", input);
+    std::error_code error;
+    for (const auto& target : targets) fs::remove(target, error);
+    if (!ids) return ids.error();
+    const auto lines = split(*ids, '\n');
+    if (lines.size() < hashed.size()) return store_unavailable("git hashed fewer files than it was given");
+    for (std::size_t i = 0; i < hashed.size(); ++i) {
+      if (!is_checkpoint_id(lines[i])) return store_unavailable("git gave no object id for " + hashed[i].path);
+      CheckpointTree::Entry entry{hashed[i].mode, std::string(lines[i])};
+      const auto* kept = m_tree->file(hashed[i].path);
+      if (kept == nullptr || !(*kept == entry)) changes[hashed[i].path] = std::move(entry);
+    }
+  }
+  if (m_options.before_index_update) m_options.before_index_update();
+  auto root = m_tree->apply(m_git, m_place, changes);
+  if (!root) return root.error();
+  if (!*root) return through_index;
+  snapshot.id = std::move(**root);
+  std::sort(snapshot.skipped.begin(), snapshot.skipped.end());
+  record_skipped(snapshot.id, snapshot.skipped);
+  for (auto& [path, entry] : changes) m_index_behind[path] = std::move(entry);
+  return std::optional<FullSnapshot>(std::move(snapshot));
 }
 
 std::vector<std::string> WorkTreeStore::skipped_of(const std::string& id) const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/CheckpointTree.h"
 #include "checkpoint/GitProcess.h"
 #include "checkpoint/TreeWatch.h"
 #include "switchboard/checkpoint/CheckpointStore.h"
@@ -57,6 +58,16 @@ class WorkTreeStore {
   // is a file the index has (update-index then compares it) or a new file no ignore pattern can reach. nullopt
   // when that cannot be told without git.
   std::optional<std::string> listing_without_git(const std::set<std::string>& paths) const;
+  // The snapshot after the watch saw `paths` change, built from the last one's tree in memory (m_tree) without
+  // git's index: the changed files hashed, the directories above them rewritten. nullopt when a path is not one to
+  // judge here (a directory now, a name git cannot take on a line): then the index is the way, and nothing was
+  // recorded.
+  CheckpointResult<std::optional<FullSnapshot>> snapshot_from_tree(const std::set<std::string>& paths);
+  // Brings m_tree to the tree `id` (git ls-tree) unless it holds it already; false when it cannot.
+  bool hold_tree(const std::string& id);
+  // Gives the index the entries the snapshots built without it recorded (m_index_behind), so that it holds the
+  // last checkpoint again before a snapshot builds on it.
+  CheckpointResult<void> catch_up_index();
   // Merges the store's packs into one once a snapshot has left too many.
   void consolidate_packs();
   // Each id a tree of this store (UnknownCheckpoint naming the first that is not), in one git.
@@ -81,6 +92,11 @@ class WorkTreeStore {
   bool m_watchable = true;  // false once the tree could not be watched: it is read whole from then on
   std::optional<FullSnapshot> m_last;
   std::optional<IndexStamp> m_last_index;
+  // The last snapshot's tree, when it is held in memory; and what the index lacks of it: the entries of the
+  // snapshots built from m_tree since the index was last written (nullopt: no entry). An index behind holds the
+  // stat data of older files, so git's comparisons still find every file that differs from it.
+  std::optional<CheckpointTree> m_tree;
+  CheckpointTree::Changes m_index_behind;
 };
 
 // The store directory's name for a working tree: its last component (made safe) and a hash of the whole path.

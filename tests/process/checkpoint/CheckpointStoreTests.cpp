@@ -603,6 +603,158 @@ TEST_CASE("checkpoints: a snapshot after a few changes reads only them and recor
   CHECK(paths(f.diff(same_size.id).files) == std::vector<std::string>{"sub/later.txt"});
 }
 
+// After a snapshot that skipped nothing, the next one after a few changes is built from the last checkpoint's tree
+// without git's index: the store's index file is not rewritten, and the tree is the one a store reading the whole
+// tree records, both a store that has followed every step (its index evolving) and one made for that state alone.
+TEST_CASE("checkpoints: a snapshot built without the index records what a whole reading does", "[checkpoint]") {
+  std::vector<bool> listings;
+  Fixture f([&](CheckpointOptions& options) {
+    options.after_listing = [&](bool whole_tree) { listings.push_back(whole_tree); };
+  });
+  TempDir oracles{"checkpoint-oracles"};
+  int fresh = 0;
+  fs::path index;
+  // `kind`: how the step is read: "tree" (built without the index), "whole" (the whole tree read).
+  const auto step = [&](const std::string& what, const std::string& kind, bool fresh_store_agrees = true) {
+    INFO(what);
+    const auto index_before = read(index);
+    listings.clear();
+    const auto taken = f.snapshot();
+    CHECK(listings == std::vector<bool>{kind == "whole"});
+    if (kind == "tree") CHECK(read(index) == index_before);
+    const auto followed = whole_reading(oracles.path() / "followed", f.tree(), {});
+    CHECK(taken.id == followed.id);
+    CHECK(taken.skipped == followed.skipped);
+    const auto alone = whole_reading(oracles.path() / ("alone" + std::to_string(fresh++)), f.tree(), {});
+    CHECK((taken.id == alone.id) == fresh_store_agrees);
+    return taken;
+  };
+  write(f.tree() / ".gitignore", "*.log\n");
+  write(f.tree() / "a.txt", "aaaa\n");
+  write(f.tree() / "b.txt", "b\n");
+  write(f.tree() / "sub/c.txt", "c\n");
+  write(f.tree() / "sub/deep/d.txt", "d\n");
+  write(f.tree() / "only/one.txt", "one\n");
+  write(f.tree() / "sub/noise.log", "ignored\n");
+  const auto first = step("the first snapshot", "whole");
+  index = f.store->store_directory(f.tree()) / "index";
+  REQUIRE(fs::exists(index));
+
+  write(f.tree() / "a.txt", "bbbb\n");
+  const auto same_size = step("a change of the same size, in the same second", "tree");
+  CHECK(paths(f.diff(first.id, same_size.id).files) == std::vector<std::string>{"a.txt"});
+
+  write(f.tree() / "sub/deep/d.txt", "d changed\n");
+  write(f.tree() / "sub/deep/e.txt", "e\n");
+  fs::remove(f.tree() / "b.txt");
+  const auto deep = step("an edit and a new file two directories down, a deletion at the top", "tree");
+  CHECK(paths(f.diff(same_size.id, deep.id).files) ==
+        std::vector<std::string>{"b.txt", "sub/deep/d.txt", "sub/deep/e.txt"});
+
+  fs::permissions(f.tree() / "sub/c.txt", fs::perms::owner_exec, fs::perm_options::add);
+  const auto mode = step("the executable bit set", "tree");
+  CHECK(paths(f.diff(deep.id, mode.id).files) == std::vector<std::string>{"sub/c.txt"});
+  fs::permissions(f.tree() / "sub/c.txt", fs::perms::owner_exec, fs::perm_options::remove);
+  const auto mode_back = step("the executable bit cleared", "tree");
+  CHECK(mode_back.id == deep.id);
+
+  fs::create_symlink("a.txt", f.tree() / "sub/link");
+  const auto linked = step("a new symbolic link", "tree");
+  fs::remove(f.tree() / "sub/link");
+  fs::create_symlink("../b.txt", f.tree() / "sub/link");
+  const auto relinked = step("the link pointed elsewhere (to nothing)", "tree");
+  CHECK(paths(f.diff(linked.id, relinked.id).files) == std::vector<std::string>{"sub/link"});
+
+  fs::remove(f.tree() / "only/one.txt");
+  const auto emptied = step("the last file of a directory deleted", "tree");
+  CHECK(paths(f.diff(relinked.id, emptied.id).files) == std::vector<std::string>{"only/one.txt"});
+
+  write(f.tree() / "sub/noise.log", "ignored, changed\n");
+  write(f.tree() / "sub/more.log", "ignored, new\n");
+  const auto ignored = step("an ignored file changed and one made (git judges them, without its index)", "tree");
+  CHECK(ignored.id == emptied.id);
+
+  fs::remove(f.tree() / "a.txt");
+  write(f.tree() / "a.txt/inner.txt", "a directory now\n");
+  step("a file replaced by a directory", "whole");
+  fs::remove_all(f.tree() / "a.txt");
+  write(f.tree() / "a.txt", "a file again\n");
+  step("the directory replaced by a file again", "whole");
+  write(f.tree() / "a.txt", "a file, edited\n");
+  step("then edited", "tree");
+
+  write(f.tree() / "fresh/nested/new.txt", "new\n");
+  const auto nested = step("a new nested directory", "whole");
+  write(f.tree() / "fresh/nested/new.txt", "new, edited\n");
+  write(f.tree() / "fresh/nested/other.log", "ignored\n");
+  step("a file in it edited, an ignored one made beside it", "tree");
+
+  // A file first kept by a snapshot built without the index, then ignored: it was kept, so it stays kept, as git
+  // keeps a file its index has (a store made for this state alone has never kept it).
+  write(f.tree() / "sub/late.txt", "late\n");
+  step("a new file", "tree");
+  write(f.tree() / ".gitignore", "*.log\nlate.txt\n");
+  const auto ignoring = step("a .gitignore edit that ignores a kept file", "whole", /*fresh_store_agrees=*/false);
+  CHECK(paths(f.diff(nested.id, ignoring.id).files) ==
+        std::vector<std::string>{".gitignore", "fresh/nested/new.txt", "sub/late.txt"});
+  write(f.tree() / ".gitignore", "");
+  const auto unignored = step("a .gitignore edit that ignores nothing", "whole");
+  CHECK(paths(f.diff(ignoring.id, unignored.id).files) ==
+        std::vector<std::string>{".gitignore", "fresh/nested/other.log", "sub/more.log", "sub/noise.log"});
+
+  // The checkpoints built without the index restore like any other.
+  f.restore(deep.id);
+  CHECK(read(f.tree() / "a.txt") == "bbbb\n");
+  CHECK(read(f.tree() / "only/one.txt") == "one\n");
+  CHECK_FALSE(fs::exists(f.tree() / "b.txt"));
+  CHECK_FALSE(fs::exists(f.tree() / "sub/link"));
+  CHECK(f.diff(deep.id).files.empty());
+}
+
+// Snapshots built without the index leave it behind the last checkpoint; a process killed after them (here, in
+// the middle of the next one) leaves an older index, which the next start reads like any: every file that differs
+// from it is found, and the checkpoint is the one a store reading that tree afresh records.
+TEST_CASE("checkpoints: a kill -9 after snapshots built without the index leaves an index the next start reads right",
+          "[checkpoint]") {
+  Fixture f;
+  write(f.tree() / "a.txt", "a\n");
+  write(f.tree() / "b.txt", "b\n");
+  write(f.tree() / "sub/c.txt", "c\n");
+  f.store.reset();
+  int updates = 0;
+  killed_in_child(
+      f,
+      [&](CheckpointOptions& options) {
+        options.before_index_update = [&] {
+          if (++updates == 3) ::raise(SIGKILL);
+        };
+      },
+      [&](CheckpointStore& store, boost::asio::io_context&) {
+        store.snapshot(f.tree(), [&](auto first) {
+          if (!first) ::_exit(4);  // the parent sees no kill
+          write(f.tree() / "a.txt", "A\n");  // the same size
+          fs::remove(f.tree() / "b.txt");
+          write(f.tree() / "sub/new.txt", "new\n");
+          store.snapshot(f.tree(), [&](auto second) {
+            if (!second) ::_exit(4);
+            write(f.tree() / "sub/c.txt", "c changed\n");
+            store.snapshot(f.tree(), [](auto) {});
+          });
+        });
+      });
+  f.open();
+  const auto now = f.snapshot();
+  TempDir oracle{"checkpoint-oracle"};
+  CHECK(now.id == whole_reading(oracle.path() / "checkpoints", f.tree(), {}).id);
+  write(f.tree() / "a.txt", "a\n");
+  const auto edited = f.snapshot();
+  CHECK(paths(f.diff(now.id, edited.id).files) == std::vector<std::string>{"a.txt"});
+  f.restore(now.id);
+  CHECK(read(f.tree() / "a.txt") == "A\n");
+  CHECK(read(f.tree() / "sub/new.txt") == "new\n");
+  CHECK_FALSE(fs::exists(f.tree() / "b.txt"));
+}
+
 // A repository nested in the tree is skipped, and reported again by every snapshot, the ones that read only the
 // changed paths included; what changes inside it stays out.
 TEST_CASE("checkpoints: a nested repository stays skipped when a snapshot reads only the changed paths",
