@@ -12,6 +12,8 @@
 #include <system_error>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "checkpoint/GitProcess.h"
 #include "checkpoint/PatchFiles.h"
 #include "switchboard/process/ExecutableLookup.h"
@@ -225,6 +227,40 @@ fs::path pending_mark(const fs::path& root, const fs::path& worktree) {
   return root / kPendingMarks / worktree.filename();
 }
 
+// What a pending mark records, so that the start-up clean-up can take back the branch a killed create made: the
+// branch, the commit it was made at, and the repository's main working tree. Written before the branch is made.
+struct PendingCreate {
+  std::string branch;
+  std::string base_commit;
+  fs::path repository;
+};
+
+std::string mark_text(const PendingCreate& pending) {
+  // One field a line; the path last, as the rest of the file (a branch name or commit id has no newline).
+  return "branch " + pending.branch + "\nbase " + pending.base_commit + "\nrepository " + pending.repository.string() + "\n";
+}
+
+std::optional<PendingCreate> read_mark(const fs::path& mark) {
+  auto text = read_text(mark);
+  if (!text) return std::nullopt;
+  PendingCreate pending;
+  std::string_view rest = *text;
+  const auto field = [&](std::string_view name, bool last) -> std::optional<std::string> {
+    if (rest.substr(0, name.size() + 1) != std::string(name) + " ") return std::nullopt;
+    rest.remove_prefix(name.size() + 1);
+    const auto end = last ? rest.size() - (rest.ends_with('\n') ? 1 : 0) : rest.find('\n');
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string value(rest.substr(0, end));
+    rest.remove_prefix(std::min(rest.size(), end + 1));
+    return value;
+  };
+  auto branch = field("branch", false);
+  auto base = field("base", false);
+  auto repository = field("repository", true);
+  if (!branch || !base || !repository || branch->empty() || base->empty() || repository->empty()) return std::nullopt;
+  return PendingCreate{*branch, *base, *repository};
+}
+
 // Takes back what a failed create made: the directory, git's entry for it, the new branch, its pending mark.
 void undo_create(const Git& git, const GitPlace& main, const fs::path& path, const std::string& branch,
                  const fs::path& mark) {
@@ -233,6 +269,35 @@ void undo_create(const Git& git, const GitPlace& main, const fs::path& path, con
   git.succeeds(main, {"worktree", "prune"});
   if (git.branch_exists(main, branch)) git.succeeds(main, {"branch", "-D", "--", branch});
   fs::remove(mark, ignored);
+}
+
+// The branch a killed create made, deleted only while nothing was done on it: it still points at the commit it was
+// made at (a compare-and-delete of the ref, so a commit made meanwhile keeps it) and no worktree has it checked
+// out. Otherwise it stays, and the log says so.
+void remove_unused_branch(const Git& git, const PendingCreate& pending) {
+  const auto main = place_of(pending.repository / ".git", pending.repository);
+  const auto ref = "refs/heads/" + pending.branch;
+  auto at = git.run(main, {"rev-parse", "--verify", "--quiet", ref});
+  if (!at || at->exit_code != 0) return;  // never made, or gone already
+  if (trimmed(at->out) != pending.base_commit) {
+    spdlog::warn("worktrees: kept the branch {} in {}, left by a create the daemon did not finish: it has commits "
+                 "since {}",
+                 pending.branch, pending.repository.string(), pending.base_commit);
+    return;
+  }
+  auto listed = git.run(main, {"worktree", "list", "--porcelain"});
+  if (!listed || listed->exit_code != 0) return;
+  for (const auto entry : split(listed->out, '\n')) {  // a branch name has no newline
+    if (entry == "branch " + ref) {
+      spdlog::warn("worktrees: kept the branch {} in {}, left by a create the daemon did not finish: a worktree "
+                   "has it checked out",
+                   pending.branch, pending.repository.string());
+      return;
+    }
+  }
+  if (git.succeeds(main, {"update-ref", "-d", ref, pending.base_commit}))
+    spdlog::info("worktrees: deleted the branch {} in {}, left unused by a create the daemon did not finish",
+                 pending.branch, pending.repository.string());
 }
 
 // The merge of the branch into the base as a new commit (the base's and, unless squashed, the branch's child),
@@ -349,8 +414,19 @@ WorktreeResult<Created> WorktreeGit::create(const CreateRequest& request) const 
   // directory the next start knows it may remove (remove_leftovers).
   const auto mark = pending_mark(m_root, path);
   fs::create_directories(mark.parent_path(), error);
-  if (error || !std::ofstream(mark, std::ios::binary))
+  bool written = false;
+  if (!error) {
+    // With the branch about to be made and its commit: a branch the next start finds still there, unchanged, is
+    // taken back with the directory (remove_leftovers).
+    std::ofstream out(mark, std::ios::binary | std::ios::trunc);
+    out << mark_text(PendingCreate{branch, *base_commit, main.work_tree});
+    out.flush();
+    written = static_cast<bool>(out);
+  }
+  if (!written) {
+    fs::remove(mark, error);
     return worktree_failure("cannot write " + mark.string() + (error ? ": " + error.message() : std::string()));
+  }
 
   // --no-checkout, then the checkout with the new worktree's own index: `worktree add` would otherwise check out
   // through the GIT_INDEX_FILE it inherits, the main checkout's.
@@ -518,8 +594,11 @@ std::vector<fs::path> WorktreeGit::remove_leftovers(const std::vector<fs::path>&
   for (const auto& name : names) {
     const auto path = m_root / name;
     if (!kept.contains(fs::weakly_canonical(path, error))) {
-      // The repository it belongs to, from the `.git` file `git worktree add` wrote, if it got that far.
+      const auto pending = read_mark(marks / name);
+      // The repository it belongs to, from the `.git` file `git worktree add` wrote, if it got that far, else
+      // from the mark.
       std::optional<GitPlace> main;
+      if (pending) main = place_of(pending->repository / ".git", pending->repository);
       if (auto git_dir = git_dir_of(path)) {
         if (auto named = read_text(*git_dir / "commondir")) {
           fs::path common = trimmed(*named);
@@ -532,6 +611,7 @@ std::vector<fs::path> WorktreeGit::remove_leftovers(const std::vector<fs::path>&
       const auto count = fs::remove_all(path, error);
       if (error) continue;  // its mark stays: tried again at the next start
       if (main && m_git) Git(*m_git).succeeds(*main, {"worktree", "prune"});
+      if (pending && m_git) remove_unused_branch(Git(*m_git), *pending);
       if (count > 0) removed.push_back(path);  // a mark whose directory never came is no leftover to report
     }
     fs::remove(marks / name, error);

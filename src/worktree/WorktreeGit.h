@@ -73,13 +73,16 @@ class WorktreeGit {
   // uncommitted changes, unless `force`), and the branch when `delete_branch`. true: the branch was deleted.
   WorktreeResult<bool> remove(const WorktreePlace& place, bool delete_branch, bool force) const;
 
-  // A worktree create() made stays marked as pending (a file under <root>/.creating) until its session is
-  // stored and the caller settles it: what a daemon killed in between leaves is then told apart from a worktree a
-  // user kept after deleting its session, which must never be removed.
+  // A worktree create() made stays marked as pending (a file under <root>/.creating naming its branch, the commit
+  // the branch was made at and the repository) until its session is stored and the caller settles it: what a
+  // daemon killed in between leaves is then told apart from a worktree a user kept after deleting its session,
+  // which must never be removed.
   void settle(const WorktreePlace& place) const;
   // At startup: removes every pending worktree directory under the root that is not in `owned` (the worktrees of
   // the stored sessions), with `git worktree prune` on its repository when its `.git` file names one, and the
-  // pending marks of the owned ones. The paths removed. Never touches a worktree that is not marked pending.
+  // pending marks of the owned ones. The branch such a create made (its mark names it, and the commit it was made
+  // at) is deleted too, but only while it still points at that commit and no worktree has it checked out; otherwise
+  // it is kept and the log says why. The paths removed. Never touches a worktree that is not marked pending.
   std::vector<std::filesystem::path> remove_leftovers(const std::vector<std::filesystem::path>& owned) const;
 
  private:
