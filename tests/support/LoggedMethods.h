@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,12 +27,13 @@
 namespace switchboard::testing {
 
 // The daemon's method table over its own wiring, in one process: agents → bus → egress → the store's durable event
-// log (and its full-text index) in a fresh directory, read back through the one dispatcher. Two scripted agents,
-// "scripted" and "other", so that sessions of two different agents share the daemon. A client that answers
-// permissions is attached, so an ask waits for permission.respond.
+// log (and its full-text index), read back through the one dispatcher. Two scripted agents, "scripted" and
+// "other", so that sessions of two different agents share the daemon. A client that answers permissions is
+// attached, so an ask waits for permission.respond. The store is in a fresh directory removed afterwards, or in
+// `data_dir` (the caller's, kept): a second one there is the daemon after a restart, with the stored sessions.
 struct LoggedMethods {
-  TempDir dir_owner{"logged-methods"};
-  std::filesystem::path dir = dir_owner.path();
+  std::optional<TempDir> own_dir;
+  std::filesystem::path dir;
   boost::asio::io_context io{1};
   bus::EventBus bus;
   bus::EventBus::Installation installation{bus};
@@ -45,11 +47,19 @@ struct LoggedMethods {
   rpc::Dispatcher dispatcher;
   std::shared_ptr<RecordingPeer> peer = std::make_shared<RecordingPeer>(false);
 
-  LoggedMethods() {
+  explicit LoggedMethods(const std::filesystem::path& data_dir = {}) {
+    if (data_dir.empty()) {
+      own_dir.emplace("logged-methods");
+      dir = own_dir->path();
+    } else {
+      dir = data_dir;
+    }
     auto opened = store::Store::open(io, dir / "switchboard.db");
     REQUIRE(opened.has_value());
     store = std::move(*opened);
     persistence = std::make_unique<daemon::StoredSessions>(*store);
+    auto stored = daemon::StoredSessions::load(io, *store);
+    REQUIRE(stored.has_value());
     auto other = ScriptedAdapter::descriptor(io, other_control);
     other.name = "other";
     other.discover = [discover = other.discover] {
@@ -60,6 +70,8 @@ struct LoggedMethods {
     engine = std::make_unique<engine::Engine>(
         io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control), std::move(other)},
         engine::EngineConfig{}, persistence.get());
+    engine->restore(std::move(*stored));
+    engine->set_last_seq_source([this] { return egress.last_seq(); });  // session.attach's lastSeq, as the daemon's
     egress.continue_after(store->events().last_seq());
     egress.add_sink(store->events());
     event_log.log = &store->events();

@@ -1,28 +1,17 @@
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <SQLiteCpp/Database.h>
-#include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
-#include "daemon/Methods.h"
-#include "daemon/StoredSessions.h"
-#include "engine/Engine.h"
-#include "store/Store.h"
-#include "support/RecordingPeer.h"
+#include "support/LoggedMethods.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
-#include "support/Settle.h"
-#include "switchboard/bus/Egress.h"
-#include "switchboard/bus/EventBus.h"
-#include "switchboard/rpc/Dispatcher.h"
+#include "support/TempDir.h"
 
 // session.events read from the end (beforeSeq, nextBeforeSeq) over the daemon's real wiring: bus → egress →
 // durable event log, read back through the one dispatcher. A second run over the same directory is the daemon
@@ -33,79 +22,15 @@ namespace session_events_backward_tests {
 using namespace switchboard;
 using testing::ScriptedAdapter;
 namespace fs = std::filesystem;
-namespace p = protocol;
 using Json = nlohmann::json;
 
-struct DaemonRun {
-  fs::path dir;
-  bool keep;
-  boost::asio::io_context io{1};
-  bus::EventBus bus;
-  bus::EventBus::Installation installation{bus};
-  bus::Egress egress{bus};
-  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
-  std::unique_ptr<store::Store> store;
-  std::unique_ptr<daemon::StoredSessions> persistence;
-  std::unique_ptr<engine::Engine> engine;
-  daemon::EventLogAccess event_log;
-  rpc::Dispatcher dispatcher;
-  std::shared_ptr<testing::RecordingPeer> peer = std::make_shared<testing::RecordingPeer>(false);
+using DaemonRun = testing::LoggedMethods;
 
-  // A fresh directory, removed at the end unless `keep_dir`; or `existing`, kept.
-  explicit DaemonRun(const fs::path& existing = {}, bool keep_dir = false) : keep(keep_dir || !existing.empty()) {
-    if (existing.empty()) {
-      char name[] = "/tmp/switchboard-events-back-XXXXXX";
-      dir = ::mkdtemp(name);
-    } else {
-      dir = existing;
-    }
-    auto opened = store::Store::open(io, dir / "switchboard.db");
-    REQUIRE(opened.has_value());
-    store = std::move(*opened);
-    persistence = std::make_unique<daemon::StoredSessions>(*store);
-    auto state = daemon::StoredSessions::load(io, *store);
-    REQUIRE(state.has_value());
-    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)},
-                                              engine::EngineConfig{}, persistence.get());
-    engine->restore(std::move(*state));
-    engine->set_last_seq_source([this] { return egress.last_seq(); });  // session.attach's lastSeq, as the daemon wires it
-    egress.continue_after(store->events().last_seq());
-    egress.add_sink(store->events());
-    event_log.log = &store->events();
-    daemon::bind_methods(dispatcher, *engine, event_log, {1024 * 1024});
-    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
-  }
-  DaemonRun(const DaemonRun&) = delete;
-  DaemonRun& operator=(const DaemonRun&) = delete;
-  ~DaemonRun() {
-    settle();
-    egress.remove_sink(store->events());
-    engine.reset();
-    store->close();
-    if (!keep) fs::remove_all(dir);
-  }
+std::string create(DaemonRun& run) { return run.create("scripted", run.dir.string()); }
 
-  void settle() { testing::settle(io); }
-
-  Json call(const std::string& method, const Json& params) {
-    static int id = 0;
-    const auto before = peer->responses.size();
-    dispatcher.handle_message(Json{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", method}, {"params", params}}.dump(), peer);
-    settle();
-    REQUIRE(peer->responses.size() == before + 1);
-    return peer->responses.back();
-  }
-
-  std::string create() {
-    const auto created = call("session.create", {{"agent", "scripted"}, {"cwd", dir.string()}});
-    REQUIRE(created.contains("result"));
-    return created.at("result").at("session").at("sessionId");
-  }
-
-  std::int64_t last_seq(const std::string& session) {
-    return call("session.attach", {{"sessionId", session}}).at("result").at("lastSeq");
-  }
-};
+std::int64_t last_seq(DaemonRun& run, const std::string& session) {
+  return run.call("session.attach", {{"sessionId", session}}).at("result").at("lastSeq");
+}
 
 // Every event of `session` below `before`, read backward in pages of `limit`, and each page's result.
 struct BackwardRead {
@@ -138,8 +63,8 @@ std::vector<Json> slice(const Json& events, std::size_t from, std::size_t to) {
 
 TEST_CASE("session.events with beforeSeq reads a session from its end back to its start", "[store][history]") {
   DaemonRun run;
-  const std::string id = run.create();
-  const std::string other = run.create();
+  const std::string id = create(run);
+  const std::string other = create(run);
   for (int turn = 0; turn < 3; ++turn) {
     run.control->turns.push_back({ScriptedAdapter::Delta{"a"}, ScriptedAdapter::Delta{"b"}, ScriptedAdapter::Message{"ab"},
                                   ScriptedAdapter::End{}});
@@ -147,7 +72,7 @@ TEST_CASE("session.events with beforeSeq reads a session from its end back to it
   }
   const Json forward = run.call("session.events", {{"sessionId", id}, {"limit", 1000}}).at("result").at("events");
   REQUIRE(forward.size() > 10);
-  const std::int64_t last = run.last_seq(id);
+  const std::int64_t last = last_seq(run, id);
 
   // The newest page first: the session's last events, oldest first, and the cursor to the ones before them.
   const auto newest = run.call("session.events", {{"sessionId", id}, {"beforeSeq", last + 1}, {"limit", 4}}).at("result");
@@ -175,7 +100,7 @@ TEST_CASE("session.events with beforeSeq reads a session from its end back to it
 
 TEST_CASE("session.events with beforeSeq refuses a bad value with its path", "[store][history]") {
   DaemonRun run;
-  const std::string id = run.create();
+  const std::string id = create(run);
   for (const Json& bad : {Json(0), Json(-5), Json("10"), Json(1.5)}) {
     CAPTURE(bad);
     const auto answer = run.call("session.events", {{"sessionId", id}, {"beforeSeq", bad}});
@@ -186,18 +111,18 @@ TEST_CASE("session.events with beforeSeq refuses a bad value with its path", "[s
 }
 
 TEST_CASE("session.events with beforeSeq reports seqs a crash lost in the one page that spans them", "[store][history]") {
-  fs::path dir;
+  testing::TempDir data("events-back");
+  const fs::path dir = data.path();
   std::string id;
   std::int64_t first_run_last = 0;
   {
-    DaemonRun run({}, true);
-    dir = run.dir;
-    id = run.create();
+    DaemonRun run(dir);
+    id = create(run);
     for (int turn = 0; turn < 2; ++turn) {
       run.control->turns.push_back({ScriptedAdapter::Message{"before"}, ScriptedAdapter::End{}});
       REQUIRE(run.call("session.send", {{"sessionId", id}, {"text", "one"}}).contains("result"));
     }
-    first_run_last = run.last_seq(id);
+    first_run_last = last_seq(run, id);
   }
   {
     // What a kill -9 leaves: seqs reserved above the stored events, which the next start records as lost.
@@ -210,7 +135,7 @@ TEST_CASE("session.events with beforeSeq reports seqs a crash lost in the one pa
     REQUIRE(run.call("session.send", {{"sessionId", id}, {"text", "two"}}).contains("result"));
   }
   const auto forward = run.call("session.events", {{"sessionId", id}, {"limit", 1000}}).at("result");
-  const std::int64_t last = run.last_seq(id);
+  const std::int64_t last = last_seq(run, id);
   const Json lost = Json::array({{{"from", first_run_last + 1}, {"to", first_run_last + 500}}});
   REQUIRE(forward.at("gaps") == lost);
 
