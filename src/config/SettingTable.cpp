@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/WorktreeSetupEntry.h"
+
 namespace switchboard::config {
 namespace {
 
@@ -52,6 +54,14 @@ const std::array kSpecs{
               &Settings::permissions_timeout_ms,
               "how long a permission request or question waits for an answer (then: deny / rejected)", 10,
               30 * 24 * kHour},
+  SettingSpec{"worktrees.setup", "--worktree-setup", "SWITCHBOARD_WORKTREES_SETUP", Kind::List,
+              &Settings::worktrees_setup,
+              "\"<repository>=<command>\": run in each new worktree of that repository before its first turn",
+              0, 0, {}, false, {}, {}, &worktree_setup_entry_problem},
+  SettingSpec{"worktrees.setup_timeout", "--worktree-setup-timeout", "SWITCHBOARD_WORKTREES_SETUP_TIMEOUT",
+              Kind::Duration, &Settings::worktrees_setup_timeout_ms,
+              "how long a worktree's set-up command may run before it is killed (the turn then fails)", 1000,
+              24 * kHour},
 };
 // clang-format on
 
@@ -238,6 +248,9 @@ std::optional<std::string> check_value(const SettingSpec& spec, const Value& val
     case Kind::List:
       for (const auto& item : std::get<std::vector<std::string>>(value)) {
         if (item.empty()) return "expected non-empty strings, got an empty one";
+        if (spec.check_item != nullptr) {
+          if (auto problem = spec.check_item(item)) return problem;
+        }
       }
       return std::nullopt;
     case Kind::Boolean: return std::nullopt;

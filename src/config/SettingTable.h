@@ -39,6 +39,8 @@ struct SettingSpec {
   // Agents' keys only (a Settings member's default is its initializer): see AgentSettingSpec.
   std::string_view fallback{};
   std::string_view fallback_in_data_dir{};
+  // Lists only: what is wrong with one item, if anything (each item of every layer is checked with it).
+  std::optional<std::string> (*check_item)(std::string_view item) = nullptr;
 };
 
 // The daemon's keys followed by the agents' (in the order given). The agents' declarations must outlive it.

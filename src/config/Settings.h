@@ -35,6 +35,11 @@ struct Settings {
   std::string permissions_headless = "deny";              // "deny" or "allow"
   std::int64_t permissions_timeout_ms = 30 * 60 * 1000;   // a duration ("30m") in every layer
 
+  // "<repository>=<command>" (config/WorktreeSetupEntry.h): run in each new worktree of the repository before its
+  // session's first turn, killed after worktrees_setup_timeout_ms (docs/worktrees.md).
+  std::vector<std::string> worktrees_setup;
+  std::int64_t worktrees_setup_timeout_ms = 10 * 60 * 1000;
+
   // The agents' own keys (agents.<agent>.*), declared by their adapters (adapters/BuiltinAgents.h) and read
   // back by them: the daemon does not know what they mean, except agents.<agent>.default_model
   // (daemon/DaemonWiring.h).

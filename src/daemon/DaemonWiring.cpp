@@ -1,5 +1,7 @@
 #include "daemon/DaemonWiring.h"
 
+#include "config/WorktreeSetupEntry.h"
+
 namespace switchboard::daemon {
 
 engine::EngineConfig engine_config(const config::Settings& settings) {
@@ -18,6 +20,15 @@ engine::EngineConfig engine_config(const config::Settings& settings) {
     const auto agent = rest.substr(dot + 1);
     if (!agent.empty()) config.default_models[std::string(agent)] = std::get<std::string>(value);
   }
+  // Each entry was checked when the settings were read (config::worktree_setup_entry_problem); a later entry for
+  // the same repository wins.
+  std::map<std::string, std::string> setups;
+  for (const auto& text : settings.worktrees_setup) {
+    auto entry = config::parse_worktree_setup_entry(text);
+    if (auto* parsed = std::get_if<config::WorktreeSetupEntry>(&entry)) setups[parsed->repository] = parsed->command;
+  }
+  config.worktree_setup =
+      worktree::SetupCommands(std::move(setups), std::chrono::milliseconds(settings.worktrees_setup_timeout_ms));
   return config;
 }
 

@@ -25,6 +25,7 @@
 #include "engine/TurnCheckpoints.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/bus/EventBus.h"
+#include "worktree/SetupCommands.h"
 #include "worktree/WorktreeGit.h"
 
 namespace switchboard::engine {
@@ -46,6 +47,8 @@ struct EngineConfig {
   // agent may then skip its partial messages (Claude Code's stream-json mode is slower with them), and a client
   // that attaches to that daemon sees each message once it is complete, as it does for a compacted turn.
   bool stream_text = true;
+  // What runs in a new worktree of a repository before its session's first turn (setting worktrees.setup).
+  worktree::SetupCommands worktree_setup;
 };
 
 // The agent a session about to be created will start, known before the session exists (Engine::prestart).
@@ -163,6 +166,9 @@ class Engine : private SessionServices, private RequestBroker::Host {
   bool stream_text() const override { return m_config.stream_text; }
   RequestBroker& requests() override { return m_broker; }
   TurnCheckpoints& checkpoints() override { return m_checkpoints; }
+  std::optional<worktree::SetupCommand> worktree_setup(const std::string& repository) const override {
+    return m_config.worktree_setup.for_repository(repository);
+  }
   void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) override;
   std::unique_ptr<adapters::AgentAdapter> take_prestarted(const std::string& agent, const adapters::StartOptions& options,
                                                           adapters::AdapterListener& listener) override;

@@ -62,6 +62,9 @@ void Engine::create_in_worktree(const protocol::SessionCreateParams& params, pro
         session.cwd = created.cwd.string();
         session.worktree = protocol::Worktree{created.place.path.string(), created.place.branch, created.place.base,
                                               created.place.repository.string()};
+        // Set up before the first turn when the repository has a set-up command (Session::set_up_worktree).
+        if (m_config.worktree_setup.for_repository(created.place.repository))
+          session.worktree->setup = protocol::WorktreeSetup::Pending;
         // A session that could not be stored does not exist: its worktree goes too (it holds nothing yet).
         insert_new_session(StoredSession{std::move(session), std::move(settings)}, std::nullopt,
                            [this, weak, place = created.place, done = std::move(done)](Outcome<protocol::SessionInfo> inserted) {

@@ -408,7 +408,65 @@ void Session::start_turn(std::string text, std::vector<protocol::Attachment> att
       (*started_self)->send_to_agent(turn_id, std::move(text), std::move(attachments), resolved_model, std::move(error));
     });
   };
-  m_services.checkpoints().turn_starting(m_info.session_id, m_info.cwd, turn_id, std::move(to_agent));
+  // A new worktree is set up before anything else: what its set-up command makes is then in the checkpoint, not
+  // in the turn's changes.
+  set_up_worktree(turn_id, [weak = std::weak_ptr<Session*>(m_self), turn_id, to_agent = std::move(to_agent)]() mutable {
+    auto self = weak.lock();
+    if (!self) return;
+    Session& session = **self;
+    session.m_services.checkpoints().turn_starting(session.m_info.session_id, session.m_info.cwd, turn_id, std::move(to_agent));
+  });
+}
+
+void Session::set_up_worktree(const std::string& turn_id, std::function<void()> then) {
+  const auto& worktree = m_info.worktree;
+  if (!worktree || !worktree->setup || *worktree->setup == protocol::WorktreeSetup::Done) return then();
+  // Decision: the command in force now, not the one configured when the worktree was made; none configured any
+  // more: nothing runs (and the worktree stays marked, for a later configuration).
+  auto setup = m_services.worktree_setup(worktree->repository);
+  if (!setup) return then();
+  m_setup_call_id = "setup-" + turn_id;
+  protocol::ToolStartedEvent started;
+  started.turn_id = turn_id;
+  started.tool_call_id = m_setup_call_id;
+  started.tool = "setup";
+  started.input = nlohmann::json{{"command", setup->command}, {"cwd", worktree->path}};
+  publish(std::move(started));
+  const std::weak_ptr<Session*> weak(m_self);
+  m_setup = worktree::SetupRun::start(
+      m_services.io(), setup->command, worktree->path, setup->time_limit,
+      [weak, turn_id](std::string_view text) {
+        auto self = weak.lock();
+        if (!self) return;
+        (*self)->publish(protocol::ToolOutputEvent{turn_id, (*self)->m_setup_call_id, std::string(text)});
+      },
+      [weak, turn_id, then = std::move(then)](worktree::SetupOutcome outcome) {
+        if (auto self = weak.lock()) (*self)->worktree_set_up(turn_id, std::move(outcome), then);
+      });
+}
+
+void Session::worktree_set_up(const std::string& turn_id, worktree::SetupOutcome outcome, const std::function<void()>& then) {
+  m_setup.reset();
+  std::string output = std::move(outcome.output);
+  if (!outcome.succeeded) output += (output.empty() || output.back() == '\n' ? "" : "\n") + ("[" + outcome.failure + "]");
+  publish(protocol::ToolCompletedEvent{turn_id, m_setup_call_id, std::move(output), !outcome.succeeded});
+  if (m_info.worktree) {
+    // Remembered with the worktree (stored with the session): a set-up that succeeded never runs again, one that
+    // failed runs again at the next turn.
+    m_info.worktree->setup = outcome.succeeded ? protocol::WorktreeSetup::Done : protocol::WorktreeSetup::Failed;
+    m_info.updated_at = unix_millis_now();
+    publish(protocol::SessionUpdatedEvent{m_info});
+    save_session();
+  }
+  if (!m_turn || m_turn->turn_id != turn_id) return;  // cancelled meanwhile
+  if (outcome.succeeded) return then();
+  // The prompt never reaches the agent; the worktree stays as the command left it, for the user to look at.
+  const std::string message = "the worktree's set-up command " + outcome.failure + "; the prompt was not sent";
+  publish(protocol::AgentErrorEvent{message, false, turn_id, static_cast<std::int64_t>(ErrorCode::SetupFailed)});
+  adapters::TurnResult failed;
+  failed.stop_reason = protocol::StopReason::Error;
+  failed.error = message;
+  on_turn_end(std::move(failed));
 }
 
 void Session::send_to_agent(const std::string& turn_id, std::string text, std::vector<protocol::Attachment> attachments,
@@ -440,6 +498,15 @@ bool Session::cancel() {
   }
   if (!m_turn) return false;
   tear_down_requests();
+  if (m_setup) {
+    // The worktree's set-up command runs, and the agent has not been given the prompt: the turn ends here.
+    m_setup.reset();  // kills it
+    publish(protocol::ToolCompletedEvent{m_turn->turn_id, m_setup_call_id, "[cancelled]", true});
+    adapters::TurnResult cancelled;
+    cancelled.stop_reason = protocol::StopReason::Cancelled;
+    on_turn_end(std::move(cancelled));
+    return true;
+  }
   if (m_agent_life == AgentLife::Running) {
     m_adapter->cancel();  // the adapter ends the turn with on_turn_end(Cancelled)
   } else {
@@ -790,6 +857,12 @@ void Session::stop_agent() {
 
 void Session::stop_for_shutdown(std::function<void()> stopped) {
   m_shutting_down = true;
+  if (m_setup) {
+    // Cut off while setting the worktree up: the set-up runs again after the restart, before the prompt, which
+    // stays stored (the session comes back interrupted).
+    m_setup.reset();
+    m_keep_stored_outstanding = true;
+  }
   if (!m_adapter) return stopped();
   m_stop_waiters.push_back(std::move(stopped));
   m_adapter->stop();

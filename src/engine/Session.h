@@ -17,6 +17,7 @@
 #include "engine/TurnCheckpoints.h"
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/protocol/generated/Types.h"
+#include "worktree/SetupRun.h"
 
 namespace switchboard::engine {
 
@@ -189,6 +190,11 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   void save_outstanding();
   void start_turn(std::string text, std::vector<protocol::Attachment> attachments, std::optional<std::string> model,
                   std::optional<std::string> queue_id, std::optional<SendDone> waiter);
+  // A worktree session whose worktree still needs its repository's set-up command (worktree.setup pending or
+  // failed, a command configured): runs it as the turn's first tool call, then `then` if it succeeded; a failure
+  // ends the turn with SetupFailed. Without one to run, `then` at once.
+  void set_up_worktree(const std::string& turn_id, std::function<void()> then);
+  void worktree_set_up(const std::string& turn_id, worktree::SetupOutcome outcome, const std::function<void()>& then);
   void drain_queue(bool after_stop = false);
   void set_state(protocol::SessionState state, std::optional<std::string> reason = std::nullopt);
   void refresh_running_state();
@@ -243,6 +249,8 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   // Callbacks from the store hold a weak_ptr to this, so a session deleted meanwhile is not touched.
   std::shared_ptr<Session*> m_self = std::make_shared<Session*>(this);
   std::optional<Turn> m_turn;
+  std::unique_ptr<worktree::SetupRun> m_setup;  // the worktree's set-up command, while the turn runs it
+  std::string m_setup_call_id;                  // its tool call id
   std::deque<Pending> m_queue;
   std::size_t m_dropped_outside_turn = 0;  // agent activity dropped since the last turn started
 };

@@ -9,6 +9,7 @@
 #include "switchboard/adapters/AgentAdapter.h"
 #include "switchboard/protocol/generated/Events.h"
 #include "switchboard/protocol/generated/Types.h"
+#include "worktree/SetupCommands.h"
 
 namespace switchboard::engine {
 
@@ -38,6 +39,9 @@ class SessionServices {
   virtual RequestBroker& requests() = 0;
   // The daemon's file checkpoints: each turn's working tree is checkpointed before its prompt reaches the agent.
   virtual TurnCheckpoints& checkpoints() = 0;
+  // The set-up command configured for new worktrees of the repository whose main working tree is `repository`
+  // (setting worktrees.setup); nullopt: none.
+  virtual std::optional<worktree::SetupCommand> worktree_setup(const std::string& repository) const = 0;
   // The models an agent offered one of its sessions: remembered for agents.list and for the agent's next new
   // sessions, which then know them before their agent first starts.
   virtual void models_reported(const std::string& agent, const std::vector<protocol::ModelInfo>& models) = 0;

@@ -24,7 +24,8 @@ namespace switchboard::testing {
 // wires them: a second run over the same directory is the daemon after a restart. Destroying it is a crash as the
 // engine sees it (nothing more is written), but what was handed to the store is committed when it closes.
 // `adjust` sets the scripted agent up (its capabilities) before the engine first asks about it; `persist` makes
-// the engine's persistence over the store, when a test needs a variant of the daemon's.
+// the engine's persistence over the store, when a test needs a variant of the daemon's; `config`, the engine's
+// settings.
 struct StoredEngineRun {
   using MakePersistence = std::function<std::unique_ptr<daemon::StoredSessions>(store::Store&)>;
 
@@ -40,7 +41,7 @@ struct StoredEngineRun {
   std::string cwd;
 
   explicit StoredEngineRun(const std::filesystem::path& dir, const std::function<void(ScriptedAdapter::Control&)>& adjust = {},
-                           const MakePersistence& persist = {})
+                           const MakePersistence& persist = {}, engine::EngineConfig config = {})
       : cwd(dir.string()) {
     if (adjust) adjust(*control);
     auto opened = store::Store::open(io, dir / "switchboard.db");
@@ -50,7 +51,7 @@ struct StoredEngineRun {
     auto state = daemon::StoredSessions::load(io, *store);
     REQUIRE(state.has_value());
     engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)},
-                                              engine::EngineConfig{}, persistence.get());
+                                              std::move(config), persistence.get());
     engine->restore(std::move(*state));
     bus.publish_global(protocol::ClientAttachedEvent{"tui", protocol::Transport::Stdio, true});
   }

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
@@ -115,6 +116,11 @@ Sample sample(const SettingSpec& spec, int which) {
       return {text, text, {text}};
     }
     case Kind::List: {
+      if (spec.check_item != nullptr) {  // items of a shape of their own (worktrees.setup)
+        if (first) return {std::vector<std::string>{"/r/one=make one"}, "/r/one=make one", {"/r/one=make one"}};
+        return {std::vector<std::string>{"/r/two=make two", "/r/three=make"}, "/r/two=make two, /r/three=make",
+                {"/r/two=make two", "/r/three=make"}};
+      }
       if (first) return {std::vector<std::string>{"one"}, "one", {"one"}};
       return {std::vector<std::string>{"two", "three"}, "two, three", {"two", "three"}};
     }
@@ -313,6 +319,29 @@ TEST_CASE("configuration: a bad variable or flag is an error naming it and the k
   }
 }
 
+TEST_CASE("configuration: a worktrees.setup entry that is not \"<absolute path>=<command>\" is refused", "[config]") {
+  World world;
+  SECTION("no '=' in a flag") {
+    world.flags["worktrees.setup"] = {"npm ci"};
+    CHECK(world.error() ==
+          "--worktree-setup: worktrees.setup: expected \"<repository path>=<command>\", got \"npm ci\" (no '=')");
+  }
+  SECTION("a relative repository in the file") {
+    world.write_default("[worktrees]\nsetup = [\"/ok=make\", \"app=npm ci\"]\n");
+    CHECK(world.error() == world.default_file() +
+                               ":2: worktrees.setup: the repository in \"app=npm ci\" must be an absolute path (the main "
+                               "checkout's top)");
+  }
+  SECTION("an empty command in a variable") {
+    world.environment["SWITCHBOARD_WORKTREES_SETUP"] = "/srv/app= ";
+    CHECK(world.error() == "SWITCHBOARD_WORKTREES_SETUP: worktrees.setup: the command in \"/srv/app=\" is empty");
+  }
+  SECTION("well-formed entries are kept as written") {
+    world.flags["worktrees.setup"] = {"/srv/app=npm ci && npm run build"};
+    CHECK(world.ok().settings.worktrees_setup == std::vector<std::string>{"/srv/app=npm ci && npm run build"});
+  }
+}
+
 TEST_CASE("configuration: lists come from repeated flags, comma-separated variables and arrays", "[config]") {
   World world;
   world.write_default("http.allowed_hosts = [\"file.example\"]\n");
@@ -463,6 +492,8 @@ TEST_CASE("configuration: every setting reaches the option it configures", "[con
   settings.agents.set("agents.claude.default_model", std::string("c-model"));
   settings.agents.set("agents.codex.default_model", std::string("x-model"));
   settings.agents.set("agents.codex.provider.model", std::string("not-a-default-model"));
+  settings.worktrees_setup = {"/r/app = npm ci", "/r/other=make=all"};
+  settings.worktrees_setup_timeout_ms = 90000;
   const auto options = daemon_options(settings);
   const auto http = http_options(settings);
   CHECK(options.data_dir == std::filesystem::path("/d"));
@@ -471,6 +502,14 @@ TEST_CASE("configuration: every setting reaches the option it configures", "[con
   CHECK(options.engine.headless_policy == switchboard::engine::HeadlessPolicy::Allow);
   CHECK(options.engine.request_timeout == std::chrono::milliseconds(1500));
   CHECK(options.engine.default_models == std::map<std::string, std::string>{{"claude", "c-model"}, {"codex", "x-model"}});
+  const auto app = options.engine.worktree_setup.for_repository("/r/app");
+  REQUIRE(app);
+  CHECK(app->command == "npm ci");
+  CHECK(app->time_limit == std::chrono::milliseconds(90000));
+  const auto other = options.engine.worktree_setup.for_repository("/r/other/");
+  REQUIRE(other);
+  CHECK(other->command == "make=all");  // split at the first '='
+  CHECK_FALSE(options.engine.worktree_setup.for_repository("/r"));
   CHECK(http.server.host == "::1");
   CHECK(http.server.port == 1234);
   CHECK(http.server.allow_remote);

@@ -1,0 +1,270 @@
+// A repository's set-up command in a new worktree session (setting worktrees.setup, docs/worktrees.md), through
+// the engine with the scripted agent and the real store: it runs in the session's first turn before the prompt
+// reaches the agent, as the turn's "setup" tool call; a failure ends the turn with SetupFailed and the next turn
+// runs it again; once it succeeded it never runs again, a restart included.
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/Engine.h"
+#include "support/GitRepository.h"
+#include "support/SchemaValidator.h"
+#include "support/ScriptedAdapter.h"
+#include "support/StoredEngineRun.h"
+#include "support/TempDir.h"
+#include "support/TextFile.h"
+#include "switchboard/bus/Bridge.h"
+#include "switchboard/bus/Egress.h"
+#include "worktree/WorktreeGit.h"
+
+namespace worktree_setup_tests {
+
+using namespace switchboard;
+using switchboard::testing::make_repository_with_one_commit;
+using switchboard::testing::read_text_file;
+using switchboard::testing::ScriptedAdapter;
+using switchboard::testing::StoredEngineRun;
+using switchboard::testing::TempDir;
+using switchboard::testing::write_text_file;
+namespace fs = std::filesystem;
+namespace p = protocol;
+using engine::EngineError;
+using engine::Outcome;
+
+engine::EngineConfig with_setup(const fs::path& repository, const std::string& command,
+                                std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+  engine::EngineConfig config;
+  config.worktree_setup = worktree::SetupCommands({{repository.string(), command}}, limit);
+  return config;
+}
+
+bool run_until(StoredEngineRun& run, const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    run.io.restart();
+    if (run.io.poll() == 0) ::usleep(1000);
+  }
+  return true;
+}
+
+p::SessionInfo create(StoredEngineRun& run, const fs::path& cwd, const std::string& branch) {
+  p::SessionCreateParams params;
+  params.agent = "scripted";
+  params.cwd = cwd.string();
+  params.worktree = p::WorktreeRequest{branch, std::nullopt};
+  std::optional<Outcome<p::SessionInfo>> outcome;
+  run.engine->create_session(params, [&](Outcome<p::SessionInfo> result) { outcome = std::move(result); });
+  REQUIRE(run_until(run, [&] { return outcome.has_value(); }));
+  if (const auto* error = std::get_if<EngineError>(&*outcome)) FAIL(error->message);
+  return std::get<p::SessionInfo>(*outcome);
+}
+
+// Sends a prompt the scripted agent answers with one message; waits for the turn's end unless `wait` is false.
+std::optional<Outcome<p::SessionSendResult>> send(StoredEngineRun& run, const std::string& session, bool wait = true) {
+  run.control->turns.push_back({ScriptedAdapter::Message{"done"}, ScriptedAdapter::End{}});
+  p::SessionSendParams params;
+  params.session_id = session;
+  params.text = "go";
+  params.wait = wait;
+  std::optional<Outcome<p::SessionSendResult>> outcome;
+  run.engine->send(params, [&](Outcome<p::SessionSendResult> result) { outcome = std::move(result); });
+  REQUIRE(run_until(run, [&] { return outcome.has_value(); }));
+  return outcome;
+}
+
+template <class Event>
+std::vector<Event> events_of(const StoredEngineRun& run) {
+  std::vector<Event> found;
+  for (const auto& event : run.events)
+    if (const auto* data = std::get_if<Event>(&event.payload)) found.push_back(*data);
+  return found;
+}
+
+std::vector<p::ToolStartedEvent> setup_calls(const StoredEngineRun& run) {
+  std::vector<p::ToolStartedEvent> calls;
+  for (const auto& started : events_of<p::ToolStartedEvent>(run))
+    if (started.tool == "setup") calls.push_back(started);
+  return calls;
+}
+
+std::optional<p::WorktreeSetup> last_announced_setup(const StoredEngineRun& run) {
+  std::optional<p::WorktreeSetup> setup;
+  for (const auto& updated : events_of<p::SessionUpdatedEvent>(run))
+    if (updated.session.worktree) setup = updated.session.worktree->setup;
+  return setup;
+}
+
+// Every event the session published, as clients get it, is valid against the schema.
+void check_against_schema(const StoredEngineRun& run) {
+  testing::SchemaValidator validator;
+  for (const auto& event : run.events) {
+    const auto wire = bus::bridge(event);
+    if (!wire) continue;
+    std::string text;
+    bus::Egress::encode(*wire, 1, 0, text);
+    INFO(text);
+    CHECK(validator.validate_event(nlohmann::json::parse(text)).empty());
+  }
+}
+
+TEST_CASE("worktree setup: the command runs in the first turn before the prompt reaches the agent, its output as "
+          "the turn's setup tool call, and never again",
+          "[engine][worktree]") {
+  TempDir temp{"worktree-setup"};
+  const auto repo = temp.path() / "repo";
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  const auto release = temp.path() / "release";
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  StoredEngineRun run(temp.path(), {}, {},
+                      with_setup(repo, "echo preparing; echo on-stderr >&2\n"
+                                       "while [ ! -f '" + release.string() + "' ]; do sleep 0.02; done\n"
+                                       "pwd > made-by-setup.txt; echo ready"));
+  run.engine->set_worktrees(&worktrees);
+  const auto session = create(run, repo, "with-setup");
+  REQUIRE(session.worktree);
+  CHECK(session.worktree->setup == p::WorktreeSetup::Pending);
+  const fs::path tree = session.worktree->path;
+
+  send(run, session.session_id, /*wait=*/false);
+  // The command waits for the test: meanwhile its output is out, and the agent has nothing.
+  REQUIRE(run_until(run, [&] {
+    for (const auto& output : events_of<p::ToolOutputEvent>(run))
+      if (output.text.find("on-stderr") != std::string::npos) return true;
+    return false;
+  }));
+  CHECK(run.control->inputs.empty());
+  CHECK(run.control->starts == 0);
+  CHECK(!fs::exists(tree / "made-by-setup.txt"));
+  write_text_file(release, "");
+  REQUIRE(run_until(run, [&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
+
+  REQUIRE(run.control->inputs.size() == 1);
+  CHECK(run.control->inputs[0].text == "go");
+  // made in the worktree's top, before the agent had the prompt
+  CHECK(read_text_file(tree / "made-by-setup.txt") == fs::canonical(tree).string() + "\n");
+  CHECK(!fs::exists(repo / "made-by-setup.txt"));
+  const auto calls = setup_calls(run);
+  REQUIRE(calls.size() == 1);
+  const auto turn_id = events_of<p::TurnStartedEvent>(run).at(0).turn_id;
+  CHECK(calls[0].turn_id == turn_id);
+  CHECK(calls[0].input.at("command").get<std::string>().find("echo preparing") == 0);
+  const auto completed = events_of<p::ToolCompletedEvent>(run);
+  REQUIRE(completed.size() == 1);
+  CHECK(completed[0].tool_call_id == calls[0].tool_call_id);
+  CHECK_FALSE(completed[0].is_error);
+  CHECK(completed[0].output == "preparing\non-stderr\nready\n");
+  CHECK(events_of<p::TurnStoppedEvent>(run).at(0).stop_reason == p::StopReason::EndTurn);
+  CHECK(last_announced_setup(run) == p::WorktreeSetup::Done);
+
+  // The second turn goes straight to the agent.
+  const auto second = send(run, session.session_id);
+  CHECK(std::get<p::SessionSendResult>(*second).stop_reason == p::StopReason::EndTurn);
+  CHECK(setup_calls(run).size() == 1);
+  CHECK(run.control->inputs.size() == 2);
+  check_against_schema(run);
+}
+
+TEST_CASE("worktree setup: a failure ends the turn with SetupFailed before the agent has the prompt, leaves the "
+          "worktree, and the next turn runs the command again",
+          "[engine][worktree]") {
+  TempDir temp{"worktree-setup-fails"};
+  const auto repo = temp.path() / "repo";
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  // Fails the first time (leaving a file behind), succeeds the second.
+  StoredEngineRun run(temp.path(), {}, {},
+                      with_setup(repo, "if [ -f half-done ]; then echo second try; exit 0; fi\n"
+                                       "touch half-done; echo broken; exit 3"));
+  run.engine->set_worktrees(&worktrees);
+  const auto session = create(run, repo, "failing-setup");
+  const fs::path tree = session.worktree->path;
+
+  const auto first = send(run, session.session_id);
+  CHECK(std::get<p::SessionSendResult>(*first).stop_reason == p::StopReason::Error);
+  CHECK(run.control->inputs.empty());
+  CHECK(run.control->starts == 0);
+  const auto errors = events_of<p::AgentErrorEvent>(run);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].code == static_cast<std::int64_t>(p::ErrorCode::SetupFailed));
+  CHECK(errors[0].message.find("exited with code 3") != std::string::npos);
+  const auto completed = events_of<p::ToolCompletedEvent>(run);
+  REQUIRE(completed.size() == 1);
+  CHECK(completed[0].is_error);
+  CHECK(completed[0].output == "broken\n[exited with code 3]");
+  CHECK(events_of<p::TurnStoppedEvent>(run).at(0).error == errors[0].message);
+  CHECK(last_announced_setup(run) == p::WorktreeSetup::Failed);
+  CHECK(fs::exists(tree / "half-done"));  // left for the user to look at
+
+  const auto second = send(run, session.session_id);
+  CHECK(std::get<p::SessionSendResult>(*second).stop_reason == p::StopReason::EndTurn);
+  CHECK(setup_calls(run).size() == 2);
+  REQUIRE(run.control->inputs.size() == 1);
+  CHECK(last_announced_setup(run) == p::WorktreeSetup::Done);
+  check_against_schema(run);
+}
+
+TEST_CASE("worktree setup: a command past its time limit is killed and fails the turn", "[engine][worktree]") {
+  TempDir temp{"worktree-setup-limit"};
+  const auto repo = temp.path() / "repo";
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  StoredEngineRun run(temp.path(), {}, {}, with_setup(repo, "echo slow; sleep 30", std::chrono::milliseconds(300)));
+  run.engine->set_worktrees(&worktrees);
+  const auto session = create(run, repo, "slow-setup");
+  const auto started = std::chrono::steady_clock::now();
+  const auto first = send(run, session.session_id);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  CHECK(std::get<p::SessionSendResult>(*first).stop_reason == p::StopReason::Error);
+  CHECK(run.control->inputs.empty());
+  const auto errors = events_of<p::AgentErrorEvent>(run);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].code == static_cast<std::int64_t>(p::ErrorCode::SetupFailed));
+  CHECK(errors[0].message.find("time limit") != std::string::npos);
+}
+
+TEST_CASE("worktree setup: a worktree of a repository without a command runs none; one that succeeded does not run "
+          "again after a restart",
+          "[engine][worktree]") {
+  TempDir temp{"worktree-setup-restart"};
+  const auto repo = temp.path() / "repo";
+  const auto other = temp.path() / "other";
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  make_repository_with_one_commit(other, {{"other.txt", "one\n"}});
+  const auto runs = temp.path() / "runs.txt";
+  const auto config = with_setup(repo, "echo ran >> '" + runs.string() + "'");
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  std::string session_id;
+  {
+    StoredEngineRun run(temp.path(), {}, {}, config);
+    run.engine->set_worktrees(&worktrees);
+    const auto plain = create(run, other, "no-setup");
+    CHECK(!plain.worktree->setup);
+    CHECK(std::get<p::SessionSendResult>(*send(run, plain.session_id)).stop_reason == p::StopReason::EndTurn);
+    CHECK(setup_calls(run).empty());
+    CHECK(run.control->inputs.size() == 1);
+
+    session_id = create(run, repo, "set-up-once").session_id;
+    CHECK(std::get<p::SessionSendResult>(*send(run, session_id)).stop_reason == p::StopReason::EndTurn);
+    CHECK(setup_calls(run).size() == 1);
+    CHECK(read_text_file(runs) == "ran\n");
+  }
+  StoredEngineRun restarted(temp.path(), {}, {}, config);
+  restarted.engine->set_worktrees(&worktrees);
+  CHECK(std::get<p::SessionSendResult>(*send(restarted, session_id)).stop_reason == p::StopReason::EndTurn);
+  CHECK(setup_calls(restarted).empty());
+  CHECK(restarted.control->inputs.size() == 1);
+  CHECK(read_text_file(runs) == "ran\n");
+}
+
+}  // namespace worktree_setup_tests
