@@ -147,8 +147,8 @@ std::optional<int> Daemon::open_store() {
     std::fprintf(stderr, "switchboard: cannot read %s: %s\n", path.c_str(), state.error().message.c_str());
     return kExitFailure;
   }
-  spdlog::info("store: {} sessions, {} with outstanding prompts, {} rules; events through seq {}", state->sessions.size(),
-               state->outstanding.size(), state->rules.size(), m_store->events().last_seq());
+  spdlog::info("store: {} sessions with outstanding prompts, {} rules; events through seq {}", state->sessions.size(),
+               state->rules.size(), m_store->events().last_seq());
   m_persistence = std::make_unique<StoredSessions>(*m_store);
   m_engine.set_persistence(m_persistence.get());
   m_worktrees = std::make_unique<worktree::WorktreeGit>(m_data_dir / "worktrees");
@@ -156,8 +156,7 @@ std::optional<int> Daemon::open_store() {
   // stored sessions' worktrees, and those a user kept, are not touched (docs/worktrees.md). Blocking, but nothing
   // is served yet, and there is one `git worktree prune` per leftover only.
   std::vector<std::filesystem::path> owned;
-  for (const auto& stored : state->sessions)
-    if (stored.info.worktree) owned.emplace_back(stored.info.worktree->path);
+  for (const auto& worktree : state->worktrees) owned.emplace_back(worktree.path);
   for (const auto& leftover : m_worktrees->remove_leftovers(owned))
     spdlog::info("worktrees: removed {}, left half-made by a daemon that stopped while creating it", leftover.string());
   m_engine.restore(std::move(*state));

@@ -51,10 +51,10 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
     engine.create_session(params, answer_later<p::SessionCreateResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionCreateResult{s}; }));
   });
   dispatcher.bind<p::SessionGetMethod>([&engine](const p::SessionGetParams& params, Reply<p::SessionGetResult> reply, const CallContext&) {
-    answer(reply, engine.get_session(params.session_id), [](const p::SessionInfo& s) { return p::SessionGetResult{s}; });
+    engine.get_session(params.session_id, answer_later<p::SessionGetResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionGetResult{s}; }));
   });
   dispatcher.bind<p::SessionListMethod>([&engine](const p::SessionListParams& params, Reply<p::SessionListResult> reply, const CallContext&) {
-    reply(engine.list_sessions(params));
+    engine.list_sessions(params, answer_later<p::SessionListResult, p::SessionListResult>(std::move(reply), [](const p::SessionListResult& r) { return r; }));
   });
   dispatcher.bind<p::SessionRenameMethod>([&engine](const p::SessionRenameParams& params, Reply<p::SessionRenameResult> reply, const CallContext&) {
     engine.rename(params.session_id, params.title, answer_later<p::SessionRenameResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionRenameResult{s}; }));
@@ -66,7 +66,7 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
     engine.delete_session(params.session_id, answer_empty_later(std::move(reply)), params.worktree);
   });
   dispatcher.bind<p::SessionAttachMethod>([&engine](const p::SessionAttachParams& params, Reply<p::SessionAttachResult> reply, const CallContext&) {
-    answer(reply, engine.attach(params.session_id), [](const p::SessionAttachResult& r) { return r; });
+    engine.attach(params.session_id, answer_later<p::SessionAttachResult, p::SessionAttachResult>(std::move(reply), [](const p::SessionAttachResult& r) { return r; }));
   });
   dispatcher.bind<p::SessionSetModelMethod>([&engine](const p::SessionSetModelParams& params, Reply<p::SessionSetModelResult> reply, const CallContext&) {
     engine.set_model(params.session_id, params.model, answer_later<p::SessionSetModelResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionSetModelResult{s}; }));
@@ -103,7 +103,7 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
     engine.resume(params, answer_later<p::SessionSendResult, p::SessionSendResult>(std::move(reply), [](const p::SessionSendResult& r) { return r; }));
   });
   dispatcher.bind<p::SessionCancelMethod>([&engine](const p::SessionCancelParams& params, Reply<p::SessionCancelResult> reply, const CallContext&) {
-    answer(reply, engine.cancel(params.session_id), [](bool cancelled) { return p::SessionCancelResult{cancelled}; });
+    engine.cancel(params.session_id, answer_later<p::SessionCancelResult, bool>(std::move(reply), [](bool cancelled) { return p::SessionCancelResult{cancelled}; }));
   });
   dispatcher.bind<p::SessionImportMethod>([&engine](const p::SessionImportParams& params, Reply<p::SessionImportResult> reply, const CallContext&) {
     engine.import_session(params, answer_later<p::SessionImportResult, p::SessionInfo>(std::move(reply), [](const p::SessionInfo& s) { return p::SessionImportResult{s}; }));
@@ -127,8 +127,8 @@ void bind_engine_methods(rpc::Dispatcher& dispatcher, engine::Engine& engine) {
     engine.remove_rule(params.rule_id, answer_empty_later(std::move(reply)));
   });
   dispatcher.bind<p::RulesAddMethod>([&engine](const p::RulesAddParams& params, Reply<p::RulesAddResult> reply, const CallContext&) {
-    answer(reply, engine.add_session_rule(params.session_id, params.rule, params.decision == p::RulesAddParamsDecision::Allow),
-           [](const p::RememberedRule& r) { return p::RulesAddResult{r}; });
+    engine.add_session_rule(params.session_id, params.rule, params.decision == p::RulesAddParamsDecision::Allow,
+                            answer_later<p::RulesAddResult, p::RememberedRule>(std::move(reply), [](const p::RememberedRule& r) { return p::RulesAddResult{r}; }));
   });
   // clang-format on
 }

@@ -139,13 +139,15 @@ class SessionExportJob : public std::enable_shared_from_this<SessionExportJob> {
 
 void export_session(const p::SessionExportParams& params, rpc::Reply<p::SessionExportResult> reply,
                     engine::Engine& engine, EventLogAccess& event_log) {
-  auto session = engine.get_session(params.session_id);
-  if (const auto* error = std::get_if<engine::EngineError>(&session)) {
-    return reply(rpc::RpcError{error->code, error->message, nullptr});
-  }
-  if (event_log.log == nullptr) return reply(no_event_log());
-  std::make_shared<SessionExportJob>(*event_log.log, std::move(std::get<p::SessionInfo>(session)), params.format, std::move(reply))
-      ->read_after(0);
+  auto shared = std::make_shared<rpc::Reply<p::SessionExportResult>>(std::move(reply));
+  engine.get_session(params.session_id, [shared, format = params.format, &event_log](engine::Outcome<p::SessionInfo> session) {
+    if (const auto* error = std::get_if<engine::EngineError>(&session)) {
+      return (*shared)(rpc::RpcError{error->code, error->message, nullptr});
+    }
+    if (event_log.log == nullptr) return (*shared)(no_event_log());
+    std::make_shared<SessionExportJob>(*event_log.log, std::move(std::get<p::SessionInfo>(session)), format, std::move(*shared))
+        ->read_after(0);
+  });
 }
 
 }  // namespace

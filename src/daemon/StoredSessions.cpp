@@ -247,29 +247,6 @@ store::StoreResult<engine::PersistedState> StoredSessions::load(boost::asio::io_
   engine::PersistedState state;
   std::optional<store::StoreError> failure;
 
-  // Sessions, page by page (the store clamps a page to 1000 rows).
-  std::optional<store::SessionCursor> after;
-  for (;;) {
-    bool finished = false;
-    bool more = false;
-    store::SessionQuery query;
-    query.limit = 1000;
-    query.after = after;
-    store.sessions().list_sessions(query, [&](store::StoreResult<store::SessionPage> page) {
-      finished = true;
-      if (!page) {
-        failure = page.error();
-        return;
-      }
-      for (const auto& record : page->sessions) state.sessions.push_back(to_stored(record));
-      after = page->next;
-      more = page->next.has_value();
-    });
-    run_until(io, finished);
-    if (failure) return *failure;
-    if (!more) break;
-  }
-
   bool finished = false;
   store.sessions().list_interrupted([&](store::StoreResult<std::vector<store::InterruptedTurn>> turns) {
     finished = true;
@@ -286,6 +263,33 @@ store::StoreResult<engine::PersistedState> StoredSessions::load(boost::asio::io_
         continue;
       }
       state.outstanding.emplace(turn.session_id, std::move(*work));
+    }
+  });
+  run_until(io, finished);
+  if (failure) return *failure;
+
+  // The sessions that owe prompts, one row each: they are few (a turn cut off by a stop), however many are stored.
+  for (const auto& [session_id, work] : state.outstanding) {
+    finished = false;
+    store.sessions().get_session(session_id, [&](store::StoreResult<store::SessionRecord> record) {
+      finished = true;
+      if (record) return state.sessions.push_back(to_stored(*record));
+      // NotFound: the row went with its session (ON DELETE CASCADE), so this cannot happen short of corruption.
+      if (record.error().code != store::StoreError::Code::NotFound) failure = record.error();
+    });
+    run_until(io, finished);
+    if (failure) return *failure;
+  }
+
+  finished = false;
+  store.sessions().list_worktrees([&](store::StoreResult<std::vector<std::string>> worktrees) {
+    finished = true;
+    if (!worktrees) {
+      failure = worktrees.error();
+      return;
+    }
+    for (const auto& text : *worktrees) {
+      if (auto worktree = decode_one<protocol::Worktree>(text, "", "worktree")) state.worktrees.push_back(std::move(*worktree));
     }
   });
   run_until(io, finished);
@@ -353,6 +357,34 @@ void StoredSessions::delete_session(const std::string& session_id, Done done) {
     // A session created before it could be stored does not exist in the store: deleting it is still fine.
     if (result || result.error().code == store::StoreError::Code::NotFound) return done(std::nullopt);
     done(store_failure("deleting the session", result.error()));
+  });
+}
+
+void StoredSessions::load_session(const std::string& session_id,
+                                  std::function<void(engine::Outcome<std::optional<engine::StoredSession>>)> done) {
+  m_store.sessions().get_session(session_id, [done = std::move(done)](store::StoreResult<store::SessionRecord> record) {
+    if (record) return done(std::optional<engine::StoredSession>(to_stored(*record)));
+    if (record.error().code == store::StoreError::Code::NotFound) return done(std::optional<engine::StoredSession>());
+    done(store_failure("reading the session", record.error()));
+  });
+}
+
+void StoredSessions::list_sessions(const engine::StoredSessionQuery& query,
+                                   std::function<void(engine::Outcome<engine::StoredSessionPage>)> done) {
+  store::SessionQuery rows;
+  rows.agent = query.agent;
+  rows.cwd = query.cwd;
+  rows.text = query.text;
+  rows.archived = query.archived;
+  rows.limit = query.limit;
+  if (query.after) rows.after = store::SessionCursor{query.after->first, query.after->second};
+  m_store.sessions().list_sessions(std::move(rows), [done = std::move(done)](store::StoreResult<store::SessionPage> page) {
+    if (!page) return done(store_failure("listing the sessions", page.error()));
+    engine::StoredSessionPage stored;
+    stored.sessions.reserve(page->sessions.size());
+    for (const auto& record : page->sessions) stored.sessions.push_back(to_stored(record));
+    stored.more = page->next.has_value();
+    done(std::move(stored));
   });
 }
 

@@ -15,7 +15,7 @@ class StoredSessions : public engine::SessionPersistence {
  public:
   explicit StoredSessions(store::Store& store) : m_store(store) {}
 
-  // Reads everything the engine restores at startup. Blocking (runs the io_context until the store answered):
+  // Reads what the engine restores at startup (the sessions that owe prompts, not every stored one). Blocking (runs the io_context until the store answered):
   // call it before serving, when nothing else runs on the reactor.
   static store::StoreResult<engine::PersistedState> load(boost::asio::io_context& io, store::Store& store);
 
@@ -23,6 +23,10 @@ class StoredSessions : public engine::SessionPersistence {
                       Done done) override;
   void update_session(const engine::StoredSession& session, Done done) override;
   void delete_session(const std::string& session_id, Done done) override;
+  void load_session(const std::string& session_id,
+                    std::function<void(engine::Outcome<std::optional<engine::StoredSession>>)> done) override;
+  void list_sessions(const engine::StoredSessionQuery& query,
+                     std::function<void(engine::Outcome<engine::StoredSessionPage>)> done) override;
   void record_run(const std::string& session_id, const std::string& provider_session_id) override;
   void latest_run(const std::string& session_id, std::function<void(std::optional<engine::ConversationBinding>)> done) override;
   void session_continuing(const std::string& agent, const std::string& provider_session_id,

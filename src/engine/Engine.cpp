@@ -77,6 +77,16 @@ std::optional<std::vector<protocol::McpServerState>> pending_mcp_states(const st
   return states;
 }
 
+// What a session read from the store shows until its agent runs again: no agent process survives a daemon
+// restart, and its MCP servers are pending until the agent reports on them.
+void as_cold(StoredSession& stored) {
+  stored.info.live = false;
+  stored.info.state = protocol::SessionState::Idle;
+  stored.info.mcp_servers = pending_mcp_states(stored.settings.mcp_servers);
+}
+
+EngineError shutting_down() { return EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"}; }
+
 }  // namespace
 
 Engine::Engine(boost::asio::io_context& io, bus::EventBus& bus, std::vector<adapters::AgentDescriptor> agents,
@@ -144,19 +154,11 @@ template void Engine::off_reactor<bool>(std::string, std::function<Outcome<bool>
 
 void Engine::restore(PersistedState state) {
   for (auto& stored : state.sessions) {
-    auto& info = stored.info;
-    info.live = false;  // no agent process survives a daemon restart
-    info.state = protocol::SessionState::Idle;
-    info.mcp_servers = pending_mcp_states(stored.settings.mcp_servers);  // until the agent, started again, reports
-    const auto work = state.outstanding.find(info.session_id);
-    if (work != state.outstanding.end() && !work->second.empty()) {
-      add_session(std::move(stored)).restore(work->second);
-      continue;
-    }
-    const std::int64_t created_at = info.created_at;
-    std::string id = info.session_id;
-    auto [it, inserted] = m_dormant.emplace(std::move(id), std::move(stored));
-    if (inserted) m_list_order.insert({created_at, it->first}, &it->second.info);
+    as_cold(stored);
+    const auto work = state.outstanding.find(stored.info.session_id);
+    std::optional<OutstandingWork> owed;
+    if (work != state.outstanding.end() && !work->second.empty()) owed = work->second;
+    add_session(std::move(stored)).restore(owed);
   }
   for (auto& rule : state.rules) m_rules.restore(std::move(rule));
 }
@@ -239,20 +241,46 @@ const adapters::AgentDescriptor* Engine::agent(const std::string& name) const {
   return nullptr;
 }
 
-Session* Engine::find(const std::string& session_id) {
-  if (const auto it = m_sessions.find(session_id); it != m_sessions.end()) return it->second.get();
-  auto dormant = m_dormant.extract(session_id);
-  if (dormant.empty()) return nullptr;
-  // add_session points the session's list position at the Session's own info before anything reads it again.
-  Session& woken = add_session(std::move(dormant.mapped()));
-  woken.restore(std::nullopt);  // as restore() would have: its first start resumes the agent's last session
-  return &woken;
+Session* Engine::loaded(const std::string& session_id) {
+  const auto it = m_sessions.find(session_id);
+  return it == m_sessions.end() ? nullptr : it->second.get();
 }
 
-const protocol::SessionInfo* Engine::info_of(const std::string& session_id) const {
-  if (const auto it = m_sessions.find(session_id); it != m_sessions.end()) return &it->second->info();
-  const auto dormant = m_dormant.find(session_id);
-  return dormant == m_dormant.end() ? nullptr : &dormant->second.info;
+void Engine::with_session(const std::string& session_id, Then<Session*> then) {
+  if (auto* session = loaded(session_id)) return then(session);
+  if (!m_persistence) return then(unknown_session(session_id));
+  auto [loading, first] = m_loading.try_emplace(session_id, std::make_shared<std::vector<Then<Session*>>>());
+  loading->second->push_back(std::move(then));
+  if (!first) return;  // the read under way answers this call too
+  m_persistence->load_session(session_id, [weak = std::weak_ptr<Engine*>(m_self), session_id, waiting = loading->second](
+                                               Outcome<std::optional<StoredSession>> read) {
+    auto alive = weak.lock();
+    if (!alive) {
+      for (const auto& waiter : *waiting) waiter(shutting_down());
+      return;
+    }
+    Engine& owner = **alive;
+    owner.m_loading.erase(session_id);
+    std::optional<EngineError> failure;
+    if (const auto* error = std::get_if<EngineError>(&read)) {
+      failure = *error;
+    } else if (auto& stored = std::get<std::optional<StoredSession>>(read); !stored) {
+      failure = unknown_session(session_id);
+    } else if (owner.loaded(session_id) == nullptr) {
+      as_cold(*stored);
+      owner.add_session(std::move(*stored)).restore(std::nullopt);  // its first start resumes its agent's session
+    }
+    // Each in turn, as if the calls had come one after the other with the session in memory (one may delete it).
+    for (const auto& waiter : *waiting) {
+      if (failure) {
+        waiter(*failure);
+      } else if (auto* session = owner.loaded(session_id)) {
+        waiter(session);
+      } else {
+        waiter(unknown_session(session_id));
+      }
+    }
+  });
 }
 
 void Engine::prestart(const AgentPrestart& prestart) {
@@ -486,10 +514,16 @@ void Engine::create_imported(const protocol::SessionImportParams& params, const 
   insert_new_session(StoredSession{std::move(session), {}}, binding, std::move(done));
 }
 
-Outcome<protocol::SessionInfo> Engine::get_session(const std::string& session_id) const {
-  const auto* info = info_of(session_id);
-  if (info == nullptr) return unknown_session(session_id);
-  return *info;
+void Engine::get_session(const std::string& session_id, Then<protocol::SessionInfo> done) {
+  if (const auto* session = loaded(session_id)) return done(session->info());
+  if (!m_persistence) return done(unknown_session(session_id));
+  m_persistence->load_session(session_id, [session_id, done = std::move(done)](Outcome<std::optional<StoredSession>> read) {
+    if (const auto* error = std::get_if<EngineError>(&read)) return done(*error);
+    auto& stored = std::get<std::optional<StoredSession>>(read);
+    if (!stored) return done(unknown_session(session_id));
+    as_cold(*stored);
+    done(std::move(stored->info));
+  });
 }
 
 namespace {
@@ -513,18 +547,34 @@ bool matches_list_filters(const protocol::SessionListParams& params, const proto
 
 }  // namespace
 
-protocol::SessionListResult Engine::list_sessions(const protocol::SessionListParams& params) const {
+void Engine::list_sessions(const protocol::SessionListParams& params, Then<protocol::SessionListResult> done) {
   // Where the page starts: after the cursor's position. A bare session id (the cursors of earlier versions)
   // still works while that session exists; an unknown one ends the list, as it always did.
   std::optional<SessionListIndex::Position> after;
-  if (params.cursor) {
-    after = SessionListIndex::parse_cursor(*params.cursor);
-    if (!after) {
-      const auto* info = info_of(*params.cursor);
-      if (info == nullptr) return {};
-      after = SessionListIndex::Position{info->created_at, *params.cursor};
+  if (params.cursor) after = SessionListIndex::parse_cursor(*params.cursor);
+  if (params.cursor && !after) {
+    if (const auto* session = loaded(*params.cursor)) {
+      after = SessionListIndex::Position{session->info().created_at, *params.cursor};
+    } else if (m_persistence) {
+      return m_persistence->load_session(*params.cursor, [weak = std::weak_ptr<Engine*>(m_self), params, done = std::move(done)](
+                                                             Outcome<std::optional<StoredSession>> read) {
+        auto alive = weak.lock();
+        if (!alive) return done(shutting_down());
+        if (const auto* error = std::get_if<EngineError>(&read)) return done(*error);
+        const auto& stored = std::get<std::optional<StoredSession>>(read);
+        if (!stored) return done(protocol::SessionListResult{});
+        (*alive)->list_stored(params, SessionListIndex::Position{stored->info.created_at, *params.cursor}, done);
+      });
+    } else {
+      return done(protocol::SessionListResult{});
     }
   }
+  if (!m_persistence) return done(list_in_memory(params, after));
+  list_stored(params, std::move(after), std::move(done));
+}
+
+protocol::SessionListResult Engine::list_in_memory(const protocol::SessionListParams& params,
+                                                   const std::optional<SessionListIndex::Position>& after) const {
   const auto limit = static_cast<std::size_t>(params.limit.value_or(50));
   protocol::SessionListResult result;
   std::optional<SessionListIndex::Position> last;
@@ -541,19 +591,55 @@ protocol::SessionListResult Engine::list_sessions(const protocol::SessionListPar
   return result;
 }
 
+void Engine::list_stored(const protocol::SessionListParams& params, std::optional<SessionListIndex::Position> after,
+                         Then<protocol::SessionListResult> done) {
+  StoredSessionQuery query;
+  query.agent = params.agent;
+  query.cwd = params.cwd;
+  query.text = params.text;
+  query.archived = params.archived.value_or(false);
+  query.limit = static_cast<std::size_t>(params.limit.value_or(50));
+  if (after) query.after = std::make_pair(after->created_at, std::move(after->session_id));
+  // Every change to a session is handed to the store before this query, and the store applies calls in order:
+  // the rows match the filters as the sessions are now. What only lives in memory (a running state, an agent
+  // process) comes from the sessions in memory.
+  m_persistence->list_sessions(query, [weak = std::weak_ptr<Engine*>(m_self), done = std::move(done)](Outcome<StoredSessionPage> page) {
+    auto alive = weak.lock();
+    if (!alive) return done(shutting_down());
+    if (const auto* error = std::get_if<EngineError>(&page)) return done(*error);
+    auto& stored = std::get<StoredSessionPage>(page);
+    protocol::SessionListResult result;
+    result.sessions.reserve(stored.sessions.size());
+    for (auto& row : stored.sessions) {
+      if (const auto* session = (*alive)->loaded(row.info.session_id)) {
+        result.sessions.push_back(session->info());
+      } else {
+        as_cold(row);
+        result.sessions.push_back(std::move(row.info));
+      }
+    }
+    if (stored.more && !result.sessions.empty()) {
+      const auto& last = result.sessions.back();
+      result.next_cursor = SessionListIndex::cursor_for({last.created_at, last.session_id});
+    }
+    done(std::move(result));
+  });
+}
+
 void Engine::update(const std::string& session_id, const std::function<void(Session&, Done)>& apply,
                     Then<protocol::SessionInfo> done) {
-  auto* target = find(session_id);
-  if (target == nullptr) return done(unknown_session(session_id));
-  apply(*target, [this, weak = std::weak_ptr<Engine*>(m_self), session_id, done = std::move(done)](std::optional<EngineError> error) {
-    if (error) return done(*error);
-    if (weak.expired()) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
-    updated(session_id, done);
+  with_session(session_id, [this, apply, session_id, done = std::move(done)](Outcome<Session*> target) {
+    if (const auto* error = std::get_if<EngineError>(&target)) return done(*error);
+    apply(*std::get<Session*>(target), [this, weak = std::weak_ptr<Engine*>(m_self), session_id, done](std::optional<EngineError> error) {
+      if (error) return done(*error);
+      if (weak.expired()) return done(shutting_down());
+      updated(session_id, done);
+    });
   });
 }
 
 void Engine::updated(const std::string& session_id, const Then<protocol::SessionInfo>& done) {
-  auto* session = find(session_id);
+  auto* session = loaded(session_id);
   if (session == nullptr) return done(unknown_session(session_id));  // deleted while the agent answered
   session->mutable_info().updated_at = unix_millis_now();
   publish(session_id, protocol::SessionUpdatedEvent{session->info()});
@@ -565,21 +651,27 @@ void Engine::updated(const std::string& session_id, const Then<protocol::Session
 }
 
 void Engine::rename(const std::string& session_id, const std::string& title, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session, const Done& applied) { session.mutable_info().title = title; applied(std::nullopt); },
+  update(session_id, [title](Session& session, const Done& applied) { session.mutable_info().title = title; applied(std::nullopt); },
          std::move(done));
 }
 
 void Engine::archive(const std::string& session_id, bool archived, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session, const Done& applied) { session.mutable_info().archived = archived; applied(std::nullopt); },
+  update(session_id, [archived](Session& session, const Done& applied) { session.mutable_info().archived = archived; applied(std::nullopt); },
          std::move(done));
 }
 
 void Engine::delete_session(const std::string& session_id, Done done,
                             std::optional<protocol::SessionDeleteParamsWorktree> worktree) {
+  with_session(session_id, [this, done = std::move(done), worktree](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    delete_loaded(*std::get<Session*>(found), std::move(done), worktree);
+  });
+}
+
+void Engine::delete_loaded(Session& session, Done done, std::optional<protocol::SessionDeleteParamsWorktree> worktree) {
   using WorktreeChoice = protocol::SessionDeleteParamsWorktree;
-  auto* session = find(session_id);
-  if (session == nullptr) return done(unknown_session(session_id));
-  if (session->info().worktree && worktree.value_or(WorktreeChoice::Remove) != WorktreeChoice::Keep) {
+  const std::string session_id = session.info().session_id;
+  if (session.info().worktree && worktree.value_or(WorktreeChoice::Remove) != WorktreeChoice::Keep) {
     // The worktree first, so that uncommitted work refuses the deletion (UncommittedWork) before anything is gone.
     protocol::SessionRemoveWorktreeParams removal{session_id, false, worktree == WorktreeChoice::Discard};
     return remove_worktree(removal, [this, session_id, done = std::move(done)](const Outcome<protocol::SessionRemoveWorktreeResult>& removed) {
@@ -603,35 +695,48 @@ void Engine::delete_session(const std::string& session_id, Done done,
   forget(std::nullopt);
 }
 
-Outcome<protocol::SessionAttachResult> Engine::attach(const std::string& session_id) {
-  const auto* session = find(session_id);
-  if (session == nullptr) return unknown_session(session_id);
+void Engine::attach(const std::string& session_id, Then<protocol::SessionAttachResult> done) {
+  with_session(session_id, [this, done = std::move(done)](Outcome<Session*> found) {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    done(attach_result(*std::get<Session*>(found)));
+  });
+}
+
+protocol::SessionAttachResult Engine::attach_result(const Session& session) const {
+  const std::string& session_id = session.info().session_id;
   protocol::SessionAttachResult result;
-  result.session = session->info();
-  result.queue = session->queue();
+  result.session = session.info();
+  result.queue = session.queue();
   result.permissions = m_broker.open_permissions(session_id);
   result.questions = m_broker.open_questions(session_id);
   result.last_seq = m_last_seq ? static_cast<std::int64_t>(m_last_seq()) : 0;
-  result.interrupted = session->interrupted_prompt();
+  result.interrupted = session.interrupted_prompt();
   return result;
 }
 
 void Engine::set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session, Done applied) { session.set_model(model, std::move(applied)); }, std::move(done));
+  update(session_id, [model](Session& session, Done applied) { session.set_model(model, std::move(applied)); }, std::move(done));
 }
 
 void Engine::set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done) {
-  update(session_id, [&](Session& session, Done applied) { session.set_mode(mode, std::move(applied)); }, std::move(done));
+  update(session_id, [mode](Session& session, Done applied) { session.set_mode(mode, std::move(applied)); }, std::move(done));
 }
 
 void Engine::set_option(const protocol::SessionSetOptionParams& params, Then<protocol::SessionInfo> done) {
-  update(params.session_id, [&](Session& session, Done applied) { session.set_option(params.option_id, params.value, std::move(applied)); },
+  update(params.session_id,
+         [option = params.option_id, value = params.value](Session& session, Done applied) { session.set_option(option, value, std::move(applied)); },
          std::move(done));
 }
 
 void Engine::fork(const protocol::SessionForkParams& params, Then<protocol::SessionInfo> done) {
-  auto* source = find(params.session_id);
-  if (source == nullptr) return done(unknown_session(params.session_id));
+  with_session(params.session_id, [this, params, done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    fork_loaded(*std::get<Session*>(found), params, std::move(done));
+  });
+}
+
+void Engine::fork_loaded(Session& from, const protocol::SessionForkParams& params, Then<protocol::SessionInfo> done) {
+  Session* source = &from;
   const auto* descriptor = agent(source->info().agent);
   if (descriptor == nullptr) return done(unknown_agent(source->info().agent));
   if (!descriptor->discover().capabilities.fork) {
@@ -643,7 +748,7 @@ void Engine::fork(const protocol::SessionForkParams& params, Then<protocol::Sess
     auto alive = weak.lock();
     if (!alive) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
     Engine& owner = **alive;
-    const Session* origin = owner.find(source_id);
+    const Session* origin = owner.loaded(source_id);
     if (origin == nullptr) return done(unknown_session(source_id));
     auto& fork = std::get<ForkPoint>(point);
     // The same agent, directory and settings as the source; its own id, title and history from here on.
@@ -665,8 +770,14 @@ void Engine::fork(const protocol::SessionForkParams& params, Then<protocol::Sess
 }
 
 void Engine::rewind(const protocol::SessionRewindParams& params, Then<protocol::SessionRewindResult> done) {
-  auto* session = find(params.session_id);
-  if (session == nullptr) return done(unknown_session(params.session_id));
+  with_session(params.session_id, [this, params, done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    rewind_loaded(*std::get<Session*>(found), params, std::move(done));
+  });
+}
+
+void Engine::rewind_loaded(Session& target, const protocol::SessionRewindParams& params, Then<protocol::SessionRewindResult> done) {
+  Session* session = &target;
   const bool conversation = params.conversation.value_or(true);
   const bool files = params.files.value_or(false);
   if (!conversation && !files) {
@@ -676,7 +787,7 @@ void Engine::rewind(const protocol::SessionRewindParams& params, Then<protocol::
                                                            Outcome<RewindOutcome> rewound) {
     if (const auto* error = std::get_if<EngineError>(&rewound)) return done(*error);
     auto alive = weak.lock();
-    const Session* after = alive ? (*alive)->find(id) : nullptr;
+    const Session* after = alive ? (*alive)->loaded(id) : nullptr;
     if (after == nullptr) return done(unknown_session(id));
     auto& outcome = std::get<RewindOutcome>(rewound);
     protocol::SessionRewindResult result;
@@ -691,48 +802,59 @@ void Engine::rewind(const protocol::SessionRewindParams& params, Then<protocol::
 }
 
 void Engine::compact(const std::string& session_id, Then<protocol::SessionInfo> done) {
-  auto* session = find(session_id);
-  if (session == nullptr) return done(unknown_session(session_id));
-  session->compact([weak = std::weak_ptr<Engine*>(m_self), session_id, done](std::optional<EngineError> error) {
-    if (error) return done(*error);
-    auto alive = weak.lock();
-    const Session* after = alive ? (*alive)->find(session_id) : nullptr;
-    if (after == nullptr) return done(unknown_session(session_id));
-    done(after->info());
+  with_session(session_id, [this, session_id, done = std::move(done)](Outcome<Session*> found) {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    std::get<Session*>(found)->compact([weak = std::weak_ptr<Engine*>(m_self), session_id, done](std::optional<EngineError> error) {
+      if (error) return done(*error);
+      auto alive = weak.lock();
+      const Session* after = alive ? (*alive)->loaded(session_id) : nullptr;
+      if (after == nullptr) return done(unknown_session(session_id));
+      done(after->info());
+    });
   });
 }
 
 void Engine::diff(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done) {
-  if (params.against) return diff_against_base(params, std::move(done));
-  auto* session = find(params.session_id);
-  if (session == nullptr) return done(unknown_session(params.session_id));
+  with_session(params.session_id, [this, params, done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    if (params.against) return diff_against_base(*std::get<Session*>(found), params, std::move(done));
+    diff_loaded(*std::get<Session*>(found), params, std::move(done));
+  });
+}
+
+void Engine::diff_loaded(Session& target, const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done) {
+  Session* session = &target;
   if (!params.turn_id) return m_checkpoints.diff(params.session_id, session->info().cwd, params.turn_id, std::move(done));
   // A turn the session never had is the caller's mistake, whatever the checkpoints hold.
   session->check_turn(*params.turn_id, [this, weak = std::weak_ptr<Engine*>(m_self), params, done = std::move(done)](bool known) {
     if (weak.expired()) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
-    const auto* info = info_of(params.session_id);
-    if (info == nullptr) return done(unknown_session(params.session_id));  // deleted meanwhile
+    const auto* still = loaded(params.session_id);
+    if (still == nullptr) return done(unknown_session(params.session_id));  // deleted meanwhile
     if (!known) return done(EngineError{ErrorCode::UnknownTurn, "session " + params.session_id + " has no turn " + params.turn_id->substr(0, 100)});
-    m_checkpoints.diff(params.session_id, info->cwd, params.turn_id, std::move(done));
+    m_checkpoints.diff(params.session_id, still->info().cwd, params.turn_id, std::move(done));
   });
 }
 
 void Engine::send(protocol::SessionSendParams params, Session::SendDone done) {
-  auto* session = find(params.session_id);
-  if (session == nullptr) return done(unknown_session(params.session_id));
-  session->send(std::move(params), std::move(done));
+  const std::string session_id = params.session_id;
+  with_session(session_id, [params = std::move(params), done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    std::get<Session*>(found)->send(std::move(params), std::move(done));
+  });
 }
 
 void Engine::resume(const protocol::SessionResumeParams& params, Session::SendDone done) {
-  auto* session = find(params.session_id);
-  if (session == nullptr) return done(unknown_session(params.session_id));
-  session->resume(params.wait.value_or(true), std::move(done));
+  with_session(params.session_id, [wait = params.wait.value_or(true), done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    std::get<Session*>(found)->resume(wait, std::move(done));
+  });
 }
 
-Outcome<bool> Engine::cancel(const std::string& session_id) {
-  auto* session = find(session_id);
-  if (session == nullptr) return unknown_session(session_id);
-  return session->cancel();
+void Engine::cancel(const std::string& session_id, Then<bool> done) {
+  with_session(session_id, [done = std::move(done)](Outcome<Session*> found) {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    done(std::get<Session*>(found)->cancel());
+  });
 }
 
 void Engine::respond_permission(const protocol::PermissionRespondParams& params, std::optional<std::string> client_id, Done done) {
@@ -762,12 +884,14 @@ void Engine::remove_rule(const std::string& rule_id, Done done) {
   forget(std::nullopt);
 }
 
-Outcome<protocol::RememberedRule> Engine::add_session_rule(const std::string& session_id, protocol::PermissionRule rule,
-                                                          bool allow) {
-  if (info_of(session_id) == nullptr) return unknown_session(session_id);
-  auto remembered = m_rules.add(protocol::RuleScope::Session, session_id, {}, std::move(rule), allow);
-  publish_rules_changed();
-  return remembered;
+void Engine::add_session_rule(const std::string& session_id, protocol::PermissionRule rule, bool allow,
+                              Then<protocol::RememberedRule> done) {
+  with_session(session_id, [this, session_id, rule = std::move(rule), allow, done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    auto remembered = m_rules.add(protocol::RuleScope::Session, session_id, {}, std::move(rule), allow);
+    publish_rules_changed();
+    done(std::move(remembered));
+  });
 }
 
 std::string Engine::remember_rule(protocol::RuleScope scope, const std::string& session_id, const std::string& cwd,

@@ -73,9 +73,10 @@ class Engine : private SessionServices, private RequestBroker::Host {
   using Then = std::function<void(Outcome<T>)>;
   using Done = std::function<void(std::optional<EngineError>)>;
 
-  // Loads what the store kept from earlier runs: sessions come back cold (no agent process), those with
-  // outstanding prompts as `interrupted`, remembered project/always rules in force. Call before serving.
-  // A session with nothing outstanding stays dormant (its info only) until a call needs the session itself.
+  // Loads what the store kept from earlier runs that must be in memory: the sessions with outstanding prompts
+  // come back cold (no agent process) and `interrupted`, remembered project/always rules in force. Call before
+  // serving. Every other stored session stays in the store until a call needs it (with_session), so a start costs
+  // the same however many sessions are stored.
   void restore(PersistedState state);
 
   // Starts the agent a session will soon want, before that session exists, so that the agent's start-up runs
@@ -91,15 +92,20 @@ class Engine : private SessionServices, private RequestBroker::Host {
   std::vector<protocol::AgentInfo> list_agents();
   // Changes a client asks for answer through a callback: with persistence they complete once stored, and a
   // storage failure reaches the caller as StoreFailure. Without persistence they complete before returning.
+  // Calls on a session answer through a callback too: a session not in memory is read from the store first.
+  // Those that only read (get, attach, cancel, rules.add) complete before returning when the session is in memory.
   void create_session(const protocol::SessionCreateParams& params, Then<protocol::SessionInfo> done);
-  Outcome<protocol::SessionInfo> get_session(const std::string& session_id) const;
-  protocol::SessionListResult list_sessions(const protocol::SessionListParams& params) const;
+  // A session not in memory is answered from its stored row, without making a Session of it.
+  void get_session(const std::string& session_id, Then<protocol::SessionInfo> done);
+  // With persistence, a page the store reads (newest first, filtered there), each session in memory shown as it
+  // is now; without, the sessions in memory. Its cost does not grow with the number of sessions.
+  void list_sessions(const protocol::SessionListParams& params, Then<protocol::SessionListResult> done);
   void rename(const std::string& session_id, const std::string& title, Then<protocol::SessionInfo> done);
   void archive(const std::string& session_id, bool archived, Then<protocol::SessionInfo> done);
   // A worktree session's worktree is removed first unless `worktree` says keep (docs/worktrees.md).
   void delete_session(const std::string& session_id, Done done,
                       std::optional<protocol::SessionDeleteParamsWorktree> worktree = std::nullopt);
-  Outcome<protocol::SessionAttachResult> attach(const std::string& session_id);
+  void attach(const std::string& session_id, Then<protocol::SessionAttachResult> done);
   void set_model(const std::string& session_id, const std::string& model, Then<protocol::SessionInfo> done);
   void set_mode(const std::string& session_id, const std::string& mode, Then<protocol::SessionInfo> done);
   void set_option(const protocol::SessionSetOptionParams& params, Then<protocol::SessionInfo> done);
@@ -116,7 +122,7 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void remove_worktree(const protocol::SessionRemoveWorktreeParams& params, Then<protocol::SessionRemoveWorktreeResult> done);
   void send(protocol::SessionSendParams params, Session::SendDone done);
   void resume(const protocol::SessionResumeParams& params, Session::SendDone done);
-  Outcome<bool> cancel(const std::string& session_id);
+  void cancel(const std::string& session_id, Then<bool> done);
   // The agent's own history (history.list, history.read) and making one of its sessions ours (session.import).
   // The agent's hooks read files on the engine's helper thread; `done` runs later on the reactor, always.
   void list_history(const protocol::HistoryListParams& params, Then<protocol::HistoryListResult> done);
@@ -132,7 +138,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
                                                    const std::optional<std::string>& cwd) const;
   void remove_rule(const std::string& rule_id, Done done);
   // A rule a client puts in force for one session (rules.add): never stored, forgotten with the session.
-  Outcome<protocol::RememberedRule> add_session_rule(const std::string& session_id, protocol::PermissionRule rule, bool allow);
+  void add_session_rule(const std::string& session_id, protocol::PermissionRule rule, bool allow,
+                        Then<protocol::RememberedRule> done);
 
   // Daemon shutdown: stops every agent gracefully and calls `done` once each has reported it is gone (so every
   // session stopping because of the shutdown has published session.state stopped), or when `limit` has passed,
@@ -140,6 +147,8 @@ class Engine : private SessionServices, private RequestBroker::Host {
   // daemon.shutdown is the last event clients see. Never blocks: `done` runs later on the io_context.
   void shut_down(std::chrono::milliseconds limit, std::function<void()> done);
   bool sealed() const { return m_sealed; }
+  // How many sessions are held as Session objects: those used since the start and those that owe prompts.
+  std::size_t sessions_in_memory() const { return m_sessions.size(); }
 
   // For a daemon that opens its store after constructing the engine; before anything is served.
   void set_persistence(SessionPersistence* persistence) { m_persistence = persistence; }
@@ -183,14 +192,22 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void bind_imported(const protocol::SessionImportParams& params, adapters::HistoryEntry history, Then<protocol::SessionInfo> done);
   void create_imported(const protocol::SessionImportParams& params, const adapters::HistoryEntry& history,
                        const std::optional<std::string>& holder, Then<protocol::SessionInfo> done);
-  // The one place a Session is made (created, imported, forked, restored, woken from dormant).
+  // The one place a Session is made (created, imported, forked, restored, read from the store).
   Session& add_session(StoredSession stored);
   // Stores a new session (with the agent conversation it is bound to, if any), then makes and announces it.
   void insert_new_session(StoredSession stored, std::optional<ConversationBinding> binding, Then<protocol::SessionInfo> done);
-  // The session, made from its dormant entry if it has none yet; null if there is no such session.
-  Session* find(const std::string& session_id);
-  // What session.get and session.list show of a session, without making a Session of a dormant one.
-  const protocol::SessionInfo* info_of(const std::string& session_id) const;
+  // Calls `then` with the session, made from its stored row first if it is not in memory: at once for a session
+  // in memory, else once the store answered, with UnknownSession if there is no such session (or StoreFailure).
+  // Calls arriving while a session is read wait for that one read: one Session per id, whatever the timing.
+  void with_session(const std::string& session_id, Then<Session*> then);
+  // The session if it is in memory, else null: for a call's later steps, which began with with_session (null
+  // then means it was deleted meanwhile).
+  Session* loaded(const std::string& session_id);
+  // session.list over the sessions in memory (an engine without persistence).
+  protocol::SessionListResult list_in_memory(const protocol::SessionListParams& params,
+                                             const std::optional<SessionListIndex::Position>& after) const;
+  void list_stored(const protocol::SessionListParams& params, std::optional<SessionListIndex::Position> after,
+                   Then<protocol::SessionListResult> done);
   void publish_rules_changed();
   // Runs `apply` on the session, publishes session.updated and stores the result; `done` gets the new info or
   // the error (an unknown session, what `apply` refused, or a storage failure: the change is then in effect
@@ -202,7 +219,16 @@ class Engine : private SessionServices, private RequestBroker::Host {
   // session.create with worktree: the worktree first (on the helper thread), then the session in it.
   void create_in_worktree(const protocol::SessionCreateParams& params, protocol::SessionInfo session,
                           SessionSettings settings, Then<protocol::SessionInfo> done);
-  void diff_against_base(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done);
+  void diff_against_base(const Session& session, const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done);
+  // The steps of the calls above once with_session has the session in memory.
+  void delete_loaded(Session& session, Done done, std::optional<protocol::SessionDeleteParamsWorktree> worktree);
+  protocol::SessionAttachResult attach_result(const Session& session) const;
+  void fork_loaded(Session& from, const protocol::SessionForkParams& params, Then<protocol::SessionInfo> done);
+  void rewind_loaded(Session& target, const protocol::SessionRewindParams& params, Then<protocol::SessionRewindResult> done);
+  void diff_loaded(Session& target, const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done);
+  void merge_loaded(Session& session, const protocol::SessionMergeParams& params, Then<protocol::SessionMergeResult> done);
+  void remove_worktree_loaded(Session& session, const protocol::SessionRemoveWorktreeParams& params,
+                              Then<protocol::SessionRemoveWorktreeResult> done);
   // Runs blocking `work` on the helper thread, then `done` with its outcome on the reactor. The io_context is
   // kept from running out of work meanwhile, so `done` always runs (a reply is never dropped). `what` names the
   // work ("reading the agent's history") for the error an exception out of it becomes.
@@ -218,16 +244,16 @@ class Engine : private SessionServices, private RequestBroker::Host {
   worktree::WorktreeGit* m_worktrees = nullptr;
   TurnCheckpoints m_checkpoints;
   RequestBroker m_broker;  // before the sessions: they cancel their requests as they go
+  // The sessions in memory: created, imported or forked by this daemon, restored owing prompts, or read from the
+  // store by a call that needed one (with_session). A daemon whose store holds a hundred thousand sessions (one
+  // per `switchboard run`, say) starts with none of those, and session.list pages through the store.
   std::map<std::string, std::unique_ptr<Session>> m_sessions;
-  // Restored sessions nothing has needed since this daemon started: their stored info only. A daemon whose store
-  // holds thousands of sessions (one per `switchboard run`, say) starts without making a Session for each; the
-  // first call that needs one (a send, a change, a delete, a rule) makes it (find). Sessions restored with
-  // outstanding prompts are made at once: their queue and interrupted prompt live in the Session.
-  std::map<std::string, StoredSession> m_dormant;
+  // Sessions being read from the store, with the calls waiting for each (with_session).
+  std::map<std::string, std::shared_ptr<std::vector<Then<Session*>>>> m_loading;
   // By agent: the models its sessions last reported while this daemon runs (not stored: an agent's offer can
   // change between runs, and it reports it again when it next starts).
   std::map<std::string, std::vector<protocol::ModelInfo>> m_agent_models;
-  SessionListIndex m_list_order;  // m_sessions and m_dormant in session.list's order
+  SessionListIndex m_list_order;  // m_sessions in session.list's order (what it lists without persistence)
   std::set<std::string> m_answering_client_ids;
   // session.import calls between finding the agent's session and storing ours: "<agent>\n<provider session id>".
   std::multiset<std::string> m_imports_in_flight;

@@ -86,9 +86,9 @@ void Engine::create_in_worktree(const protocol::SessionCreateParams& params, pro
       });
 }
 
-void Engine::diff_against_base(const protocol::SessionDiffParams& params, Then<protocol::SessionDiffResult> done) {
-  const auto* info = info_of(params.session_id);
-  if (info == nullptr) return done(unknown(params.session_id));
+void Engine::diff_against_base(const Session& session, const protocol::SessionDiffParams& params,
+                               Then<protocol::SessionDiffResult> done) {
+  const auto* info = &session.info();
   if (params.turn_id) {
     EngineError error{ErrorCode::InvalidParams, "session.diff: against base takes no turnId"};
     error.pointer = "/turnId";
@@ -108,8 +108,14 @@ void Engine::diff_against_base(const protocol::SessionDiffParams& params, Then<p
 }
 
 void Engine::merge(const protocol::SessionMergeParams& params, Then<protocol::SessionMergeResult> done) {
-  auto* session = find(params.session_id);
-  if (session == nullptr) return done(unknown(params.session_id));
+  with_session(params.session_id, [this, params, done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    merge_loaded(*std::get<Session*>(found), params, std::move(done));
+  });
+}
+
+void Engine::merge_loaded(Session& target, const protocol::SessionMergeParams& params, Then<protocol::SessionMergeResult> done) {
+  Session* session = &target;
   const auto& info = session->info();
   if (!info.worktree || m_worktrees == nullptr) return done(no_worktree(params.session_id));
   // The turn's agent may be writing files the merge would commit half-written.
@@ -131,8 +137,15 @@ void Engine::merge(const protocol::SessionMergeParams& params, Then<protocol::Se
 
 void Engine::remove_worktree(const protocol::SessionRemoveWorktreeParams& params,
                              Then<protocol::SessionRemoveWorktreeResult> done) {
-  auto* session = find(params.session_id);
-  if (session == nullptr) return done(unknown(params.session_id));
+  with_session(params.session_id, [this, params, done = std::move(done)](Outcome<Session*> found) mutable {
+    if (const auto* error = std::get_if<EngineError>(&found)) return done(*error);
+    remove_worktree_loaded(*std::get<Session*>(found), params, std::move(done));
+  });
+}
+
+void Engine::remove_worktree_loaded(Session& target, const protocol::SessionRemoveWorktreeParams& params,
+                                    Then<protocol::SessionRemoveWorktreeResult> done) {
+  Session* session = &target;
   if (!session->info().worktree || m_worktrees == nullptr) return done(no_worktree(params.session_id));
   if (session->busy())
     return done(EngineError{ErrorCode::SessionBusy, "session " + params.session_id +
@@ -148,7 +161,7 @@ void Engine::remove_worktree(const protocol::SessionRemoveWorktreeParams& params
       [this, weak = std::weak_ptr<Engine*>(m_self), id = params.session_id, done = std::move(done)](Outcome<bool> outcome) {
         if (const auto* error = std::get_if<EngineError>(&outcome)) return done(*error);
         if (weak.expired()) return done(EngineError{ErrorCode::ShuttingDown, "the daemon is shutting down"});
-        auto* removed_from = find(id);
+        auto* removed_from = loaded(id);
         if (removed_from == nullptr) return done(unknown(id));
         // Its agent worked in the directory just removed: the next prompt finds no working directory.
         removed_from->stop_agent();

@@ -13,8 +13,9 @@ namespace switchboard::engine {
 // The order session.list pages through, kept as sessions come and go: newest first (createdAt), the session id
 // breaking ties. A page starts at its cursor with one lookup and reads on from there, so its cost does not grow
 // with the number of sessions (sorting them all on every call cost 29 ms at 20,000; see docs/performance.md).
-// It holds no session data of its own, only where each session sits and where its info lives (in its Session, or
-// in the engine's dormant entry until a Session is made); createdAt never changes once a session exists.
+// It holds no session data of its own, only where each session sits and where its info lives (in its Session);
+// createdAt never changes once a session exists. The engine lists through it without persistence; with
+// persistence the store serves session.list in the same order, with the same cursors.
 class SessionListIndex {
  public:
   struct Position {

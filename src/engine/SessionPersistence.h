@@ -1,9 +1,11 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/EngineError.h"
@@ -60,16 +62,34 @@ struct TurnRecord {
   bool rewound = false;
 };
 
-// Everything the engine reloads at startup.
+// What the engine reloads at startup: only what must be in memory before anything is served. Every other stored
+// session stays in the store until a call needs it (SessionPersistence::load_session).
 struct PersistedState {
-  std::vector<StoredSession> sessions;
+  std::vector<StoredSession> sessions;                 // the sessions that owe prompts (those in `outstanding`)
   std::map<std::string, OutstandingWork> outstanding;  // by session id
   std::vector<protocol::RememberedRule> rules;         // project and always rules (session rules die with the daemon)
+  std::vector<protocol::Worktree> worktrees;           // those of every stored session that has one
 };
 
-// What the engine needs from durable storage. The engine keeps every session's metadata in memory (a few hundred
-// bytes each) and writes through this interface; it reads only at startup (PersistedState) and when a cold
-// session needs its agent's own session id to resume.
+// One page of session.list as the store holds it: newest first (createdAt, then session id, both descending),
+// after `after` if given, filtered as session.list filters.
+struct StoredSessionQuery {
+  std::optional<std::string> agent;
+  std::optional<std::string> cwd;
+  std::optional<std::string> text;  // in the title or the directory, ASCII letters matching either case
+  bool archived = false;
+  std::size_t limit = 50;
+  std::optional<std::pair<std::int64_t, std::string>> after;  // (createdAt, session id) of the previous page's last
+};
+
+struct StoredSessionPage {
+  std::vector<StoredSession> sessions;
+  bool more = false;  // another session matches after the last one
+};
+
+// What the engine needs from durable storage. The engine holds only the sessions something uses (and those that
+// owe prompts); it writes through this interface, reads the rest a session or a page at a time (load_session,
+// list_sessions), and reads a cold session's agent session id when it resumes.
 //
 // Calls are applied in the order they are made. Callbacks run later on the io_context thread. Changes a client
 // asked for (create, rename, delete, rules) wait for `done` so a storage failure reaches that caller as
@@ -89,6 +109,10 @@ class SessionPersistence {
   // its chosen option values.
   virtual void update_session(const StoredSession& session, Done done) = 0;
   virtual void delete_session(const std::string& session_id, Done done) = 0;
+  // The stored session, nullopt if there is none; a storage failure is StoreFailure.
+  virtual void load_session(const std::string& session_id, std::function<void(Outcome<std::optional<StoredSession>>)> done) = 0;
+  // A page of the stored sessions (session.list); a storage failure is StoreFailure.
+  virtual void list_sessions(const StoredSessionQuery& query, std::function<void(Outcome<StoredSessionPage>)> done) = 0;
 
   // A run binds our session to the agent's own session id (what resuming needs).
   virtual void record_run(const std::string& session_id, const std::string& provider_session_id) = 0;

@@ -175,6 +175,16 @@ constexpr std::string_view kVersion7 = R"sql(
 ALTER TABLE sessions ADD COLUMN worktree TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 8: session.list served by the store a page at a time, without the daemon holding every session.
+//  - sessions_by_agent and sessions_by_cwd: a page filtered by agent or directory reads its rows in list order
+//    (newest first) from the start of the page, however few sessions match.
+//  - sessions_with_worktree: the daemon's start finds the sessions that own a worktree without reading the others.
+constexpr std::string_view kVersion8 = R"sql(
+CREATE INDEX sessions_by_agent ON sessions(agent, created_at, id);
+CREATE INDEX sessions_by_cwd ON sessions(cwd, created_at, id);
+CREATE INDEX sessions_with_worktree ON sessions(id) WHERE worktree != '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
@@ -183,6 +193,7 @@ constexpr Migration kMigrations[] = {
     {5, "MCP servers, option values, fork origin, plan and usage of sessions; turns with the agent's references", kVersion5},
     {6, "full-text search index over the event log", kVersion6},
     {7, "sessions' own git worktrees", kVersion7},
+    {8, "indexes for session.list's filters and for the sessions that own a worktree", kVersion8},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

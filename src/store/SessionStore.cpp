@@ -38,6 +38,13 @@ constexpr const char* kRunColumns = "id, session_id, provider_session_id, starte
 
 StoreError not_found(std::string what) { return StoreError{StoreError::Code::NotFound, std::move(what)}; }
 
+std::string ascii_lower(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
 bool is_constraint(const SQLite::Exception& e, int extended_code) { return e.getExtendedErrorCode() == extended_code; }
 
 SessionRecord read_session(const SQLite::Statement& row) {
@@ -180,6 +187,8 @@ void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> 
         if (query.agent) sql += " AND agent = :agent";
         if (query.cwd) sql += " AND cwd = :cwd";
         if (query.archived) sql += " AND archived = :archived";
+        // SQLite's lower() folds ASCII letters only, as session.list's text filter has always matched.
+        if (query.text) sql += " AND (instr(lower(title), :text) > 0 OR instr(lower(cwd), :text) > 0)";
         if (query.after) sql += " AND (created_at < :created OR (created_at = :created AND id < :id))";
         // One row more than asked tells whether another page follows.
         sql += " ORDER BY created_at DESC, id DESC LIMIT :limit";
@@ -187,6 +196,7 @@ void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> 
         if (query.agent) statement.bind(":agent", *query.agent);
         if (query.cwd) statement.bind(":cwd", *query.cwd);
         if (query.archived) statement.bind(":archived", *query.archived ? 1 : 0);
+        if (query.text) statement.bind(":text", ascii_lower(*query.text));
         if (query.after) {
           statement.bind(":created", query.after->created_at);
           statement.bind(":id", query.after->id);
@@ -199,6 +209,18 @@ void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> 
           page.next = SessionCursor{page.sessions.back().created_at, page.sessions.back().id};
         }
         return page;
+      },
+      std::move(done));
+}
+
+void SessionStore::list_worktrees(StoreCallback<std::vector<std::string>> done) {
+  m_worker.submit(
+      "list worktrees",
+      [](Database& db) -> StoreResult<std::vector<std::string>> {
+        SQLite::Statement query(db.sql(), "SELECT worktree FROM sessions INDEXED BY sessions_with_worktree WHERE worktree != ''");
+        std::vector<std::string> worktrees;
+        while (query.executeStep()) worktrees.push_back(query.getColumn(0).getString());
+        return worktrees;
       },
       std::move(done));
 }

@@ -26,6 +26,8 @@ class SessionStore {
   void get_session(std::string id, StoreCallback<SessionRecord> done);
   // Newest first, filtered, one page at a time (pass the page's `next` back as `query.after`).
   void list_sessions(SessionQuery query, StoreCallback<SessionPage> done);
+  // The worktree column (JSON) of every session that has one; reads only those rows (a partial index).
+  void list_worktrees(StoreCallback<std::vector<std::string>> done);
   // NotFound if there is no such session. Its runs, interrupted turn and search index rows go with it; its
   // events stay in the event log (they are part of the global seq stream) until retention removes them.
   void delete_session(std::string id, StoreCallback<void> done);

@@ -65,6 +65,8 @@ struct SessionQuery {
   std::optional<std::string> agent;
   std::optional<std::string> cwd;
   std::optional<bool> archived;
+  // In the title or the directory, ASCII letters matching either case (session.list's text filter).
+  std::optional<std::string> text;
   std::size_t limit = 50;              // clamped to [1, 1000]
   std::optional<SessionCursor> after;  // the previous page's `next`
 };

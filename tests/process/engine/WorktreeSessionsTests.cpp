@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "engine/Engine.h"
+#include "support/EngineCalls.h"
 #include "support/GitRepository.h"
 #include "support/ScriptedAdapter.h"
 #include "support/StoredEngineRun.h"
@@ -138,7 +139,7 @@ TEST_CASE("worktree sessions: a session works in its own worktree, reviewed agai
   CHECK(first.cwd == (fs::path(first.worktree->path) / "src").string());
   REQUIRE(second.worktree);
   CHECK(second.worktree->branch == "second-change");
-  CHECK(w.engine->get_session(first.session_id).index() == 0);
+  CHECK(switchboard::testing::get_session(*w.engine, w.io, first.session_id).index() == 0);
 
   // each "agent" changes the same line in its own worktree
   write_text_file(fs::path(first.worktree->path) / "app.txt", "one\nfirst\nthree\n");
@@ -174,7 +175,7 @@ TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless
   REQUIRE(refused);
   CHECK(refused->code == p::ErrorCode::UncommittedWork);
   CHECK(refused->files == std::vector<std::string>{"draft.txt"});
-  CHECK(w.engine->get_session(session.session_id).index() == 0);  // still there
+  CHECK(switchboard::testing::get_session(*w.engine, w.io, session.session_id).index() == 0);  // still there
   CHECK(read_text_file(tree / "draft.txt") == "not committed\n");
 
   SECTION("removeWorktree with force: the session stays, without a worktree; the branch stays") {
@@ -192,7 +193,7 @@ TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless
   }
   SECTION("delete with discard: the session, the directory and git's entry are gone") {
     CHECK(!w.remove_session(session.session_id, p::SessionDeleteParamsWorktree::Discard));
-    CHECK(w.engine->get_session(session.session_id).index() == 1);
+    CHECK(switchboard::testing::get_session(*w.engine, w.io, session.session_id).index() == 1);
     CHECK(!fs::exists(tree));
     CHECK(git_output(w.repo, "worktree list").find(tree.string()) == std::string::npos);
     CHECK(git_output(w.repo, "branch --list work") == "  work\n");
@@ -207,7 +208,7 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
   World w;
   TempDir plain{"worktree-plain"};
   CHECK(error_of(w.create(plain.path(), p::WorktreeRequest{})).code == p::ErrorCode::NotARepository);
-  CHECK(w.engine->list_sessions(p::SessionListParams{}).sessions.empty());
+  CHECK(switchboard::testing::listed(*w.engine, w.io, p::SessionListParams{}).sessions.empty());
 
   const auto session = value_of(w.create(w.repo, p::WorktreeRequest{std::string("taken"), std::nullopt}));
   CHECK(error_of(w.create(w.repo, p::WorktreeRequest{std::string("taken"), std::nullopt})).code == p::ErrorCode::BranchExists);
@@ -225,7 +226,7 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
   CHECK(read_text_file(w.repo / "app.txt") == "one\ntwo\nthree\n");
 
   // the list shows each worktree session's branch
-  const auto listed = w.engine->list_sessions(p::SessionListParams{});
+  const auto listed = switchboard::testing::listed(*w.engine, w.io, p::SessionListParams{});
   int with_branch = 0;
   for (const auto& info : listed.sessions)
     if (info.worktree && info.worktree->branch == "taken") ++with_branch;
@@ -254,7 +255,7 @@ TEST_CASE("worktree sessions: a restarted daemon keeps the session in its worktr
 
   switchboard::testing::StoredEngineRun restarted(temp.path());
   restarted.engine->set_worktrees(&worktrees);
-  const auto info = restarted.engine->get_session(created.session_id);
+  const auto info = switchboard::testing::get_session(*restarted.engine, restarted.io, created.session_id);
   REQUIRE(std::holds_alternative<p::SessionInfo>(info));
   const auto& again = std::get<p::SessionInfo>(info);
   REQUIRE(again.worktree);

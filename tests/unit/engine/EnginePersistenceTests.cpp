@@ -13,6 +13,7 @@
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
+#include "support/EngineCalls.h"
 #include "support/ScriptedAdapter.h"
 #include "support/StoredEngineRun.h"
 #include "support/TempDir.h"
@@ -63,7 +64,7 @@ struct DaemonRun : testing::StoredEngineRun {
   }
 
   p::SessionAttachResult attach(const std::string& session) {
-    auto outcome = engine->attach(session);
+    auto outcome = testing::attach(*engine, io, session);
     REQUIRE(std::holds_alternative<p::SessionAttachResult>(outcome));
     return std::get<p::SessionAttachResult>(outcome);
   }
@@ -75,10 +76,10 @@ struct DaemonRun : testing::StoredEngineRun {
   }
 };
 
-p::SessionListResult list_all(engine::Engine& engine, std::optional<bool> archived = std::nullopt) {
+p::SessionListResult list_all(testing::StoredEngineRun& run, std::optional<bool> archived = std::nullopt) {
   p::SessionListParams params;
   params.archived = archived;
-  return engine.list_sessions(params);
+  return testing::listed(*run.engine, run.io, params);
 }
 
 TEST_CASE("engine store: sessions and rules and runs survive a restart", "[engine][store]") {
@@ -122,14 +123,14 @@ TEST_CASE("engine store: sessions and rules and runs survive a restart", "[engin
   }
   {
     DaemonRun run(dir.path());
-    const auto live = list_all(*run.engine);
+    const auto live = list_all(run);
     REQUIRE(live.sessions.size() == 1);
     CHECK(live.sessions[0].session_id == kept);
     CHECK(live.sessions[0].title == std::optional<std::string>("renamed"));
     CHECK(live.sessions[0].model == std::optional<std::string>("model-b"));
     CHECK(live.sessions[0].state == p::SessionState::Idle);
     CHECK_FALSE(live.sessions[0].live);  // cold: no agent process yet
-    const auto old = list_all(*run.engine, true);
+    const auto old = list_all(run, true);
     REQUIRE(old.sessions.size() == 1);
     CHECK(old.sessions[0].session_id == archived);
 
@@ -281,7 +282,7 @@ TEST_CASE("engine store: cancel discards the interrupted prompt visibly", "[engi
     auto watch = run.bus.subscribe(p::EventKind::SessionState, [&](const bus::BusEvent& event) {
       states.push_back(std::get<p::SessionStateEvent>(event.payload));
     });
-    const auto cancelled = run.engine->cancel(id);
+    const auto cancelled = testing::cancel(*run.engine, run.io, id);
     REQUIRE(std::holds_alternative<bool>(cancelled));
     CHECK(std::get<bool>(cancelled));
     run.settle();
@@ -302,7 +303,11 @@ TEST_CASE("engine store: a storage failure reaches the caller as StoreFailure an
   const auto outcome = run.create("never stored");
   REQUIRE(std::holds_alternative<engine::EngineError>(outcome));
   CHECK(std::get<engine::EngineError>(outcome).code == p::ErrorCode::StoreFailure);
-  CHECK(list_all(*run.engine).sessions.empty());
+  CHECK(run.engine->sessions_in_memory() == 0);
+  // session.list reads the store: it says the store failed rather than showing an empty list.
+  const auto listed = testing::list_sessions(*run.engine, run.io, p::SessionListParams{});
+  REQUIRE(std::holds_alternative<engine::EngineError>(listed));
+  CHECK(std::get<engine::EngineError>(listed).code == p::ErrorCode::StoreFailure);
 }
 
 }  // namespace engine_persistence_tests

@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "engine/Engine.h"
+#include "support/EngineCalls.h"
 #include "support/ScriptedAdapter.h"
 #include "switchboard/bus/EventBus.h"
 
@@ -64,7 +65,7 @@ TEST_CASE("engine: once the shutdown sealed it, no call publishes anything, the 
   SealedEngine f;
   const auto kept = f.create();
   const auto deleted = f.create();
-  const auto rule = std::get<p::RememberedRule>(f.engine.add_session_rule(kept, p::PermissionRule{"Bash", std::nullopt}, true));
+  const auto rule = std::get<p::RememberedRule>(testing::add_session_rule(f.engine, f.io, kept, p::PermissionRule{"Bash", std::nullopt}, true));
   REQUIRE_FALSE(f.published.empty());  // the recorder hears the engine before the seal
   f.shut_down();
   f.published.clear();
@@ -79,7 +80,7 @@ TEST_CASE("engine: once the shutdown sealed it, no call publishes anything, the 
   f.engine.rename(kept, "after the shutdown", [&](engine::Outcome<p::SessionInfo> outcome) { renamed = std::move(outcome); });
   std::optional<std::optional<engine::EngineError>> gone;
   f.engine.delete_session(deleted, [&](std::optional<engine::EngineError> error) { gone = std::move(error); });
-  f.engine.add_session_rule(kept, p::PermissionRule{"Edit", std::nullopt}, false);
+  testing::add_session_rule(f.engine, f.io, kept, p::PermissionRule{"Edit", std::nullopt}, false);
   std::optional<std::optional<engine::EngineError>> removed;
   f.engine.remove_rule(rule.rule_id, [&](std::optional<engine::EngineError> error) { removed = std::move(error); });
   f.settle();

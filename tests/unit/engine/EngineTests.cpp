@@ -9,6 +9,7 @@
 
 #include "engine/Engine.h"
 #include "daemon/EngineMethods.h"
+#include "support/EngineCalls.h"
 #include "support/RecordingPeer.h"
 #include "support/ScriptedAdapter.h"
 #include "support/TempDir.h"
@@ -208,7 +209,7 @@ TEST_CASE("engine: the session reports running before send's reply (wait false)"
   params.wait = false;
   std::optional<p::SessionSendResult> result;
   f.engine->send(params, [&](engine::Outcome<p::SessionSendResult> outcome) {
-    state_at_reply = std::get<p::SessionInfo>(f.engine->get_session(session)).state;
+    state_at_reply = std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session)).state;
     result = std::get<p::SessionSendResult>(outcome);
   });
   REQUIRE(result);
@@ -218,7 +219,7 @@ TEST_CASE("engine: the session reports running before send's reply (wait false)"
   f.settle();
   f.control->resume();
   f.settle();
-  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Idle);
+  CHECK(std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session)).state == p::SessionState::Idle);
 }
 
 TEST_CASE("engine: prompts sent while busy are queued FIFO and run in order", "[engine]") {
@@ -238,7 +239,7 @@ TEST_CASE("engine: prompts sent while busy are queued FIFO and run in order", "[
   CHECK(queued[0].position == 1);
   CHECK(queued[1].position == 2);
   CHECK(queued[1].prompt.text == "third");
-  const auto snapshot = std::get<p::SessionAttachResult>(f.engine->attach(session));
+  const auto snapshot = std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, session));
   REQUIRE(snapshot.queue.size() == 2);
   CHECK(snapshot.queue[0].text == "second");
 
@@ -254,7 +255,7 @@ TEST_CASE("engine: prompts sent while busy are queued FIFO and run in order", "[
   REQUIRE(started.size() == 3);
   CHECK(started[1].queue_id == result_of(second).queue_id);
   CHECK(f.all<p::TurnStoppedEvent>().size() == 3);
-  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Idle);
+  CHECK(std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session)).state == p::SessionState::Idle);
 }
 
 TEST_CASE("engine: cancel tears down open requests and follows stopped then idle", "[engine]") {
@@ -263,10 +264,10 @@ TEST_CASE("engine: cancel tears down open requests and follows stopped then idle
   f.control->turns.push_back({ScriptedAdapter::Ask{"Bash", "rm -rf build"}, ScriptedAdapter::End{}});
   const auto reply = f.send(session, "clean");
   f.settle();
-  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::AwaitingInput);
+  CHECK(std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session)).state == p::SessionState::AwaitingInput);
   const auto request_id = f.open_permission_id();
   f.events.clear();
-  CHECK(std::get<bool>(f.engine->cancel(session)));
+  CHECK(std::get<bool>(testing::cancel(*f.engine, f.io, session)));
   f.settle();
   CHECK(f.control->cancels == 1);
   const auto resolved = f.all<p::PermissionResolvedEvent>();
@@ -279,7 +280,7 @@ TEST_CASE("engine: cancel tears down open requests and follows stopped then idle
   REQUIRE(t.size() >= 2);
   CHECK(t[t.size() - 2] == "turn.stopped");
   CHECK(t.back() == "session.state:idle");
-  CHECK_FALSE(std::get<bool>(f.engine->cancel(session)));  // nothing running any more
+  CHECK_FALSE(std::get<bool>(testing::cancel(*f.engine, f.io, session)));  // nothing running any more
   // A late answer to the torn-down request is "already answered", not a failure.
   auto error = f.respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
   REQUIRE(error);
@@ -298,9 +299,9 @@ TEST_CASE("engine: a request the agent withdraws resolves as cancelled for every
       // Withdrawn while the turn still runs (held here): resolved now, not torn down at the turn's end.
       REQUIRE(f.control->resume);
       CHECK(f.all<p::TurnStoppedEvent>().empty());
-      CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Running);
-      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).permissions.empty());
-      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).questions.empty());
+      CHECK(std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session)).state == p::SessionState::Running);
+      CHECK(std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, session)).permissions.empty());
+      CHECK(std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, session)).questions.empty());
       CHECK(f.all<p::PermissionResolvedEvent>().size() + f.all<p::QuestionResolvedEvent>().size() == 1);
       f.control->resume();
       f.settle();
@@ -334,9 +335,9 @@ TEST_CASE("engine: a request the agent withdraws resolves as cancelled for every
                                  : f.respond_permission(p::PermissionRespondParams{request_id, p::PermissionDecision::AllowOnce, std::nullopt, std::nullopt}, "tui");
       REQUIRE(late);
       CHECK(late->code == p::ErrorCode::AlreadyAnswered);
-      CHECK(f.engine->attach(session).index() == 0);
-      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).permissions.empty());
-      CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).questions.empty());
+      CHECK(testing::attach(*f.engine, f.io, session).index() == 0);
+      CHECK(std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, session)).permissions.empty());
+      CHECK(std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, session)).questions.empty());
     }
   }
 }
@@ -480,9 +481,9 @@ TEST_CASE("engine: a session rule a client adds decides that session's asks only
     if (resolved[0].resolved_by != p::PermissionResolvedEventResolvedBy::Rule) return std::string("not by rule");
     return std::string(resolved[0].outcome == p::PermissionResolvedEventOutcome::Allowed ? "allowed" : "denied");
   };
-  REQUIRE(std::holds_alternative<p::RememberedRule>(f.engine->add_session_rule(s1, p::PermissionRule{"Bash", std::string("git *")}, true)));
-  REQUIRE(std::holds_alternative<p::RememberedRule>(f.engine->add_session_rule(s1, p::PermissionRule{"Bash", std::string("git push*")}, false)));
-  REQUIRE(std::holds_alternative<p::RememberedRule>(f.engine->add_session_rule(s1, p::PermissionRule{"Read", std::nullopt}, true)));
+  REQUIRE(std::holds_alternative<p::RememberedRule>(testing::add_session_rule(*f.engine, f.io, s1, p::PermissionRule{"Bash", std::string("git *")}, true)));
+  REQUIRE(std::holds_alternative<p::RememberedRule>(testing::add_session_rule(*f.engine, f.io, s1, p::PermissionRule{"Bash", std::string("git push*")}, false)));
+  REQUIRE(std::holds_alternative<p::RememberedRule>(testing::add_session_rule(*f.engine, f.io, s1, p::PermissionRule{"Read", std::nullopt}, true)));
   CHECK(ask(s1, "Bash", "git status") == "allowed");
   CHECK(ask(s1, "Bash", "git push origin") == "denied");
   CHECK(ask(s1, "Bash", "rm -rf x") == "asked");
@@ -491,7 +492,7 @@ TEST_CASE("engine: a session rule a client adds decides that session's asks only
   const auto rules = f.engine->list_rules(s1, std::nullopt);
   CHECK(rules.size() == 3);
   for (const auto& rule : rules) CHECK(rule.scope == p::RuleScope::Session);
-  const auto unknown = f.engine->add_session_rule("s-nope", p::PermissionRule{"Bash", std::nullopt}, true);
+  const auto unknown = testing::add_session_rule(*f.engine, f.io, "s-nope", p::PermissionRule{"Bash", std::nullopt}, true);
   REQUIRE(std::holds_alternative<engine::EngineError>(unknown));
   CHECK(std::get<engine::EngineError>(unknown).code == p::ErrorCode::UnknownSession);
 }
@@ -503,7 +504,7 @@ TEST_CASE("engine: attach replays open requests and the queue to a reconnecting 
   f.send(session, "edit");
   f.settle();
   f.send(session, "later");
-  const auto snapshot = std::get<p::SessionAttachResult>(f.engine->attach(session));
+  const auto snapshot = std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, session));
   CHECK(snapshot.session.state == p::SessionState::AwaitingInput);
   REQUIRE(snapshot.permissions.size() == 1);
   CHECK(snapshot.permissions[0].tool == "Edit");
@@ -565,7 +566,7 @@ TEST_CASE("engine: the models an agent offers reach its session as session.updat
   slow.name = "Slow and careful";
   f.control->offered_models = {fast, slow};
   const auto info = [&](const std::string& session) {
-    auto outcome = f.engine->get_session(session);
+    auto outcome = testing::get_session(*f.engine, f.io, session);
     REQUIRE(std::holds_alternative<p::SessionInfo>(outcome));
     return std::get<p::SessionInfo>(outcome);
   };
@@ -650,7 +651,7 @@ TEST_CASE("engine: an agent that dies gives error then stopped, the queue surviv
   CHECK(result_of(first).stop_reason == p::StopReason::Error);
   CHECK(f.types() == std::vector<std::string>{"turn.stopped", "session.state:stopped"});
   CHECK(f.all<p::SessionStateEvent>().back().reason == std::optional<std::string>("killed"));
-  CHECK_FALSE(std::get<p::SessionInfo>(f.engine->get_session(session)).live);
+  CHECK_FALSE(std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session)).live);
   // The next send restarts the agent: the backlog ("two") runs first, then the new prompt.
   const auto third = f.send(session, "three");
   f.settle();
@@ -705,7 +706,7 @@ TEST_CASE("engine: what an agent reports between turns is not published, and wha
   CHECK_FALSE(f.control->permission_answers[0].allow);
   REQUIRE(f.control->question_answers.size() == 1);
   CHECK(f.control->question_answers[0].rejected);
-  CHECK(std::get<p::SessionInfo>(f.engine->get_session(session)).state == p::SessionState::Idle);
+  CHECK(std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session)).state == p::SessionState::Idle);
 }
 
 TEST_CASE("engine: expected failures map to stable codes", "[engine]") {
@@ -757,7 +758,7 @@ TEST_CASE("engine: a model or mode switch replies once the agent answered, a ref
       f.settle();
       REQUIRE(model);
       REQUIRE(mode);
-      const auto info = std::get<p::SessionInfo>(f.engine->get_session(session));
+      const auto info = std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, session));
       CHECK(f.all<p::AgentErrorEvent>().empty());
       if (refused) {
         REQUIRE(std::holds_alternative<engine::EngineError>(*model));
@@ -796,12 +797,12 @@ TEST_CASE("engine: a question answer the agent cannot take replies Unsupported a
   REQUIRE(resolved.size() == 1);
   CHECK(resolved[0].outcome == p::QuestionResolvedEventOutcome::Cancelled);
   CHECK(f.control->question_answers.empty());
-  CHECK(std::get<p::SessionAttachResult>(f.engine->attach(session)).questions.empty());
+  CHECK(std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, session)).questions.empty());
   // Answered for good: a second client is late, not refused again.
   const auto late = f.respond_question(p::QuestionRespondParams{asked[0].request.request_id, std::nullopt, true}, "tui");
   REQUIRE(late);
   CHECK(late->code == p::ErrorCode::AlreadyAnswered);
-  f.engine->cancel(session);
+  testing::cancel(*f.engine, f.io, session);
   f.settle();
 }
 
@@ -813,7 +814,7 @@ TEST_CASE("engine: session.list pages newest first", "[engine]") {
   params.limit = 2;
   std::vector<std::string> seen;
   for (int page = 0; page < 5; ++page) {
-    const auto result = f.engine->list_sessions(params);
+    const auto result = testing::listed(*f.engine, f.io, params);
     for (const auto& s : result.sessions) seen.push_back(s.session_id);
     if (!result.next_cursor) break;
     params.cursor = result.next_cursor;

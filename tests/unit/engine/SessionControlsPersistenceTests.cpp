@@ -15,6 +15,7 @@
 #include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
 #include "store/Store.h"
+#include "support/EngineCalls.h"
 #include "support/ScriptedAdapter.h"
 #include "support/StoredEngineRun.h"
 #include "support/TempDir.h"
@@ -71,7 +72,7 @@ struct DaemonRun : testing::StoredEngineRun {
   }
 
   p::SessionInfo info(const std::string& session) {
-    auto outcome = engine->get_session(session);
+    auto outcome = testing::get_session(*engine, io, session);
     REQUIRE(std::holds_alternative<p::SessionInfo>(outcome));
     return std::get<p::SessionInfo>(outcome);
   }

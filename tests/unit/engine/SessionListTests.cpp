@@ -8,7 +8,12 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
+#include "store/Store.h"
+#include "support/EngineCalls.h"
+#include "support/Settle.h"
+#include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 
 namespace session_list_tests {
@@ -16,25 +21,69 @@ namespace session_list_tests {
 using namespace switchboard;
 namespace p = protocol;
 
+// Where the listed sessions live: in the engine's memory (an engine without persistence), in the store only (a
+// daemon started over them: session.list pages through the store), or in the store with every third session
+// also in memory (made by a call), whose info then comes from the Session.
+enum class Backend { Memory, Store, StoreSomeInMemory };
+
 // An engine holding the given sessions, as after a restart (no agent needed to list them).
 struct ListFixture {
+  testing::TempDir dir{"session-list"};
   boost::asio::io_context io{1};
   bus::EventBus bus;
   bus::EventBus::Installation installation{bus};
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<daemon::StoredSessions> persistence;
   std::unique_ptr<engine::Engine> engine;
 
-  explicit ListFixture(std::vector<p::SessionInfo> sessions) {
-    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{}, engine::EngineConfig{});
+  explicit ListFixture(std::vector<p::SessionInfo> sessions, Backend backend = Backend::Memory) {
     engine::PersistedState state;
-    for (auto& info : sessions) state.sessions.push_back(engine::StoredSession{std::move(info), {}});
+    if (backend == Backend::Memory) {
+      for (auto& info : sessions) state.sessions.push_back(engine::StoredSession{std::move(info), {}});
+    } else {
+      auto opened = store::Store::open(io, dir.path() / "switchboard.db");
+      REQUIRE(opened.has_value());
+      store = std::move(*opened);
+      persistence = std::make_unique<daemon::StoredSessions>(*store);
+      std::size_t stored = 0;
+      for (const auto& info : sessions) {
+        persistence->insert_session(engine::StoredSession{info, {}}, std::nullopt, [&](std::optional<engine::EngineError> error) {
+          CHECK_FALSE(error);
+          ++stored;
+        });
+      }
+      for (int i = 0; i < 5000 && stored < sessions.size(); ++i) testing::settle(io, 1);
+      REQUIRE(stored == sessions.size());
+      auto loaded = daemon::StoredSessions::load(io, *store);
+      REQUIRE(loaded.has_value());
+      state = std::move(*loaded);
+    }
+    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{}, engine::EngineConfig{},
+                                              persistence.get());
     engine->restore(std::move(state));
+    if (backend == Backend::Store) REQUIRE(engine->sessions_in_memory() == 0);
+    if (backend == Backend::StoreSomeInMemory) {
+      for (std::size_t i = 0; i < sessions.size(); i += 3) {
+        REQUIRE(std::holds_alternative<p::SessionAttachResult>(testing::attach(*engine, io, sessions[i].session_id)));
+      }
+      REQUIRE(engine->sessions_in_memory() == (sessions.size() + 2) / 3);
+    }
+  }
+  ListFixture(const ListFixture&) = delete;
+  ListFixture& operator=(const ListFixture&) = delete;
+  ~ListFixture() {
+    testing::settle(io, 5);
+    engine.reset();
+    if (store) store->close();
   }
 
+  p::SessionListResult list(const p::SessionListParams& params) { return testing::listed(*engine, io, params); }
+
   // Every page, in order, with `params` (limit included); each page's ids.
-  std::vector<std::vector<std::string>> pages(p::SessionListParams params) const {
+  std::vector<std::vector<std::string>> pages(p::SessionListParams params) {
     std::vector<std::vector<std::string>> out;
     for (;;) {
-      const auto result = engine->list_sessions(params);
+      const auto result = list(params);
       out.emplace_back();
       for (const auto& s : result.sessions) out.back().push_back(s.session_id);
       if (!result.next_cursor) return out;
@@ -44,11 +93,11 @@ struct ListFixture {
   }
 
   void remove(const std::string& id) {
-    bool done = false;
-    engine->delete_session(id, [&](std::optional<engine::EngineError> error) { done = !error; });
-    io.run();
-    io.restart();
-    REQUIRE(done);
+    std::optional<std::optional<engine::EngineError>> removed;
+    engine->delete_session(id, [&](std::optional<engine::EngineError> error) { removed = std::move(error); });
+    for (int i = 0; i < 5000 && !removed; ++i) testing::settle(io, 1);
+    REQUIRE(removed);
+    REQUIRE_FALSE(*removed);
   }
 };
 
@@ -91,7 +140,8 @@ TEST_CASE("session.list pages through every session once, newest first, ties by 
           "[engine][session-list]") {
   std::vector<p::SessionInfo> sessions;
   for (int i = 0; i < 37; ++i) sessions.push_back(session("s-" + std::to_string(100 + (i * 7) % 37), 1000 + i / 3));
-  ListFixture f(sessions);
+  const auto backend = GENERATE(Backend::Memory, Backend::Store, Backend::StoreSomeInMemory);
+  ListFixture f(sessions, backend);
   const auto expected = expected_order(sessions);
   for (const std::int64_t limit : {1, 5, 36, 37, 50}) {
     CAPTURE(limit);
@@ -107,17 +157,18 @@ TEST_CASE("session.list pages through every session once, newest first, ties by 
 TEST_CASE("session.list: a page after sessions deleted meanwhile goes on where the last one ended",
           "[engine][session-list]") {
   const auto sessions = numbered_sessions(12, 10, 5000);
-  ListFixture f(sessions);
+  const auto backend = GENERATE(Backend::Memory, Backend::Store, Backend::StoreSomeInMemory);
+  ListFixture f(sessions, backend);
   const auto expected = expected_order(sessions);
   p::SessionListParams params;
   params.limit = 4;
-  const auto first = f.engine->list_sessions(params);
+  const auto first = f.list(params);
   REQUIRE(first.next_cursor);
   // The session the cursor is after, and one not yet listed, go away before the next page is asked for.
   f.remove(expected[3]);
   f.remove(expected[5]);
   params.cursor = first.next_cursor;
-  const auto second = f.engine->list_sessions(params);
+  const auto second = f.list(params);
   std::vector<std::string> ids;
   for (const auto& s : second.sessions) ids.push_back(s.session_id);
   CHECK(ids == std::vector<std::string>{expected[4], expected[6], expected[7], expected[8]});
@@ -132,7 +183,8 @@ TEST_CASE("session.list filters by agent, directory, archived and text (title or
                                i % 3 ? "/src/app" : "/src/Fixtures", i % 5 ? "" : "Fix the LOGIN bug " + std::to_string(i),
                                i % 7 == 0));
   }
-  ListFixture f(sessions);
+  const auto backend = GENERATE(Backend::Memory, Backend::Store, Backend::StoreSomeInMemory);
+  ListFixture f(sessions, backend);
   const auto expect = [&](auto keep) {
     std::vector<p::SessionInfo> kept;
     std::copy_if(sessions.begin(), sessions.end(), std::back_inserter(kept), keep);
@@ -171,46 +223,47 @@ TEST_CASE("session.list filters by agent, directory, archived and text (title or
 
 TEST_CASE("session.list still takes a bare session id as the cursor, as earlier versions gave", "[engine][session-list]") {
   const auto sessions = numbered_sessions(6, 0, 10);
-  ListFixture f(sessions);
+  const auto backend = GENERATE(Backend::Memory, Backend::Store, Backend::StoreSomeInMemory);
+  ListFixture f(sessions, backend);
   const auto expected = expected_order(sessions);
   p::SessionListParams params;
   params.cursor = expected[1];
   params.limit = 2;
-  const auto page = f.engine->list_sessions(params);
+  const auto page = f.list(params);
   REQUIRE(page.sessions.size() == 2);
   CHECK(page.sessions[0].session_id == expected[2]);
   CHECK(page.sessions[1].session_id == expected[3]);
   params.cursor = "s-gone";
-  CHECK(f.engine->list_sessions(params).sessions.empty());
+  CHECK(f.list(params).sessions.empty());
 }
 
-TEST_CASE("session.list: restored sessions a call wakes keep their place and show the change, and the rest stay listed",
+TEST_CASE("session.list: stored sessions a call makes keep their place and show the change, and the rest stay listed",
           "[engine][session-list]") {
-  // Restored sessions stay dormant (their stored info only) until a call needs the session: a rename wakes one,
-  // session.get and attach see the same info before and after, and the list shows it where it was.
+  // Stored sessions stay in the store until a call needs the session: session.get reads the row without making a
+  // Session, a rename makes one, attach another; the list shows each where it was, with its change.
   const auto sessions = numbered_sessions(9, 20, 700);
-  ListFixture f(sessions);
+  ListFixture f(sessions, Backend::Store);
   const auto expected = expected_order(sessions);
 
-  const auto before = std::get<p::SessionInfo>(f.engine->get_session(expected[4]));
+  const auto before = std::get<p::SessionInfo>(testing::get_session(*f.engine, f.io, expected[4]));
   CHECK(before.session_id == expected[4]);
   CHECK_FALSE(before.live);
   CHECK(before.state == p::SessionState::Idle);
+  CHECK(f.engine->sessions_in_memory() == 0);
 
-  std::optional<engine::Outcome<p::SessionInfo>> renamed;
-  f.engine->rename(expected[4], "woken", [&](auto outcome) { renamed = std::move(outcome); });
-  f.io.run();
-  f.io.restart();
-  REQUIRE(renamed);
-  REQUIRE(std::holds_alternative<p::SessionInfo>(*renamed));
-  CHECK(std::get<p::SessionInfo>(*renamed).title == std::optional<std::string>("woken"));
+  const auto renamed = testing::awaited<p::SessionInfo>(f.io, [&](auto done) { f.engine->rename(expected[4], "woken", done); });
+  REQUIRE(std::holds_alternative<p::SessionInfo>(renamed));
+  CHECK(std::get<p::SessionInfo>(renamed).title == std::optional<std::string>("woken"));
+  CHECK(f.engine->sessions_in_memory() == 1);
 
-  const auto attached = std::get<p::SessionAttachResult>(f.engine->attach(expected[6]));  // wakes a second one
+  const auto attached = std::get<p::SessionAttachResult>(testing::attach(*f.engine, f.io, expected[6]));
   CHECK(attached.session.session_id == expected[6]);
   CHECK(attached.queue.empty());
   CHECK_FALSE(attached.interrupted);
+  CHECK(f.engine->sessions_in_memory() == 2);
 
-  f.remove(expected[0]);  // a dormant one goes, never woken by anything else
+  f.remove(expected[0]);  // one never in memory goes (it is made for the deletion, as any call makes it)
+  CHECK(f.engine->sessions_in_memory() == 2);
   p::SessionListParams params;
   params.limit = 3;
   const auto pages = f.pages(params);
@@ -218,11 +271,13 @@ TEST_CASE("session.list: restored sessions a call wakes keep their place and sho
   CHECK(flat(pages) == rest);
   p::SessionListParams all;
   all.limit = 50;
-  for (const auto& listed : f.engine->list_sessions(all).sessions) {
+  for (const auto& listed : f.list(all).sessions) {
     CAPTURE(listed.session_id);
     CHECK(listed.title == (listed.session_id == expected[4] ? std::optional<std::string>("woken") : std::nullopt));
   }
-  CHECK(std::holds_alternative<engine::EngineError>(f.engine->get_session(expected[0])));
+  const auto gone = testing::get_session(*f.engine, f.io, expected[0]);
+  REQUIRE(std::holds_alternative<engine::EngineError>(gone));
+  CHECK(std::get<engine::EngineError>(gone).code == p::ErrorCode::UnknownSession);
 }
 
 }  // namespace session_list_tests

@@ -125,9 +125,11 @@ class EngineOverHttp {
   }
   std::string session_state(const std::string& session) {
     return on_reactor([&] {
-      const auto info = m_engine->get_session(session);
-      return std::holds_alternative<p::SessionInfo>(info) ? std::string(p::to_string(std::get<p::SessionInfo>(info).state))
-                                                           : std::string("?");
+      std::string state = "?";  // the session is in memory: the engine answers before returning
+      m_engine->get_session(session, [&state](const switchboard::engine::Outcome<p::SessionInfo>& info) {
+        if (std::holds_alternative<p::SessionInfo>(info)) state = std::string(p::to_string(std::get<p::SessionInfo>(info).state));
+      });
+      return state;
     });
   }
 

@@ -5,6 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 #include <boost/asio/io_context.hpp>
 
 #include "store/Store.h"
@@ -171,6 +173,56 @@ TEST_CASE("store: session list is newest first, paged by cursor, filtered", "[st
   REQUIRE(with_colon);
   CHECK(with_colon->created_at == 12);
   CHECK(with_colon->id == "a:b");
+}
+
+TEST_CASE("store: session list filters by text in the title or the directory, ASCII letters of either case", "[store]") {
+  Fixture f;
+  auto titled = [](std::string id, std::int64_t created_at, std::string cwd, std::string title) {
+    auto record = session(std::move(id), created_at, "claude", std::move(cwd));
+    record.title = std::move(title);
+    return record;
+  };
+  REQUIRE(f.insert(titled("s-1", 1, "/src/app", "Fix the LOGIN bug")));
+  REQUIRE(f.insert(titled("s-2", 2, "/src/Login-service", "")));
+  REQUIRE(f.insert(titled("s-3", 3, "/src/app", "Refactor the parser")));
+  REQUIRE(f.insert(titled("s-4", 4, "/src/app", "login: 100%_done")));
+  REQUIRE(f.insert(titled("s-5", 5, "/src/app", "Ünïcode LOGIN")));
+
+  SessionQuery query;
+  query.limit = 2;
+  query.text = "login";
+  CHECK(f.list_all(query) == std::vector<std::string>{"s-5", "s-4", "s-2", "s-1"});
+  query.text = "PARSER";
+  CHECK(f.list_all(query) == std::vector<std::string>{"s-3"});
+  // Taken as text, never as a pattern.
+  query.text = "100%_";
+  CHECK(f.list_all(query) == std::vector<std::string>{"s-4"});
+  query.text = "%";
+  CHECK(f.list_all(query) == std::vector<std::string>{"s-4"});
+  query.text = "nïC";  // letters beyond ASCII match only as written
+  CHECK(f.list_all(query) == std::vector<std::string>{"s-5"});
+  query.text = "NÏC";
+  CHECK(f.list_all(query).empty());
+  query.text = "nothing like it";
+  CHECK(f.list_all(query).empty());
+}
+
+TEST_CASE("store: a page of the session list filtered by agent or directory reads an index in list order", "[store]") {
+  Fixture f;
+  REQUIRE(f.insert(session("s-1", 1)));
+  // What SQLite plans for the filtered page: an index search on the filter's column, no sort of the rows.
+  for (const char* filter : {"agent", "cwd"}) {
+    CAPTURE(filter);
+    SQLite::Database db(f.dir.db().string(), SQLite::OPEN_READONLY);
+    SQLite::Statement plan(db, std::string("EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE ") + filter +
+                                   " = 'x' AND archived = 0 AND (created_at < 5 OR (created_at = 5 AND id < 'z')) "
+                                   "ORDER BY created_at DESC, id DESC LIMIT 51");
+    std::string steps;
+    while (plan.executeStep()) steps += plan.getColumn(3).getString() + "\n";
+    CAPTURE(steps);
+    CHECK(steps.find(std::string("sessions_by_") + filter) != std::string::npos);
+    CHECK(steps.find("TEMP B-TREE") == std::string::npos);
+  }
 }
 
 TEST_CASE("store: runs bind a session to provider sessions", "[store]") {
