@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
@@ -35,7 +36,99 @@ std::optional<std::string> read_whole(int fd) {
   return data;
 }
 
+std::string hex_of(const unsigned char* id) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex(40, '0');
+  for (std::size_t i = 0; i < 20; ++i) {
+    hex[2 * i] = kDigits[id[i] >> 4];
+    hex[2 * i + 1] = kDigits[id[i] & 0xF];
+  }
+  return hex;
+}
+
+// One node of the TREE extension and, recursively, those below it: "<name>\0<entries> <subtrees>\n<id>" (no id
+// when <entries> is -1: a directory whose tree is not known). Appends each directory but the root to `listing`.
+bool read_cached_tree(std::string_view data, std::size_t& at, const std::string& parent, bool root, IndexTree& tree) {
+  const auto name_end = data.find('\0', at);
+  if (name_end == std::string_view::npos) return false;
+  const std::string name(data.substr(at, name_end - at));
+  const auto line_end = data.find('\n', name_end);
+  if (line_end == std::string_view::npos) return false;
+  const std::string counts(data.substr(name_end + 1, line_end - name_end - 1));
+  long entries = 0;
+  long subtrees = 0;
+  if (std::sscanf(counts.c_str(), "%ld %ld", &entries, &subtrees) != 2 || entries < 0 || subtrees < 0) return false;
+  at = line_end + 1;
+  if (at + 20 > data.size()) return false;
+  const auto id = hex_of(reinterpret_cast<const unsigned char*>(data.data() + at));
+  at += 20;
+  const std::string path = root ? std::string() : parent.empty() ? name : parent + "/" + name;
+  if (root) {
+    tree.root_id = id;
+  } else {
+    tree.listing.append("040000 tree ").append(id).append("\t").append(path).push_back('\0');
+  }
+  for (long i = 0; i < subtrees; ++i) {
+    if (!read_cached_tree(data, at, path, false, tree)) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::optional<IndexTree> tree_of_index(const std::filesystem::path& index) {
+  const process::UniqueFd fd(::open(index.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  const auto whole = read_whole(fd.get());
+  if (!whole) return std::nullopt;
+  const std::string& data = *whole;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  if (data.size() < 12 + 20 || std::memcmp(bytes, "DIRC", 4) != 0) return std::nullopt;
+  const auto version = big_endian32(bytes + 4);
+  if (version != 2 && version != 3) return std::nullopt;
+  const auto count = big_endian32(bytes + 8);
+  IndexTree tree;
+  std::size_t at = 12;
+  // Each entry as indexed_among reads it; its mode at byte 24, its object id at 40.
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (at + 62 > data.size()) return std::nullopt;
+    const unsigned flags = (unsigned{bytes[at + 60]} << 8) | bytes[at + 61];
+    if ((flags & 0x3000) != 0) return std::nullopt;  // a merge stage: never in the store's index
+    std::size_t name_at = at + 62;
+    if (flags & 0x4000) {
+      if (version < 3) return std::nullopt;
+      name_at += 2;
+    }
+    std::size_t length = flags & 0x0FFF;
+    if (length == 0x0FFF) {
+      const auto end = data.find('\0', name_at);
+      if (end == std::string::npos) return std::nullopt;
+      length = end - name_at;
+    }
+    if (name_at + length >= data.size() || data[name_at + length] != '\0') return std::nullopt;
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%06o", static_cast<unsigned>(big_endian32(bytes + at + 24)));
+    const std::uint32_t kind = big_endian32(bytes + at + 24) & 0170000;
+    tree.listing.append(mode).append(kind == 0160000 ? " commit " : " blob ").append(hex_of(bytes + at + 40));
+    tree.listing.append("\t").append(data, name_at, length).push_back('\0');
+    at = (name_at - at + length + 8) / 8 * 8 + at;
+  }
+  // The extensions, up to the file's own checksum: "<signature><size>" and the data.
+  const std::string_view view(data);
+  while (at + 8 <= data.size() - 20) {
+    const auto size = big_endian32(bytes + at + 4);
+    const bool cached_trees = std::memcmp(bytes + at, "TREE", 4) == 0;
+    at += 8;
+    if (at + size > data.size() - 20) return std::nullopt;
+    if (cached_trees) {
+      std::size_t node = 0;
+      if (!read_cached_tree(view.substr(at, size), node, "", true, tree)) return std::nullopt;
+      return tree;
+    }
+    at += size;
+  }
+  return std::nullopt;  // no cache of tree ids
+}
 
 std::optional<std::set<std::string>> indexed_among(const std::filesystem::path& index,
                                                    const std::set<std::string>& paths) {

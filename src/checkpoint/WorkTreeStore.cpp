@@ -484,16 +484,25 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   if (m_watch.active()) {
     m_last = snapshot;
     m_last_index = index_stamp();
-    // Held now, while the tree is fresh in the page cache, for the next snapshot to build on (it is used only
-    // after a snapshot that skipped nothing).
-    if (snapshot.skipped.empty()) hold_tree(snapshot.id);
+    // Held now, for the next snapshot to build on (it is used only after a snapshot that skipped nothing): read
+    // from the index write-tree has just written, with its cache of tree ids, so no git runs for it.
+    if (snapshot.skipped.empty()) hold_tree(snapshot.id, /*index_holds_it=*/true);
   }
   return snapshot;
 }
 
-bool WorkTreeStore::hold_tree(const std::string& id) {
+bool WorkTreeStore::hold_tree(const std::string& id, bool index_holds_it) {
   if (m_tree && m_tree->root_id() == id) return true;
   m_tree.reset();
+  if (index_holds_it) {
+    if (auto indexed = tree_of_index(m_place.index_file); indexed && indexed->root_id == id) {
+      CheckpointTree tree;
+      if (tree.load(indexed->listing, id)) {
+        m_tree = std::move(tree);
+        return true;
+      }
+    }
+  }
   auto listed = m_git.output(m_place, {"ls-tree", "-r", "-t", "-z", "--full-tree", id}, "cannot read a checkpoint");
   if (!listed) {
     spdlog::info("checkpoints: {}; the next snapshot of {} goes through the index", listed.error().message,

@@ -63,8 +63,9 @@ class WorkTreeStore {
   // judge here (a directory now, a name git cannot take on a line): then the index is the way, and nothing was
   // recorded.
   CheckpointResult<std::optional<FullSnapshot>> snapshot_from_tree(const std::set<std::string>& paths);
-  // Brings m_tree to the tree `id` (git ls-tree) unless it holds it already; false when it cannot.
-  bool hold_tree(const std::string& id);
+  // Brings m_tree to the tree `id` unless it holds it already: from the index when `index_holds_it` (and its
+  // cache of tree ids agrees), otherwise with git ls-tree. False when it cannot.
+  bool hold_tree(const std::string& id, bool index_holds_it = false);
   // Gives the index the entries the snapshots built without it recorded (m_index_behind), so that it holds the
   // last checkpoint again before a snapshot builds on it.
   CheckpointResult<void> catch_up_index();

@@ -23,6 +23,7 @@
 #include <catch2/catch.hpp>
 
 #include "checkpoint/IgnoredPaths.h"
+#include "checkpoint/IndexEntries.h"
 #include "checkpoint/TreeWatch.h"
 #include "support/TempDir.h"
 #include "switchboard/checkpoint/CheckpointStore.h"
@@ -709,6 +710,36 @@ TEST_CASE("checkpoints: a snapshot built without the index records what a whole 
   CHECK_FALSE(fs::exists(f.tree() / "b.txt"));
   CHECK_FALSE(fs::exists(f.tree() / "sub/link"));
   CHECK(f.diff(deep.id).files.empty());
+}
+
+// After a snapshot through the index, the tree the next one builds on is read from the index file (its entries and
+// git's cache of tree ids), not from git: it lists what `git ls-tree -r -t` lists of that checkpoint.
+TEST_CASE("checkpoints: the tree read from the store's index is the checkpoint's, as git lists it", "[checkpoint]") {
+  Fixture f;
+  write(f.tree() / "top.txt", "top\n");
+  write(f.tree() / "a/one.txt", "one\n");
+  write(f.tree() / "a/b/c/deep.txt", "deep\n");
+  write(f.tree() / "a/b/run.sh", "#!/bin/sh\n");
+  fs::permissions(f.tree() / "a/b/run.sh", fs::perms::owner_exec, fs::perm_options::add);
+  write(f.tree() / "z/last.txt", "last\n");
+  fs::create_symlink("../top.txt", f.tree() / "a/link");
+  const auto taken = f.snapshot();
+  const auto store = f.store->store_directory(f.tree());
+  const auto indexed = switchboard::checkpoint::tree_of_index(store / "index");
+  REQUIRE(indexed.has_value());
+  CHECK(indexed->root_id == taken.id);
+  const auto records = [](const std::string& listing) {
+    std::set<std::string> set;
+    for (std::size_t at = 0; at < listing.size();) {
+      const auto end = listing.find('\0', at);
+      set.insert(listing.substr(at, end - at));
+      at = end == std::string::npos ? listing.size() : end + 1;
+    }
+    return set;
+  };
+  const auto listed = shell_output(f.tree(), "GIT_DIR='" + (store / "git").string() + "' git ls-tree -r -t -z --full-tree " + taken.id);
+  CHECK(records(indexed->listing) == records(listed));
+  CHECK(records(listed).size() == 10);  // 6 files, and the directories a, a/b, a/b/c, z
 }
 
 // Snapshots built without the index leave it behind the last checkpoint; a process killed after them (here, in
