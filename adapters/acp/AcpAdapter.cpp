@@ -7,6 +7,7 @@
 
 #include "acp/AcpContent.h"
 #include "acp/AcpControls.h"
+#include "acp/XaiSessionControls.h"
 #include "common/CliRuntime.h"
 #include "common/NativeJson.h"
 #include "common/PermissionText.h"
@@ -97,7 +98,8 @@ class AcpAdapter::ModeFilter final : public ForwardingListener {
 
   void on_turn_end(TurnResult result) override {
     m_adapter.turn_ended();
-    ForwardingListener::on_turn_end(std::move(result));
+    if (!m_adapter.m_config.xai_session_controls) return ForwardingListener::on_turn_end(std::move(result));
+    m_adapter.name_turn(std::move(result), [this](TurnResult named) { ForwardingListener::on_turn_end(std::move(named)); });
   }
 
  private:
@@ -135,7 +137,7 @@ protocol::AgentCapabilities AcpAdapter::static_capabilities() {
   capabilities.commands = true;
   capabilities.options = true;
   capabilities.mcp = true;
-  // ACP v1 has no rewind; a fork (session/fork) is unstable and Grok Build has none.
+  // ACP v1 has no rewind, and a fork (session/fork) is unstable: only Grok Build's own extensions do either.
   capabilities.fork = false;
   capabilities.rewind = false;
   capabilities.compact = false;
@@ -145,6 +147,8 @@ protocol::AgentCapabilities AcpAdapter::static_capabilities() {
 protocol::AgentCapabilities AcpAdapter::capabilities() const {
   auto capabilities = static_capabilities();
   capabilities.compact = m_config.compact_command;
+  capabilities.fork = m_config.xai_session_controls;
+  capabilities.rewind = m_config.xai_session_controls;
   return capabilities;
 }
 
@@ -169,6 +173,8 @@ void AcpAdapter::start(const StartOptions& options, Completion done) {
   m_cwd = options.cwd;
   m_model = options.model;
   m_resume_session_id = options.resume_provider_session_id;
+  m_fork = options.fork;
+  m_fork_through_ref = options.fork_through_turn_ref;
   m_mcp_servers = options.mcp_servers;
   m_start_options = options.options;
   m_translator.set_hidden_commands(m_config.hidden_commands);
@@ -227,14 +233,46 @@ void AcpAdapter::on_initialized(const JsonRpcEndpoint::Outcome& outcome) {
   if (!m_config.session_meta.is_null()) params["_meta"] = m_config.session_meta;
   if (m_resume_session_id) {
     if (!m_can_load) return fail_start(m_config.display_name + " cannot load a session (no loadSession capability)", ErrorCode::ConversationLost);
-    params["sessionId"] = *m_resume_session_id;
-    // The replay of the conversation that comes before the answer is not news to the engine.
-    m_translator.set_session(*m_resume_session_id);
-    m_translator.set_replaying(true);
-    m_rpc.request("session/load", std::move(params), [this](JsonRpcEndpoint::Outcome answer) { on_session_opened(answer, true); });
-    return;
+    if (m_fork && m_config.xai_session_controls) {
+      // The copy is made first (through the fork point's prompt), then loaded like any session of the agent's.
+      std::optional<std::int64_t> through;
+      if (m_fork_through_ref) {
+        const auto point = parse_prompt_point_ref(*m_fork_through_ref);
+        if (!point || point->session_id != *m_resume_session_id) {
+          return fail_start(m_config.display_name + " has no turn " + m_fork_through_ref->substr(0, 100) + " in session " +
+                                *m_resume_session_id + " to fork from",
+                            ErrorCode::UnknownTurn);
+        }
+        through = point->index;
+      }
+      m_rpc.request(std::string(kForkMethod), fork_params(*m_resume_session_id, m_cwd, through),
+                    [this, params = std::move(params)](JsonRpcEndpoint::Outcome answer) mutable { on_forked(answer, std::move(params)); });
+      return;
+    }
+    return open_session(std::move(params));
   }
   m_rpc.request("session/new", std::move(params), [this](JsonRpcEndpoint::Outcome answer) { on_session_opened(answer, false); });
+}
+
+void AcpAdapter::open_session(json params) {
+  params["sessionId"] = *m_resume_session_id;
+  // The replay of the conversation that comes before the answer is not news to the engine.
+  m_translator.set_session(*m_resume_session_id);
+  m_translator.set_replaying(true);
+  m_rpc.request("session/load", std::move(params), [this](JsonRpcEndpoint::Outcome answer) { on_session_opened(answer, true); });
+}
+
+void AcpAdapter::on_forked(const JsonRpcEndpoint::Outcome& outcome, json params) {
+  const std::string source = m_resume_session_id.value_or("");
+  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) {
+    return fail_start(m_config.display_name + " could not fork session " + source + ": " + error_text(*error));
+  }
+  const auto copy = forked_session_id(std::get<json>(outcome));
+  if (!copy) return fail_start(m_config.display_name + " answered the fork of session " + source + " without the new session's id");
+  // From here on the session is the copy: loaded now, and resumed by its own id later (on_provider_session).
+  m_resume_session_id = *copy;
+  m_fork = false;
+  open_session(std::move(params));
 }
 
 void AcpAdapter::on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool loaded) {
@@ -253,6 +291,15 @@ void AcpAdapter::on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool
   }
   m_translator.on_session_opened(std::get<json>(outcome), loaded);
   m_listener.on_provider_session(ProviderSession{m_translator.session()});
+  if (m_config.xai_session_controls) {
+    // A loaded conversation has prompts already: the next turn's index follows the last of them.
+    if (loaded) return sync_prompt_points([this] { continue_start(); });
+    m_last_prompt_index = -1;
+  }
+  continue_start();
+}
+
+void AcpAdapter::continue_start() {
   if (!m_model) return apply_start_options(0);
   json params{{"sessionId", m_translator.session()}, {"modelId", *m_model}};
   m_rpc.request("session/set_model", std::move(params), [this](JsonRpcEndpoint::Outcome answer) {
@@ -263,6 +310,45 @@ void AcpAdapter::on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool
     m_translator.set_current_model(*m_model);
     apply_start_options(0);
   });
+}
+
+void AcpAdapter::sync_prompt_points(std::function<void()> then) {
+  m_rpc.request(std::string(kRewindPointsMethod), json{{"sessionId", m_translator.session()}},
+                [weak = std::weak_ptr<AcpAdapter*>(m_self), then = std::move(then)](JsonRpcEndpoint::Outcome answer) {
+                  auto self = weak.lock();
+                  if (!self) return;
+                  const auto* points = std::get_if<json>(&answer);
+                  (*self)->m_last_prompt_index = points != nullptr ? last_prompt_index(*points) : std::nullopt;
+                  if (!(*self)->m_last_prompt_index) {
+                    spdlog::warn("{}: no rewind points for session {}: its turns cannot be fork or rewind points", (*self)->m_config.agent,
+                                 (*self)->m_translator.session());
+                  }
+                  then();
+                });
+}
+
+void AcpAdapter::name_turn(TurnResult result, std::function<void(TurnResult)> forward) {
+  // Grok's promptId is not what its fork and rewind take: the prompt index is, and Grok does not say it in the
+  // prompt's answer. The turn's prompt is the one its rewind points gained (a command such as `/compact` adds
+  // none, and names no turn).
+  result.native_turn_ref.reset();
+  if (m_rpc.closed() || !m_cli.running()) {
+    m_last_prompt_index.reset();  // the next start reads them again
+    return forward(std::move(result));
+  }
+  const auto before = m_last_prompt_index;
+  const std::string session = m_translator.session();
+  m_rpc.request(std::string(kRewindPointsMethod), json{{"sessionId", session}},
+                [weak = std::weak_ptr<AcpAdapter*>(m_self), before, session, result = std::move(result),
+                 forward = std::move(forward)](JsonRpcEndpoint::Outcome answer) mutable {
+                  auto self = weak.lock();
+                  if (!self) return;
+                  const auto* points = std::get_if<json>(&answer);
+                  const auto last = points != nullptr ? last_prompt_index(*points) : std::nullopt;
+                  (*self)->m_last_prompt_index = last;
+                  if (before && last && *last > *before) result.native_turn_ref = prompt_point_ref(PromptPoint{session, *last});
+                  forward(std::move(result));
+                });
 }
 
 void AcpAdapter::apply_start_options(std::size_t next) {
@@ -426,6 +512,36 @@ void AcpAdapter::compact(Completion done) {
                     return done(AdapterError{ErrorCode::AgentUnavailable, "the compaction failed: " + error_text(*error)});
                   }
                   if (self && !(*self)->m_compacted_reported) (*self)->m_filter->on_status(status_of(protocol::AgentStatusKind::Compacted));
+                  // A compaction may change the conversation's prompts: the next turn's index is read again.
+                  if (self && (*self)->m_config.xai_session_controls) return (*self)->sync_prompt_points([done] { done(std::nullopt); });
+                  done(std::nullopt);
+                });
+}
+
+void AcpAdapter::rewind(const std::string& native_turn_ref, Completion done) {
+  if (!m_config.xai_session_controls) return AgentAdapter::rewind(native_turn_ref, std::move(done));
+  if (!m_cli.running() || m_translator.session().empty()) {
+    return done(AdapterError{ErrorCode::AgentUnavailable, m_config.display_name + " is not running"});
+  }
+  if (m_translator.turn_running() || m_compacting) {
+    return done(AdapterError{ErrorCode::SessionBusy, m_config.display_name + " is busy with a turn or a compaction"});
+  }
+  // A turn of another conversation (the one a fork copied, or one that was lost) has no index in this one.
+  const auto point = parse_prompt_point_ref(native_turn_ref);
+  if (!point || point->session_id != m_translator.session() || (m_last_prompt_index && point->index > *m_last_prompt_index)) {
+    return done(AdapterError{ErrorCode::UnknownTurn, m_config.display_name + "'s session " + m_translator.session() + " has no turn " +
+                                                         native_turn_ref.substr(0, 100)});
+  }
+  m_rpc.request(std::string(kRewindMethod), rewind_params(point->session_id, point->index),
+                [weak = std::weak_ptr<AcpAdapter*>(m_self), index = point->index, done = std::move(done)](JsonRpcEndpoint::Outcome answer) {
+                  if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&answer)) {
+                    return done(AdapterError{ErrorCode::AgentUnavailable, "the rewind failed: " + error_text(*error)});
+                  }
+                  if (auto refused = rewind_refusal(std::get<json>(answer))) {
+                    return done(AdapterError{ErrorCode::AgentUnavailable, "the rewind was refused: " + *refused});
+                  }
+                  // The prompts from `index` on are gone: the next one takes its place.
+                  if (auto self = weak.lock()) (*self)->m_last_prompt_index = index - 1;
                   done(std::nullopt);
                 });
 }
@@ -472,6 +588,8 @@ AgentDescriptor acp_agent(boost::asio::io_context& io, AcpConfig config) {
   probe.parse_version = [](std::string_view output) { return first_version_in(output); };
   probe.capabilities = AcpAdapter::static_capabilities();
   probe.capabilities.compact = config.compact_command;
+  probe.capabilities.fork = config.xai_session_controls;
+  probe.capabilities.rewind = config.xai_session_controls;
   probe.modes = {std::string(kAskMode), std::string(kAcceptEditsMode), std::string(kFullAccessMode)};
   std::string name = config.agent;
   auto runtime = std::make_shared<CliRuntime>(io, std::move(probe),

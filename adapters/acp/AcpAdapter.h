@@ -60,6 +60,9 @@ struct AcpConfig {
   // and compact() sends `/compact` as a prompt between turns. Fixed per agent, since capabilities are known before
   // any agent runs; a generic ACP agent's commands are only known once it runs, so it has none.
   bool compact_command = false;
+  // The agent has Grok Build's fork and rewind extensions (`_x.ai/session/fork`, `_x.ai/rewind/*`,
+  // XaiSessionControls.h): capabilities fork and rewind, each turn named by its prompt index.
+  bool xai_session_controls = false;
 };
 
 // One session of ours on an ACP agent: one agent process per session (docs/agents/acp.md says why), driven
@@ -91,6 +94,8 @@ class AcpAdapter final : public AgentAdapter {
   // `/compact` as a session/prompt of its own, between turns, when the agent offers a `compact` command; done
   // once the agent answers it. Unsupported when the agent offers none.
   void compact(Completion done) override;
+  // `_x.ai/rewind/execute` (conversation only) for an agent with xai_session_controls; else Unsupported.
+  void rewind(const std::string& native_turn_ref, Completion done) override;
   void stop() override;
 
  private:
@@ -100,7 +105,15 @@ class AcpAdapter final : public AgentAdapter {
 
   JsonRpcEndpoint::Handlers rpc_handlers();
   void on_initialized(const JsonRpcEndpoint::Outcome& outcome);
+  void open_session(nlohmann::json params);
+  void on_forked(const JsonRpcEndpoint::Outcome& outcome, nlohmann::json params);
   void on_session_opened(const JsonRpcEndpoint::Outcome& outcome, bool loaded);
+  void continue_start();
+  // xai_session_controls: asks the agent for its rewind points and keeps the last index (unknown when it cannot
+  // say), then `then`.
+  void sync_prompt_points(std::function<void()> then);
+  // xai_session_controls: the turn that just ended is named by the prompt point it added, if it added one.
+  void name_turn(TurnResult result, std::function<void(TurnResult)> forward);
   void apply_start_options(std::size_t next);
   void finish_start();
   void send_prompt(TurnInput input);
@@ -118,6 +131,11 @@ class AcpAdapter final : public AgentAdapter {
   std::string m_mode{kAskMode};
   std::optional<std::string> m_model;             // the model the agent's session runs, as we set it
   std::optional<std::string> m_resume_session_id;
+  bool m_fork = false;                            // start: continue a copy of m_resume_session_id (xai fork)
+  std::optional<std::string> m_fork_through_ref;  // ... through this turn
+  // xai_session_controls: the highest prompt index of the open session's conversation (-1: none yet), as far as
+  // the adapter knows; unknown after the agent could not say, and then turns are named by none.
+  std::optional<std::int64_t> m_last_prompt_index;
   std::vector<protocol::McpServer> m_mcp_servers;  // the session's, handed over at session/new or session/load
   std::vector<std::pair<std::string, std::string>> m_start_options;  // set before start: applied once it is open
   bool m_can_load = false;                        // agentCapabilities.loadSession

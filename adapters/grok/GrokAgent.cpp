@@ -75,6 +75,8 @@ acp::AcpConfig acp_config_for(GrokConfig config) {
   acp.hidden_commands = {"always-approve", "context", "session-info", "feedback", "loop"};
   // Grok's `/compact` summarizes its conversation: session.compact sends it.
   acp.compact_command = true;
+  // Grok's own fork and rewind, extensions of its ACP agent (`_x.ai/session/fork`, `_x.ai/rewind/*`).
+  acp.xai_session_controls = true;
   // Grok reports each MCP server's state (`_x.ai/mcp/server_status`).
   acp.reports_mcp_status = true;
   // The provider key is Grok's: the MCP servers it starts inherit its environment, and get it blanked.

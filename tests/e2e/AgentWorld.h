@@ -59,6 +59,9 @@ struct AgentProfile {
   // continues then makes a fork; without it the import is refused. Stated here so that a capability lost by
   // mistake fails the scenario instead of turning it into the refusal path.
   bool forks = false;
+  // A model request the CLI makes on its own beside the conversation (Grok's forced session title), left out where
+  // a scenario counts the conversation's requests; unset: none.
+  std::function<bool(const Json& request)> side_request;
 
   // The daemon's environment (beyond the test's own) for this agent: the CLI's path, the mock's address, a HOME.
   std::function<std::vector<std::string>(const fs::path& home, const std::string& mock_base_url, const std::string& cli)>

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <fstream>
@@ -835,8 +836,17 @@ std::string conversation_of(const Json& request) {
   return text;
 }
 
+// The model requests the conversation made so far: the profile's side requests left out.
+std::vector<Json> conversation_requests(AgentWorld& world) {
+  auto requests = world.mock->message_requests();
+  if (world.profile.side_request) {
+    requests.erase(std::remove_if(requests.begin(), requests.end(), world.profile.side_request), requests.end());
+  }
+  return requests;
+}
+
 std::string last_conversation(AgentWorld& world) {
-  const auto requests = world.mock->message_requests();
+  const auto requests = conversation_requests(world);
   REQUIRE_FALSE(requests.empty());
   return conversation_of(requests.back());
 }
@@ -866,7 +876,7 @@ void scenario_fork_at_turn(const AgentProfile& profile) {
   const std::string fork_id = forked["result"]["session"]["sessionId"];
   CHECK(forked["result"]["session"]["forkedFrom"] == Json{{"sessionId", id}, {"turnId", turn_of(first)}});
   REQUIRE(world.client->call("session.send", {{"sessionId", fork_id}, {"text", "gamma prompt"}})["result"]["text"] == "forked answer");
-  CHECK(world.mock->message_requests().size() == 3);  // the fork asked the model once, nothing replayed
+  CHECK(conversation_requests(world).size() == 3);  // the fork asked the model once, nothing replayed
   const std::string sent = last_conversation(world);
   CHECK(sent.find("alpha prompt") != std::string::npos);
   CHECK(sent.find("\"one\"") != std::string::npos);  // the answer, as a JSON string of the request
@@ -900,7 +910,7 @@ void scenario_rewind_past_turn(const AgentProfile& profile) {
   REQUIRE(rewound.contains("result"));
   CHECK(rewound["result"]["rewoundTurnIds"] == Json::array({turn_of(second), turn_of(third)}));
   REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "delta prompt"}})["result"]["text"] == "after the rewind");
-  CHECK(world.mock->message_requests().size() == 4);  // the rewind itself asked the model nothing
+  CHECK(conversation_requests(world).size() == 4);  // the rewind itself asked the model nothing
   const std::string sent = last_conversation(world);
   CHECK(sent.find("\"three\"") == std::string::npos);
   CHECK(sent.find("alpha prompt") != std::string::npos);

@@ -30,6 +30,13 @@ using Json = nlohmann::json;
 namespace e2e = switchboard::testing::e2e;
 namespace mock_reply = switchboard::testing::e2e::mock_reply;
 
+// Grok's side request for a new session's title: it forces the `session_title` tool.
+bool is_title_request(const Json& request) {
+  const auto& body = request["body"];
+  return body.contains("tool_choice") && body["tool_choice"].is_object() &&
+         body["tool_choice"].value("function", Json::object()).value("name", "") == "session_title";
+}
+
 const e2e::AgentProfile& grok() {
   static const e2e::AgentProfile profile = [] {
     e2e::AgentProfile p;
@@ -42,6 +49,8 @@ const e2e::AgentProfile& grok() {
     p.modes = {"ask", "accept-edits", "full-access"};
     p.shell_tool = "execute";
     p.deny_ends_turn = true;
+    p.forks = true;  // Grok's own `_x.ai/session/fork`
+    p.side_request = [](const Json& request) { return is_title_request(request); };
     p.environment = [](const fs::path& home, const std::string& mock_url, const std::string& cli) {
       return std::vector<std::string>{"HOME=" + home.string(), "SWITCHBOARD_GROK_BIN=" + cli,
                                       "SWITCHBOARD_GROK_BASE_URL=" + mock_url + "/v1", "SWITCHBOARD_GROK_API_KEY=sk-mock",
@@ -78,8 +87,16 @@ const e2e::AgentProfile& grok() {
   return profile;
 }
 
-TEST_CASE("grok e2e: the shared file scenario: write and search_replace changes are diffed per turn and rewound from the checkpoints (files only: Grok cannot rewind its conversation)", "[e2e][grok][rewind]") {
+TEST_CASE("grok e2e: the shared file scenario: write and search_replace changes are diffed per turn and rewound from the checkpoints", "[e2e][grok][rewind]") {
   e2e::scenario_file_rewind_and_diff(grok());
+}
+
+TEST_CASE("grok e2e: a fork at the first of two turns carries that turn and not the second; both sessions go their own ways", "[e2e][grok][fork]") {
+  e2e::scenario_fork_at_turn(grok());
+}
+
+TEST_CASE("grok e2e: a rewind of the second of three turns drops it and the third from the next request, also after a restart", "[e2e][grok][rewind]") {
+  e2e::scenario_rewind_past_turn(grok());
 }
 
 TEST_CASE("grok e2e: a streamed turn reaches stdio and SSE clients with identical events", "[e2e][grok]") {
@@ -416,25 +433,24 @@ TEST_CASE("grok over switchboard acp: an editor sees Grok's plan, usage and comm
   e2e::scenario_acp_controls(grok_with_efforts(), todo_write(plan, false));
 }
 
-TEST_CASE("grok e2e: Grok cannot rewind its conversation: the capability says so and session.rewind is refused", "[e2e][grok][controls]") {
+TEST_CASE("grok e2e: agents.list says Grok forks, rewinds and compacts its conversation", "[e2e][grok][controls]") {
   const auto& profile = grok();
-  e2e::AgentWorld world(profile, Json::array({profile.text("only turn", 1, 0)}));
+  e2e::AgentWorld world(profile, Json::array());
   if (!world.ready()) return;
   world.start_daemon();
   const auto agents = world.client->call("agents.list");
+  INFO(agents.dump());
+  bool listed = false;
   for (const auto& agent : agents["result"]["agents"]) {
     if (agent["agent"] != "grok") continue;
-    CHECK(agent["capabilities"]["rewind"] == false);
+    listed = true;
+    CHECK(agent["capabilities"]["fork"] == true);
+    CHECK(agent["capabilities"]["rewind"] == true);
     CHECK(agent["capabilities"]["compact"] == true);
     CHECK(agent["capabilities"]["plans"] == true);
     CHECK(agent["capabilities"]["mcp"] == true);
   }
-  const auto id = world.create_session("ask");
-  const auto ran = world.client->call("session.send", {{"sessionId", id}, {"text", "hi"}});
-  REQUIRE(ran["result"]["text"] == "only turn");
-  const auto refused = world.client->call("session.rewind", {{"sessionId", id}, {"turnId", ran["result"]["turnId"]}, {"conversation", true}});
-  INFO(refused.dump());
-  CHECK(refused["error"]["code"] == -32015);  // Unsupported
+  CHECK(listed);
 }
 
 TEST_CASE("grok: a missing CLI is reported by agents.list and refused by session.create", "[e2e][grok]") {
