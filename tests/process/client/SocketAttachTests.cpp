@@ -72,6 +72,19 @@ json initialize(DaemonClient& client, const std::string& name) {
                                     {"capabilities", {{"answersPermissions", true}}}});
 }
 
+// A data directory with a daemon running for it over stdio (the host); `stdio` started with `args` attaches to it.
+struct AttachWorld {
+  TempDir tmp{"attach"};
+  fs::path data_dir = tmp.path() / "data";
+  std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
+  DaemonClient host{args, agent_env(tmp)};
+
+  AttachWorld() {
+    REQUIRE(initialize(host, "host").contains("result"));
+    REQUIRE(runtime_of(data_dir).is_object());
+  }
+};
+
 // A `serve` on `data_dir`, its URL line read; the HTTP side is reached through the runtime file's port/token.
 struct Serve {
   Pipe out;
@@ -385,15 +398,10 @@ bool readable_within(int fd, std::chrono::milliseconds timeout) {
 
 TEST_CASE("attach: an attached stdio hands its own stdin/stdout to the daemon and copies nothing itself",
           "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
-  DaemonClient attached(args, agent_env(tmp));
+  AttachWorld w;
+  DaemonClient attached(w.args, agent_env(w.tmp));
   REQUIRE(initialize(attached, "attached").contains("result"));
-  const pid_t daemon = host.daemon().pid();
+  const pid_t daemon = w.host.daemon().pid();
   const pid_t attacher = attached.daemon().pid();
 
   // The daemon holds the attacher's own pipes, and never without close-on-exec.
@@ -412,23 +420,18 @@ TEST_CASE("attach: an attached stdio hands its own stdin/stdout to the daemon an
   const auto pong = attached.call("ping", json::object(), std::chrono::seconds(10));
   REQUIRE(::kill(attacher, SIGCONT) == 0);
   CHECK(pong.contains("result"));
-  CHECK(host.call("session.list").contains("result"));
+  CHECK(w.host.call("session.list").contains("result"));
 }
 
 TEST_CASE("attach: stdio --relay copies the bytes itself (stopped, its client gets no answer)", "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
-  auto relay_args = args;
+  AttachWorld w;
+  auto relay_args = w.args;
   relay_args.emplace_back("--relay");
-  DaemonClient attached(relay_args, agent_env(tmp));
+  DaemonClient attached(relay_args, agent_env(w.tmp));
   REQUIRE(initialize(attached, "attached").contains("result"));
   const pid_t attacher = attached.daemon().pid();
-  CHECK(fds_open_on(host.daemon().pid(), fd_target(attacher, 0)).empty());
-  CHECK(fds_open_on(host.daemon().pid(), fd_target(attacher, 1)).empty());
+  CHECK(fds_open_on(w.host.daemon().pid(), fd_target(attacher, 0)).empty());
+  CHECK(fds_open_on(w.host.daemon().pid(), fd_target(attacher, 1)).empty());
 
   REQUIRE(::kill(attacher, SIGSTOP) == 0);
   const auto id = attached.send("ping");
@@ -439,18 +442,13 @@ TEST_CASE("attach: stdio --relay copies the bytes itself (stopped, its client ge
 
 TEST_CASE("attach: end of a handed-over stdin: the answers asked for, exit 0 without a word, the pipe given back",
           "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
+  AttachWorld w;
 
   Pipe in, out, err;
   // The attacher's stdin as a parent shares it (the same open file): its status flags must come back unchanged.
   const int shared_in = ::fcntl(in.read_end(), F_DUPFD_CLOEXEC, 3);
   REQUIRE(shared_in >= 0);
-  SpawnedDaemon attacher(args, in.read_end(), out.write_end(), err.write_end(), agent_env(tmp));
+  SpawnedDaemon attacher(w.args, in.read_end(), out.write_end(), err.write_end(), agent_env(w.tmp));
   in.close_read();
   out.close_write();
   err.close_write();
@@ -466,92 +464,72 @@ TEST_CASE("attach: end of a handed-over stdin: the answers asked for, exit 0 wit
   CHECK(switchboard::testing::read_all(err.read_end()).find(kShutDownLine) == std::string::npos);
   CHECK((::fcntl(shared_in, F_GETFL) & O_NONBLOCK) == 0);
   ::close(shared_in);
-  CHECK(host.call("ping").contains("result"));  // the daemon goes on
+  CHECK(w.host.call("ping").contains("result"));  // the daemon goes on
 }
 
 TEST_CASE("attach: the daemon shuts down under a handed-over client: daemon.shutdown, the line on stderr, exit 0",
           "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
+  AttachWorld w;
   Pipe err;
-  DaemonClient attached(args, agent_env(tmp), SWITCHBOARD_BINARY, err.write_end());
+  DaemonClient attached(w.args, agent_env(w.tmp), SWITCHBOARD_BINARY, err.write_end());
   err.close_write();
   REQUIRE(initialize(attached, "attached").contains("result"));
-  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), fd_target(attached.daemon().pid(), 1)).empty());  // handed over
+  REQUIRE_FALSE(fds_open_on(w.host.daemon().pid(), fd_target(attached.daemon().pid(), 1)).empty());  // handed over
 
   std::size_t from = 0;
-  host.close_stdin();
+  w.host.close_stdin();
   CHECK(attached.wait_event("daemon.shutdown", from, std::chrono::seconds(20)).is_object());
-  CHECK(host.daemon().wait(std::chrono::seconds(20)) == 0);
+  CHECK(w.host.daemon().wait(std::chrono::seconds(20)) == 0);
   CHECK(attached.daemon().wait(std::chrono::seconds(10)) == 0);
   CHECK(switchboard::testing::read_all(err.read_end()).find(kShutDownLine) != std::string::npos);
 }
 
 TEST_CASE("attach: a daemon that loses the attacher lets its client go", "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
-  DaemonClient attached(args, agent_env(tmp));
+  AttachWorld w;
+  DaemonClient attached(w.args, agent_env(w.tmp));
   REQUIRE(initialize(attached, "attached").contains("result"));
   const std::string handed_out = fd_target(attached.daemon().pid(), 1);
-  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), handed_out).empty());
+  REQUIRE_FALSE(fds_open_on(w.host.daemon().pid(), handed_out).empty());
   // Killed (its parent's way of stopping the backend it started): the daemon lets the client go and closes its
   // copies of the pipes, although the parent still holds the other ends open.
   REQUIRE(::kill(attached.daemon().pid(), SIGKILL) == 0);
-  CHECK(switchboard::testing::eventually([&] { return fds_open_on(host.daemon().pid(), handed_out).empty(); }));
-  CHECK(host.call("ping").contains("result"));
+  CHECK(switchboard::testing::eventually([&] { return fds_open_on(w.host.daemon().pid(), handed_out).empty(); }));
+  CHECK(w.host.call("ping").contains("result"));
 }
 
 TEST_CASE("attach: a handed-over client whose output nobody reads any more is let go, though its stdin stays open",
           "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
+  AttachWorld w;
   Pipe in, out, err;
-  SpawnedDaemon attacher(args, in.read_end(), out.write_end(), err.write_end(), agent_env(tmp));
+  SpawnedDaemon attacher(w.args, in.read_end(), out.write_end(), err.write_end(), agent_env(w.tmp));
   in.close_read();
   out.close_write();
   err.close_write();
   REQUIRE(switchboard::testing::write_all(in.write_end(), kRequests));
   REQUIRE(readable_within(out.read_end(), std::chrono::seconds(10)));  // served: the answers come
   const std::string handed_out = fd_target(attacher.pid(), 1);
-  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), handed_out).empty());
+  REQUIRE_FALSE(fds_open_on(w.host.daemon().pid(), handed_out).empty());
   // The parent stops reading (it closed its end of the pipe) but keeps our stdin open and asks once more: the
   // answer cannot be written, and the daemon lets the client go instead of keeping it as one who may answer.
   out.close_read();
   REQUIRE(switchboard::testing::write_all(in.write_end(), R"({"jsonrpc":"2.0","id":9,"method":"ping"})" "\n"));
-  CHECK(switchboard::testing::eventually([&] { return fds_open_on(host.daemon().pid(), handed_out).empty(); }));
+  CHECK(switchboard::testing::eventually([&] { return fds_open_on(w.host.daemon().pid(), handed_out).empty(); }));
   CHECK(attacher.wait(std::chrono::seconds(10)) == 0);
   in.close_write();
-  CHECK(host.call("ping").contains("result"));
+  CHECK(w.host.call("ping").contains("result"));
 }
 
 TEST_CASE("attach: what cannot be handed over is relayed: a regular file as stdin, a terminal", "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
-  const pid_t daemon = host.daemon().pid();
+  AttachWorld w;
+  const pid_t daemon = w.host.daemon().pid();
 
   SECTION("a regular file: the same answers, then exit 0") {
-    const fs::path requests = tmp.path() / "requests.ndjson";
+    const fs::path requests = w.tmp.path() / "requests.ndjson";
     std::ofstream(requests) << kRequests;
     const int in = ::open(requests.c_str(), O_RDONLY | O_CLOEXEC);
     REQUIRE(in >= 0);
     Pipe out, err;
-    SpawnedDaemon attacher(args, in, out.write_end(), err.write_end(), agent_env(tmp));
+    SpawnedDaemon attacher(w.args, in, out.write_end(), err.write_end(), agent_env(w.tmp));
     ::close(in);
     out.close_write();
     err.close_write();
@@ -570,7 +548,7 @@ TEST_CASE("attach: what cannot be handed over is relayed: a regular file as stdi
     REQUIRE(terminal >= 0);
     Pipe out;
     const int err = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    SpawnedDaemon attacher(args, terminal, out.write_end(), err, agent_env(tmp));
+    SpawnedDaemon attacher(w.args, terminal, out.write_end(), err, agent_env(w.tmp));
     ::close(err);
     out.close_write();
     const std::string init =
@@ -593,18 +571,13 @@ TEST_CASE("attach: what cannot be handed over is relayed: a regular file as stdi
 }
 
 TEST_CASE("attach: an agent started for a handed-over client inherits none of its descriptors", "[attach][daemon]") {
-  TempDir tmp{"attach"};
-  const fs::path data_dir = tmp.path() / "data";
-  const std::vector<std::string> args{"--log-level", "off", "stdio", "--data-dir", data_dir.string()};
-  DaemonClient host(args, agent_env(tmp));
-  REQUIRE(initialize(host, "host").contains("result"));
-  REQUIRE(runtime_of(data_dir).is_object());
-  DaemonClient attached(args, agent_env(tmp));
+  AttachWorld w;
+  DaemonClient attached(w.args, agent_env(w.tmp));
   REQUIRE(initialize(attached, "attached").contains("result"));
   const std::set<std::string> handed{fd_target(attached.daemon().pid(), 0), fd_target(attached.daemon().pid(), 1)};
-  REQUIRE_FALSE(fds_open_on(host.daemon().pid(), *handed.begin()).empty());
+  REQUIRE_FALSE(fds_open_on(w.host.daemon().pid(), *handed.begin()).empty());
 
-  const auto created = attached.call("session.create", {{"agent", "claude"}, {"cwd", tmp.path().string()}});
+  const auto created = attached.call("session.create", {{"agent", "claude"}, {"cwd", w.tmp.path().string()}});
   REQUIRE(created.contains("result"));
   const std::string session = created["result"]["session"]["sessionId"];
   REQUIRE(attached.call("session.send", {{"sessionId", session}, {"text", "hello"}, {"wait", false}}).contains("result"));
@@ -612,7 +585,7 @@ TEST_CASE("attach: an agent started for a handed-over client inherits none of it
   REQUIRE(attached.wait_event("permission.requested", from, std::chrono::seconds(20)).is_object());  // it runs
 
   std::vector<pid_t> agents;
-  for (const pid_t pid : descendants_of(host.daemon().pid())) {
+  for (const pid_t pid : descendants_of(w.host.daemon().pid())) {
     const std::string command = cmdline_of(pid);
     if (command.find("fake_claude") != std::string::npos && command.find("--version") == std::string::npos) {
       agents.push_back(pid);
