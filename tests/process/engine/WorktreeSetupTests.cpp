@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -212,6 +213,40 @@ TEST_CASE("worktree setup: a failure ends the turn with SetupFailed before the a
   REQUIRE(run.control->inputs.size() == 1);
   CHECK(last_announced_setup(run) == p::WorktreeSetup::Done);
   check_against_schema(run);
+}
+
+TEST_CASE("worktree setup: cancelling the turn kills the command, and the next turn runs it again", "[engine][worktree]") {
+  TempDir temp{"worktree-setup-cancel"};
+  const auto repo = temp.path() / "repo";
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  const auto pid_file = temp.path() / "setup.pid";
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  StoredEngineRun run(temp.path(), {}, {},
+                      with_setup(repo, "if [ -f second ]; then exit 0; fi; touch second\n"
+                                       "echo $$ > '" + pid_file.string() + "'; echo waiting; exec sleep 30"));
+  run.engine->set_worktrees(&worktrees);
+  const auto session = create(run, repo, "cancelled-setup");
+  send(run, session.session_id, /*wait=*/false);
+  REQUIRE(run_until(run, [&] { return !events_of<p::ToolOutputEvent>(run).empty(); }));
+  const auto pid = std::stoi(read_text_file(pid_file));
+  REQUIRE(::kill(pid, 0) == 0);
+
+  std::optional<Outcome<bool>> cancelled;
+  run.engine->cancel(session.session_id, [&](Outcome<bool> result) { cancelled = std::move(result); });
+  REQUIRE(run_until(run, [&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
+  REQUIRE(cancelled.has_value());
+  CHECK(std::get<bool>(*cancelled));
+  CHECK(events_of<p::TurnStoppedEvent>(run).at(0).stop_reason == p::StopReason::Cancelled);
+  const auto completed = events_of<p::ToolCompletedEvent>(run);
+  REQUIRE(completed.size() == 1);
+  CHECK(completed[0].is_error);
+  CHECK(run.control->inputs.empty());
+  CHECK(run_until(run, [&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(10)));  // killed and reaped
+
+  const auto second = send(run, session.session_id);
+  CHECK(std::get<p::SessionSendResult>(*second).stop_reason == p::StopReason::EndTurn);
+  CHECK(setup_calls(run).size() == 2);
+  CHECK(run.control->inputs.size() == 1);
 }
 
 TEST_CASE("worktree setup: a command past its time limit is killed and fails the turn", "[engine][worktree]") {
