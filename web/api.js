@@ -62,6 +62,13 @@ export class Api {
     return answer.result;
   }
 
+  // The newest `limit` stored events of a session below `beforeSeq`, oldest first, and the cursor of the ones
+  // before them (absent once the page reaches the session's start).
+  async sessionEventsBefore(sessionId, beforeSeq, limit = 1000) {
+    const page = await this.call("session.events", { sessionId, beforeSeq, limit });
+    return { events: page.events, olderBefore: page.nextBeforeSeq ?? null };
+  }
+
   // Every page of a session's stored events, oldest first.
   async allSessionEvents(sessionId, afterSeq = 0) {
     const events = [];

@@ -88,13 +88,14 @@ const stream = new EventStream({
 // After every (re)connect: the session list and the open session's snapshot (its open requests, its queue,
 // whether a restart interrupted it). The stream itself resumed from the last seq this tab applied.
 async function resync() {
-  if (!ui.agents.length) {
-    ui.agents = (await api.call("agents.list")).agents;
+  const agents = ui.agents.length ? null : api.call("agents.list").then(({ agents: list }) => {
+    ui.agents = list;
     $("agent-filter").replaceChildren(el("option", { value: "", text: "all agents" }),
                                       ...ui.agents.map((a) => el("option", { value: a.agent, text: a.agent })));
-  }
-  await loadSessions();
-  if (ui.selectedId) await openSession(ui.selectedId);
+  });
+  // The agents, the list and the open session are read side by side: a long session's end waits for none of
+  // them (its transcript is drawn once the agents' capabilities are known, which its turns' actions follow).
+  await Promise.all([agents, loadSessions(), ui.selectedId ? openSession(ui.selectedId, agents) : null]);
 }
 
 // The session list, a page at a time (session.list pages cost the same however many sessions there are): the
@@ -146,20 +147,64 @@ async function loadMoreSessions() {
 
 // ---- one session ----------------------------------------------------------------------------------------
 
-async function loadTranscript(sessionId, afterSeq = 0) {
+// The stored events after `afterSeq`, every page (a gap: what the live stream could not replay).
+async function loadTranscript(sessionId, afterSeq) {
   const transcript = store.transcript(sessionId);
   transcript.loaded = false;  // live events wait in `pending` while the stored ones are read
   const events = await api.allSessionEvents(sessionId, afterSeq);
-  performance.mark("transcript-fetched");
   store.loadTranscript(sessionId, events);
-  performance.mark("transcript-applied");
 }
 
-async function openSession(sessionId) {
+// A session opened for the first time is read from its end: the newest page is drawn at once, and the pages
+// before it are read after that, in the background (a session of 10,000 events shows its end as fast as one of
+// 300). The first page is read below any seq there can be, so it needs no other answer first; events after it
+// come from the stream, which was open first, and the overlap is dropped by seq. The first page is about what
+// the view draws first (view.js: the newest 100 items); the others are as large as allowed.
+const kFirstPage = 300;
+const kEventPage = 1000;
+const kAboveEverySeq = Number.MAX_SAFE_INTEGER;
+
+async function loadNewest(sessionId, ready) {
+  const transcript = store.transcript(sessionId);
+  transcript.loaded = false;
+  const page = await api.sessionEventsBefore(sessionId, kAboveEverySeq, kFirstPage);
+  performance.mark("transcript-fetched");
+  await ready;
+  store.loadTranscript(sessionId, page.events, page.olderBefore);
+  performance.mark("transcript-applied");
+  // After the frame that shows the end: the earlier pages' parsing must not delay it.
+  if (transcript.olderBefore !== null) {
+    requestAnimationFrame(() => setTimeout(() => loadOlder(sessionId).catch(failed), 0));
+  }
+}
+
+// Every page before the ones applied, newest first, then the transcript built again from the start, once (a
+// rebuild redraws the transcript; the reader's place in it is kept).
+async function loadOlder(sessionId) {
+  const transcript = store.transcript(sessionId);
+  if (transcript.loadingOlder) return;
+  transcript.loadingOlder = true;
+  try {
+    const pages = [];
+    let before = transcript.olderBefore;
+    while (before !== null) {
+      const page = await api.sessionEventsBefore(sessionId, before, kEventPage);
+      pages.unshift(page.events);
+      before = page.olderBefore;
+    }
+    transcript.prependOlder(pages.flat(), null);
+    store.onChange();
+  } finally {
+    transcript.loadingOlder = false;
+  }
+}
+
+// `ready`: what must be in before the transcript is drawn (the agents' capabilities, at start).
+async function openSession(sessionId, ready = null) {
   const transcript = store.transcript(sessionId);
   const snapshot = api.call("session.attach", { sessionId });
   if (!transcript.loaded && !ui.loading.has(sessionId)) {
-    const loading = loadTranscript(sessionId).finally(() => ui.loading.delete(sessionId));
+    const loading = loadNewest(sessionId, ready).finally(() => ui.loading.delete(sessionId));
     ui.loading.set(sessionId, loading);
   }
   await ui.loading.get(sessionId);
@@ -174,9 +219,13 @@ async function openSession(sessionId) {
   store.onChange();
 }
 
-function select(sessionId) {
+// Opens a session (null: none); with `turnId`, scrolled to that turn (a search hit).
+function select(sessionId, turnId = null) {
   setDrawer(false);
-  if (ui.selectedId === sessionId) return;
+  if (ui.selectedId === sessionId) {
+    if (turnId) transcriptView.reveal(turnId);
+    return;
+  }
   ui.selectedId = sessionId;
   history.replaceState(null, "", location.pathname + (sessionId ? `#session=${encodeURIComponent(sessionId)}` : ""));
   for (const card of ui.cards.values()) card.remove();
@@ -190,6 +239,7 @@ function select(sessionId) {
   }
   const transcript = store.transcript(sessionId);
   transcriptView.reset(transcript);
+  if (turnId) transcriptView.reveal(turnId);
   transcript.dirty.add("all").add("queue").add("requests").add("status");
   if (ui.streamOpen) openSession(sessionId).catch(failed);  // else resync() opens it once the stream is up
   scheduleDraw();
@@ -229,16 +279,19 @@ function draw() {
   const transcript = store.transcript(ui.selectedId);
   if (!transcript.loaded) return;
   const firstPaint = transcript.dirty.has("all");
+  const olderIn = transcript.dirty.has("older");
   transcriptView.draw();
   if (transcript.dirty.has("queue")) drawQueue(transcript);
   if (transcript.dirty.has("requests")) drawRequests(transcript);
   if (transcript.dirty.has("status")) drawStatus(transcript);
   transcript.dirty.clear();
-  if (firstPaint) {
-    // For the first-paint measurement (tests/browser): the frame that shows the whole stored transcript.
-    performance.mark("transcript-drawn");
-    document.body.dataset.transcriptDrawn = ui.selectedId;
-  }
+  // For the first-paint measurement (tests/browser): the frame that shows the transcript (its end, first), and
+  // the one that shows it built from all of its events.
+  if (firstPaint) performance.mark("transcript-drawn");
+  if (olderIn) performance.mark("transcript-complete");
+  // For the tests: the session on the page, and whether its transcript holds every stored event yet.
+  document.body.dataset.transcriptDrawn = ui.selectedId;
+  document.body.dataset.transcriptComplete = transcript.complete ? ui.selectedId : "";
 }
 
 function drawHeader(session) {
@@ -339,6 +392,9 @@ function markRequests() {
   scheduleDraw();
 }
 
+// The phone layout's breakpoint (console.css).
+const phoneQuery = window.matchMedia("(max-width: 760px)");
+
 function permissionCard(entry) {
   const r = entry.request;
   const suggested = r.suggestedRule || { tool: r.tool };
@@ -350,21 +406,26 @@ function permissionCard(entry) {
   const rule = () => ({ tool: ruleTool.value.trim() || r.tool, ...(rulePattern.value.trim() ? { pattern: rulePattern.value.trim() } : {}) });
   const allow = (decision) => () =>
     answer(entry, "permission.respond", { decision, ...(decision === "allow_once" ? {} : { rule: rule() }) });
-  return el("div", { class: "request-card permission", "data-request-id": r.requestId, role: "group",
-                     "aria-label": `permission for ${r.tool}` },
-    el("div", {}, el("strong", { text: `${r.tool}: ` }), el("span", { class: "description", text: r.description })),
+  // The answers most requests get come first; the input, the reason, the rules and the message for a denial are
+  // its details: open on a wide screen, a tap away on a phone, where the card must leave the transcript readable.
+  const details = el("details", { class: "request-details", open: !phoneQuery.matches },
+    el("summary", { text: "Input, reason, rules" }),
     el("pre", { class: "request-input", text: JSON.stringify(r.input, null, 2) }),
-    r.reason ? el("div", { class: "muted", text: r.reason }) : null,
+    r.reason ? el("div", { class: "muted reason", text: r.reason }) : null,
     el("div", { class: "actions" },
-      el("button", { type: "button", class: "primary allow-once", onclick: allow("allow_once"), text: "Allow once" }),
       el("button", { type: "button", class: "allow-session", onclick: allow("allow_session"), text: "Allow for session" }),
       el("button", { type: "button", class: "allow-project", onclick: allow("allow_project"), text: "Allow for project" }),
       el("button", { type: "button", class: "allow-always", onclick: allow("allow_always"), text: "Always allow" }),
       el("span", { class: "muted", text: "rule:" }), ruleTool, rulePattern),
+    el("div", { class: "actions" }, el("span", { class: "muted", text: "if denied:" }), denyMessage));
+  return el("div", { class: "request-card permission", "data-request-id": r.requestId, role: "group",
+                     "aria-label": `permission for ${r.tool}` },
+    el("div", { class: "request-summary" }, el("strong", { text: `${r.tool}: ` }), el("span", { class: "description", text: r.description })),
     el("div", { class: "actions" },
+      el("button", { type: "button", class: "primary allow-once", onclick: allow("allow_once"), text: "Allow once" }),
       el("button", { type: "button", class: "danger deny", text: "Deny",
-                     onclick: () => answer(entry, "permission.respond", { decision: "deny", ...(denyMessage.value.trim() ? { message: denyMessage.value.trim() } : {}) }) }),
-      denyMessage),
+                     onclick: () => answer(entry, "permission.respond", { decision: "deny", ...(denyMessage.value.trim() ? { message: denyMessage.value.trim() } : {}) }) })),
+    details,
     el("div", { class: "outcome" }));
 }
 
@@ -953,7 +1014,8 @@ drawNotifyButton();
 // ---- pairing a device, rotating the token -----------------------------------------------------------------
 
 // The address the other device opens: this page's own origin to begin with (through a tunnel, the tunnel's
-// name), editable, since the daemon does not tell the page which names it allows.
+// name), or one made from a host name the daemon allows (daemon.httpInfo), and editable: the page cannot know
+// the scheme and port a tunnel serves.
 const pairUrl = () => `${($("pair-address").value.trim() || location.origin).replace(/\/+$/, "")}/#token=${token()}`;
 function drawPairing() {
   $("pair-url").value = pairUrl();
@@ -979,13 +1041,45 @@ function drawQrCode(canvas, text) {
     }
   }
 }
+// The addresses the host menu offers: this page's origin; each allowed name as https://NAME (Tailscale serve and
+// a TLS proxy serve it on 443), or as this page's origin when the page came through it; the loopback names with
+// the daemon's port (SSH forwarding of that port).
+export function pairingAddresses(origin, info) {
+  const page = new URL(origin);
+  const addresses = [{ address: origin, label: `this page (${page.host})` }];
+  for (const name of info.allowedHosts) {
+    addresses.push({ address: page.hostname === name ? origin : `https://${name}`, label: `${name} (--allow-host)` });
+  }
+  for (const name of ["localhost", "127.0.0.1"]) {
+    addresses.push({ address: `http://${name}:${info.port}`, label: `${name}:${info.port} (loopback, SSH forwarding)` });
+  }
+  const seen = new Set();
+  return addresses.filter((a) => !seen.has(a.address) && seen.add(a.address));
+}
+async function drawPairHosts() {
+  const info = await api.call("daemon.httpInfo");
+  const current = $("pair-address").value;
+  const options = pairingAddresses(location.origin, info).map(({ address, label }) =>
+    el("option", { value: address, text: `${label}: ${address}` }));
+  $("pair-host").replaceChildren(...options);
+  $("pair-host").value = options.some((o) => o.value === current) ? current : "";
+}
 $("pair-button").addEventListener("click", () => {
   if (!$("pair-address").value) $("pair-address").value = location.origin;
   drawPairing();
   $("pair-status").textContent = "";
   $("pair-dialog").showModal();
+  drawPairHosts().catch((error) => { $("pair-status").textContent = errorText(error); });
 });
-$("pair-address").addEventListener("input", drawPairing);
+$("pair-host").addEventListener("change", () => {
+  if ($("pair-host").value) $("pair-address").value = $("pair-host").value;
+  drawPairing();
+});
+$("pair-address").addEventListener("input", () => {
+  const address = $("pair-address").value.trim().replace(/\/+$/, "");
+  $("pair-host").value = [...$("pair-host").options].some((o) => o.value === address) ? address : "";
+  drawPairing();
+});
 $("pair-copy").addEventListener("click", async () => {
   try {
     await navigator.clipboard.writeText($("pair-url").value);

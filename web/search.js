@@ -15,18 +15,6 @@ function snippetNode(snippet) {
   return node;
 }
 
-// Scrolls the open transcript to a turn once it is drawn (the transcript loads after the session opens).
-function revealTurn(turnId, deadline = performance.now() + 5000) {
-  const turn = document.querySelector(`#transcript [data-turn-id="${CSS.escape(turnId)}"]`);
-  if (turn) {
-    turn.scrollIntoView({ block: "start" });
-    turn.classList.add("search-target");
-    setTimeout(() => turn.classList.remove("search-target"), 2000);
-    return;
-  }
-  if (performance.now() < deadline) requestAnimationFrame(() => revealTurn(turnId, deadline));
-}
-
 function download(name, type, content) {
   const link = el("a", { href: URL.createObjectURL(new Blob([content], { type })), download: name });
   document.body.append(link);
@@ -35,7 +23,8 @@ function download(name, type, content) {
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
 }
 
-// `open(sessionId)` selects a session; `openSessionId()` is the one open now; `failed(error)` reports an error.
+// `open(sessionId, turnId)` selects a session, scrolled to that turn; `openSessionId()` is the one open now;
+// `failed(error)` reports an error.
 export function installSearch({ api, open, openSessionId, failed }) {
   const sidebar = document.getElementById("sidebar");
   const list = document.getElementById("session-list");
@@ -46,11 +35,12 @@ export function installSearch({ api, open, openSessionId, failed }) {
   sidebar.insertBefore(results, list);
   const state = { query: "", cursor: null, generation: 0, timer: null };
 
+  // A hit is a button in its list item (a list keeps list items; the button answers a click, Enter and Space).
   function hitNode(hit) {
-    return el("li", { class: "search-hit", tabindex: "0", role: "button",
-                      onclick: () => { open(hit.sessionId); revealTurn(hit.turnId); } },
-              el("span", { class: "muted", text: `${kTypeLabel[hit.type] || hit.type} · ${hit.sessionId}` }),
-              snippetNode(hit.snippet));
+    return el("li", {},
+              el("button", { type: "button", class: "search-hit", onclick: () => open(hit.sessionId, hit.turnId) },
+                 el("span", { class: "muted", text: `${kTypeLabel[hit.type] || hit.type} · ${hit.sessionId}` }),
+                 snippetNode(hit.snippet)));
   }
 
   async function run(more) {

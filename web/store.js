@@ -16,6 +16,31 @@ export class Transcript {
     this.status = null;     // the latest agent.status, until the turn ends
     this.interrupted = null;
     this.dirty = new Set(); // items, turns and the strings "requests", "queue", "status"
+    // The page reads a session from its end: `events` holds what was applied, and `olderBefore` is the cursor
+    // (session.events nextBeforeSeq) of the events before them not read yet, null once the start is in.
+    this.events = [];
+    this.olderBefore = null;
+  }
+
+  // Whether every stored event of the session is in (the transcript is then what the whole log says).
+  get complete() { return this.loaded && this.olderBefore === null; }
+
+  // Events older than every one applied so far (a page read backward, oldest first): the transcript is built
+  // again from the start, so a turn, message or tool call that began before the newest page gets its start
+  // (its prompt, its first words, its tool name). What the page knows from session.attach rather than from
+  // events (the open requests, the queue, the interrupted prompt) and the latest status stay as they are.
+  prependOlder(older, olderBefore) {
+    const events = older.concat(this.events);
+    const keep = { queue: this.queue, status: this.status, interrupted: this.interrupted };
+    this.turns = [];
+    this.turnById = new Map();
+    this.items = new Map();
+    this.events = [];
+    this.lastSeq = 0;
+    for (const event of events) this.apply(event);  // requests: applying again only adds what was missing
+    Object.assign(this, keep);
+    this.olderBefore = olderBefore;
+    this.dirty.add("all").add("older");
   }
 
   turn(turnId, seed = {}) {
@@ -38,6 +63,7 @@ export class Transcript {
   apply(event) {
     if (event.seq <= this.lastSeq) return false;
     this.lastSeq = event.seq;
+    this.events.push(event);
     const d = event.data;
     switch (event.type) {
       case "turn.queued":
@@ -223,9 +249,11 @@ export class Store {
   }
 
   // The stored events of a session, read after the stream was open: they end where the stream's live events
-  // begin or overlap them, and the overlap is dropped by seq.
-  loadTranscript(sessionId, events) {
+  // begin or overlap them, and the overlap is dropped by seq. `olderBefore`, for the newest page of a session
+  // read from its end, is the cursor of the events before it.
+  loadTranscript(sessionId, events, olderBefore) {
     const t = this.transcript(sessionId);
+    if (olderBefore !== undefined) t.olderBefore = olderBefore;
     for (const event of events) t.apply(event);
     for (const event of t.pending) t.apply(event);
     t.pending = [];

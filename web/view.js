@@ -127,8 +127,9 @@ function formatUsage(usage) {
 }
 
 // How many items (messages, tool calls) a transcript shows when it opens, counted from its end; "Show earlier"
-// multiplies it. A session of 10,000 events opens with the DOM of its last few hundred, not of all of them.
-const kInitialItems = 300;
+// multiplies it. A session of 10,000 events opens with the DOM of its last hundred items, not of all of them:
+// a few screens, drawn in one frame.
+const kInitialItems = 100;
 
 // The transcript pane of one session (reset() on switch).
 export class TranscriptView {
@@ -137,18 +138,40 @@ export class TranscriptView {
     this.nodes = new Map(); // item or turn -> { root, body, ... }
     this.transcript = null;
     this.budget = kInitialItems;
+    this.drawn = false;       // whether this transcript was drawn since reset (the first draw goes to its end)
+    this.revealing = null;    // a turn to scroll to once it is drawn (a search hit), until it is
   }
 
   reset(transcript) {
     this.transcript = transcript;
     this.nodes = new Map();
     this.budget = kInitialItems;
+    this.drawn = false;
+    this.revealing = null;
     this.container.replaceChildren();
+  }
+
+  // Scrolls to a turn and marks it for a moment: now if it is drawn, else once the transcript holds it (it may be
+  // in a page not read yet, or before the items shown: the budget then grows to reach it).
+  reveal(turnId) {
+    this.revealing = turnId;
+    if (this.transcript) { this.transcript.dirty.add("all"); this.onRedraw(); }
+  }
+
+  // The budget that shows `turnId` and everything after it, or null when the transcript has no such turn.
+  budgetReaching(t, turnId) {
+    let items = 0;
+    for (let i = t.turns.length - 1; i >= 0; i--) {
+      items += Math.max(t.turns[i].children.length, 1);
+      if (t.turns[i].turnId === turnId) return items;
+    }
+    return null;
   }
 
   // Everything from scratch, the newest `budget` items of it; a button in front of them shows more.
   drawAll(t) {
     this.nodes = new Map();
+    if (this.revealing) this.budget = Math.max(this.budget, this.budgetReaching(t, this.revealing) ?? 0);
     let remaining = this.budget;
     let hidden = 0;
     const shown = [];
@@ -161,6 +184,10 @@ export class TranscriptView {
       shown.push([turn, turn.children.length - take]);
     }
     const fragment = document.createDocumentFragment();
+    if (t.olderBefore !== null) {
+      // The session's earlier events are still being read (from its end: docs/console.md).
+      fragment.append(el("p", { class: "loading-earlier muted", role: "status", text: "Reading earlier events…" }));
+    }
     if (hidden > 0) {
       fragment.append(el("button", { type: "button", class: "show-earlier", text: `Show earlier (${hidden} more)`,
                                      onclick: () => { this.budget *= 4; t.dirty.add("all"); this.onRedraw(); } }));
@@ -173,8 +200,10 @@ export class TranscriptView {
   draw() {
     const t = this.transcript;
     if (!t || !t.loaded || t.dirty.size === 0) return false;
-    const atBottom = this.container.scrollHeight - this.container.scrollTop - this.container.clientHeight < 40;
-    if (t.dirty.has("all")) {
+    const fromBottom = this.container.scrollHeight - this.container.scrollTop;
+    const atBottom = fromBottom - this.container.clientHeight < 40;
+    const redrawn = t.dirty.has("all");
+    if (redrawn) {
       this.drawAll(t);
     } else {
       for (const thing of t.dirty) {
@@ -188,7 +217,25 @@ export class TranscriptView {
         }
       }
     }
-    if (atBottom || t.dirty.has("all")) this.container.scrollTop = this.container.scrollHeight;
+    if (this.revealing && this.scrollToTurn(this.revealing)) {
+      this.revealing = null;
+    } else if (atBottom || !this.drawn) {
+      this.container.scrollTop = this.container.scrollHeight;
+    } else if (redrawn) {
+      // Earlier items came in above (Show earlier, older pages): the reader stays where they were.
+      this.container.scrollTop = this.container.scrollHeight - fromBottom;
+    }
+    this.drawn = true;
+    return true;
+  }
+
+  scrollToTurn(turnId) {
+    const turn = [...this.nodes.keys()].find((thing) => thing.kind === "turn" && thing.turnId === turnId);
+    if (!turn) return false;
+    const node = this.nodes.get(turn).root;
+    node.scrollIntoView({ block: "start" });
+    node.classList.add("search-target");
+    setTimeout(() => node.classList.remove("search-target"), 2000);
     return true;
   }
 

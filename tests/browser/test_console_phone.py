@@ -186,7 +186,23 @@ class PhoneTest(DaemonConsoleCase):
         self.assertTrue(self.js("const r = document.querySelector('#requests .allow-once').getBoundingClientRect(); "
                                 "return r.top >= 0 && r.bottom <= window.innerHeight"), "the card's first answer is on the screen")
         self.assertEqual(self.small_targets(), [])
+        # A compact card: the usual answers on the screen, the details a tap away, the transcript still readable.
         self.shot("p02-phone-permission")
+        self.assertFalse(self.js(f"return document.querySelector(\".request-card[data-request-id='{request}'] details\").open"))
+        card_box = f"document.querySelector(\".request-card[data-request-id='{request}']\").getBoundingClientRect()"
+        transcript_height = "document.getElementById('transcript').getBoundingClientRect().height"
+        self.assertLessEqual(self.js(f"return {card_box}.height"), 0.30 * PHONE["height"] + 1)
+        self.assertGreaterEqual(self.js(f"return {transcript_height}"), 0.3 * PHONE["height"],
+                                "the transcript keeps a readable share of the screen under an open request")
+        # Its details open within the same bound, scrolling inside the card.
+        self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] details summary").click()
+        self.wait("the details open", lambda: self.js(f"return document.querySelector(\".request-card[data-request-id='{request}'] details\").open"))
+        self.assertLessEqual(self.js(f"return {card_box}.height"), 0.30 * PHONE["height"] + 1)
+        self.assertGreaterEqual(self.js(f"return {transcript_height}"), 0.2 * PHONE["height"])
+        self.assertTrue(self.js(f"const c = document.querySelector(\".request-card[data-request-id='{request}']\"); return c.scrollHeight > c.clientHeight"),
+                        "the opened details scroll within the card")
+        self.assert_no_sideways_scroll("a permission card with its details")
+        self.shot("p02-phone-permission-details")
         # A visible tab gets no notification: it shows the card.
         self.browser.find_element("css selector", f".request-card[data-request-id='{request}'] .allow-once").click()
         self.wait_idle()
@@ -463,6 +479,85 @@ class PhoneTest(DaemonConsoleCase):
         self.assertGreater(frames / elapsed, 20, f"the page kept drawing: {figures}")
         # A gross bound only: on a loaded 2-core machine a frame's task reaches ~140 ms (recorded in the figures).
         self.assertEqual([d for d in long_tasks if d > 500], [], f"no main-thread task over 500 ms: {figures}")
+
+    def test_11_pairing_offers_the_allowed_host_names(self):
+        from selenium.webdriver.support.ui import Select
+        info = self.daemon.call("daemon.httpInfo")
+        self.assertEqual(info, {"port": self.daemon.port, "allowedHosts": [TUNNEL_NAME]})
+        self.open_console()
+        self.browser.find_element("id", "pair-button").click()
+        self.wait("the pairing dialog", lambda: self.js("return document.getElementById('pair-dialog').open"))
+        origin = self.daemon.url.rstrip("/")
+        options = lambda: self.js("return [...document.querySelectorAll('#pair-host option')].map(o => o.value)")
+        self.wait("the host menu", lambda: len(options()) > 0)
+        # This page's address, the allowed name (a TLS tunnel serves it on 443), the loopback names with the daemon's
+        # port; never a name that was not configured.
+        self.assertEqual(options(), [origin, f"https://{TUNNEL_NAME}", f"http://localhost:{self.daemon.port}"])
+        self.assertEqual(Select(self.browser.find_element("id", "pair-host")).first_selected_option.get_attribute("value"), origin)
+        Select(self.browser.find_element("id", "pair-host")).select_by_value(f"https://{TUNNEL_NAME}")
+        expected = f"https://{TUNNEL_NAME}/#token={self.daemon.token}"
+        self.wait("the address of the picked name", lambda: self.js("return document.getElementById('pair-url').value") == expected)
+        self.assertEqual(self.read_qr_code(), expected, "the QR code holds the picked name's address")
+        # Edited by hand (the tunnel's own port), the menu no longer claims a name.
+        address = self.browser.find_element("id", "pair-address")
+        address.clear()
+        address.send_keys(f"https://{TUNNEL_NAME}:8443")
+        self.wait("the edited address", lambda: self.js("return document.getElementById('pair-url').value") ==
+                  f"https://{TUNNEL_NAME}:8443/#token={self.daemon.token}")
+        self.assertEqual(self.js("return document.getElementById('pair-host').value"), "")
+        self.shot("p11-pair-hosts")
+        self.assertEqual(self.axe_violations(), [], "the pairing dialog with its host menu")
+        self.browser.find_element("id", "pair-close").click()
+        self.assertEqual(self.console_errors(), [])
+
+    def test_12_search_opens_the_session_at_the_hit(self):
+        from selenium.webdriver.common.keys import Keys
+        word = "zebracorn"
+        long_one = self.create_session("Long search target")
+        for i in range(1, 41):
+            text = f"step {i} {word}" if i == 5 else f"step {i}"
+            self.daemon.call("session.send", {"sessionId": long_one, "text": text})
+        other = self.create_session("Other agent's hit", agent="controls-bare")
+        self.daemon.call("session.send", {"sessionId": other, "text": f"write notes.txt {word}"})
+        # The index is written with each commit of the event log, a few milliseconds after the events.
+        search = lambda: self.daemon.call("session.search", {"query": word})["hits"]
+        self.wait("the daemon finding both sessions", lambda: {h["sessionId"] for h in search()} == {long_one, other})
+        expected = search()
+        target = next(h for h in expected if h["sessionId"] == long_one)
+        self.open_console(other)
+        box = self.browser.find_element("id", "history-search")
+        box.send_keys(word)
+        hits = lambda: self.js("return [...document.querySelectorAll('#search-results .search-hit')].map(n => n.textContent)")
+        self.wait("the hits", lambda: len(hits()) == len(expected))
+        self.assertTrue(self.js("return document.getElementById('session-list').hidden"), "the hits replace the list")
+        self.assertTrue(all(word in hit for hit in hits()), hits())
+        marks = self.js("return [...document.querySelectorAll('#search-results mark')].map(n => n.textContent.toLowerCase())")
+        self.assertIn(word, marks)
+        self.assertEqual(self.axe_violations(), [], "the search hits")
+        self.shot("p12-search-hits")
+        # The long session's hit opens it at turn 5, scrolled there and marked, not at its end.
+        index = [h["sessionId"] for h in expected].index(long_one)
+        self.browser.find_elements("css selector", "#search-results .search-hit")[index].click()
+        self.wait("the hit's session open", lambda: self.js("return document.body.dataset.transcriptDrawn") == long_one)
+        turn = f"#transcript [data-turn-id='{target['turnId']}']"
+        self.wait("the hit's turn marked", lambda: self.js(f"return !!document.querySelector(\"{turn}\")?.classList.contains('search-target')"))
+        self.assertIn(word, self.js(f"return document.querySelector(\"{turn} .prompt\").textContent"))
+        in_view = f"""const t = document.querySelector("{turn}").getBoundingClientRect();
+                      const pane = document.getElementById('transcript'); const v = pane.getBoundingClientRect();
+                      return t.top >= v.top - 1 && t.top < v.bottom && pane.scrollTop + pane.clientHeight < pane.scrollHeight - 40"""
+        self.assertTrue(self.js(in_view), "the transcript is scrolled to the hit's turn, not to its end")
+        self.shot("p12-search-opened")
+        # From the keyboard: Enter on the other session's hit opens that one, at its turn.
+        other_hit = next(h for h in expected if h["sessionId"] == other)
+        index = [h["sessionId"] for h in expected].index(other)
+        self.browser.find_elements("css selector", "#search-results .search-hit")[index].send_keys(Keys.ENTER)
+        self.wait("the other session open", lambda: self.js("return document.body.dataset.transcriptDrawn") == other)
+        self.wait("its turn there", lambda: self.js(f"return !!document.querySelector(\"#transcript [data-turn-id='{other_hit['turnId']}']\")"))
+        # Cleared, the box gives the session list back.
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.DELETE)
+        self.wait("the list back", lambda: not self.js("return document.getElementById('session-list').hidden"))
+        self.assertEqual(self.console_errors(), [])
 
 
 if __name__ == "__main__":
