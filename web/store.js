@@ -16,8 +16,9 @@ export class Transcript {
     this.status = null;     // the latest agent.status, until the turn ends
     this.interrupted = null;
     this.dirty = new Set(); // items, turns and the strings "requests", "queue", "status"
-    // The page reads a session from its end: `events` holds what was applied, and `olderBefore` is the cursor
-    // (session.events nextBeforeSeq) of the events before them not read yet, null once the start is in.
+    // The page reads a session from its end: `olderBefore` is the cursor (session.events nextBeforeSeq) of the
+    // events before the ones applied, null once the start is in; until then `events` keeps what was applied, for
+    // the rebuild that puts the earlier events in front of them (after it, nothing is kept: no growth).
     this.events = [];
     this.olderBefore = null;
   }
@@ -40,6 +41,7 @@ export class Transcript {
     for (const event of events) this.apply(event);  // requests: applying again only adds what was missing
     Object.assign(this, keep);
     this.olderBefore = olderBefore;
+    if (olderBefore === null) this.events = [];
     this.dirty.add("all").add("older");
   }
 
@@ -63,7 +65,7 @@ export class Transcript {
   apply(event) {
     if (event.seq <= this.lastSeq) return false;
     this.lastSeq = event.seq;
-    this.events.push(event);
+    if (this.olderBefore !== null) this.events.push(event);
     const d = event.data;
     switch (event.type) {
       case "turn.queued":
