@@ -68,6 +68,12 @@ bool RunRecorder::on_event(const nlohmann::json& envelope) {
     return true;
   }
   if (m_stop_reason) return true;  // the turn is over: later activity is not the run's
+  // The worktree's set-up state changes in the run's turn (docs/worktrees.md): the result says how it ended.
+  if (type == "session.updated" && m_worktree) {
+    if (const auto updated = decoded<p::SessionUpdatedEvent>(data); updated && updated->session.worktree)
+      m_worktree = updated->session.worktree;
+    return true;
+  }
   // An agent error outside any turn (its process failed to start) is still the run's: it has nothing else.
   if (type == "agent.error" && !data.contains("turnId")) {
     record(type, data);

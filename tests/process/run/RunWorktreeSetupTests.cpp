@@ -65,6 +65,7 @@ TEST_CASE("run --worktree: the repository's set-up command runs in the new workt
   const fs::path path = result["worktree"]["path"].get<std::string>();
   CHECK(read_text_file(path / "prepared.txt") == "prepared\n");
   CHECK(!fs::exists(w.repo / "prepared.txt"));
+  CHECK(result["worktree"]["setup"] == "done");
 }
 
 TEST_CASE("run --worktree: a failing set-up command fails the run", "[run][worktree]") {
@@ -77,7 +78,8 @@ TEST_CASE("run --worktree: a failing set-up command fails the run", "[run][workt
   CHECK(result["status"] != "completed");
   CHECK(result.value("text", "") != "done");  // the agent never answered
   CHECK(result.dump().find("set-up command exited with code 4") != std::string::npos);
-  CHECK(result.contains("worktree"));  // left for the user to look at
+  REQUIRE(result.contains("worktree"));  // left for the user to look at
+  CHECK(result["worktree"]["setup"] == "failed");
 }
 
 }  // namespace run_worktree_setup_tests
