@@ -4,38 +4,20 @@
 import json
 import os
 import sys
-import tempfile
-import threading
 import unittest
 import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import anthropic_mock  # noqa: E402
+from mock_server_case import MockServerCase  # noqa: E402
 
 
-class MockTest(unittest.TestCase):
-    def start(self, script):
-        self.dir = tempfile.TemporaryDirectory()
-        self.log = os.path.join(self.dir.name, "log.ndjson")
-        self.server = anthropic_mock.MockServer(0, anthropic_mock.Script(script), anthropic_mock.Recorder(self.log))
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.server.recorder.close()
-        self.dir.cleanup()
+class MockTest(MockServerCase):
+    mock = anthropic_mock
 
     def post(self, path, body, headers=None):
-        req = urllib.request.Request(self.base + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"content-type": "application/json", **(headers or {})})
-        try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
-                return resp.status, resp.headers, resp.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers, e.read().decode()
+        return self.request("POST", path, body, headers)
 
     def sse(self, text):
         events = []
@@ -44,10 +26,6 @@ class MockTest(unittest.TestCase):
             self.assertTrue(name.startswith("event: ") and data.startswith("data: "))
             events.append((name[7:], json.loads(data[6:])))
         return events
-
-    def records(self):
-        with open(self.log) as f:
-            return [json.loads(line) for line in f]
 
     def test_text_stream_in_chunks(self):
         self.start({"turns": [{"text": "hello world", "chunks": 3}]})

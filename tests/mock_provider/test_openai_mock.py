@@ -4,14 +4,12 @@
 import json
 import os
 import sys
-import tempfile
 import threading
 import unittest
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import openai_mock  # noqa: E402
+from mock_server_case import MockServerCase  # noqa: E402
 
 
 def user(text):
@@ -22,38 +20,9 @@ ENVIRONMENT = user("<environment_context>\n  <cwd>/w</cwd>\n</environment_contex
 DEVELOPER = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]}
 
 
-class MockServerCase(unittest.TestCase):
-    """A mock on a free port for one test, and a way to call it."""
-
-    def start(self, script):
-        self.dir = tempfile.TemporaryDirectory()
-        self.log = os.path.join(self.dir.name, "log.ndjson")
-        self.server = openai_mock.MockServer(0, openai_mock.Script(script), openai_mock.Recorder(self.log))
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.server.recorder.close()
-        self.dir.cleanup()
-
-    def request(self, method, path, body=None, headers=None):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"content-type": "application/json", **(headers or {})})
-        try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
-                return resp.status, resp.headers, resp.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers, e.read().decode()
-
-    def records(self):
-        with open(self.log) as f:
-            return [json.loads(line) for line in f]
-
-
 class MockTest(MockServerCase):
+    mock = openai_mock
+
     """POST /v1/responses."""
 
     def respond(self, inputs, stream=True, headers=None):
@@ -173,6 +142,8 @@ class MockTest(MockServerCase):
 
 
 class ChatCompletionsTest(MockServerCase):
+    mock = openai_mock
+
     """POST /v1/chat/completions (openai_chat.py): the same script, predicates read from `messages`."""
 
     def chat(self, messages, stream=True, include_usage=True):
