@@ -171,7 +171,11 @@ export class TranscriptView {
   // Everything from scratch, the newest `budget` items of it; a button in front of them shows more.
   drawAll(t) {
     this.nodes = new Map();
-    if (this.revealing) this.budget = Math.max(this.budget, this.budgetReaching(t, this.revealing) ?? 0);
+    if (this.revealing) {
+      const reaching = this.budgetReaching(t, this.revealing);
+      if (reaching !== null) this.budget = Math.max(this.budget, reaching);
+      else if (t.complete) this.revealing = null;  // no such turn in the whole session (rewound away): nothing to wait for
+    }
     let remaining = this.budget;
     let hidden = 0;
     const shown = [];

@@ -751,6 +751,9 @@ class ConsoleTest(unittest.TestCase):
                 self.browser.find_element("css selector", "#transcript .show-earlier").click()
                 time.sleep(0.2)
             self.assertEqual(page_tools(), tools)
+            # Each with what the events before the newest page said of it: its tool's name and its end.
+            self.assertEqual(self.js("return [...new Set([...document.querySelectorAll('#transcript .tool')].map(n => n.dataset.state + ' ' + n.querySelector('.tool-name').textContent))]"),
+                             ["done Bash"])
             drawn = sorted(t[0] for t in times)
             figure = {"binary": bulk.binary, "events": count, "tool_cards": turns, "transcript_drawn_ms": [round(t) for t in drawn],
                       "median_ms": round(drawn[1]), "first_contentful_paint_ms": [round(t[1]) for t in times if t[1]],
