@@ -14,12 +14,11 @@ import json
 import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mock_common  # noqa: E402
-from mock_common import Ids, Recorder, split  # noqa: E402,F401  (Recorder: used by tests)
+from mock_common import Recorder, split  # noqa: E402,F401  (Recorder: used by tests)
 
 ANTHROPIC_ERROR_TYPES = {
     400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
@@ -183,7 +182,7 @@ def whole_message(reply, request_body, ids):
 # ------------------------------------------------------------------------------------------------------------
 # The server
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(mock_common.MockHandler):
     protocol_version = "HTTP/1.1"
     server_version = "switchboard-mock-anthropic"
 
@@ -252,17 +251,10 @@ class Handler(BaseHTTPRequestHandler):
         kind = kind or ANTHROPIC_ERROR_TYPES.get(status, "api_error")
         self.send_json(status, {"type": "error", "error": {"type": kind, "message": message}}, headers)
 
-    def log_message(self, fmt, *args):
-        if self.server.verbose:
-            sys.stderr.write("mock: " + (fmt % args) + "\n")
 
 
-class MockServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, port, script, recorder, verbose=False):
-        super().__init__(("127.0.0.1", port), Handler)
-        self.script, self.recorder, self.verbose, self.ids = script, recorder, verbose, Ids()
+class MockServer(mock_common.MockServer):
+    handler = Handler
 
 
 def main():

@@ -7,8 +7,10 @@ import argparse
 import gzip
 import json
 import os
+import sys
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SECRET_HEADERS = {"x-api-key", "authorization", "proxy-authorization", "cookie"}
 
@@ -93,6 +95,26 @@ class Ids:
         with self.lock:
             self.counts[prefix] = self.counts.get(prefix, 0) + 1
             return f"{prefix}_mock_{self.counts[prefix]:04d}"
+
+
+class MockHandler(BaseHTTPRequestHandler):
+    """What every mock's request handler shares: its log lines only with --verbose."""
+
+    def log_message(self, fmt, *args):
+        if self.server.verbose:
+            sys.stderr.write("mock: " + (fmt % args) + "\n")
+
+
+class MockServer(ThreadingHTTPServer):
+    """A mock on 127.0.0.1 (`port` 0: a free one) with its script, request log and id counters; `handler`, its
+    request handler class, is set by each provider's module."""
+
+    daemon_threads = True
+    handler = None
+
+    def __init__(self, port, script, recorder, verbose=False):
+        super().__init__(("127.0.0.1", port), self.handler)
+        self.script, self.recorder, self.verbose, self.ids = script, recorder, verbose, Ids()
 
 
 class Recorder:

@@ -17,13 +17,12 @@ import json
 import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mock_common  # noqa: E402
 import openai_chat  # noqa: E402
-from mock_common import Ids, Recorder, split  # noqa: E402,F401  (Recorder: used by tests)
+from mock_common import Recorder, split  # noqa: E402,F401  (Recorder: used by tests)
 
 OPENAI_ERROR_TYPES = {
     400: "invalid_request_error", 401: "invalid_request_error", 403: "invalid_request_error",
@@ -252,7 +251,7 @@ def whole_response(reply, request_body, ids):
 # ------------------------------------------------------------------------------------------------------------
 # The server
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(mock_common.MockHandler):
     protocol_version = "HTTP/1.1"
     server_version = "switchboard-mock-openai"
 
@@ -320,17 +319,10 @@ class Handler(BaseHTTPRequestHandler):
         mock_common.send_json(self, status, {"error": {"message": message, "type": kind, "param": None, "code": code}},
                               headers)
 
-    def log_message(self, fmt, *args):
-        if self.server.verbose:
-            sys.stderr.write("mock: " + (fmt % args) + "\n")
 
 
-class MockServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, port, script, recorder, verbose=False):
-        super().__init__(("127.0.0.1", port), Handler)
-        self.script, self.recorder, self.verbose, self.ids = script, recorder, verbose, Ids()
+class MockServer(mock_common.MockServer):
+    handler = Handler
 
 
 def main():
