@@ -2,11 +2,7 @@
 
 #include <map>
 
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
-
+#include "support/SchemaValidator.h"
 #include "support/TextFile.h"
 
 namespace switchboard::testing {
@@ -44,22 +40,7 @@ std::string AcpSchemaValidator::validate_against(const std::string& definition, 
   // The definition as the root, with every definition beside it so its #/$defs/... references resolve.
   nlohmann::json rooted = defs.at(definition);
   rooted["$defs"] = defs;
-  valijson::Schema compiled;
-  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-  valijson::adapters::NlohmannJsonAdapter schema_adapter(rooted);
-  parser.populateSchema(schema_adapter, compiled);
-  valijson::Validator validator;
-  valijson::ValidationResults results;
-  valijson::adapters::NlohmannJsonAdapter value_adapter(value);
-  if (validator.validate(compiled, value_adapter, &results)) return {};
-  std::string reasons;
-  valijson::ValidationResults::Error error;
-  while (results.popError(error)) {
-    std::string where;
-    for (const auto& part : error.context) where += part;
-    reasons += definition + where + ": " + error.description + "\n";
-  }
-  return reasons.empty() ? definition + ": invalid" : reasons;
+  return json_schema_violations(rooted, value, definition);
 }
 
 std::string AcpSchemaValidator::validate(const nlohmann::json& message, const std::string& answers) const {

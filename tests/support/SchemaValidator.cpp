@@ -13,13 +13,10 @@ SchemaValidator::SchemaValidator() : m_document(nlohmann::json::parse(protocol::
 
 SchemaValidator::~SchemaValidator() = default;
 
-std::string SchemaValidator::validate(const nlohmann::json& schema, const nlohmann::json& value) const {
-  // Refs point at #/components/schemas/…; give the sub-schema the components so they resolve locally.
-  nlohmann::json rooted = schema;
-  rooted["components"] = m_document.at("components");
+std::string json_schema_violations(const nlohmann::json& schema, const nlohmann::json& value, const std::string& prefix) {
   valijson::Schema compiled;
-  valijson::SchemaParser parser;
-  valijson::adapters::NlohmannJsonAdapter schema_adapter(rooted);
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  valijson::adapters::NlohmannJsonAdapter schema_adapter(schema);
   parser.populateSchema(schema_adapter, compiled);
   valijson::Validator validator;
   valijson::ValidationResults results;
@@ -30,9 +27,16 @@ std::string SchemaValidator::validate(const nlohmann::json& schema, const nlohma
   while (results.popError(error)) {
     std::string where;
     for (const auto& part : error.context) where += part;
-    reasons += where + ": " + error.description + "\n";
+    reasons += prefix + where + ": " + error.description + "\n";
   }
-  return reasons.empty() ? "invalid" : reasons;
+  return reasons.empty() ? prefix + (prefix.empty() ? "invalid" : ": invalid") : reasons;
+}
+
+std::string SchemaValidator::validate(const nlohmann::json& schema, const nlohmann::json& value) const {
+  // Refs point at #/components/schemas/…; give the sub-schema the components so they resolve locally.
+  nlohmann::json rooted = schema;
+  rooted["components"] = m_document.at("components");
+  return json_schema_violations(rooted, value);
 }
 
 std::string SchemaValidator::validate_event(const nlohmann::json& event) const {

@@ -7,6 +7,10 @@
 
 namespace switchboard::testing {
 
+// Why `value` does not satisfy the JSON Schema (draft 7) `schema`, whose references resolve within it: one line per
+// error, each starting with `prefix` and where in the value it is; empty when it does.
+std::string json_schema_violations(const nlohmann::json& schema, const nlohmann::json& value, const std::string& prefix = "");
+
 // Validates wire JSON against the protocol's own schema (the OpenRPC document the daemon serves, which is
 // generated from schema/), using valijson. Test-only: at runtime the generated decoders do the checking.
 class SchemaValidator {
