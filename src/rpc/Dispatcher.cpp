@@ -196,10 +196,12 @@ void Dispatcher::handle_call(nlohmann::json id, bool is_notification, std::strin
   const nlohmann::json& params = params_value == nullptr ? kNoParams : *params_value;
 
   ++*m_in_flight;
+  peer->call_started();
   ReplyOnce reply(std::move(id), is_notification, std::string(method),
-                  [in_flight = m_in_flight, done = std::move(done)](std::optional<std::string> response) {
+                  [in_flight = m_in_flight, asker = std::weak_ptr<RpcPeer>(peer), done = std::move(done)](std::optional<std::string> response) {
                     --*in_flight;
                     done(std::move(response));
+                    if (auto peer = asker.lock()) peer->call_answered();  // after its answer went to the peer
                   });
   const auto state = reply.state();
   try {

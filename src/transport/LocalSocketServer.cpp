@@ -244,7 +244,7 @@ void LocalSocketServer::serve_handed(std::uint64_t id, int fd) {
   auto* transport = connection->transport.get();
   // A client that no longer reads what we write (its parent closed the pipe) is gone, even while its stdin
   // stays open: otherwise it would still count as someone who can answer a permission.
-  transport->on_output_broken([this, id] { remove_later(id); });
+  transport->on_output_broken([this, id] { remove_later(id, /*answers_wanted=*/false); });
   m_connections.emplace(id, std::move(connection));
   transport->start();
   watch_lifeline(id);
@@ -273,18 +273,26 @@ void LocalSocketServer::watch_lifeline(std::uint64_t id) {
       });
 }
 
-void LocalSocketServer::remove_later(std::uint64_t id) {
-  boost::asio::post(m_io, [self = std::weak_ptr(m_self), id] {
+void LocalSocketServer::remove_later(std::uint64_t id, bool answers_wanted) {
+  boost::asio::post(m_io, [self = std::weak_ptr(m_self), id, answers_wanted] {
     if (self.expired()) return;
     auto* server = *self.lock();
     const auto it = server->m_connections.find(id);
     if (it == server->m_connections.end() || it->second->closing) return;
     it->second->closing = true;
     it->second->input_ended = true;
-    // The client closed its side; what is queued for it still goes out before the connection closes.
-    it->second->transport->when_output_drained([self, id] {
-      if (!self.expired()) (*self.lock())->remove(id);
-    });
+    // The client closed its side; the answers to the calls it made (some come later, from the store or a turn)
+    // and what is queued for it still go out before the connection closes.
+    auto drain_then_remove = [self, id] {
+      if (self.expired()) return;
+      const auto found = (*self.lock())->m_connections.find(id);
+      if (found == (*self.lock())->m_connections.end()) return;
+      found->second->transport->when_output_drained([self, id] {
+        if (!self.expired()) (*self.lock())->remove(id);
+      });
+    };
+    if (!answers_wanted) return drain_then_remove();
+    it->second->transport->peer()->when_calls_answered(drain_then_remove);
   });
 }
 

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "switchboard/protocol/generated/Types.h"
 
@@ -33,9 +37,26 @@ class RpcPeer {
   }
   const std::optional<protocol::InitializeParams>& hello() const { return m_hello; }
 
+  // The peer's calls the dispatcher has begun and not answered yet (some answer later: a session read from the
+  // store, a turn). A transport whose client closed its side answers those before it closes the connection.
+  std::size_t calls_in_flight() const { return m_calls_in_flight; }
+  void call_started() { ++m_calls_in_flight; }
+  void call_answered() {
+    if (m_calls_in_flight == 0 || --m_calls_in_flight > 0) return;
+    auto waiting = std::exchange(m_when_answered, {});
+    for (auto& done : waiting) done();
+  }
+  // Runs `done` once no call of the peer is in flight: at once if none is.
+  void when_calls_answered(std::function<void()> done) {
+    if (m_calls_in_flight == 0) return done();
+    m_when_answered.push_back(std::move(done));
+  }
+
  private:
   std::optional<std::string> m_client_id;
   std::optional<protocol::InitializeParams> m_hello;
+  std::size_t m_calls_in_flight = 0;
+  std::vector<std::function<void()>> m_when_answered;
 };
 
 }  // namespace switchboard::rpc

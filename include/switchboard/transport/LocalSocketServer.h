@@ -80,8 +80,9 @@ class LocalSocketServer {
   void serve_plain(std::uint64_t id, int fd);
   void serve_handed(std::uint64_t id, int fd);
   void watch_lifeline(std::uint64_t id);
-  // Posted: a connection is never destroyed from inside its own reader's callback.
-  void remove_later(std::uint64_t id);
+  // Posted: a connection is never destroyed from inside its own reader's callback. A client that closed its side
+  // still gets the answers to its calls in flight (`answers_wanted`); one whose output broke cannot.
+  void remove_later(std::uint64_t id, bool answers_wanted = true);
   void remove(std::uint64_t id);
   void maybe_closed_all();
 

@@ -225,6 +225,21 @@ TEST_CASE("store: a page of the session list filtered by agent or directory read
   }
 }
 
+TEST_CASE("store: indexing a commit's events for search reads them by seq, not through every session", "[store][search]") {
+  Fixture f;
+  REQUIRE(f.insert(session("s-1", 1)));
+  // The query every event-log commit runs (SearchIndex.cpp, index_events), over the view it reads.
+  SQLite::Database db(f.dir.db().string(), SQLite::OPEN_READONLY);
+  SQLite::Statement plan(db, "EXPLAIN QUERY PLAN SELECT seq, text FROM event_search_source WHERE seq BETWEEN 10 AND 20 "
+                             "AND text IS NOT NULL AND text != '' "
+                             "AND seq NOT IN (SELECT rowid FROM event_search WHERE rowid BETWEEN 10 AND 20)");
+  std::string steps;
+  while (plan.executeStep()) steps += plan.getColumn(3).getString() + "\n";
+  CAPTURE(steps);
+  CHECK(steps.find("SEARCH events USING INTEGER PRIMARY KEY") != std::string::npos);
+  CHECK(steps.find("events_by_session") == std::string::npos);  // one probe per stored session
+}
+
 TEST_CASE("store: runs bind a session to provider sessions", "[store]") {
   Fixture f;
   REQUIRE(f.insert(session("s-1", 1)));
