@@ -110,6 +110,21 @@ adapters::AgentDescriptor scripted_with_history(boost::asio::io_context& io, std
   return descriptor;
 }
 
+// An installed agent named "fake" that lists and reads a history (its hooks, set by the test) and starts no session.
+adapters::AgentDescriptor history_only_agent() {
+  adapters::AgentDescriptor fake;
+  fake.name = "fake";
+  fake.discover = [] {
+    protocol::AgentInfo info;
+    info.agent = "fake";
+    info.installed = true;
+    info.capabilities = protocol::AgentCapabilities{false, false, false, false, true, true, false, false, false};
+    return info;
+  };
+  fake.create = [](adapters::AdapterListener&) -> std::unique_ptr<adapters::AgentAdapter> { return nullptr; };
+  return fake;
+}
+
 // One run of the daemon's method table over a store in `data_dir`, with three agents: claude (history, no CLI),
 // scripted-with-history ("scripted") and a plain scripted agent without history hooks ("plain").
 struct HistoryRun {
@@ -397,16 +412,7 @@ TEST_CASE("history hooks run off the reactor thread and their transcript keeps t
   TempDir data{"agent-history"};
   auto hook_threads = std::make_shared<std::vector<std::thread::id>>();
   auto mutex = std::make_shared<std::mutex>();
-  adapters::AgentDescriptor fake;
-  fake.name = "fake";
-  fake.discover = [] {
-    protocol::AgentInfo info;
-    info.agent = "fake";
-    info.installed = true;
-    info.capabilities = protocol::AgentCapabilities{false, false, false, false, true, true, false, false, false};
-    return info;
-  };
-  fake.create = [](adapters::AdapterListener&) -> std::unique_ptr<adapters::AgentAdapter> { return nullptr; };
+  auto fake = history_only_agent();
   fake.list_history = [hook_threads, mutex](const std::string&) -> adapters::HistoryOutcome<adapters::HistoryList> {
     const std::lock_guard lock(*mutex);
     hook_threads->push_back(std::this_thread::get_id());
@@ -483,16 +489,7 @@ TEST_CASE("work on the engine's helper thread that throws answers an internal er
           "[history]") {
   ClaudeHome home;
   TempDir data{"agent-history"};
-  adapters::AgentDescriptor fake;
-  fake.name = "fake";
-  fake.discover = [] {
-    protocol::AgentInfo info;
-    info.agent = "fake";
-    info.installed = true;
-    info.capabilities = protocol::AgentCapabilities{false, false, false, false, true, true, false, false, false};
-    return info;
-  };
-  fake.create = [](adapters::AdapterListener&) -> std::unique_ptr<adapters::AgentAdapter> { return nullptr; };
+  auto fake = history_only_agent();
   fake.list_history = [](const std::string&) -> adapters::HistoryOutcome<adapters::HistoryList> {
     throw std::runtime_error("internal detail");
   };
