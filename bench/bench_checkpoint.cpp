@@ -5,6 +5,9 @@
 // few files change (two edited, one created, one deleted, as a turn of an agent would) and a checkpoint is taken:
 // the median and the 90th percentile of those, against the target of 50 ms. Each such round is followed by one
 // that also makes a directory, which makes the store read the whole tree; then one after nothing changed.
+// A second store on the same tree takes every snapshot through git's index (`always_through_index`, the way
+// before snapshots were built from the last tree in memory), alternating first and second with the store under
+// test, so that both ways are measured on the same changes under the same load.
 // Meanwhile the reactor runs a 1 ms timer, and the longest it was late is printed: the checkpoint runs on the
 // store's own thread, not the reactor.
 // Last, a diff of one round's changes against the tree as it is.
@@ -138,13 +141,17 @@ int main(int argc, char** argv) {
   checkpoint::CheckpointOptions options;
   options.root = data / "checkpoints";
   checkpoint::CheckpointStore store(io, options);
+  checkpoint::CheckpointOptions index_options;
+  index_options.root = data / "checkpoints-through-index";
+  index_options.always_through_index = true;
+  checkpoint::CheckpointStore through_index(io, index_options);
   ReactorWatch watch(io);
 
   std::optional<checkpoint::CheckpointResult<checkpoint::Snapshot>> taken;
-  const auto snapshot = [&] {
+  const auto snapshot = [&](checkpoint::CheckpointStore& which) {
     const auto start = Clock::now();
     const double late = watch.run([&](auto done) {
-      store.snapshot(tree, [&, done](auto result) {
+      which.snapshot(tree, [&, done](auto result) {
         taken.emplace(std::move(result));
         done();
       });
@@ -159,12 +166,20 @@ int main(int argc, char** argv) {
 
   std::printf("tree: %zu files (%d kept, 200 ignored), %.1f MB on disk\n", tree_files, files, tree_bytes / 1e6);
   const double first_cpu_before = children_cpu_ms();
-  const auto [first_ms, first_late] = snapshot();
+  const double first_own_before = own_cpu_ms();
+  const auto [first_ms, first_late] = snapshot(store);
   const double first_cpu = children_cpu_ms() - first_cpu_before;
+  const double first_own = own_cpu_ms() - first_own_before;
   const auto first_id = (*taken)->id;
   const auto [store_bytes, store_files] = disk_use(options.root);
-  std::printf("first checkpoint: %.0f ms (git's CPU %.0f ms); store %.1f MB on disk in %zu files; reactor late at most %.2f ms\n",
-              first_ms, first_cpu, store_bytes / 1e6, store_files, first_late);
+  std::printf("first checkpoint: %.0f ms (git's CPU %.0f ms, the store's own %.0f ms); store %.1f MB on disk in %zu "
+              "files; reactor late at most %.2f ms\n",
+              first_ms, first_cpu, first_own, store_bytes / 1e6, store_files, first_late);
+  const double index_first_cpu_before = children_cpu_ms();
+  const double index_first_own_before = own_cpu_ms();
+  const double index_first_ms = snapshot(through_index).first;
+  std::printf("  the same through the index only (taken second): %.0f ms (git's CPU %.0f ms, the store's own %.0f ms)\n",
+              index_first_ms, children_cpu_ms() - index_first_cpu_before, own_cpu_ms() - index_first_own_before);
 
   // Each round is a turn that changed 4 files (read through the tree's watch), then one that also made a
   // directory (the watch cannot follow that: the whole tree is read, as for the first snapshot after a start).
@@ -186,25 +201,34 @@ int main(int argc, char** argv) {
   };
   Figures few;
   Figures whole;
+  Figures few_index;
+  Figures whole_index;
   double worst_late = 0;
-  const auto timed = [&](Figures& figures) {
+  const auto timed_one = [&](Figures& figures, checkpoint::CheckpointStore& which) {
     const double git_before = children_cpu_ms();
     const double own_before = own_cpu_ms();
-    const auto [ms, late] = snapshot();
+    const auto [ms, late] = snapshot(which);
     figures.add(ms, children_cpu_ms() - git_before, own_cpu_ms() - own_before);
     worst_late = std::max(worst_late, late);
   };
-  for (int round = 0; round < rounds; ++round) {
+  // Both stores, the one under test first in even rounds and second in odd ones.
+  int round = 0;
+  const auto timed = [&](Figures& figures, Figures& index_figures) {
+    if (round % 2 == 0) timed_one(figures, store);
+    timed_one(index_figures, through_index);
+    if (round % 2 != 0) timed_one(figures, store);
+  };
+  for (; round < rounds; ++round) {
     const auto dir = tree / ("dir" + std::to_string(round % directories));
     write(dir / "file1.txt", "edited in round " + std::to_string(round) + "\n");
     write(dir / "file2.txt", "edited too, round " + std::to_string(round) + "\n");
     write(dir / ("new" + std::to_string(round) + ".txt"), "created in round " + std::to_string(round) + "\n");
     fs::remove(dir / ("file" + std::to_string(3 + round / directories) + ".txt"));
-    timed(few);
+    timed(few, few_index);
     write(dir / "file1.txt", "edited again in round " + std::to_string(round) + "\n");
     fs::create_directories(dir / ("made" + std::to_string(round)));
     write(dir / ("made" + std::to_string(round)) / "inside.txt", "in a new directory\n");
-    timed(whole);
+    timed(whole, whole_index);
   }
   std::printf("checkpoint after 4 files changed (%d rounds): median %.1f ms, p90 %.1f ms, max %.1f ms (target <= %.0f ms)\n",
               rounds, Figures::median(few.ms), Figures::p90(few.ms), *std::max_element(few.ms.begin(), few.ms.end()),
@@ -215,8 +239,14 @@ int main(int argc, char** argv) {
               "git's CPU %.1f ms, the store's own %.1f ms\n",
               Figures::median(whole.ms), Figures::p90(whole.ms), Figures::median(whole.git_cpu),
               Figures::median(whole.own_cpu));
+  std::printf("the same through the index only: after 4 files changed, median %.1f ms, p90 %.1f ms (git's CPU %.1f ms, "
+              "the store's own %.1f ms); after a directory was made, median %.1f ms, p90 %.1f ms (git's CPU %.1f ms, the "
+              "store's own %.1f ms)\n",
+              Figures::median(few_index.ms), Figures::p90(few_index.ms), Figures::median(few_index.git_cpu),
+              Figures::median(few_index.own_cpu), Figures::median(whole_index.ms), Figures::p90(whole_index.ms),
+              Figures::median(whole_index.git_cpu), Figures::median(whole_index.own_cpu));
   std::printf("reactor late at most %.2f ms meanwhile\n", worst_late);
-  const double unchanged_ms = snapshot().first;
+  const double unchanged_ms = snapshot(store).first;
   std::printf("checkpoint after nothing changed: %.1f ms\n", unchanged_ms);
 
   const auto start = Clock::now();

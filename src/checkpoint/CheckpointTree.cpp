@@ -42,8 +42,58 @@ const char* type_of(std::uint32_t mode) {
 
 }  // namespace
 
-bool CheckpointTree::load(std::string_view listing, std::string root_id) {
+void CheckpointTree::load(IndexTree index) {
+  m_unreadable = false;
   m_directories.clear();
+  m_gone.clear();
+  m_files = index.files.size();
+  m_root_id = index.root_id;
+  m_index = std::move(index);
+}
+
+const CheckpointTree::Directory* CheckpointTree::find_directory(const std::string& path) {
+  if (const auto known = m_directories.find(path); known != m_directories.end()) return &known->second;
+  if (!m_index || m_gone.count(path) != 0) return nullptr;
+  // The index lists files by path, byte for byte, so everything below `path` is one run of it: its own files, and
+  // the files of each subdirectory, whose id git's cache of trees has.
+  const std::string prefix = path.empty() ? std::string() : path + "/";
+  const auto& files = m_index->files;
+  const auto first_from = [&](auto from, std::string_view wanted) {
+    return std::lower_bound(from, files.end(), wanted, [&](const IndexTree::File& file, std::string_view bound) {
+      return m_index->path_of(file) < bound;
+    });
+  };
+  auto it = first_from(files.begin(), prefix);
+  if (it == files.end() || m_index->path_of(*it).substr(0, prefix.size()) != prefix) return nullptr;
+  Directory directory;
+  while (it != files.end()) {
+    const auto file_path = m_index->path_of(*it);
+    if (file_path.substr(0, prefix.size()) != prefix) break;
+    const auto below = file_path.substr(prefix.size());
+    const auto slash = below.find('/');
+    if (slash == std::string_view::npos) {
+      directory.emplace(std::string(below), Entry{it->mode, m_index->id_of(*it)});
+      ++it;
+      continue;
+    }
+    // A subdirectory: its entry, then on past its files ('0' is the byte after '/').
+    const std::string name(below.substr(0, slash));
+    const auto id = m_index->directories.find(prefix + name);
+    if (id == m_index->directories.end()) {  // not in git's cache of trees: this tree cannot be told from here
+      m_unreadable = true;
+      return nullptr;
+    }
+    directory.emplace(name, Entry{kDirectoryMode, id->second});
+    it = first_from(it, prefix + name + "0");
+  }
+  return &m_directories.emplace(path, std::move(directory)).first->second;
+}
+
+bool CheckpointTree::load(std::string_view listing, std::string root_id) {
+  m_unreadable = false;
+  m_directories.clear();
+  m_gone.clear();
+  m_index.reset();
   m_directories[""];
   m_files = 0;
   m_root_id.clear();
@@ -77,29 +127,29 @@ bool CheckpointTree::load(std::string_view listing, std::string root_id) {
   return true;
 }
 
-CheckpointTree::Kind CheckpointTree::kind_of(const std::string& path) const {
+CheckpointTree::Kind CheckpointTree::kind_of(const std::string& path) {
   const auto parent = parent_of(path);
-  const auto directory = m_directories.find(parent);
-  if (directory == m_directories.end()) {
+  const auto* directory = find_directory(parent);
+  if (directory == nullptr) {
     // No such directory: absent, unless a file stands where one of the directories on the way would be.
     for (auto above = parent; !above.empty(); above = parent_of(above)) {
-      const auto holder = m_directories.find(parent_of(above));
-      if (holder == m_directories.end()) continue;
-      const auto entry = holder->second.find(name_of(above));
-      return entry != holder->second.end() && entry->second.mode != kDirectoryMode ? Kind::Blocked : Kind::Absent;
+      const auto* holder = find_directory(parent_of(above));
+      if (holder == nullptr) continue;
+      const auto entry = holder->find(name_of(above));
+      return entry != holder->end() && entry->second.mode != kDirectoryMode ? Kind::Blocked : Kind::Absent;
     }
     return Kind::Absent;
   }
-  const auto entry = directory->second.find(name_of(path));
-  if (entry == directory->second.end()) return Kind::Absent;
+  const auto entry = directory->find(name_of(path));
+  if (entry == directory->end()) return Kind::Absent;
   return entry->second.mode == kDirectoryMode ? Kind::Directory : Kind::File;
 }
 
-const CheckpointTree::Entry* CheckpointTree::file(const std::string& path) const {
-  const auto directory = m_directories.find(parent_of(path));
-  if (directory == m_directories.end()) return nullptr;
-  const auto entry = directory->second.find(name_of(path));
-  return entry == directory->second.end() || entry->second.mode == kDirectoryMode ? nullptr : &entry->second;
+const CheckpointTree::Entry* CheckpointTree::file(const std::string& path) {
+  const auto* directory = find_directory(parent_of(path));
+  if (directory == nullptr) return nullptr;
+  const auto entry = directory->find(name_of(path));
+  return entry == directory->end() || entry->second.mode == kDirectoryMode ? nullptr : &entry->second;
 }
 
 CheckpointResult<std::optional<std::string>> CheckpointTree::apply(const GitProcess& git, const GitPlace& place,
@@ -110,8 +160,8 @@ CheckpointResult<std::optional<std::string>> CheckpointTree::apply(const GitProc
   std::map<std::string, Directory> edited;
   const auto directory = [&](const std::string& path) -> Directory& {
     if (const auto it = edited.find(path); it != edited.end()) return it->second;
-    const auto known = m_directories.find(path);
-    return edited.emplace(path, known == m_directories.end() ? Directory{} : known->second).first->second;
+    const auto* known = find_directory(path);
+    return edited.emplace(path, known == nullptr ? Directory{} : *known).first->second;
   };
   std::size_t files = m_files;
   for (const auto& [path, entry] : changes) {
@@ -138,6 +188,7 @@ CheckpointResult<std::optional<std::string>> CheckpointTree::apply(const GitProc
     directory("");
   }
 
+  if (m_unreadable) return std::optional<std::string>();
   // Deepest directories first: a parent is written once the ids of its rewritten subdirectories are known.
   std::map<std::size_t, std::vector<std::string>, std::greater<>> levels;
   for (const auto& [path, entries] : edited) levels[depth_of(path)].push_back(path);
@@ -202,10 +253,13 @@ CheckpointResult<std::optional<std::string>> CheckpointTree::apply(const GitProc
     return store_unavailable("cannot write the checkpoint: " + reason);
   }
   for (auto& [path, entries] : edited) {
-    if (dropped.count(path) != 0)
+    if (dropped.count(path) != 0) {
       m_directories.erase(path);
-    else
+      m_gone[path] = true;
+    } else {
       m_directories[path] = std::move(entries);
+      m_gone.erase(path);
+    }
   }
   m_files = files;
   m_root_id = new_root;

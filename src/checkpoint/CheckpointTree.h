@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "checkpoint/GitProcess.h"
+#include "checkpoint/IndexEntries.h"
 
 namespace switchboard::checkpoint {
 
@@ -29,13 +30,16 @@ class CheckpointTree {
 
   // The tree `root_id` from `git ls-tree -r -t -z --full-tree` of it. False when the listing cannot be read.
   bool load(std::string_view listing, std::string root_id);
+  // The tree an index holds (tree_of_index): each directory is read from it only once a snapshot needs it, so
+  // holding the tree of 10,000 files costs little more than reading the index file.
+  void load(IndexTree index);
   const std::string& root_id() const { return m_root_id; }
   // The number of files (every entry but the directories): what the index would count.
   std::size_t files() const { return m_files; }
 
   enum class Kind { Absent, File, Directory, Blocked };  // Blocked: a file stands where a directory on the way is
-  Kind kind_of(const std::string& path) const;
-  const Entry* file(const std::string& path) const;
+  Kind kind_of(const std::string& path);
+  const Entry* file(const std::string& path);
 
   // Applies `changes` (each path a file, or absent, here and in the result) and writes the directories they
   // touch; on success the tree is the new one and its root id is returned. nullopt when a change cannot be
@@ -46,7 +50,13 @@ class CheckpointTree {
 
  private:
   using Directory = std::map<std::string, Entry>;  // name -> entry
-  std::map<std::string, Directory> m_directories;  // "" for the root, "a/b" below it
+  // The directory `path` as the tree has it (read from the index the first time), nullptr when there is none.
+  const Directory* find_directory(const std::string& path);
+
+  std::map<std::string, Directory> m_directories;  // "" for the root, "a/b" below it: those read or written
+  std::optional<IndexTree> m_index;                // where the others are read from, if anywhere
+  std::map<std::string, bool> m_gone;              // directories dropped since: never read from the index again
+  bool m_unreadable = false;                       // a directory the index could not tell: apply() declines
   std::string m_root_id;
   std::size_t m_files = 0;
 };

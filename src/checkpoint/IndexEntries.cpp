@@ -47,7 +47,7 @@ std::string hex_of(const unsigned char* id) {
 }
 
 // One node of the TREE extension and, recursively, those below it: "<name>\0<entries> <subtrees>\n<id>" (no id
-// when <entries> is -1: a directory whose tree is not known). Appends each directory but the root to `listing`.
+// when <entries> is -1: a directory whose tree is not known, and then the cache is not used).
 bool read_cached_tree(std::string_view data, std::size_t& at, const std::string& parent, bool root, IndexTree& tree) {
   const auto name_end = data.find('\0', at);
   if (name_end == std::string_view::npos) return false;
@@ -60,14 +60,13 @@ bool read_cached_tree(std::string_view data, std::size_t& at, const std::string&
   if (std::sscanf(counts.c_str(), "%ld %ld", &entries, &subtrees) != 2 || entries < 0 || subtrees < 0) return false;
   at = line_end + 1;
   if (at + 20 > data.size()) return false;
-  const auto id = hex_of(reinterpret_cast<const unsigned char*>(data.data() + at));
+  auto id = hex_of(reinterpret_cast<const unsigned char*>(data.data() + at));
   at += 20;
   const std::string path = root ? std::string() : parent.empty() ? name : parent + "/" + name;
-  if (root) {
-    tree.root_id = id;
-  } else {
-    tree.listing.append("040000 tree ").append(id).append("\t").append(path).push_back('\0');
-  }
+  if (root)
+    tree.root_id = std::move(id);
+  else
+    tree.directories.emplace(path, std::move(id));
   for (long i = 0; i < subtrees; ++i) {
     if (!read_cached_tree(data, at, path, false, tree)) return false;
   }
@@ -76,18 +75,36 @@ bool read_cached_tree(std::string_view data, std::size_t& at, const std::string&
 
 }  // namespace
 
+std::string IndexTree::id_of(const File& file) const {
+  return hex_of(reinterpret_cast<const unsigned char*>(bytes.data()) + file.id_at);
+}
+
+std::string IndexTree::listing() const {
+  std::string listing;
+  for (const auto& [path, id] : directories) listing.append("040000 tree ").append(id).append("\t").append(path).push_back('\0');
+  for (const auto& file : files) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%06o", static_cast<unsigned>(file.mode));
+    listing.append(mode).append((file.mode & 0170000) == 0160000 ? " commit " : " blob ").append(id_of(file));
+    listing.append("\t").append(path_of(file)).push_back('\0');
+  }
+  return listing;
+}
+
 std::optional<IndexTree> tree_of_index(const std::filesystem::path& index) {
   const process::UniqueFd fd(::open(index.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
-  const auto whole = read_whole(fd.get());
+  auto whole = read_whole(fd.get());
   if (!whole) return std::nullopt;
-  const std::string& data = *whole;
+  IndexTree tree;
+  tree.bytes = std::move(*whole);
+  const std::string& data = tree.bytes;
   const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-  if (data.size() < 12 + 20 || std::memcmp(bytes, "DIRC", 4) != 0) return std::nullopt;
+  if (data.size() < 12 + 20 || data.size() > UINT32_MAX || std::memcmp(bytes, "DIRC", 4) != 0) return std::nullopt;
   const auto version = big_endian32(bytes + 4);
   if (version != 2 && version != 3) return std::nullopt;
   const auto count = big_endian32(bytes + 8);
-  IndexTree tree;
+  tree.files.reserve(count);
   std::size_t at = 12;
   // Each entry as indexed_among reads it; its mode at byte 24, its object id at 40.
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -106,11 +123,8 @@ std::optional<IndexTree> tree_of_index(const std::filesystem::path& index) {
       length = end - name_at;
     }
     if (name_at + length >= data.size() || data[name_at + length] != '\0') return std::nullopt;
-    char mode[16];
-    std::snprintf(mode, sizeof mode, "%06o", static_cast<unsigned>(big_endian32(bytes + at + 24)));
-    const std::uint32_t kind = big_endian32(bytes + at + 24) & 0170000;
-    tree.listing.append(mode).append(kind == 0160000 ? " commit " : " blob ").append(hex_of(bytes + at + 40));
-    tree.listing.append("\t").append(data, name_at, length).push_back('\0');
+    tree.files.push_back(IndexTree::File{static_cast<std::uint32_t>(name_at), static_cast<std::uint32_t>(length),
+                                         big_endian32(bytes + at + 24), static_cast<std::uint32_t>(at + 40)});
     at = (name_at - at + length + 8) / 8 * 8 + at;
   }
   // The extensions, up to the file's own checksum: "<signature><size>" and the data.

@@ -372,7 +372,7 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   // The paths seen, recorded from the last snapshot's tree without git's index when it can be: two light gits
   // (hash-object for the changed files, mktree for the directories above them) instead of two that each read, or
   // read and rewrite, the index of every file.
-  if (!whole_tree && previous->skipped.empty() && hold_tree(previous->id)) {
+  if (!whole_tree && previous->skipped.empty() && !m_options.always_through_index && hold_tree(previous->id)) {
     auto built = snapshot_from_tree(seen_paths);
     if (!built) return built.error();
     if (*built) {
@@ -484,9 +484,10 @@ CheckpointResult<FullSnapshot> WorkTreeStore::snapshot_once() {
   if (m_watch.active()) {
     m_last = snapshot;
     m_last_index = index_stamp();
-    // Held now, for the next snapshot to build on (it is used only after a snapshot that skipped nothing): read
-    // from the index write-tree has just written, with its cache of tree ids, so no git runs for it.
-    if (snapshot.skipped.empty()) hold_tree(snapshot.id, /*index_holds_it=*/true);
+    // Held now, for the next snapshot to build on (it is used only after a snapshot that skipped nothing): the
+    // index write-tree has just written, with its cache of tree ids; no git runs for it, and a directory is read
+    // from it only when a snapshot needs it.
+    if (snapshot.skipped.empty() && !m_options.always_through_index) hold_tree(snapshot.id, /*index_holds_it=*/true);
   }
   return snapshot;
 }
@@ -496,11 +497,9 @@ bool WorkTreeStore::hold_tree(const std::string& id, bool index_holds_it) {
   m_tree.reset();
   if (index_holds_it) {
     if (auto indexed = tree_of_index(m_place.index_file); indexed && indexed->root_id == id) {
-      CheckpointTree tree;
-      if (tree.load(indexed->listing, id)) {
-        m_tree = std::move(tree);
-        return true;
-      }
+      m_tree.emplace();
+      m_tree->load(std::move(*indexed));
+      return true;
     }
   }
   auto listed = m_git.output(m_place, {"ls-tree", "-r", "-t", "-z", "--full-tree", id}, "cannot read a checkpoint");

@@ -40,6 +40,9 @@ struct CheckpointOptions {
   // Tests only: told at each snapshot whether it read the whole tree (true) or asked git only about the paths the
   // tree's watch saw change (false; nothing at all when it saw none).
   std::function<void(bool whole_tree)> after_listing;
+  // Benchmarks only: every snapshot goes through git's index, as if the last tree were never held in memory
+  // (bench_checkpoint compares both ways on the same changes).
+  bool always_through_index = false;
 };
 
 // A checkpoint just taken: its id, and what it left out.

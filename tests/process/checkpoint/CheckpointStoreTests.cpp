@@ -738,7 +738,7 @@ TEST_CASE("checkpoints: the tree read from the store's index is the checkpoint's
     return set;
   };
   const auto listed = shell_output(f.tree(), "GIT_DIR='" + (store / "git").string() + "' git ls-tree -r -t -z --full-tree " + taken.id);
-  CHECK(records(indexed->listing) == records(listed));
+  CHECK(records(indexed->listing()) == records(listed));
   CHECK(records(listed).size() == 10);  // 6 files, and the directories a, a/b, a/b/c, z
 }
 
