@@ -446,6 +446,21 @@ void Session::set_up_worktree(const std::string& turn_id, std::function<void()> 
 }
 
 void Session::worktree_set_up(const std::string& turn_id, worktree::SetupOutcome outcome, const std::function<void()>& then) {
+  const bool succeeded = outcome.succeeded;
+  const std::string failure = outcome.failure;
+  record_setup(turn_id, std::move(outcome));
+  if (!m_turn || m_turn->turn_id != turn_id) return;  // cancelled meanwhile
+  if (succeeded) return then();
+  // The prompt never reaches the agent; the worktree stays as the command left it, for the user to look at.
+  const std::string message = "the worktree's set-up command " + failure + "; the prompt was not sent";
+  publish(protocol::AgentErrorEvent{message, false, turn_id, static_cast<std::int64_t>(ErrorCode::SetupFailed)});
+  adapters::TurnResult failed;
+  failed.stop_reason = protocol::StopReason::Error;
+  failed.error = message;
+  on_turn_end(std::move(failed));
+}
+
+void Session::record_setup(const std::string& turn_id, worktree::SetupOutcome outcome) {
   m_setup.reset();
   std::string output = std::move(outcome.output);
   if (!outcome.succeeded) output += (output.empty() || output.back() == '\n' ? "" : "\n") + ("[" + outcome.failure + "]");
@@ -458,15 +473,12 @@ void Session::worktree_set_up(const std::string& turn_id, worktree::SetupOutcome
     publish(protocol::SessionUpdatedEvent{m_info});
     save_session();
   }
-  if (!m_turn || m_turn->turn_id != turn_id) return;  // cancelled meanwhile
-  if (outcome.succeeded) return then();
-  // The prompt never reaches the agent; the worktree stays as the command left it, for the user to look at.
-  const std::string message = "the worktree's set-up command " + outcome.failure + "; the prompt was not sent";
-  publish(protocol::AgentErrorEvent{message, false, turn_id, static_cast<std::int64_t>(ErrorCode::SetupFailed)});
-  adapters::TurnResult failed;
-  failed.stop_reason = protocol::StopReason::Error;
-  failed.error = message;
-  on_turn_end(std::move(failed));
+}
+
+void Session::cut_setup_short(const std::string& turn_id, const std::string& why) {
+  if (auto ended = m_setup->outcome()) return record_setup(turn_id, std::move(*ended));
+  m_setup.reset();  // kills it
+  publish(protocol::ToolCompletedEvent{turn_id, m_setup_call_id, "[" + why + "]", true});
 }
 
 void Session::send_to_agent(const std::string& turn_id, std::string text, std::vector<protocol::Attachment> attachments,
@@ -500,8 +512,7 @@ bool Session::cancel() {
   tear_down_requests();
   if (m_setup) {
     // The worktree's set-up command runs, and the agent has not been given the prompt: the turn ends here.
-    m_setup.reset();  // kills it
-    publish(protocol::ToolCompletedEvent{m_turn->turn_id, m_setup_call_id, "[cancelled]", true});
+    cut_setup_short(m_turn->turn_id, "cancelled");
     adapters::TurnResult cancelled;
     cancelled.stop_reason = protocol::StopReason::Cancelled;
     on_turn_end(std::move(cancelled));
@@ -858,10 +869,20 @@ void Session::stop_agent() {
 void Session::stop_for_shutdown(std::function<void()> stopped) {
   m_shutting_down = true;
   if (m_setup) {
-    // Cut off while setting the worktree up: the set-up runs again after the restart, before the prompt, which
-    // stays stored (the session comes back interrupted).
-    m_setup.reset();
-    m_keep_stored_outstanding = true;
+    // Cut off while setting the worktree up, before any agent had the prompt: as for a turn an agent was running
+    // (on_unavailable), the prompt stays stored (the session comes back interrupted, and the set-up runs again
+    // before it unless it had succeeded), and the turn ends now for clients and for a send waiting for it.
+    m_keep_stored_outstanding = true;  // first: ending the turn must not store the prompt as done
+    if (m_turn) {
+      const std::string turn_id = m_turn->turn_id;
+      cut_setup_short(turn_id, "the daemon shut down");
+      adapters::TurnResult failed;
+      failed.stop_reason = protocol::StopReason::Error;
+      failed.error = "the daemon shut down before the turn ended";
+      on_turn_end(std::move(failed));
+    } else {
+      m_setup.reset();
+    }
   }
   if (!m_adapter) return stopped();
   m_stop_waiters.push_back(std::move(stopped));

@@ -195,6 +195,12 @@ class Session : public adapters::AdapterListener, private RequestBroker::Asker {
   // ends the turn with SetupFailed. Without one to run, `then` at once.
   void set_up_worktree(const std::string& turn_id, std::function<void()> then);
   void worktree_set_up(const std::string& turn_id, worktree::SetupOutcome outcome, const std::function<void()>& then);
+  // Publishes how the set-up command ended (its tool call's completion) and remembers it with the worktree.
+  void record_setup(const std::string& turn_id, worktree::SetupOutcome outcome);
+  // The turn ends while the set-up command is its step (cancel, shutdown): a command still running is killed and
+  // its tool call completes as failed with `why`; one that already ended, its report not handled yet, is recorded
+  // as it ended, so that a success is never run again.
+  void cut_setup_short(const std::string& turn_id, const std::string& why);
   void drain_queue(bool after_stop = false);
   void set_state(protocol::SessionState state, std::optional<std::string> reason = std::nullopt);
   void refresh_running_state();

@@ -62,8 +62,10 @@ class SetupRun::State : public std::enable_shared_from_this<SetupRun::State> {
     });
   }
 
+  const std::optional<SetupOutcome>& outcome() const { return m_outcome; }
+
   void cancel() {
-    if (!m_child || m_done) return;
+    if (!m_child || m_outcome) return;
     m_cancelled = true;
     m_child->kill();
   }
@@ -103,8 +105,8 @@ class SetupRun::State : public std::enable_shared_from_this<SetupRun::State> {
 
   // Posted: the caller may destroy the SetupRun from `finished`, which must not happen inside the child's callback.
   void finish(SetupOutcome outcome) {
-    if (m_done) return;
-    m_done = true;
+    if (m_outcome) return;
+    m_outcome = outcome;
     boost::asio::post(m_io, [weak = weak_from_this(), outcome = std::move(outcome)]() mutable {
       if (auto self = weak.lock()) self->m_finished(std::move(outcome));
     });
@@ -121,7 +123,7 @@ class SetupRun::State : public std::enable_shared_from_this<SetupRun::State> {
   bool m_cut = false;
   bool m_timed_out = false;
   bool m_cancelled = false;
-  bool m_done = false;
+  std::optional<SetupOutcome> m_outcome;  // set when it ended, before `finished` runs
 };
 
 std::unique_ptr<SetupRun> SetupRun::start(boost::asio::io_context& io, const std::string& command,
@@ -137,5 +139,7 @@ SetupRun::SetupRun(std::shared_ptr<State> state) : m_state(std::move(state)) {}
 SetupRun::~SetupRun() = default;
 
 void SetupRun::cancel() { m_state->cancel(); }
+
+std::optional<SetupOutcome> SetupRun::outcome() const { return m_state->outcome(); }
 
 }  // namespace switchboard::worktree

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,10 @@ class SetupRun {
 
   // Kills the command; `finished` then reports it failed, cancelled.
   void cancel();
+
+  // How it ended, as soon as it has: `finished` runs later (posted), so a caller that gives up on the run in
+  // between still learns that it ended and how (a success must not be thrown away).
+  std::optional<SetupOutcome> outcome() const;
 
  private:
   class State;

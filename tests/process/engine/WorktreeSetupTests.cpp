@@ -11,13 +11,19 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "engine/Engine.h"
+#include "support/EngineCalls.h"
 #include "support/GitRepository.h"
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
@@ -247,6 +253,174 @@ TEST_CASE("worktree setup: cancelling the turn kills the command, and the next t
   CHECK(std::get<p::SessionSendResult>(*second).stop_reason == p::StopReason::EndTurn);
   CHECK(setup_calls(run).size() == 2);
   CHECK(run.control->inputs.size() == 1);
+}
+
+TEST_CASE("worktree setup: a shutdown while the command runs ends the turn for clients and for the waiting send, "
+          "and the prompt comes back interrupted after the restart",
+          "[engine][worktree]") {
+  TempDir temp{"worktree-setup-shutdown"};
+  const auto repo = temp.path() / "repo";
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  const auto release = temp.path() / "release";
+  const auto pid_file = temp.path() / "setup.pid";
+  const auto runs = temp.path() / "runs.txt";
+  // Waits for the test the first time; the run after the restart goes straight through.
+  const auto config = with_setup(repo, "echo ran >> '" + runs.string() + "'\n"
+                                       "if [ -f second ]; then exit 0; fi; touch second\n"
+                                       "echo $$ > '" + pid_file.string() + "'; echo waiting\n"
+                                       "while [ ! -f '" + release.string() + "' ]; do sleep 0.02; done");
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  std::string session_id;
+  {
+    StoredEngineRun run(temp.path(), {}, {}, config);
+    run.engine->set_worktrees(&worktrees);
+    session_id = create(run, repo, "shut-down-in-setup").session_id;
+    p::SessionSendParams params;
+    params.session_id = session_id;
+    params.text = "go";
+    params.wait = true;
+    std::optional<Outcome<p::SessionSendResult>> sent;
+    run.engine->send(params, [&](Outcome<p::SessionSendResult> result) { sent = std::move(result); });
+    REQUIRE(run_until(run, [&] { return !events_of<p::ToolOutputEvent>(run).empty(); }));
+    const auto pid = std::stoi(read_text_file(pid_file));
+    REQUIRE(!sent.has_value());
+
+    bool done = false;
+    bool answered_before_done = false;
+    std::size_t published_before_done = 0;
+    run.engine->shut_down(std::chrono::seconds(5), [&] {
+      done = true;
+      answered_before_done = sent.has_value();
+      published_before_done = run.events.size();
+    });
+    REQUIRE(run_until(run, [&] { return done; }, std::chrono::seconds(10)));
+    // The waiting send had its turn's end, before the daemon went on to close its transports.
+    CHECK(answered_before_done);
+    REQUIRE(sent.has_value());
+    REQUIRE(std::holds_alternative<p::SessionSendResult>(*sent));
+    CHECK(std::get<p::SessionSendResult>(*sent).stop_reason == p::StopReason::Error);
+    // Clients saw the set-up's tool call and the turn end before the shutdown was over.
+    const std::vector<bus::BusEvent> before(run.events.begin(), run.events.begin() + static_cast<std::ptrdiff_t>(published_before_done));
+    std::optional<p::ToolCompletedEvent> completed;
+    std::optional<p::TurnStoppedEvent> stopped;
+    for (const auto& event : before) {
+      if (const auto* data = std::get_if<p::ToolCompletedEvent>(&event.payload)) completed = *data;
+      if (const auto* data = std::get_if<p::TurnStoppedEvent>(&event.payload)) stopped = *data;
+    }
+    REQUIRE(completed.has_value());
+    CHECK(completed->tool_call_id == setup_calls(run).at(0).tool_call_id);
+    CHECK(completed->is_error);
+    CHECK(completed->output == "[the daemon shut down]");
+    REQUIRE(stopped.has_value());
+    CHECK(stopped->stop_reason == p::StopReason::Error);
+    CHECK(stopped->error == std::optional<std::string>("the daemon shut down before the turn ended"));
+    CHECK(run.control->inputs.empty());
+    CHECK(run.control->starts == 0);
+    CHECK(run_until(run, [&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(10)));  // killed and reaped
+    check_against_schema(run);
+  }
+  StoredEngineRun restarted(temp.path(), {}, {}, config);
+  restarted.engine->set_worktrees(&worktrees);
+  const auto attached = testing::attach(*restarted.engine, restarted.io, session_id);
+  REQUIRE(std::holds_alternative<p::SessionAttachResult>(attached));
+  const auto& snapshot = std::get<p::SessionAttachResult>(attached);
+  CHECK(snapshot.session.state == p::SessionState::Interrupted);
+  REQUIRE(snapshot.interrupted);
+  CHECK(snapshot.interrupted->text == "go");
+  REQUIRE(snapshot.session.worktree);
+  CHECK(snapshot.session.worktree->setup != p::WorktreeSetup::Done);
+
+  // Resumed, the prompt runs the set-up again first, then reaches the agent.
+  restarted.control->turns.push_back({ScriptedAdapter::Message{"done"}, ScriptedAdapter::End{}});
+  p::SessionResumeParams resume;
+  resume.session_id = session_id;
+  std::optional<Outcome<p::SessionSendResult>> resumed;
+  restarted.engine->resume(resume, [&](Outcome<p::SessionSendResult> result) { resumed = std::move(result); });
+  REQUIRE(run_until(restarted, [&] { return resumed.has_value(); }));
+  REQUIRE(std::holds_alternative<p::SessionSendResult>(*resumed));
+  CHECK(std::get<p::SessionSendResult>(*resumed).stop_reason == p::StopReason::EndTurn);
+  CHECK(setup_calls(restarted).size() == 1);
+  CHECK(read_text_file(runs) == "ran\nran\n");
+  REQUIRE(restarted.control->inputs.size() == 1);
+  CHECK(restarted.control->inputs[0].text == "go");
+}
+
+// Calls `seen` with each message logged while it lives (the default logger's, from debug on), then puts the
+// daemon's logger back.
+class LogWatch {
+ public:
+  explicit LogWatch(std::function<void(const std::string&)> seen) : m_previous(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>("watched", std::make_shared<Sink>(std::move(seen)));
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+  }
+  ~LogWatch() { spdlog::set_default_logger(m_previous); }
+  LogWatch(const LogWatch&) = delete;
+  LogWatch& operator=(const LogWatch&) = delete;
+
+ private:
+  class Sink : public spdlog::sinks::base_sink<std::mutex> {
+   public:
+    explicit Sink(std::function<void(const std::string&)> seen) : m_seen(std::move(seen)) {}
+
+   protected:
+    void sink_it_(const spdlog::details::log_msg& message) override {
+      m_seen(std::string(message.payload.data(), message.payload.size()));
+    }
+    void flush_() override {}
+
+   private:
+    std::function<void(const std::string&)> m_seen;
+  };
+  std::shared_ptr<spdlog::logger> m_previous;
+};
+
+TEST_CASE("worktree setup: a cancel that arrives after the command succeeded, before its end was handled, keeps the "
+          "success",
+          "[engine][worktree]") {
+  TempDir temp{"worktree-setup-cancel-after-success"};
+  const auto repo = temp.path() / "repo";
+  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  const auto runs = temp.path() / "runs.txt";
+  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  StoredEngineRun run(temp.path(), {}, {}, with_setup(repo, "echo ran >> '" + runs.string() + "'; echo ready"));
+  run.engine->set_worktrees(&worktrees);
+  const auto session = create(run, repo, "cancel-after-success");
+
+  // The child's end is logged in the handler that hands it to the set-up run, which posts its report: a cancel
+  // posted from that log line is queued before the report, so it runs in between, every time.
+  bool posted = false;
+  std::optional<Outcome<bool>> cancelled;
+  {
+    LogWatch watch([&](const std::string& line) {
+      if (line != "worktree setup: exited with code 0" || posted) return;
+      posted = true;
+      boost::asio::post(run.io, [&] {
+        run.engine->cancel(session.session_id, [&](Outcome<bool> result) { cancelled = std::move(result); });
+      });
+    });
+    send(run, session.session_id, /*wait=*/false);
+    REQUIRE(run_until(run, [&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
+  }
+  REQUIRE(posted);
+  REQUIRE(cancelled.has_value());
+  CHECK(std::get<bool>(*cancelled));
+  CHECK(events_of<p::TurnStoppedEvent>(run).at(0).stop_reason == p::StopReason::Cancelled);
+  CHECK(run.control->inputs.empty());
+  // The command's success is what its tool call says and what the worktree remembers.
+  const auto completed = events_of<p::ToolCompletedEvent>(run);
+  REQUIRE(completed.size() == 1);
+  CHECK_FALSE(completed[0].is_error);
+  CHECK(completed[0].output == "ready\n");
+  CHECK(last_announced_setup(run) == p::WorktreeSetup::Done);
+
+  // So the next turn does not run it again.
+  run.control->turns.clear();
+  const auto second = send(run, session.session_id);
+  CHECK(std::get<p::SessionSendResult>(*second).stop_reason == p::StopReason::EndTurn);
+  CHECK(setup_calls(run).size() == 1);
+  CHECK(read_text_file(runs) == "ran\n");
+  REQUIRE(run.control->inputs.size() == 1);
 }
 
 TEST_CASE("worktree setup: a command past its time limit is killed and fails the turn", "[engine][worktree]") {
