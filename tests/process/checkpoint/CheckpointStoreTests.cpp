@@ -22,6 +22,8 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include "checkpoint/CheckpointTree.h"
+#include "checkpoint/GitProcess.h"
 #include "checkpoint/IgnoredPaths.h"
 #include "checkpoint/IndexEntries.h"
 #include "checkpoint/TreeWatch.h"
@@ -740,6 +742,65 @@ TEST_CASE("checkpoints: the tree read from the store's index is the checkpoint's
   const auto listed = shell_output(f.tree(), "GIT_DIR='" + (store / "git").string() + "' git ls-tree -r -t -z --full-tree " + taken.id);
   CHECK(records(indexed->listing()) == records(listed));
   CHECK(records(listed).size() == 10);  // 6 files, and the directories a, a/b, a/b/c, z
+}
+
+// The tree held in memory, loaded from git's own listing and changed there (a file edited, one made executable,
+// the last file of a directory deleted, a file two new directories down), is written by mktree as the tree
+// `git write-tree` writes from an index holding the same files; a change it cannot apply changes nothing.
+TEST_CASE("checkpoints: a tree changed in memory is the tree an index with the same files writes", "[checkpoint]") {
+  using switchboard::checkpoint::CheckpointTree;
+  TempDir dir{"checkpoint-tree-apply"};
+  const auto work = dir.path() / "work";
+  const auto git_dir = dir.path() / "git";
+  const auto index = dir.path() / "index";
+  write(work / "a.txt", "a\n");
+  write(work / "d/b.txt", "b\n");
+  write(work / "d/e/c.txt", "c\n");
+  write(work / "only/x.txt", "x\n");
+  fs::create_symlink("a.txt", work / "link");
+  const std::string git = "GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_DIR='" + git_dir.string() +
+                          "' GIT_INDEX_FILE='" + index.string() + "' GIT_WORK_TREE='" + work.string() + "' git ";
+  const auto trimmed = [](std::string text) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+  };
+  shell(dir.path(), "git init -q --bare '" + git_dir.string() + "' && " + git + "config core.bare false");
+  shell(work, git + "add -A");
+  const auto first = trimmed(shell_output(work, git + "write-tree"));
+  CheckpointTree tree;
+  REQUIRE(tree.load(shell_output(work, git + "ls-tree -r -t -z --full-tree " + first), first));
+  CHECK(tree.files() == 5);
+  CHECK(tree.kind_of("d/e") == CheckpointTree::Kind::Directory);
+  CHECK(tree.kind_of("a.txt/inner") == CheckpointTree::Kind::Blocked);
+
+  write(work / "d/e/c.txt", "c changed\n");
+  fs::permissions(work / "a.txt", fs::perms::owner_exec, fs::perm_options::add);
+  fs::remove_all(work / "only");
+  write(work / "new/deep/n.txt", "n\n");
+  const auto blob = [&](const std::string& path) { return trimmed(shell_output(work, git + "hash-object -w " + path)); };
+  CheckpointTree::Changes changes;
+  changes["d/e/c.txt"] = CheckpointTree::Entry{0100644, blob("d/e/c.txt")};
+  changes["a.txt"] = CheckpointTree::Entry{0100755, blob("a.txt")};
+  changes["only/x.txt"] = std::nullopt;
+  changes["new/deep/n.txt"] = CheckpointTree::Entry{0100644, blob("new/deep/n.txt")};
+  const switchboard::checkpoint::GitProcess git_process(trimmed(shell_output(work, "command -v git")), std::getenv("PATH"));
+  const switchboard::checkpoint::GitPlace place{git_dir, index, work};
+  const auto written = tree.apply(git_process, place, changes);
+  REQUIRE(written.has_value());
+  REQUIRE(written->has_value());
+  shell(work, git + "add -A");
+  const auto expected = trimmed(shell_output(work, git + "write-tree"));
+  CHECK(**written == expected);
+  CHECK(tree.root_id() == expected);
+  CHECK(tree.files() == 5);
+  CHECK(tree.kind_of("only/x.txt") == CheckpointTree::Kind::Absent);
+
+  CheckpointTree::Changes under_a_file;
+  under_a_file["a.txt/inner.txt"] = CheckpointTree::Entry{0100644, blob("d/b.txt")};
+  const auto refused = tree.apply(git_process, place, under_a_file);
+  REQUIRE(refused.has_value());
+  CHECK_FALSE(refused->has_value());
+  CHECK(tree.root_id() == expected);
 }
 
 // Snapshots built without the index leave it behind the last checkpoint; a process killed after them (here, in
