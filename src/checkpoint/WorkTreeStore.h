@@ -25,8 +25,9 @@ struct FullSnapshot {
 //
 // Layout of `<store>`: `git/` (objects, and `info/attributes`, which switches off every conversion the tree's
 // own .gitattributes could ask for, so a file is restored byte for byte), `index`, `worktree` (the path, for a
-// person reading the directory), `skipped/<id>` (what a checkpoint left out, when it left something out) and,
-// while a restore runs, `restore.journal`.
+// person reading the directory), `skipped/<id>` (what a checkpoint left out, when it left something out), while a
+// restore runs `restore.journal`, and while a snapshot stores changed symbolic links `link-target-<n>` (each
+// link's target, for git to hash).
 class WorkTreeStore {
  public:
   WorkTreeStore(const GitProcess& git, std::filesystem::path directory, std::filesystem::path work_tree,
@@ -87,8 +88,9 @@ class WorkTreeStore {
   GitPlace m_place;
   const CheckpointOptions& m_options;
   std::string m_exclude;  // the store's info/exclude
-  // Which files changed since the last snapshot; with it, that snapshot (as the index holds it) and the index's
-  // stamp then. Without a last snapshot, the next one reads the whole tree.
+  // Which files changed since the last snapshot; with it, that snapshot (as the index holds it once given
+  // m_index_behind) and the index's stamp when the store last wrote it. Without a last snapshot, the next one reads
+  // the whole tree.
   TreeWatch m_watch;
   bool m_watchable = true;  // false once the tree could not be watched: it is read whole from then on
   std::optional<FullSnapshot> m_last;
