@@ -575,6 +575,11 @@ TEST_CASE("checkpoints: a snapshot after a few changes reads only them and recor
   const auto judged = step("new files no ignore pattern reaches, and an edit", false);
   CHECK(paths(f.diff(shrunk.id, judged.id).files) == std::vector<std::string>{"more.txt", "sub/c.txt", "sub/more.txt"});
 
+  write(f.tree() / "sub/huge.bin", std::string(2000, 'h'));
+  const auto grown = step("a new file over the size limit", false);
+  CHECK(grown.id == judged.id);
+  CHECK(grown.skipped == std::vector<std::string>{"sub/huge.bin"});
+
   fs::remove(f.tree() / "a.txt");
   write(f.tree() / "a.txt/inner.txt", "a directory now\n");
   const auto replaced = step("a file replaced by a directory", true);
