@@ -13,6 +13,7 @@
 #include "engine/HistoryTranscript.h"
 #include "engine/McpServerCheck.h"
 #include "switchboard/adapters/AgentRuntime.h"
+#include "switchboard/support/Bug.h"
 #include "switchboard/support/Clock.h"
 #include "switchboard/support/RandomId.h"
 
@@ -174,6 +175,7 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
     boost::asio::steady_timer deadline;
     Wait(boost::asio::io_context& io, std::function<void()> then) : done(std::move(then)), deadline(io) {}
   };
+  m_draining = true;
   m_prestarted.reset();  // started for a session that never came: it has done nothing worth keeping
   auto wait = std::make_shared<Wait>(m_io, std::move(done));
   auto finish = [this, weak = std::weak_ptr<Engine*>(m_self)](Wait& w) {
@@ -213,11 +215,17 @@ void Engine::shut_down(std::chrono::milliseconds limit, std::function<void()> do
 }
 
 Session& Engine::add_session(StoredSession stored) {
+  // Looked up before a Session is made: a second one, even thrown away at once, would cancel the live one's open
+  // requests and announce it stopped as it is destroyed.
+  if (auto* existing = loaded(stored.info.session_id)) {
+    report_bug("a second Session for " + stored.info.session_id, __FILE__, __LINE__);
+    return *existing;
+  }
   std::string id = stored.info.session_id;
   const std::int64_t created_at = stored.info.created_at;
   auto [it, inserted] = m_sessions.emplace(
       std::move(id), std::make_unique<Session>(static_cast<SessionServices&>(*this), std::move(stored.info), std::move(stored.settings)));
-  if (inserted) m_list_order.insert({created_at, it->first}, &it->second->info());
+  m_list_order.insert({created_at, it->first}, &it->second->info());
   return *it->second;
 }
 
@@ -249,6 +257,7 @@ Session* Engine::loaded(const std::string& session_id) {
 void Engine::with_session(const std::string& session_id, Then<Session*> then) {
   if (auto* session = loaded(session_id)) return then(session);
   if (!m_persistence) return then(unknown_session(session_id));
+  if (m_draining) return then(shutting_down());
   auto [loading, first] = m_loading.try_emplace(session_id, std::make_shared<std::vector<Then<Session*>>>());
   loading->second->push_back(std::move(then));
   if (!first) return;  // the read under way answers this call too
@@ -262,7 +271,9 @@ void Engine::with_session(const std::string& session_id, Then<Session*> then) {
     Engine& owner = **alive;
     owner.m_loading.erase(session_id);
     std::optional<EngineError> failure;
-    if (const auto* error = std::get_if<EngineError>(&read)) {
+    if (owner.m_draining) {
+      failure = shutting_down();  // the shutdown began during the read: its stop never reached this session
+    } else if (const auto* error = std::get_if<EngineError>(&read)) {
       failure = *error;
     } else if (auto& stored = std::get<std::optional<StoredSession>>(read); !stored) {
       failure = unknown_session(session_id);

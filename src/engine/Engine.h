@@ -192,13 +192,15 @@ class Engine : private SessionServices, private RequestBroker::Host {
   void bind_imported(const protocol::SessionImportParams& params, adapters::HistoryEntry history, Then<protocol::SessionInfo> done);
   void create_imported(const protocol::SessionImportParams& params, const adapters::HistoryEntry& history,
                        const std::optional<std::string>& holder, Then<protocol::SessionInfo> done);
-  // The one place a Session is made (created, imported, forked, restored, read from the store).
+  // The one place a Session is made (created, imported, forked, restored, read from the store). An id already in
+  // memory is a bug of the caller's: the session there is kept (and returned), none is made.
   Session& add_session(StoredSession stored);
   // Stores a new session (with the agent conversation it is bound to, if any), then makes and announces it.
   void insert_new_session(StoredSession stored, std::optional<ConversationBinding> binding, Then<protocol::SessionInfo> done);
   // Calls `then` with the session, made from its stored row first if it is not in memory: at once for a session
   // in memory, else once the store answered, with UnknownSession if there is no such session (or StoreFailure).
   // Calls arriving while a session is read wait for that one read: one Session per id, whatever the timing.
+  // Once shut_down began, a session not in memory is made no more: its callers get ShuttingDown.
   void with_session(const std::string& session_id, Then<Session*> then);
   // The session if it is in memory, else null: for a call's later steps, which began with with_session (null
   // then means it was deleted meanwhile).
@@ -259,6 +261,9 @@ class Engine : private SessionServices, private RequestBroker::Host {
   std::multiset<std::string> m_imports_in_flight;
   int m_answering_clients = 0;
   std::function<std::uint64_t()> m_last_seq;
+  // From shut_down's first step: no session is read from the store any more (one made then would miss the
+  // stop the others were asked for, start an agent the shutdown never waits for, and lose the prompt it took).
+  bool m_draining = false;
   bool m_sealed = false;
   std::unique_ptr<PrestartedAgent> m_prestarted;  // prestart(), until a session takes it or the shutdown
   bus::Subscription m_attached;

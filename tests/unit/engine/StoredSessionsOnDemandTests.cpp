@@ -1,13 +1,20 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
+#include "daemon/StoredSessions.h"
 #include "engine/Engine.h"
+#include "switchboard/support/Bug.h"
 #include "support/EngineCalls.h"
 #include "support/ScriptedAdapter.h"
 #include "support/StoredEngineRun.h"
@@ -31,6 +38,31 @@ std::string create(StoredEngineRun& run, const std::string& title) {
   const auto created = testing::awaited<p::SessionInfo>(run.io, [&](auto done) { run.engine->create_session(params, done); });
   REQUIRE(std::holds_alternative<p::SessionInfo>(created));
   return std::get<p::SessionInfo>(created).session_id;
+}
+
+// The daemon's persistence, counting the sessions the engine reads from the store; while `hold` is set, each read
+// happens but its answer waits in `held` until the test lets it go.
+struct CountedLoads : daemon::StoredSessions {
+  using StoredSessions::StoredSessions;
+  int loads = 0;
+  bool hold = false;
+  std::vector<std::function<void()>> held;
+  void load_session(const std::string& session_id,
+                    std::function<void(engine::Outcome<std::optional<engine::StoredSession>>)> done) override {
+    ++loads;
+    if (!hold) return StoredSessions::load_session(session_id, std::move(done));
+    StoredSessions::load_session(session_id, [this, done = std::move(done)](engine::Outcome<std::optional<engine::StoredSession>> read) {
+      held.push_back([done, read = std::move(read)] { done(read); });
+    });
+  }
+};
+
+StoredEngineRun::MakePersistence counted(CountedLoads*& made) {
+  return [&made](store::Store& store) {
+    auto persistence = std::make_unique<CountedLoads>(store);
+    made = persistence.get();
+    return persistence;
+  };
 }
 
 engine::Outcome<p::SessionSendResult> send(StoredEngineRun& run, const std::string& session, const std::string& text) {
@@ -89,7 +121,8 @@ TEST_CASE("stored sessions: calls racing for one not in memory make one Session 
     session = create(run, "cold");
     other = create(run, "another");
   }
-  StoredEngineRun run(dir.path());
+  CountedLoads* persistence = nullptr;
+  StoredEngineRun run(dir.path(), {}, counted(persistence));
   REQUIRE(run.engine->sessions_in_memory() == 0);
 
   // All asked before the store answers any of them.
@@ -108,6 +141,7 @@ TEST_CASE("stored sessions: calls racing for one not in memory make one Session 
   REQUIRE(attached);
   REQUIRE(cancelled);
   REQUIRE(rule);
+  CHECK(persistence->loads == 1);  // the later calls waited for the first one's read
   CHECK(run.engine->sessions_in_memory() == 1);
   REQUIRE(std::holds_alternative<p::SessionInfo>(*renamed));
   REQUIRE(std::holds_alternative<p::SessionAttachResult>(*attached));
@@ -130,12 +164,81 @@ TEST_CASE("stored sessions: calls racing for one not in memory make one Session 
   run.settle();
   REQUIRE(sent);
   CHECK(std::holds_alternative<p::SessionSendResult>(*sent));
+  CHECK(persistence->loads == 2);
   REQUIRE(deleted);
   CHECK_FALSE(*deleted);
   const auto gone = testing::get_session(*run.engine, run.io, other);
   REQUIRE(std::holds_alternative<engine::EngineError>(gone));
   CHECK(std::get<engine::EngineError>(gone).code == p::ErrorCode::UnknownSession);
   CHECK(run.engine->sessions_in_memory() == 1);
+}
+
+TEST_CASE("stored sessions: one whose read from the store ends after the shutdown began is not made; its prompt gets ShuttingDown",
+          "[engine][store][on-demand]") {
+  TempDir dir{"on-demand"};
+  std::string session;
+  {
+    StoredEngineRun run(dir.path());
+    session = create(run, "cold");
+  }
+  CountedLoads* persistence = nullptr;
+  StoredEngineRun run(dir.path(), {}, counted(persistence));
+  persistence->hold = true;
+
+  // The prompt arrives just before the shutdown; the store answers its read only after the shutdown began.
+  std::optional<engine::Outcome<p::SessionSendResult>> sent;
+  p::SessionSendParams params;
+  params.session_id = session;
+  params.text = "too late";
+  params.wait = false;
+  run.engine->send(params, [&](auto outcome) { sent = std::move(outcome); });
+  run.settle();
+  REQUIRE(persistence->held.size() == 1);
+  bool stopped = false;
+  run.engine->shut_down(std::chrono::seconds(5), [&] { stopped = true; });
+  for (auto& answer : std::exchange(persistence->held, {})) answer();
+  run.settle();
+
+  REQUIRE(sent);
+  REQUIRE(std::holds_alternative<engine::EngineError>(*sent));
+  CHECK(std::get<engine::EngineError>(*sent).code == p::ErrorCode::ShuttingDown);
+  CHECK(run.engine->sessions_in_memory() == 0);
+  CHECK(run.control->start_options.empty());  // no agent started that the shutdown would not wait for
+  CHECK(stopped);
+
+  // A call for a session not in memory after the shutdown began is not read at all.
+  std::optional<engine::Outcome<p::SessionInfo>> renamed;
+  run.engine->rename(session, "renamed", [&](auto outcome) { renamed = std::move(outcome); });
+  run.settle();
+  REQUIRE(renamed);
+  REQUIRE(std::holds_alternative<engine::EngineError>(*renamed));
+  CHECK(std::get<engine::EngineError>(*renamed).code == p::ErrorCode::ShuttingDown);
+  CHECK(persistence->loads == 1);
+}
+
+TEST_CASE("stored sessions: a session restored under an id already in memory is a bug that leaves the live one alone",
+          "[engine][store][on-demand]") {
+  TempDir dir{"on-demand"};
+  StoredEngineRun run(dir.path());
+  const auto session = create(run, "live");
+  std::vector<std::string> bugs;
+  const auto previous = switchboard::set_bug_handler([&](std::string_view what) { bugs.emplace_back(what); });
+  engine::PersistedState state;
+  engine::StoredSession again;
+  again.info.session_id = session;
+  again.info.agent = "scripted";
+  again.info.cwd = run.cwd;
+  again.info.title = "a second one";
+  state.sessions.push_back(again);
+  run.engine->restore(std::move(state));
+  switchboard::set_bug_handler(previous);
+
+  REQUIRE(bugs.size() == 1);
+  CHECK(bugs[0].find(session) != std::string::npos);
+  CHECK(run.engine->sessions_in_memory() == 1);
+  const auto attached = testing::attach(*run.engine, run.io, session);
+  REQUIRE(std::holds_alternative<p::SessionAttachResult>(attached));
+  CHECK(std::get<p::SessionAttachResult>(attached).session.title == std::optional<std::string>("live"));
 }
 
 TEST_CASE("stored sessions: a restart over many stored sessions makes only the one that owes a prompt",
