@@ -209,6 +209,17 @@ CREATE VIEW event_search_source(seq, text, session_id, turn_id, type, ts) AS
     AND json_valid(events.json);
 )sql";
 
+// Version 10: session.list filters on archived always (archived = 0 unless asked otherwise), so its indexes lead
+// with it after agent or directory: a page then reads its own rows in list order, where version 8's indexes read
+// every archived session (of that agent, in that directory) ahead of them and filtered them out one by one.
+constexpr std::string_view kVersion10 = R"sql(
+DROP INDEX sessions_by_agent;
+DROP INDEX sessions_by_cwd;
+CREATE INDEX sessions_by_archived ON sessions(archived, created_at, id);
+CREATE INDEX sessions_by_agent_archived ON sessions(agent, archived, created_at, id);
+CREATE INDEX sessions_by_cwd_archived ON sessions(cwd, archived, created_at, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
@@ -219,6 +230,7 @@ constexpr Migration kMigrations[] = {
     {7, "sessions' own git worktrees", kVersion7},
     {8, "indexes for session.list's filters and for the sessions that own a worktree", kVersion8},
     {9, "the search index's source view reads a commit's events by seq, not through every session", kVersion9},
+    {10, "session.list's indexes lead with archived after agent or directory", kVersion10},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

@@ -11,6 +11,7 @@
 
 #include "store/Database.h"
 #include "store/SearchIndex.h"
+#include "store/SessionListSql.h"
 #include "store/StoreWorker.h"
 #include "switchboard/support/Clock.h"
 
@@ -178,21 +179,34 @@ void SessionStore::get_session(std::string id, StoreCallback<SessionRecord> done
       std::move(done));
 }
 
+std::string session_list_sql(const SessionQuery& query) {
+  // Each page reads an index in list order from the cursor on, the filter's columns leading it, so a page costs
+  // its own rows however many sessions the filters leave out. session.list always filters on archived: its
+  // indexes carry that column after agent or directory. Named, so the planner cannot trade them for one that
+  // needs a sort; a store caller that leaves archived out walks the whole list in order instead.
+  const char* index = "sessions_by_created";
+  if (query.archived) {
+    index = query.cwd ? "sessions_by_cwd_archived" : query.agent ? "sessions_by_agent_archived" : "sessions_by_archived";
+  }
+  std::string sql = std::string("SELECT ") + kSessionColumns + " FROM sessions INDEXED BY " + index + " WHERE 1";
+  if (query.agent) sql += " AND agent = :agent";
+  if (query.cwd) sql += " AND cwd = :cwd";
+  if (query.archived) sql += " AND archived = :archived";
+  // SQLite's lower() folds ASCII letters only, as session.list's text filter has always matched.
+  if (query.text) sql += " AND (instr(lower(title), :text) > 0 OR instr(lower(cwd), :text) > 0)";
+  // A row value: the index's range starts at the cursor (an OR of two comparisons is only a filter).
+  if (query.after) sql += " AND (created_at, id) < (:created, :id)";
+  // One row more than asked tells whether another page follows.
+  sql += " ORDER BY created_at DESC, id DESC LIMIT :limit";
+  return sql;
+}
+
 void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> done) {
   m_worker.submit(
       "list sessions",
       [query = std::move(query)](Database& db) -> StoreResult<SessionPage> {
         const std::size_t limit = std::clamp<std::size_t>(query.limit, 1, kMaxPage);
-        std::string sql = std::string("SELECT ") + kSessionColumns + " FROM sessions WHERE 1";
-        if (query.agent) sql += " AND agent = :agent";
-        if (query.cwd) sql += " AND cwd = :cwd";
-        if (query.archived) sql += " AND archived = :archived";
-        // SQLite's lower() folds ASCII letters only, as session.list's text filter has always matched.
-        if (query.text) sql += " AND (instr(lower(title), :text) > 0 OR instr(lower(cwd), :text) > 0)";
-        if (query.after) sql += " AND (created_at < :created OR (created_at = :created AND id < :id))";
-        // One row more than asked tells whether another page follows.
-        sql += " ORDER BY created_at DESC, id DESC LIMIT :limit";
-        SQLite::Statement statement(db.sql(), sql);
+        SQLite::Statement statement(db.sql(), session_list_sql(query));
         if (query.agent) statement.bind(":agent", *query.agent);
         if (query.cwd) statement.bind(":cwd", *query.cwd);
         if (query.archived) statement.bind(":archived", *query.archived ? 1 : 0);

@@ -9,6 +9,7 @@
 #include <SQLiteCpp/Statement.h>
 #include <boost/asio/io_context.hpp>
 
+#include "store/SessionListSql.h"
 #include "store/Store.h"
 #include "support/StoreTestSupport.h"
 
@@ -166,6 +167,24 @@ TEST_CASE("store: session list is newest first, paged by cursor, filtered", "[st
   }
   CHECK(f.list_all(archived) == expected_archived);
 
+  // session.list's own shape: archived = 0 with an agent, a directory or both, two rows a page.
+  for (const bool by_agent : {false, true}) {
+    for (const bool by_cwd : {false, true}) {
+      SessionQuery current;
+      current.archived = false;
+      if (by_agent) current.agent = "claude";
+      if (by_cwd) current.cwd = "/a";
+      current.limit = 2;
+      std::vector<std::string> expected_current;
+      for (int i = 24; i >= 0; --i) {
+        if (i % 4 == 0 || (by_agent && i % 2 != 0) || (by_cwd && i % 5 != 0)) continue;
+        expected_current.push_back("s-" + std::to_string(100 + i));
+      }
+      CAPTURE(by_agent, by_cwd);
+      CHECK(f.list_all(current) == expected_current);
+    }
+  }
+
   CHECK_FALSE(SessionCursor::decode("garbage"));
   CHECK_FALSE(SessionCursor::decode(":id"));
   CHECK_FALSE(SessionCursor::decode("12x:id"));
@@ -207,21 +226,36 @@ TEST_CASE("store: session list filters by text in the title or the directory, AS
   CHECK(f.list_all(query).empty());
 }
 
-TEST_CASE("store: a page of the session list filtered by agent or directory reads an index in list order", "[store]") {
+TEST_CASE("store: a page of the session list reads an index in list order from its cursor, whatever the filters",
+          "[store][session-list]") {
   Fixture f;
   REQUIRE(f.insert(session("s-1", 1)));
-  // What SQLite plans for the filtered page: an index search on the filter's column, no sort of the rows.
-  for (const char* filter : {"agent", "cwd"}) {
-    CAPTURE(filter);
-    SQLite::Database db(f.dir.db().string(), SQLite::OPEN_READONLY);
-    SQLite::Statement plan(db, std::string("EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE ") + filter +
-                                   " = 'x' AND archived = 0 AND (created_at < 5 OR (created_at = 5 AND id < 'z')) "
-                                   "ORDER BY created_at DESC, id DESC LIMIT 51");
+  SQLite::Database db(f.dir.db().string(), SQLite::OPEN_READONLY);
+  // Every combination of filters, with and without a cursor: SQLite's plan for the statement list_sessions runs.
+  for (int filters = 0; filters < 32; ++filters) {
+    SessionQuery query;
+    if (filters & 1) query.agent = "claude";
+    if (filters & 2) query.cwd = "/a";
+    if (filters & 4) query.archived = false;
+    if (filters & 8) query.text = "fix";
+    if (filters & 16) query.after = SessionCursor{5, "s-5"};
+    CAPTURE(filters);
+    SQLite::Statement plan(db, "EXPLAIN QUERY PLAN " + session_list_sql(query));
     std::string steps;
     while (plan.executeStep()) steps += plan.getColumn(3).getString() + "\n";
     CAPTURE(steps);
-    CHECK(steps.find(std::string("sessions_by_") + filter) != std::string::npos);
-    CHECK(steps.find("TEMP B-TREE") == std::string::npos);
+    CHECK(steps.find("TEMP B-TREE") == std::string::npos);  // no sort: the rows come in list order
+    if (query.archived) {
+      // The filters' columns lead the index: the archived sessions are never read to be skipped.
+      const std::string lead = query.cwd ? "sessions_by_cwd_archived (cwd=? AND archived=?"
+                               : query.agent ? "sessions_by_agent_archived (agent=? AND archived=?"
+                                             : "sessions_by_archived (archived=?";
+      CHECK(steps.find("SEARCH sessions USING INDEX " + lead) != std::string::npos);
+    } else {
+      CHECK(steps.find("sessions_by_created") != std::string::npos);
+    }
+    // The page starts at the cursor in the index, not after reading the rows before it.
+    if (query.after) CHECK(steps.find("(created_at,id)<(?,?)") != std::string::npos);
   }
 }
 
