@@ -255,7 +255,7 @@ CheckpointResult<std::optional<std::string>> CheckpointTree::apply(const GitProc
   for (auto& [path, entries] : edited) {
     if (dropped.count(path) != 0) {
       m_directories.erase(path);
-      m_gone[path] = true;
+      m_gone.insert(path);
     } else {
       m_directories[path] = std::move(entries);
       m_gone.erase(path);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -43,7 +44,8 @@ class CheckpointTree {
 
   // Applies `changes` (each path a file, or absent, here and in the result) and writes the directories they
   // touch; on success the tree is the new one and its root id is returned. nullopt when a change cannot be
-  // applied here (a path under a file): then nothing changed, and git's index is the way. An error of git's is
+  // applied here (a path under a file, or in a directory the index could not tell): then nothing changed, and
+  // git's index is the way. An error of git's is
   // StoreUnavailable, and leaves the tree as it was.
   CheckpointResult<std::optional<std::string>> apply(const GitProcess& git, const GitPlace& place,
                                                      const Changes& changes);
@@ -55,7 +57,7 @@ class CheckpointTree {
 
   std::map<std::string, Directory> m_directories;  // "" for the root, "a/b" below it: those read or written
   std::optional<IndexTree> m_index;                // where the others are read from, if anywhere
-  std::map<std::string, bool> m_gone;              // directories dropped since: never read from the index again
+  std::set<std::string> m_gone;                    // directories dropped since: never read from the index again
   bool m_unreadable = false;                       // a directory the index could not tell: apply() declines
   std::string m_root_id;
   std::size_t m_files = 0;
