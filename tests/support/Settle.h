@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <functional>
+
 #include <boost/asio/io_context.hpp>
 
 namespace switchboard::testing {
@@ -19,6 +22,19 @@ inline void settle(boost::asio::io_context& io, int quiet_ms = 100) {
       idle = 0;
     }
   }
+}
+
+// Runs `io` until `done` holds, polling it and sleeping a millisecond whenever nothing was ready (so a store job
+// or a child process that finishes meanwhile is seen at once); false after `limit`.
+inline bool poll_until(boost::asio::io_context& io, const std::function<bool()>& done,
+                       std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    io.restart();
+    if (io.poll() == 0) ::usleep(1000);
+  }
+  return true;
 }
 
 }  // namespace switchboard::testing

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -64,6 +65,11 @@ struct StoredEngineRun {
   }
 
   void settle() { testing::settle(io); }
+
+  // Runs the reactor until `done` holds (a store job or a child process finishes meanwhile); false after `limit`.
+  bool run_until(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(30)) {
+    return poll_until(io, done, limit);
+  }
 };
 
 }  // namespace switchboard::testing

@@ -16,6 +16,7 @@
 
 #include "engine/Engine.h"
 #include "support/ScriptedAdapter.h"
+#include "support/Settle.h"
 #include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
 #include "switchboard/checkpoint/CheckpointStore.h"
@@ -80,13 +81,7 @@ struct World {
 
   // Runs the reactor until `done` holds (the store's git commands run on its own thread meanwhile).
   bool run_until(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(30)) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io.restart();
-      if (io.poll() == 0) ::usleep(1000);
-    }
-    return true;
+    return switchboard::testing::poll_until(io, done, limit);
   }
 
   void send(std::string text) {

@@ -1,39 +1,27 @@
-// Worktree sessions through the engine (EngineWorktrees.cpp), with the scripted agent and a real repository: the
-// session works in its own worktree, session.diff against base shows what it did there, session.merge takes it into
-// the user's checkout (a second, conflicting session is refused and changes nothing), removing or deleting never
-// loses uncommitted work unless asked.
+// Worktree sessions through the engine (EngineWorktrees.cpp) over the real store, with the scripted agent and a real
+// repository: the session works in its own worktree, session.diff against base shows what it did there,
+// session.merge takes it into the user's checkout (a second, conflicting session is refused and changes nothing),
+// removing or deleting never loses uncommitted work unless asked.
 
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <chrono>
 #include <filesystem>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-
 #include "engine/Engine.h"
 #include "support/EngineCalls.h"
 #include "support/GitRepository.h"
-#include "support/ScriptedAdapter.h"
-#include "support/StoredEngineRun.h"
 #include "support/TempDir.h"
 #include "support/TextFile.h"
-#include "switchboard/bus/EventBus.h"
-#include "worktree/WorktreeGit.h"
+#include "support/WorktreeEngineRun.h"
 
 namespace worktree_sessions_tests {
 
 using namespace switchboard;
 using switchboard::testing::git_output;
-using switchboard::testing::make_repository_with_one_commit;
 using switchboard::testing::read_text_file;
-using switchboard::testing::ScriptedAdapter;
 using switchboard::testing::TempDir;
 using switchboard::testing::write_text_file;
 namespace fs = std::filesystem;
@@ -55,72 +43,36 @@ const T& value_of(const std::optional<Outcome<T>>& outcome) {
   return std::get<T>(*outcome);
 }
 
-struct World {
-  TempDir temp{"worktree-sessions"};
-  fs::path repo = temp.path() / "repo";
-  boost::asio::io_context io{1};
-  bus::EventBus bus;
-  bus::EventBus::Installation installation{bus};
-  std::shared_ptr<ScriptedAdapter::Control> control = std::make_shared<ScriptedAdapter::Control>();
-  worktree::WorktreeGit worktrees{temp.path() / "data" / "worktrees"};
-  std::unique_ptr<engine::Engine> engine;
-  std::vector<bus::BusEvent> events;
-  bus::Subscription recorder = bus.subscribe_all([this](const bus::BusEvent& e) { events.push_back(e); });
+// A repository with app.txt (three lines) and src/lib.txt, and the engine making worktree sessions from it.
+struct World : switchboard::testing::WorktreeEngineRun {
+  switchboard::testing::StoredEngineRun& engine_run;
 
-  World() {
-    make_repository_with_one_commit(repo, {{"app.txt", "one\ntwo\nthree\n"}, {"src/lib.txt", "lib\n"}});
-    engine = std::make_unique<engine::Engine>(io, bus, std::vector<adapters::AgentDescriptor>{ScriptedAdapter::descriptor(io, control)});
-    engine->set_worktrees(&worktrees);
-    bus.publish_global(p::ClientAttachedEvent{"tui", p::Transport::Stdio, true});
-  }
-  ~World() { engine.reset(); }
+  World()
+      : WorktreeEngineRun("worktree-sessions", {{"app.txt", "one\ntwo\nthree\n"}, {"src/lib.txt", "lib\n"}}),
+        engine_run(start()) {}
 
-  bool run_until(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(30)) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      io.restart();
-      if (io.poll() == 0) ::usleep(1000);
-    }
-    return true;
-  }
-  template <class T, class Call>
-  std::optional<Outcome<T>> wait(Call call) {
-    std::optional<Outcome<T>> outcome;
-    call([&](Outcome<T> result) { outcome = std::move(result); });
-    REQUIRE(run_until([&] { return outcome.has_value(); }));
-    return outcome;
-  }
-  std::optional<Outcome<p::SessionInfo>> create(const fs::path& cwd, std::optional<p::WorktreeRequest> worktree,
-                                                std::string title = "") {
-    p::SessionCreateParams params;
-    params.agent = "scripted";
-    params.cwd = cwd.string();
-    params.worktree = std::move(worktree);
-    if (!title.empty()) params.title = title;
-    return wait<p::SessionInfo>([&](auto done) { engine->create_session(params, done); });
-  }
+  engine::Engine& engine() { return *engine_run.engine; }
   std::optional<Outcome<p::SessionDiffResult>> diff(const std::string& session) {
     p::SessionDiffParams params;
     params.session_id = session;
     params.against = p::SessionDiffParamsAgainst::Base;
-    return wait<p::SessionDiffResult>([&](auto done) { engine->diff(params, done); });
+    return wait<p::SessionDiffResult>([&](auto done) { engine().diff(params, done); });
   }
   std::optional<Outcome<p::SessionMergeResult>> merge(const std::string& session) {
     p::SessionMergeParams params;
     params.session_id = session;
-    return wait<p::SessionMergeResult>([&](auto done) { engine->merge(params, done); });
+    return wait<p::SessionMergeResult>([&](auto done) { engine().merge(params, done); });
   }
   std::optional<Outcome<p::SessionRemoveWorktreeResult>> remove(const std::string& session, bool force) {
     p::SessionRemoveWorktreeParams params;
     params.session_id = session;
     params.force = force;
-    return wait<p::SessionRemoveWorktreeResult>([&](auto done) { engine->remove_worktree(params, done); });
+    return wait<p::SessionRemoveWorktreeResult>([&](auto done) { engine().remove_worktree(params, done); });
   }
   std::optional<EngineError> remove_session(const std::string& session, std::optional<p::SessionDeleteParamsWorktree> choice) {
     std::optional<std::optional<EngineError>> outcome;
-    engine->delete_session(session, [&](std::optional<EngineError> error) { outcome = std::move(error); }, choice);
-    REQUIRE(run_until([&] { return outcome.has_value(); }));
+    engine().delete_session(session, [&](std::optional<EngineError> error) { outcome = std::move(error); }, choice);
+    REQUIRE(engine_run.run_until([&] { return outcome.has_value(); }));
     return *outcome;
   }
   std::string status() { return git_output(repo, "status --porcelain"); }
@@ -139,7 +91,7 @@ TEST_CASE("worktree sessions: a session works in its own worktree, reviewed agai
   CHECK(first.cwd == (fs::path(first.worktree->path) / "src").string());
   REQUIRE(second.worktree);
   CHECK(second.worktree->branch == "second-change");
-  CHECK(switchboard::testing::get_session(*w.engine, w.io, first.session_id).index() == 0);
+  CHECK(switchboard::testing::get_session(w.engine(), w.engine_run.io, first.session_id).index() == 0);
 
   // each "agent" changes the same line in its own worktree
   write_text_file(fs::path(first.worktree->path) / "app.txt", "one\nfirst\nthree\n");
@@ -175,7 +127,7 @@ TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless
   REQUIRE(refused);
   CHECK(refused->code == p::ErrorCode::UncommittedWork);
   CHECK(refused->files == std::vector<std::string>{"draft.txt"});
-  CHECK(switchboard::testing::get_session(*w.engine, w.io, session.session_id).index() == 0);  // still there
+  CHECK(switchboard::testing::get_session(w.engine(), w.engine_run.io, session.session_id).index() == 0);  // still there
   CHECK(read_text_file(tree / "draft.txt") == "not committed\n");
 
   SECTION("removeWorktree with force: the session stays, without a worktree; the branch stays") {
@@ -186,14 +138,14 @@ TEST_CASE("worktree sessions: removing and deleting keep uncommitted work unless
     CHECK(git_output(w.repo, "branch --list work") == "  work\n");
     CHECK(error_of(w.diff(session.session_id)).code == p::ErrorCode::NoWorktree);
     bool announced = false;
-    for (const auto& e : w.events)
+    for (const auto& e : w.engine_run.events)
       if (const auto* updated = std::get_if<p::SessionUpdatedEvent>(&e.payload))
         announced = announced || !updated->session.worktree;
     CHECK(announced);
   }
   SECTION("delete with discard: the session, the directory and git's entry are gone") {
     CHECK(!w.remove_session(session.session_id, p::SessionDeleteParamsWorktree::Discard));
-    CHECK(switchboard::testing::get_session(*w.engine, w.io, session.session_id).index() == 1);
+    CHECK(switchboard::testing::get_session(w.engine(), w.engine_run.io, session.session_id).index() == 1);
     CHECK(!fs::exists(tree));
     CHECK(git_output(w.repo, "worktree list").find(tree.string()) == std::string::npos);
     CHECK(git_output(w.repo, "branch --list work") == "  work\n");
@@ -208,7 +160,7 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
   World w;
   TempDir plain{"worktree-plain"};
   CHECK(error_of(w.create(plain.path(), p::WorktreeRequest{})).code == p::ErrorCode::NotARepository);
-  CHECK(switchboard::testing::listed(*w.engine, w.io, p::SessionListParams{}).sessions.empty());
+  CHECK(switchboard::testing::listed(w.engine(), w.engine_run.io, p::SessionListParams{}).sessions.empty());
 
   const auto session = value_of(w.create(w.repo, p::WorktreeRequest{std::string("taken"), std::nullopt}));
   CHECK(error_of(w.create(w.repo, p::WorktreeRequest{std::string("taken"), std::nullopt})).code == p::ErrorCode::BranchExists);
@@ -226,7 +178,7 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
   CHECK(read_text_file(w.repo / "app.txt") == "one\ntwo\nthree\n");
 
   // the list shows each worktree session's branch
-  const auto listed = switchboard::testing::listed(*w.engine, w.io, p::SessionListParams{});
+  const auto listed = switchboard::testing::listed(w.engine(), w.engine_run.io, p::SessionListParams{});
   int with_branch = 0;
   for (const auto& info : listed.sessions)
     if (info.worktree && info.worktree->branch == "taken") ++with_branch;
@@ -234,27 +186,12 @@ TEST_CASE("worktree sessions: what is refused", "[engine][worktree]") {
 }
 
 TEST_CASE("worktree sessions: a restarted daemon keeps the session in its worktree", "[engine][worktree]") {
-  TempDir temp{"worktree-restart"};
-  const fs::path repo = temp.path() / "repo";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
-  p::SessionInfo created;
-  {
-    switchboard::testing::StoredEngineRun run(temp.path());
-    run.engine->set_worktrees(&worktrees);
-    p::SessionCreateParams params;
-    params.agent = "scripted";
-    params.cwd = repo.string();
-    params.worktree = p::WorktreeRequest{std::string("kept"), std::nullopt};
-    std::optional<Outcome<p::SessionInfo>> outcome;
-    run.engine->create_session(params, [&](Outcome<p::SessionInfo> r) { outcome = std::move(r); });
-    for (int i = 0; i < 30000 && !outcome; ++i) run.settle();
-    created = value_of(outcome);
-  }
+  switchboard::testing::WorktreeEngineRun w("worktree-restart", {{"app.txt", "one\n"}});
+  w.start();
+  const auto created = value_of(w.create(w.repo, p::WorktreeRequest{std::string("kept"), std::nullopt}));
   write_text_file(fs::path(created.worktree->path) / "app.txt", "two\n");
 
-  switchboard::testing::StoredEngineRun restarted(temp.path());
-  restarted.engine->set_worktrees(&worktrees);
+  auto& restarted = w.start();
   const auto info = switchboard::testing::get_session(*restarted.engine, restarted.io, created.session_id);
   REQUIRE(std::holds_alternative<p::SessionInfo>(info));
   const auto& again = std::get<p::SessionInfo>(info);
@@ -266,11 +203,8 @@ TEST_CASE("worktree sessions: a restarted daemon keeps the session in its worktr
 
   p::SessionMergeParams merge;
   merge.session_id = created.session_id;
-  std::optional<Outcome<p::SessionMergeResult>> merged;
-  restarted.engine->merge(merge, [&](Outcome<p::SessionMergeResult> r) { merged = std::move(r); });
-  for (int i = 0; i < 30000 && !merged; ++i) restarted.settle();
-  value_of(merged);
-  CHECK(read_text_file(repo / "app.txt") == "two\n");
+  value_of(w.wait<p::SessionMergeResult>([&](auto done) { restarted.engine->merge(merge, done); }));
+  CHECK(read_text_file(w.repo / "app.txt") == "two\n");
 }
 
 }  // namespace worktree_sessions_tests

@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -28,11 +27,11 @@
 #include "support/SchemaValidator.h"
 #include "support/ScriptedAdapter.h"
 #include "support/StoredEngineRun.h"
-#include "support/TempDir.h"
 #include "support/TextFile.h"
+#include "support/WorktreeEngineRun.h"
 #include "switchboard/bus/Bridge.h"
 #include "switchboard/bus/Egress.h"
-#include "worktree/WorktreeGit.h"
+#include "worktree/SetupCommands.h"
 
 namespace worktree_setup_tests {
 
@@ -41,7 +40,7 @@ using switchboard::testing::make_repository_with_one_commit;
 using switchboard::testing::read_text_file;
 using switchboard::testing::ScriptedAdapter;
 using switchboard::testing::StoredEngineRun;
-using switchboard::testing::TempDir;
+using switchboard::testing::WorktreeEngineRun;
 using switchboard::testing::write_text_file;
 namespace fs = std::filesystem;
 namespace p = protocol;
@@ -55,24 +54,8 @@ engine::EngineConfig with_setup(const fs::path& repository, const std::string& c
   return config;
 }
 
-bool run_until(StoredEngineRun& run, const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    run.io.restart();
-    if (run.io.poll() == 0) ::usleep(1000);
-  }
-  return true;
-}
-
-p::SessionInfo create(StoredEngineRun& run, const fs::path& cwd, const std::string& branch) {
-  p::SessionCreateParams params;
-  params.agent = "scripted";
-  params.cwd = cwd.string();
-  params.worktree = p::WorktreeRequest{branch, std::nullopt};
-  std::optional<Outcome<p::SessionInfo>> outcome;
-  run.engine->create_session(params, [&](Outcome<p::SessionInfo> result) { outcome = std::move(result); });
-  REQUIRE(run_until(run, [&] { return outcome.has_value(); }));
+p::SessionInfo create(WorktreeEngineRun& w, const fs::path& cwd, const std::string& branch) {
+  const auto outcome = w.create(cwd, p::WorktreeRequest{branch, std::nullopt});
   if (const auto* error = std::get_if<EngineError>(&*outcome)) FAIL(error->message);
   return std::get<p::SessionInfo>(*outcome);
 }
@@ -86,7 +69,7 @@ std::optional<Outcome<p::SessionSendResult>> send(StoredEngineRun& run, const st
   params.wait = wait;
   std::optional<Outcome<p::SessionSendResult>> outcome;
   run.engine->send(params, [&](Outcome<p::SessionSendResult> result) { outcome = std::move(result); });
-  REQUIRE(run_until(run, [&] { return outcome.has_value(); }));
+  REQUIRE(run.run_until([&] { return outcome.has_value(); }));
   return outcome;
 }
 
@@ -128,24 +111,19 @@ void check_against_schema(const StoredEngineRun& run) {
 TEST_CASE("worktree setup: the command runs in the first turn before the prompt reaches the agent, its output as "
           "the turn's setup tool call, and never again",
           "[engine][worktree]") {
-  TempDir temp{"worktree-setup"};
-  const auto repo = temp.path() / "repo";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
-  const auto release = temp.path() / "release";
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
-  StoredEngineRun run(temp.path(), {}, {},
-                      with_setup(repo, "echo preparing; echo on-stderr >&2\n"
-                                       "while [ ! -f '" + release.string() + "' ]; do sleep 0.02; done\n"
-                                       "pwd > made-by-setup.txt; echo ready"));
-  run.engine->set_worktrees(&worktrees);
-  const auto session = create(run, repo, "with-setup");
+  WorktreeEngineRun w{"worktree-setup", {{"app.txt", "one\n"}}};
+  const auto release = w.temp.path() / "release";
+  auto& run = w.start(with_setup(w.repo, "echo preparing; echo on-stderr >&2\n"
+                                         "while [ ! -f '" + release.string() + "' ]; do sleep 0.02; done\n"
+                                         "pwd > made-by-setup.txt; echo ready"));
+  const auto session = create(w, w.repo, "with-setup");
   REQUIRE(session.worktree);
   CHECK(session.worktree->setup == p::WorktreeSetup::Pending);
   const fs::path tree = session.worktree->path;
 
   send(run, session.session_id, /*wait=*/false);
   // The command waits for the test: meanwhile its output is out, and the agent has nothing.
-  REQUIRE(run_until(run, [&] {
+  REQUIRE(run.run_until([&] {
     for (const auto& output : events_of<p::ToolOutputEvent>(run))
       if (output.text.find("on-stderr") != std::string::npos) return true;
     return false;
@@ -154,13 +132,13 @@ TEST_CASE("worktree setup: the command runs in the first turn before the prompt 
   CHECK(run.control->starts == 0);
   CHECK(!fs::exists(tree / "made-by-setup.txt"));
   write_text_file(release, "");
-  REQUIRE(run_until(run, [&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
+  REQUIRE(run.run_until([&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
 
   REQUIRE(run.control->inputs.size() == 1);
   CHECK(run.control->inputs[0].text == "go");
   // made in the worktree's top, before the agent had the prompt
   CHECK(read_text_file(tree / "made-by-setup.txt") == fs::canonical(tree).string() + "\n");
-  CHECK(!fs::exists(repo / "made-by-setup.txt"));
+  CHECK(!fs::exists(w.repo / "made-by-setup.txt"));
   const auto calls = setup_calls(run);
   REQUIRE(calls.size() == 1);
   const auto turn_id = events_of<p::TurnStartedEvent>(run).at(0).turn_id;
@@ -185,16 +163,11 @@ TEST_CASE("worktree setup: the command runs in the first turn before the prompt 
 TEST_CASE("worktree setup: a failure ends the turn with SetupFailed before the agent has the prompt, leaves the "
           "worktree, and the next turn runs the command again",
           "[engine][worktree]") {
-  TempDir temp{"worktree-setup-fails"};
-  const auto repo = temp.path() / "repo";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  WorktreeEngineRun w{"worktree-setup-fails", {{"app.txt", "one\n"}}};
   // Fails the first time (leaving a file behind), succeeds the second.
-  StoredEngineRun run(temp.path(), {}, {},
-                      with_setup(repo, "if [ -f half-done ]; then echo second try; exit 0; fi\n"
-                                       "touch half-done; echo broken; exit 3"));
-  run.engine->set_worktrees(&worktrees);
-  const auto session = create(run, repo, "failing-setup");
+  auto& run = w.start(with_setup(w.repo, "if [ -f half-done ]; then echo second try; exit 0; fi\n"
+                                         "touch half-done; echo broken; exit 3"));
+  const auto session = create(w, w.repo, "failing-setup");
   const fs::path tree = session.worktree->path;
 
   const auto first = send(run, session.session_id);
@@ -222,24 +195,19 @@ TEST_CASE("worktree setup: a failure ends the turn with SetupFailed before the a
 }
 
 TEST_CASE("worktree setup: cancelling the turn kills the command, and the next turn runs it again", "[engine][worktree]") {
-  TempDir temp{"worktree-setup-cancel"};
-  const auto repo = temp.path() / "repo";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
-  const auto pid_file = temp.path() / "setup.pid";
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
-  StoredEngineRun run(temp.path(), {}, {},
-                      with_setup(repo, "if [ -f second ]; then exit 0; fi; touch second\n"
-                                       "echo $$ > '" + pid_file.string() + "'; echo waiting; exec sleep 30"));
-  run.engine->set_worktrees(&worktrees);
-  const auto session = create(run, repo, "cancelled-setup");
+  WorktreeEngineRun w{"worktree-setup-cancel", {{"app.txt", "one\n"}}};
+  const auto pid_file = w.temp.path() / "setup.pid";
+  auto& run = w.start(with_setup(w.repo, "if [ -f second ]; then exit 0; fi; touch second\n"
+                                         "echo $$ > '" + pid_file.string() + "'; echo waiting; exec sleep 30"));
+  const auto session = create(w, w.repo, "cancelled-setup");
   send(run, session.session_id, /*wait=*/false);
-  REQUIRE(run_until(run, [&] { return !events_of<p::ToolOutputEvent>(run).empty(); }));
+  REQUIRE(run.run_until([&] { return !events_of<p::ToolOutputEvent>(run).empty(); }));
   const auto pid = std::stoi(read_text_file(pid_file));
   REQUIRE(::kill(pid, 0) == 0);
 
   std::optional<Outcome<bool>> cancelled;
   run.engine->cancel(session.session_id, [&](Outcome<bool> result) { cancelled = std::move(result); });
-  REQUIRE(run_until(run, [&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
+  REQUIRE(run.run_until([&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
   REQUIRE(cancelled.has_value());
   CHECK(std::get<bool>(*cancelled));
   CHECK(events_of<p::TurnStoppedEvent>(run).at(0).stop_reason == p::StopReason::Cancelled);
@@ -247,7 +215,7 @@ TEST_CASE("worktree setup: cancelling the turn kills the command, and the next t
   REQUIRE(completed.size() == 1);
   CHECK(completed[0].is_error);
   CHECK(run.control->inputs.empty());
-  CHECK(run_until(run, [&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(10)));  // killed and reaped
+  CHECK(run.run_until([&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(10)));  // killed and reaped
 
   const auto second = send(run, session.session_id);
   CHECK(std::get<p::SessionSendResult>(*second).stop_reason == p::StopReason::EndTurn);
@@ -258,30 +226,26 @@ TEST_CASE("worktree setup: cancelling the turn kills the command, and the next t
 TEST_CASE("worktree setup: a shutdown while the command runs ends the turn for clients and for the waiting send, "
           "and the prompt comes back interrupted after the restart",
           "[engine][worktree]") {
-  TempDir temp{"worktree-setup-shutdown"};
-  const auto repo = temp.path() / "repo";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
-  const auto release = temp.path() / "release";
-  const auto pid_file = temp.path() / "setup.pid";
-  const auto runs = temp.path() / "runs.txt";
+  WorktreeEngineRun w{"worktree-setup-shutdown", {{"app.txt", "one\n"}}};
+  const auto release = w.temp.path() / "release";
+  const auto pid_file = w.temp.path() / "setup.pid";
+  const auto runs = w.temp.path() / "runs.txt";
   // Waits for the test the first time; the run after the restart goes straight through.
-  const auto config = with_setup(repo, "echo ran >> '" + runs.string() + "'\n"
-                                       "if [ -f second ]; then exit 0; fi; touch second\n"
-                                       "echo $$ > '" + pid_file.string() + "'; echo waiting\n"
-                                       "while [ ! -f '" + release.string() + "' ]; do sleep 0.02; done");
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  const auto config = with_setup(w.repo, "echo ran >> '" + runs.string() + "'\n"
+                                         "if [ -f second ]; then exit 0; fi; touch second\n"
+                                         "echo $$ > '" + pid_file.string() + "'; echo waiting\n"
+                                         "while [ ! -f '" + release.string() + "' ]; do sleep 0.02; done");
   std::string session_id;
   {
-    StoredEngineRun run(temp.path(), {}, {}, config);
-    run.engine->set_worktrees(&worktrees);
-    session_id = create(run, repo, "shut-down-in-setup").session_id;
+    auto& run = w.start(config);
+    session_id = create(w, w.repo, "shut-down-in-setup").session_id;
     p::SessionSendParams params;
     params.session_id = session_id;
     params.text = "go";
     params.wait = true;
     std::optional<Outcome<p::SessionSendResult>> sent;
     run.engine->send(params, [&](Outcome<p::SessionSendResult> result) { sent = std::move(result); });
-    REQUIRE(run_until(run, [&] { return !events_of<p::ToolOutputEvent>(run).empty(); }));
+    REQUIRE(run.run_until([&] { return !events_of<p::ToolOutputEvent>(run).empty(); }));
     const auto pid = std::stoi(read_text_file(pid_file));
     REQUIRE(!sent.has_value());
 
@@ -293,7 +257,7 @@ TEST_CASE("worktree setup: a shutdown while the command runs ends the turn for c
       answered_before_done = sent.has_value();
       published_before_done = run.events.size();
     });
-    REQUIRE(run_until(run, [&] { return done; }, std::chrono::seconds(10)));
+    REQUIRE(run.run_until([&] { return done; }, std::chrono::seconds(10)));
     // The waiting send had its turn's end, before the daemon went on to close its transports.
     CHECK(answered_before_done);
     REQUIRE(sent.has_value());
@@ -316,11 +280,10 @@ TEST_CASE("worktree setup: a shutdown while the command runs ends the turn for c
     CHECK(stopped->error == std::optional<std::string>("the daemon shut down before the turn ended"));
     CHECK(run.control->inputs.empty());
     CHECK(run.control->starts == 0);
-    CHECK(run_until(run, [&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(10)));  // killed and reaped
+    CHECK(run.run_until([&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(10)));  // killed and reaped
     check_against_schema(run);
   }
-  StoredEngineRun restarted(temp.path(), {}, {}, config);
-  restarted.engine->set_worktrees(&worktrees);
+  auto& restarted = w.start(config);
   const auto attached = testing::attach(*restarted.engine, restarted.io, session_id);
   REQUIRE(std::holds_alternative<p::SessionAttachResult>(attached));
   const auto& snapshot = std::get<p::SessionAttachResult>(attached);
@@ -336,7 +299,7 @@ TEST_CASE("worktree setup: a shutdown while the command runs ends the turn for c
   resume.session_id = session_id;
   std::optional<Outcome<p::SessionSendResult>> resumed;
   restarted.engine->resume(resume, [&](Outcome<p::SessionSendResult> result) { resumed = std::move(result); });
-  REQUIRE(run_until(restarted, [&] { return resumed.has_value(); }));
+  REQUIRE(restarted.run_until([&] { return resumed.has_value(); }));
   REQUIRE(std::holds_alternative<p::SessionSendResult>(*resumed));
   CHECK(std::get<p::SessionSendResult>(*resumed).stop_reason == p::StopReason::EndTurn);
   CHECK(setup_calls(restarted).size() == 1);
@@ -378,14 +341,10 @@ class LogWatch {
 TEST_CASE("worktree setup: a cancel that arrives after the command succeeded, before its end was handled, keeps the "
           "success",
           "[engine][worktree]") {
-  TempDir temp{"worktree-setup-cancel-after-success"};
-  const auto repo = temp.path() / "repo";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
-  const auto runs = temp.path() / "runs.txt";
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
-  StoredEngineRun run(temp.path(), {}, {}, with_setup(repo, "echo ran >> '" + runs.string() + "'; echo ready"));
-  run.engine->set_worktrees(&worktrees);
-  const auto session = create(run, repo, "cancel-after-success");
+  WorktreeEngineRun w{"worktree-setup-cancel-after-success", {{"app.txt", "one\n"}}};
+  const auto runs = w.temp.path() / "runs.txt";
+  auto& run = w.start(with_setup(w.repo, "echo ran >> '" + runs.string() + "'; echo ready"));
+  const auto session = create(w, w.repo, "cancel-after-success");
 
   // The child's end is logged in the handler that hands it to the set-up run, which posts its report: a cancel
   // posted from that log line is queued before the report, so it runs in between, every time.
@@ -400,7 +359,7 @@ TEST_CASE("worktree setup: a cancel that arrives after the command succeeded, be
       });
     });
     send(run, session.session_id, /*wait=*/false);
-    REQUIRE(run_until(run, [&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
+    REQUIRE(run.run_until([&] { return !events_of<p::TurnStoppedEvent>(run).empty(); }));
   }
   REQUIRE(posted);
   REQUIRE(cancelled.has_value());
@@ -424,13 +383,9 @@ TEST_CASE("worktree setup: a cancel that arrives after the command succeeded, be
 }
 
 TEST_CASE("worktree setup: a command past its time limit is killed and fails the turn", "[engine][worktree]") {
-  TempDir temp{"worktree-setup-limit"};
-  const auto repo = temp.path() / "repo";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
-  StoredEngineRun run(temp.path(), {}, {}, with_setup(repo, "echo slow; sleep 30", std::chrono::milliseconds(300)));
-  run.engine->set_worktrees(&worktrees);
-  const auto session = create(run, repo, "slow-setup");
+  WorktreeEngineRun w{"worktree-setup-limit", {{"app.txt", "one\n"}}};
+  auto& run = w.start(with_setup(w.repo, "echo slow; sleep 30", std::chrono::milliseconds(300)));
+  const auto session = create(w, w.repo, "slow-setup");
   const auto started = std::chrono::steady_clock::now();
   const auto first = send(run, session.session_id);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
@@ -445,31 +400,26 @@ TEST_CASE("worktree setup: a command past its time limit is killed and fails the
 TEST_CASE("worktree setup: a worktree of a repository without a command runs none; one that succeeded does not run "
           "again after a restart",
           "[engine][worktree]") {
-  TempDir temp{"worktree-setup-restart"};
-  const auto repo = temp.path() / "repo";
-  const auto other = temp.path() / "other";
-  make_repository_with_one_commit(repo, {{"app.txt", "one\n"}});
+  WorktreeEngineRun w{"worktree-setup-restart", {{"app.txt", "one\n"}}};
+  const auto other = w.temp.path() / "other";
   make_repository_with_one_commit(other, {{"other.txt", "one\n"}});
-  const auto runs = temp.path() / "runs.txt";
-  const auto config = with_setup(repo, "echo ran >> '" + runs.string() + "'");
-  worktree::WorktreeGit worktrees{temp.path() / "worktrees"};
+  const auto runs = w.temp.path() / "runs.txt";
+  const auto config = with_setup(w.repo, "echo ran >> '" + runs.string() + "'");
   std::string session_id;
   {
-    StoredEngineRun run(temp.path(), {}, {}, config);
-    run.engine->set_worktrees(&worktrees);
-    const auto plain = create(run, other, "no-setup");
+    auto& run = w.start(config);
+    const auto plain = create(w, other, "no-setup");
     CHECK(!plain.worktree->setup);
     CHECK(std::get<p::SessionSendResult>(*send(run, plain.session_id)).stop_reason == p::StopReason::EndTurn);
     CHECK(setup_calls(run).empty());
     CHECK(run.control->inputs.size() == 1);
 
-    session_id = create(run, repo, "set-up-once").session_id;
+    session_id = create(w, w.repo, "set-up-once").session_id;
     CHECK(std::get<p::SessionSendResult>(*send(run, session_id)).stop_reason == p::StopReason::EndTurn);
     CHECK(setup_calls(run).size() == 1);
     CHECK(read_text_file(runs) == "ran\n");
   }
-  StoredEngineRun restarted(temp.path(), {}, {}, config);
-  restarted.engine->set_worktrees(&worktrees);
+  auto& restarted = w.start(config);
   CHECK(std::get<p::SessionSendResult>(*send(restarted, session_id)).stop_reason == p::StopReason::EndTurn);
   CHECK(setup_calls(restarted).empty());
   CHECK(restarted.control->inputs.size() == 1);

@@ -2,15 +2,12 @@
 
 #include <filesystem>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "support/GitRepository.h"
+#include "support/RunInRepository.h"
 #include "support/RunProcess.h"
 #include "support/SchemaValidator.h"
-#include "support/SourceTree.h"
-#include "support/TempDir.h"
 #include "support/TextFile.h"
 
 // `switchboard run --worktree` in a repository with a set-up command (worktrees.setup), the real binary with the
@@ -21,37 +18,25 @@ namespace run_worktree_setup_tests {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using switchboard::testing::make_repository_with_one_commit;
 using switchboard::testing::read_text_file;
+using switchboard::testing::RunInRepository;
 using switchboard::testing::RunProcess;
 using switchboard::testing::SchemaValidator;
-using switchboard::testing::TempDir;
 
-struct World {
-  TempDir tmp{"run-worktree-setup"};
-  fs::path data = tmp.path() / "data";
-  fs::path repo = tmp.path() / "repo";
-  fs::path agent_log = tmp.path() / "agent-ran";
+struct World : RunInRepository {
+  World() : RunInRepository("run-worktree-setup") {}
 
-  World() { make_repository_with_one_commit(repo, {{"file.txt", "content\n"}}); }
-
-  RunProcess::Outcome run(const std::string& setup) {
-    RunProcess process(tmp.path(),
-                       {"--data-dir", data.string(), "run", "--cwd", repo.string(), "do it", "--output", "json",
-                        "--worktree=with-setup"},
-                       {"SWITCHBOARD_CLAUDE_BIN=" + switchboard::testing::source_path("tests/fake_agents/scripted_claude.py"),
-                        "FAKE_TURN=" + json::array({json{{"text", "done"}}}).dump(),
-                        "SWITCHBOARD_WORKTREES_SETUP=" + repo.string() + "=" + setup, "SWITCHBOARD_LOG_LEVEL=",
-                        "NO_COLOR="});
-    REQUIRE(process.started());
-    return process.wait();
+  // A run in a new worktree (branch with-setup) of the repository, whose set-up command is `setup`.
+  RunProcess::Outcome run_with_setup(const std::string& setup) {
+    return run({"do it", "--output", "json", "--worktree=with-setup"},
+               {"SWITCHBOARD_WORKTREES_SETUP=" + repo.string() + "=" + setup});
   }
 };
 
 TEST_CASE("run --worktree: the repository's set-up command runs in the new worktree before the prompt",
           "[run][worktree]") {
   World w;
-  const auto outcome = w.run("echo prepared > prepared.txt");
+  const auto outcome = w.run_with_setup("echo prepared > prepared.txt");
   INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);
   CHECK(outcome.exit == 0);
   const auto result = json::parse(outcome.out, nullptr, false);
@@ -70,7 +55,7 @@ TEST_CASE("run --worktree: the repository's set-up command runs in the new workt
 
 TEST_CASE("run --worktree: a failing set-up command fails the run", "[run][worktree]") {
   World w;
-  const auto outcome = w.run("echo cannot prepare; exit 4");
+  const auto outcome = w.run_with_setup("echo cannot prepare; exit 4");
   INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);
   CHECK(outcome.exit != 0);
   const auto result = json::parse(outcome.out, nullptr, false);

@@ -7,10 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "support/GitRepository.h"
-#include "support/RunProcess.h"
+#include "support/RunInRepository.h"
 #include "support/SchemaValidator.h"
-#include "support/SourceTree.h"
-#include "support/TempDir.h"
 
 // `switchboard run --worktree [BRANCH]`, the real binary, with the scripted stand-in for Claude Code: the run's
 // session works in a new worktree of the repository it was started in, on a new branch it leaves behind, named in
@@ -21,31 +19,11 @@ namespace run_worktree_tests {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using switchboard::testing::git_output;
-using switchboard::testing::make_repository_with_one_commit;
-using switchboard::testing::RunProcess;
+using switchboard::testing::RunInRepository;
 using switchboard::testing::SchemaValidator;
-using switchboard::testing::TempDir;
-
-struct World {
-  TempDir tmp{"run-worktree"};
-  fs::path data = tmp.path() / "data";
-  fs::path repo = tmp.path() / "repo";
-
-  World() { make_repository_with_one_commit(repo, {{"sub/file.txt", "content\n"}}); }
-
-  RunProcess::Outcome run(std::vector<std::string> run_args) {
-    std::vector<std::string> args{"--data-dir", data.string(), "run", "--cwd", (repo / "sub").string()};
-    args.insert(args.end(), run_args.begin(), run_args.end());
-    RunProcess process(tmp.path(), args,
-                       {"SWITCHBOARD_CLAUDE_BIN=" + switchboard::testing::source_path("tests/fake_agents/scripted_claude.py"),
-                        "FAKE_TURN=" + json::array({json{{"text", "done"}}}).dump(), "SWITCHBOARD_LOG_LEVEL=", "NO_COLOR="});
-    REQUIRE(process.started());
-    return process.wait();
-  }
-};
 
 TEST_CASE("run --worktree: the run works in a new worktree on a new branch, printed and in the JSON result", "[run][worktree]") {
-  World w;
+  RunInRepository w{"run-worktree"};
   const auto outcome = w.run({"do it", "--output", "json", "--worktree=feature-x"});
   INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);
   CHECK(outcome.exit == 0);
@@ -67,7 +45,7 @@ TEST_CASE("run --worktree: the run works in a new worktree on a new branch, prin
 }
 
 TEST_CASE("run --worktree: without a name the branch comes from the title, and the text output names it", "[run][worktree]") {
-  World w;
+  RunInRepository w{"run-worktree"};
   const auto outcome = w.run({"do it", "--title", "Tidy up", "--worktree"});
   INFO("stdout: " << outcome.out << "\nstderr: " << outcome.err);
   CHECK(outcome.exit == 0);
@@ -76,7 +54,7 @@ TEST_CASE("run --worktree: without a name the branch comes from the title, and t
 }
 
 TEST_CASE("run --worktree: refused outside a repository and with a session to continue", "[run][worktree]") {
-  World w;
+  RunInRepository w{"run-worktree"};
   fs::remove_all(w.repo / ".git");
   const auto outside = w.run({"do it", "--output", "json", "--worktree"});
   CHECK(outside.exit != 0);
