@@ -73,6 +73,48 @@ bool read_cached_tree(std::string_view data, std::size_t& at, const std::string&
   return true;
 }
 
+// One entry of an index file: where it starts, its flags, and its path.
+struct EntryAt {
+  std::size_t at = 0;
+  unsigned flags = 0;
+  std::size_t name_at = 0;
+  std::size_t name_length = 0;
+};
+
+// Walks the entries of an index file (versions 2 and 3, the ones git writes for the store). Header: "DIRC", the
+// version, the number of entries. Each entry: 62 bytes of stat data, object id and flags (2 bytes more in version
+// 3 when the extended flag is set), the path (its length in the flags' low 12 bits, 0xFFF for a longer one), and
+// NULs up to a multiple of 8 bytes. `visit` answers false to give up on the file. The offset after the last entry
+// (where the extensions begin); nullopt when the file is not in that form or `visit` gave up.
+template <class Visit>
+std::optional<std::size_t> walk_entries(const std::string& data, Visit&& visit) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  if (data.size() < 12 || std::memcmp(bytes, "DIRC", 4) != 0) return std::nullopt;
+  const auto version = big_endian32(bytes + 4);
+  if (version != 2 && version != 3) return std::nullopt;
+  const auto count = big_endian32(bytes + 8);
+  std::size_t at = 12;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (at + 62 > data.size()) return std::nullopt;
+    const unsigned flags = (unsigned{bytes[at + 60]} << 8) | bytes[at + 61];
+    std::size_t name_at = at + 62;
+    if (flags & 0x4000) {
+      if (version < 3) return std::nullopt;
+      name_at += 2;
+    }
+    std::size_t length = flags & 0x0FFF;
+    if (length == 0x0FFF) {
+      const auto end = data.find('\0', name_at);
+      if (end == std::string::npos) return std::nullopt;
+      length = end - name_at;
+    }
+    if (name_at + length >= data.size() || data[name_at + length] != '\0') return std::nullopt;
+    if (!visit(EntryAt{at, flags, name_at, length})) return std::nullopt;
+    at = (name_at - at + length + 8) / 8 * 8 + at;  // the entry, its path's NUL and the padding
+  }
+  return at;
+}
+
 }  // namespace
 
 std::string IndexTree::id_of(const File& file) const {
@@ -100,33 +142,18 @@ std::optional<IndexTree> tree_of_index(const std::filesystem::path& index) {
   tree.bytes = std::move(*whole);
   const std::string& data = tree.bytes;
   const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-  if (data.size() < 12 + 20 || data.size() > UINT32_MAX || std::memcmp(bytes, "DIRC", 4) != 0) return std::nullopt;
-  const auto version = big_endian32(bytes + 4);
-  if (version != 2 && version != 3) return std::nullopt;
-  const auto count = big_endian32(bytes + 8);
-  tree.files.reserve(count);
-  std::size_t at = 12;
-  // Each entry as indexed_among reads it; its mode at byte 24, its object id at 40.
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (at + 62 > data.size()) return std::nullopt;
-    const unsigned flags = (unsigned{bytes[at + 60]} << 8) | bytes[at + 61];
-    if ((flags & 0x3000) != 0) return std::nullopt;  // a merge stage: never in the store's index
-    std::size_t name_at = at + 62;
-    if (flags & 0x4000) {
-      if (version < 3) return std::nullopt;
-      name_at += 2;
-    }
-    std::size_t length = flags & 0x0FFF;
-    if (length == 0x0FFF) {
-      const auto end = data.find('\0', name_at);
-      if (end == std::string::npos) return std::nullopt;
-      length = end - name_at;
-    }
-    if (name_at + length >= data.size() || data[name_at + length] != '\0') return std::nullopt;
-    tree.files.push_back(IndexTree::File{static_cast<std::uint32_t>(name_at), static_cast<std::uint32_t>(length),
-                                         big_endian32(bytes + at + 24), static_cast<std::uint32_t>(at + 40)});
-    at = (name_at - at + length + 8) / 8 * 8 + at;
-  }
+  if (data.size() < 12 + 20 || data.size() > UINT32_MAX) return std::nullopt;
+  tree.files.reserve(data.size() / 64);  // an entry takes 64 bytes at the least; a count read from the file could lie
+  // Each entry's mode is at byte 24 of it, its object id at 40.
+  const auto entries_end = walk_entries(data, [&](const EntryAt& entry) {
+    if ((entry.flags & 0x3000) != 0) return false;  // a merge stage: never in the store's index
+    tree.files.push_back(IndexTree::File{static_cast<std::uint32_t>(entry.name_at),
+                                         static_cast<std::uint32_t>(entry.name_length), big_endian32(bytes + entry.at + 24),
+                                         static_cast<std::uint32_t>(entry.at + 40)});
+    return true;
+  });
+  if (!entries_end) return std::nullopt;
+  std::size_t at = *entries_end;
   // The extensions, up to the file's own checksum: "<signature><size>" and the data.
   const std::string_view view(data);
   while (at + 8 <= data.size() - 20) {
@@ -152,35 +179,13 @@ std::optional<std::set<std::string>> indexed_among(const std::filesystem::path& 
   const auto whole = read_whole(fd.get());
   if (!whole) return std::nullopt;
   const std::string& data = *whole;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
   const std::unordered_set<std::string_view> wanted(paths.begin(), paths.end());
-  // Header: "DIRC", the version, the number of entries. Each entry: 62 bytes of stat data, object id and flags
-  // (2 bytes more in version 3 when the extended flag is set), the path (its length in the flags' low 12 bits,
-  // 0xFFF for a longer one), and NULs up to a multiple of 8 bytes.
-  if (data.size() < 12 || std::memcmp(bytes, "DIRC", 4) != 0) return std::nullopt;
-  const auto version = big_endian32(bytes + 4);
-  if (version != 2 && version != 3) return std::nullopt;
-  const auto count = big_endian32(bytes + 8);
-  std::size_t at = 12;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    if (at + 62 > data.size()) return std::nullopt;
-    const unsigned flags = (unsigned{bytes[at + 60]} << 8) | bytes[at + 61];
-    std::size_t name_at = at + 62;
-    if (flags & 0x4000) {
-      if (version < 3) return std::nullopt;
-      name_at += 2;
-    }
-    std::size_t length = flags & 0x0FFF;
-    if (length == 0x0FFF) {
-      const auto end = data.find('\0', name_at);
-      if (end == std::string::npos) return std::nullopt;
-      length = end - name_at;
-    }
-    if (name_at + length >= data.size() || data[name_at + length] != '\0') return std::nullopt;
-    const std::string_view name(data.data() + name_at, length);
+  const auto walked = walk_entries(data, [&](const EntryAt& entry) {
+    const std::string_view name(data.data() + entry.name_at, entry.name_length);
     if (wanted.count(name) != 0) found.emplace(name);
-    at = (name_at - at + length + 8) / 8 * 8 + at;  // the entry, its path's NUL and the padding
-  }
+    return true;
+  });
+  if (!walked) return std::nullopt;
   return found;
 }
 
