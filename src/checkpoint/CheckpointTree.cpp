@@ -130,10 +130,12 @@ bool CheckpointTree::load(std::string_view listing, std::string root_id) {
 CheckpointTree::Kind CheckpointTree::kind_of(const std::string& path) {
   const auto parent = parent_of(path);
   const auto* directory = find_directory(parent);
+  if (directory == nullptr && m_unreadable) return Kind::Unknown;  // not read, so not known to be absent
   if (directory == nullptr) {
     // No such directory: absent, unless a file stands where one of the directories on the way would be.
     for (auto above = parent; !above.empty(); above = parent_of(above)) {
       const auto* holder = find_directory(parent_of(above));
+      if (holder == nullptr && m_unreadable) return Kind::Unknown;
       if (holder == nullptr) continue;
       const auto entry = holder->find(name_of(above));
       return entry != holder->end() && entry->second.mode != kDirectoryMode ? Kind::Blocked : Kind::Absent;
@@ -154,6 +156,9 @@ const CheckpointTree::Entry* CheckpointTree::file(const std::string& path) {
 
 CheckpointResult<std::optional<std::string>> CheckpointTree::apply(const GitProcess& git, const GitPlace& place,
                                                                    const Changes& changes) {
+  // A directory the index could not tell may hold a path the snapshot took for absent (a tracked file deleted
+  // there): no tree is built from here, not even the same one for no change.
+  if (m_unreadable) return std::optional<std::string>();
   if (changes.empty()) return std::optional<std::string>(m_root_id);
   // The directories the changes touch, and every directory above them, as they will be: copies, kept only once
   // git has written them all.
@@ -166,7 +171,8 @@ CheckpointResult<std::optional<std::string>> CheckpointTree::apply(const GitProc
   std::size_t files = m_files;
   for (const auto& [path, entry] : changes) {
     const auto kind = kind_of(path);
-    if (kind == Kind::Blocked || kind == Kind::Directory || (entry && entry->mode == kDirectoryMode))
+    if (kind == Kind::Blocked || kind == Kind::Directory || kind == Kind::Unknown ||
+        (entry && entry->mode == kDirectoryMode))
       return std::optional<std::string>();
     auto& holder = directory(parent_of(path));
     const auto name = name_of(path);

@@ -38,13 +38,16 @@ class CheckpointTree {
   // The number of files (every entry but the directories): what the index would count.
   std::size_t files() const { return m_files; }
 
-  enum class Kind { Absent, File, Directory, Blocked };  // Blocked: a file stands where a directory on the way is
+  // Blocked: a file stands where a directory on the way is. Unknown: a directory on the way cannot be told from the
+  // index (its cache lacks a subdirectory's id), so the path may be there: apply() declines from then on.
+  enum class Kind { Absent, File, Directory, Blocked, Unknown };
   Kind kind_of(const std::string& path);
   const Entry* file(const std::string& path);
 
   // Applies `changes` (each path a file, or absent, here and in the result) and writes the directories they
   // touch; on success the tree is the new one and its root id is returned. nullopt when a change cannot be
-  // applied here (a path under a file, or in a directory the index could not tell): then nothing changed, and
+  // applied here (a path under a file), or once a directory could not be told from the index (whatever the changes,
+  // none at all included: a path there may have been taken for absent): then nothing changed, and
   // git's index is the way. An error of git's is
   // StoreUnavailable, and leaves the tree as it was.
   CheckpointResult<std::optional<std::string>> apply(const GitProcess& git, const GitPlace& place,

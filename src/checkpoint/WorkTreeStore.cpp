@@ -49,6 +49,33 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   return parts;
 }
 
+// A path as a line of `git hash-object --stdin-paths`, which strips a carriage return from the end of each line
+// and takes a line that starts with a quote for a C-quoted one: a path with a control byte (a carriage return, a
+// newline), a quote or a backslash is given quoted, as git's quote_c_style writes it (escapes and octal).
+std::string path_line(std::string_view path) {
+  const bool plain = std::none_of(path.begin(), path.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f || c == '"' || c == '\\';
+  });
+  if (plain) return std::string(path);
+  std::string quoted("\"");
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      quoted.push_back('\\');
+      quoted.push_back(c);
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char octal[8];
+      std::snprintf(octal, sizeof octal, "\\%03o", static_cast<unsigned>(byte));
+      quoted.append(octal);
+    } else {
+      quoted.push_back(c);
+    }
+  }
+  quoted.push_back('"');
+  return quoted;
+}
+
 std::string trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text;
@@ -557,8 +584,6 @@ CheckpointResult<std::optional<FullSnapshot>> WorkTreeStore::snapshot_from_tree(
     const auto kind = m_tree->kind_of(path);
     if (kind != CheckpointTree::Kind::File && kind != CheckpointTree::Kind::Absent) return through_index;
     const bool tracked = kind == CheckpointTree::Kind::File;
-    // hash-object reads its paths a line each, and takes one that starts with a quote for a quoted one.
-    if (path.find('\n') != std::string::npos || path.front() == '"') return through_index;
     struct stat st {};
     if (::lstat((m_place.work_tree / path).c_str(), &st) != 0) {
       if (tracked) {
@@ -585,7 +610,8 @@ CheckpointResult<std::optional<FullSnapshot>> WorkTreeStore::snapshot_from_tree(
       target.resize(static_cast<std::size_t>(length));
       file.target = std::move(target);
     }
-    if (!tracked && !surely_not_ignored(m_place.work_tree, m_exclude, path)) unsure.append(path).push_back('\0');
+    // check-ignore reads each name as a pathspec (":memory:" would be magic): "./" makes it the file it names.
+    if (!tracked && !surely_not_ignored(m_place.work_tree, m_exclude, path)) unsure.append("./").append(path).push_back('\0');
     (tracked ? hashed : new_files).push_back(std::move(file));
   }
   // A new file a pattern may reach: git's own matching, without its index (the file is new to the checkpoint,
@@ -595,8 +621,11 @@ CheckpointResult<std::optional<FullSnapshot>> WorkTreeStore::snapshot_from_tree(
     auto judged = m_git.run(m_place, {"check-ignore", "-z", "--stdin", "--no-index"}, unsure);
     if (!judged) return judged.error();
     if (judged->exit_code != 0 && judged->exit_code != 1) return through_index;
-    for (const auto path : split(judged->out, '\0'))
-      if (!path.empty()) ignored.emplace(path);
+    for (const auto path : split(judged->out, '\0')) {
+      if (path.empty()) continue;
+      if (path.size() <= 2 || path.substr(0, 2) != "./") return through_index;  // not a name it was given
+      ignored.emplace(path.substr(2));
+    }
   }
   for (auto& file : new_files) {
     if (ignored.count(file.path) != 0) continue;
@@ -615,12 +644,12 @@ CheckpointResult<std::optional<FullSnapshot>> WorkTreeStore::snapshot_from_tree(
     std::vector<fs::path> targets;
     for (const auto& file : hashed) {
       if (file.mode != 0120000) {
-        input.append(file.path).push_back('\n');
+        input.append(path_line(file.path)).push_back('\n');
         continue;
       }
       targets.push_back(m_directory / ("link-target-" + std::to_string(targets.size())));
       if (!write_atomically(targets.back(), file.target)) return store_unavailable("cannot write " + targets.back().string());
-      input.append(targets.back().string()).push_back('\n');
+      input.append(path_line(targets.back().string())).push_back('\n');
     }
     auto ids = m_git.output(m_place, {"hash-object", "-w", "--no-filters", "--stdin-paths"},
                             "cannot record the working tree", input);
@@ -662,14 +691,18 @@ std::vector<std::string> WorkTreeStore::skipped_of(const std::string& id) const 
 }
 
 void WorkTreeStore::record_skipped(const std::string& id, const std::vector<std::string>& skipped) const {
+  // A checkpoint is a tree id, and turns that start from the same tree may have left out different files (a
+  // skipped file deleted since leaves the same tree): the list keeps what any of them left out, so a restore to
+  // that tree leaves each alone.
+  if (skipped.empty()) return;
   const auto path = m_directory / "skipped" / id;
-  std::error_code error;
-  if (skipped.empty()) {
-    fs::remove(path, error);
-    return;
-  }
+  auto known = skipped_of(id);
+  std::set<std::string> all(known.begin(), known.end());
+  const auto before = all.size();
+  all.insert(skipped.begin(), skipped.end());
+  if (all.size() == before) return;  // nothing new
   std::string text;
-  for (const auto& file : skipped) text.append(file).push_back('\0');
+  for (const auto& file : all) text.append(file).push_back('\0');
   if (!write_atomically(path, text)) spdlog::warn("checkpoints: cannot write {}", path.string());
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -308,6 +309,23 @@ TEST_CASE("checkpoints: files over the size or count limit are skipped, reported
   CHECK(read(f.tree() / "b.txt") == std::string(150, 'b'));
   CHECK(read(f.tree() / "d.txt") == "d\n");
   CHECK(std::find(restored.skipped.begin(), restored.skipped.end(), "b.txt") != restored.skipped.end());
+}
+
+// A checkpoint is a tree id, so two turns can start from the same one with different files left out (a skipped
+// file deleted since leaves the same tree): a restore to it leaves alone what any of them skipped.
+TEST_CASE("checkpoints: a later snapshot of the same tree keeps what an earlier one skipped", "[checkpoint]") {
+  Fixture f([](CheckpointOptions& options) { options.limits.max_file_bytes = 100; });
+  write(f.tree() / "a.txt", "a\n");
+  write(f.tree() / "big.bin", std::string(200, 'x'));
+  const auto first = f.snapshot();
+  CHECK(first.skipped == std::vector<std::string>{"big.bin"});
+  fs::remove(f.tree() / "big.bin");
+  const auto second = f.snapshot();
+  REQUIRE(second.id == first.id);
+  CHECK(second.skipped.empty());
+  write(f.tree() / "big.bin", "small now\n");
+  f.restore(first.id);
+  CHECK(read(f.tree() / "big.bin") == "small now\n");
 }
 
 TEST_CASE("checkpoints: a working tree that holds the data directory does not checkpoint it", "[checkpoint]") {
@@ -710,6 +728,25 @@ TEST_CASE("checkpoints: a snapshot built without the index records what a whole 
   CHECK(paths(f.diff(ignoring.id, unignored.id).files) ==
         std::vector<std::string>{".gitignore", "fresh/nested/other.log", "sub/more.log", "sub/noise.log"});
 
+  // Names git reads a line at a time would take otherwise: a carriage return at the end (a CRLF script's
+  // `echo x > out.txt`, beside out.txt), a newline, a leading quote, a backslash. Each keeps its own content.
+  write(f.tree() / "out.txt", "plain\n");
+  write(f.tree() / "out.txt\r", "from a CRLF script\n");
+  write(f.tree() / "sub/two\nlines.txt", "two lines\n");
+  write(f.tree() / "\"quoted.txt", "quoted\n");
+  write(f.tree() / "back\\slash.txt", "backslash\n");
+  const auto odd_names = step("new files with names git reads quoted", "tree");
+  CHECK(paths(f.diff(unignored.id, odd_names.id).files) ==
+        std::vector<std::string>{"\"quoted.txt", "back\\slash.txt", "out.txt", "out.txt\r", "sub/two\nlines.txt"});
+  write(f.tree() / "out.txt\r", "from a CRLF script, edited\n");
+  step("the name ending in a carriage return edited", "tree");
+  // A name git's pathspecs would read as magic (':'): judged as the file it names.
+  write(f.tree() / ".gitignore", ":memory:\n");
+  const auto memory_ignored = step("a .gitignore that ignores ':memory:'", "whole");
+  write(f.tree() / ":memory:", "an ignored database\n");
+  CHECK(step("a new file ':memory:', ignored", "tree").id == memory_ignored.id);
+  fs::remove(f.tree() / ":memory:");
+
   // The checkpoints built without the index restore like any other.
   f.restore(deep.id);
   CHECK(read(f.tree() / "a.txt") == "bbbb\n");
@@ -806,6 +843,44 @@ TEST_CASE("checkpoints: a tree changed in memory is the tree an index with the s
   REQUIRE(refused.has_value());
   CHECK_FALSE(refused->has_value());
   CHECK(tree.root_id() == expected);
+}
+
+// A directory the index cannot tell (a subdirectory of it missing from git's cache of tree ids): its files are not
+// known to be absent, so a tracked file deleted there is not lost as a change of nothing; the tree declines to
+// build even a snapshot that saw no change it could apply, and the index's way records it.
+TEST_CASE("checkpoints: a directory the index cannot tell is never taken for an absent one", "[checkpoint]") {
+  using switchboard::checkpoint::CheckpointTree;
+  using switchboard::checkpoint::IndexTree;
+  IndexTree index;
+  const auto add = [&](const std::string& path, char fill) {
+    IndexTree::File file;
+    file.path_at = static_cast<std::uint32_t>(index.bytes.size());
+    file.path_length = static_cast<std::uint32_t>(path.size());
+    index.bytes.append(path).push_back('\0');
+    file.id_at = static_cast<std::uint32_t>(index.bytes.size());
+    index.bytes.append(20, fill);
+    file.mode = 0100644;
+    index.files.push_back(file);
+  };
+  add("a/b/y.txt", '\x01');  // in the index's order: by path
+  add("a/x.txt", '\x02');
+  add("top.txt", '\x03');
+  index.directories["a"] = std::string(40, 'a');  // "a/b" is not in the cache
+  index.root_id = std::string(40, 'e');
+  CheckpointTree tree;
+  tree.load(std::move(index));
+  CHECK(tree.kind_of("top.txt") == CheckpointTree::Kind::File);
+  CHECK(tree.kind_of("a/b/y.txt") == CheckpointTree::Kind::File);  // a/b's own files are in the index
+  // a/x.txt is there, but reading "a" needs a/b's id: not known to be absent (say, deleted since).
+  CHECK(tree.kind_of("a/x.txt") != CheckpointTree::Kind::Absent);
+  CHECK(tree.kind_of("a/new.txt") != CheckpointTree::Kind::Absent);
+  // And the tree builds nothing now, not even the same root for no change: the deletion would be lost.
+  TempDir dir{"checkpoint-tree-unreadable"};
+  const switchboard::checkpoint::GitProcess git_process("git", std::getenv("PATH"));
+  const switchboard::checkpoint::GitPlace place{dir.path() / "git", dir.path() / "index", dir.path()};
+  const auto nothing = tree.apply(git_process, place, {});
+  REQUIRE(nothing.has_value());
+  CHECK_FALSE(nothing->has_value());
 }
 
 // Snapshots built without the index leave it behind the last checkpoint; a process killed after them (here, in
