@@ -9,7 +9,8 @@
 // 2. Spawns the real binary (`switchboard stdio --standalone` on that data directory, logging off, retention
 //    above M) and measures, as a client over pipes sees it:
 //    - start to ready: from posix_spawn to the answer of `initialize` (median of several starts);
-//    - session.list: a page of 50, newest first, filtered by agent, and by text (median and p99);
+//    - session.list: a page of 50, newest first, filtered by agent, and by text: one in a tenth of the sessions,
+//      one in 1,111 of them, one in 11, one in none (median and p99);
 //    - session.search: a word in 0.1 % of the events, one in 0.5 %, a common one (median and p99; 20 hits);
 //    - the daemon's resident memory after one idle second.
 //
@@ -266,6 +267,12 @@ void measure(const Options& options) {
   print("session.list, 50 of agent codex", timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"agent":"codex"})"); }));
   print("session.list, 50 with text \"project-3\"",
         timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"project-3"})"); }));
+  print("session.list, 50 with text \"session 4242\" (11 sessions)",
+        timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"session 4242"})"); }));
+  print("session.list, 50 with text \"session 42\" (1,111 sessions)",
+        timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"session 42"})"); }));
+  print("session.list, 50 with a text in no session",
+        timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"no such text"})"); }));
   print("session.search \"needle\" (0.1 % of events), 20 hits",
         timed(kSearchCalls, [&] { daemon.call("session.search", R"({"query":"needle"})"); }));
   print("session.search \"w400\" (0.5 % of events), 20 hits",

@@ -220,6 +220,30 @@ CREATE INDEX sessions_by_agent_archived ON sessions(agent, archived, created_at,
 CREATE INDEX sessions_by_cwd_archived ON sessions(cwd, archived, created_at, id);
 )sql";
 
+// Version 11: session.list's text filter finds a rare text without reading every session.
+//  - session_text: a trigram FTS5 index over each session's title and directory (external content: the text
+//    stays in sessions, keyed by its rowid). A text of three or more characters matches the sessions holding all
+//    its trigrams in sequence: a superset of the filter's own rule (ASCII case ignored; the tokenizer folds more,
+//    so the list still applies the rule to every candidate).
+//  - Triggers keep it with every insert, delete and change of title or directory, in the writer's transaction.
+//  - 'rebuild' indexes the sessions of an existing data directory in this migration's transaction.
+constexpr std::string_view kVersion11 = R"sql(
+CREATE VIRTUAL TABLE session_text USING fts5(
+  title, cwd, content = 'sessions', content_rowid = 'rowid', tokenize = 'trigram case_sensitive 0'
+);
+CREATE TRIGGER session_text_after_insert AFTER INSERT ON sessions BEGIN
+  INSERT INTO session_text(rowid, title, cwd) VALUES (new.rowid, new.title, new.cwd);
+END;
+CREATE TRIGGER session_text_after_delete AFTER DELETE ON sessions BEGIN
+  INSERT INTO session_text(session_text, rowid, title, cwd) VALUES ('delete', old.rowid, old.title, old.cwd);
+END;
+CREATE TRIGGER session_text_after_update AFTER UPDATE OF title, cwd ON sessions BEGIN
+  INSERT INTO session_text(session_text, rowid, title, cwd) VALUES ('delete', old.rowid, old.title, old.cwd);
+  INSERT INTO session_text(rowid, title, cwd) VALUES (new.rowid, new.title, new.cwd);
+END;
+INSERT INTO session_text(session_text) VALUES ('rebuild');
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
@@ -231,6 +255,7 @@ constexpr Migration kMigrations[] = {
     {8, "indexes for session.list's filters and for the sessions that own a worktree", kVersion8},
     {9, "the search index's source view reads a commit's events by seq, not through every session", kVersion9},
     {10, "session.list's indexes lead with archived after agent or directory", kVersion10},
+    {11, "a trigram index of sessions' titles and directories for session.list's text filter", kVersion11},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

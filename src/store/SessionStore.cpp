@@ -179,26 +179,80 @@ void SessionStore::get_session(std::string id, StoreCallback<SessionRecord> done
       std::move(done));
 }
 
-std::string session_list_sql(const SessionQuery& query) {
-  // Each page reads an index in list order from the cursor on, the filter's columns leading it, so a page costs
-  // its own rows however many sessions the filters leave out. session.list always filters on archived: its
-  // indexes carry that column after agent or directory. Named, so the planner cannot trade them for one that
-  // needs a sort; a store caller that leaves archived out walks the whole list in order instead.
-  const char* index = "sessions_by_created";
-  if (query.archived) {
-    index = query.cwd ? "sessions_by_cwd_archived" : query.agent ? "sessions_by_agent_archived" : "sessions_by_archived";
-  }
-  std::string sql = std::string("SELECT ") + kSessionColumns + " FROM sessions INDEXED BY " + index + " WHERE 1";
+namespace {
+
+// The index a page walks: the filters' columns lead it, then list order. session.list always filters on archived:
+// its indexes carry that column after agent or directory. Named, so the planner cannot trade them for one that
+// needs a sort; a store caller that leaves archived out walks the whole list in order instead.
+const char* list_index(const SessionQuery& query) {
+  if (!query.archived) return "sessions_by_created";
+  return query.cwd ? "sessions_by_cwd_archived" : query.agent ? "sessions_by_agent_archived" : "sessions_by_archived";
+}
+
+// The filters other than text, and the cursor (if `after`) as a row value (so an index's range starts at it; an
+// OR of two comparisons would only filter).
+std::string list_filters(const SessionQuery& query, bool after) {
+  std::string sql;
   if (query.agent) sql += " AND agent = :agent";
   if (query.cwd) sql += " AND cwd = :cwd";
   if (query.archived) sql += " AND archived = :archived";
-  // SQLite's lower() folds ASCII letters only, as session.list's text filter has always matched.
-  if (query.text) sql += " AND (instr(lower(title), :text) > 0 OR instr(lower(cwd), :text) > 0)";
-  // A row value: the index's range starts at the cursor (an OR of two comparisons is only a filter).
-  if (query.after) sql += " AND (created_at, id) < (:created, :id)";
-  // One row more than asked tells whether another page follows.
-  sql += " ORDER BY created_at DESC, id DESC LIMIT :limit";
+  if (after) sql += " AND (created_at, id) < (:created, :id)";
   return sql;
+}
+
+// SQLite's lower() folds ASCII letters only, as session.list's text filter has always matched; instr takes the
+// text as text, never as a pattern.
+constexpr const char* kTextFilter = " AND (instr(lower(title), :text) > 0 OR instr(lower(cwd), :text) > 0)";
+constexpr const char* kListOrder = " ORDER BY created_at DESC, id DESC";
+
+}  // namespace
+
+bool session_list_uses_text_index(const SessionQuery& query) {
+  if (!query.text) return false;
+  // Characters, not bytes: a trigram is three code points (UTF-8 continuation bytes are 10xxxxxx).
+  std::size_t characters = 0;
+  for (const char c : *query.text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++characters;
+  }
+  return characters >= 3;
+}
+
+std::string session_list_sql(const SessionQuery& query) {
+  // Each page reads an index in list order from the cursor on, the filter's columns leading it, so a page costs
+  // its own rows however many sessions the filters leave out. One row more than asked tells whether another page
+  // follows.
+  const std::string walk = std::string("SELECT ") + kSessionColumns + " FROM sessions INDEXED BY " + list_index(query) +
+                           " WHERE 1" + list_filters(query, query.after.has_value());
+  if (!session_list_uses_text_index(query)) {
+    return walk + (query.text ? kTextFilter : "") + kListOrder + " LIMIT :limit";
+  }
+  // The capped walk as a co-routine: its rows come out in list order, and the text filter reads them as they come.
+  return std::string("SELECT ") + kSessionColumns + " FROM (" + walk + kListOrder + " LIMIT :walk) WHERE 1" +
+         kTextFilter + " LIMIT :limit";
+}
+
+std::string session_list_walk_end_sql(const SessionQuery& query) {
+  // The same walk read from the index alone where its columns are there (created_at, id and the filters').
+  return std::string("SELECT created_at, id FROM sessions INDEXED BY ") + list_index(query) + " WHERE 1" +
+         list_filters(query, query.after.has_value()) + kListOrder + " LIMIT 1 OFFSET :walk - 1";
+}
+
+std::string session_list_text_match_sql(const SessionQuery& query) {
+  // The candidates by rowid from the trigram index (NOT INDEXED: never a list index with the match as a filter),
+  // then sorted: they are the few sessions a rare text is in. Always after a row: where the capped walk stopped.
+  return std::string("SELECT ") + kSessionColumns +
+         " FROM sessions NOT INDEXED WHERE rowid IN (SELECT rowid FROM session_text WHERE session_text MATCH :match)" +
+         list_filters(query, true) + kTextFilter + kListOrder + " LIMIT :limit";
+}
+
+std::string fts_phrase(const std::string& text) {
+  std::string phrase = "\"";
+  for (const char c : text) {
+    if (c == '"') phrase += '"';
+    phrase += c;
+  }
+  phrase += '"';
+  return phrase;
 }
 
 void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> done) {
@@ -206,18 +260,42 @@ void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> 
       "list sessions",
       [query = std::move(query)](Database& db) -> StoreResult<SessionPage> {
         const std::size_t limit = std::clamp<std::size_t>(query.limit, 1, kMaxPage);
-        SQLite::Statement statement(db.sql(), session_list_sql(query));
-        if (query.agent) statement.bind(":agent", *query.agent);
-        if (query.cwd) statement.bind(":cwd", *query.cwd);
-        if (query.archived) statement.bind(":archived", *query.archived ? 1 : 0);
-        if (query.text) statement.bind(":text", ascii_lower(*query.text));
-        if (query.after) {
-          statement.bind(":created", query.after->created_at);
-          statement.bind(":id", query.after->id);
-        }
-        statement.bind(":limit", static_cast<std::int64_t>(limit + 1));
+        const auto bind_filters = [&](SQLite::Statement& statement, const std::optional<SessionCursor>& after) {
+          if (query.agent) statement.bind(":agent", *query.agent);
+          if (query.cwd) statement.bind(":cwd", *query.cwd);
+          if (query.archived) statement.bind(":archived", *query.archived ? 1 : 0);
+          if (after) {
+            statement.bind(":created", after->created_at);
+            statement.bind(":id", after->id);
+          }
+        };
+        const bool text_index = session_list_uses_text_index(query);
         SessionPage page;
-        while (statement.executeStep()) page.sessions.push_back(read_session(statement));
+        {
+          SQLite::Statement statement(db.sql(), session_list_sql(query));
+          bind_filters(statement, query.after);
+          if (query.text) statement.bind(":text", ascii_lower(*query.text));
+          if (text_index) statement.bind(":walk", kSessionListTextWalk);
+          // One row more than asked tells whether another page follows.
+          statement.bind(":limit", static_cast<std::int64_t>(limit + 1));
+          while (statement.executeStep()) page.sessions.push_back(read_session(statement));
+        }
+        if (text_index && page.sessions.size() <= limit) {
+          // The capped walk did not fill the page: if it stopped short of the list's end, the rest of the page is
+          // among the sessions after its last row that the trigram index names.
+          SQLite::Statement walk_end(db.sql(), session_list_walk_end_sql(query));
+          bind_filters(walk_end, query.after);
+          walk_end.bind(":walk", kSessionListTextWalk);
+          if (walk_end.executeStep()) {
+            const SessionCursor end{walk_end.getColumn(0).getInt64(), walk_end.getColumn(1).getString()};
+            SQLite::Statement match(db.sql(), session_list_text_match_sql(query));
+            bind_filters(match, end);
+            match.bind(":text", ascii_lower(*query.text));
+            match.bind(":match", fts_phrase(*query.text));
+            match.bind(":limit", static_cast<std::int64_t>(limit + 1 - page.sessions.size()));
+            while (match.executeStep()) page.sessions.push_back(read_session(match));
+          }
+        }
         if (page.sessions.size() > limit) {
           page.sessions.pop_back();
           page.next = SessionCursor{page.sessions.back().created_at, page.sessions.back().id};

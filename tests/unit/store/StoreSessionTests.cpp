@@ -1,14 +1,19 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <optional>
+#include <random>
+#include <tuple>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
 #include <boost/asio/io_context.hpp>
 
+#include "store/Migrations.h"
 #include "store/SessionListSql.h"
 #include "store/Store.h"
 #include "support/StoreTestSupport.h"
@@ -226,6 +231,11 @@ TEST_CASE("store: session list filters by text in the title or the directory, AS
   CHECK(f.list_all(query).empty());
 }
 
+std::string list_index_of(const SessionQuery& query) {
+  if (!query.archived) return "sessions_by_created";
+  return query.cwd ? "sessions_by_cwd_archived" : query.agent ? "sessions_by_agent_archived" : "sessions_by_archived";
+}
+
 TEST_CASE("store: a page of the session list reads an index in list order from its cursor, whatever the filters",
           "[store][session-list]") {
   Fixture f;
@@ -256,7 +266,191 @@ TEST_CASE("store: a page of the session list reads an index in list order from i
     }
     // The page starts at the cursor in the index, not after reading the rows before it.
     if (query.after) CHECK(steps.find("(created_at,id)<(?,?)") != std::string::npos);
+    if (!query.text) continue;
+    REQUIRE(session_list_uses_text_index(query));  // "fix": three characters, one trigram
+    // Where the capped walk stopped: the same index from the cursor, in order.
+    SQLite::Statement end_plan(db, "EXPLAIN QUERY PLAN " + session_list_walk_end_sql(query));
+    std::string end_steps;
+    while (end_plan.executeStep()) end_steps += end_plan.getColumn(3).getString() + "\n";
+    CAPTURE(end_steps);
+    CHECK(end_steps.find("TEMP B-TREE") == std::string::npos);
+    CHECK(end_steps.find(list_index_of(query)) != std::string::npos);
+    if (query.after) CHECK(end_steps.find("(created_at,id)<(?,?)") != std::string::npos);
+    // The rest of the page: the trigram index's candidates, each read by rowid, never a walk of the list.
+    SQLite::Statement match_plan(db, "EXPLAIN QUERY PLAN " + session_list_text_match_sql(query));
+    std::string match_steps;
+    while (match_plan.executeStep()) match_steps += match_plan.getColumn(3).getString() + "\n";
+    CAPTURE(match_steps);
+    CHECK(match_steps.find("SCAN session_text VIRTUAL TABLE") != std::string::npos);
+    CHECK(match_steps.find("SEARCH sessions USING INTEGER PRIMARY KEY (rowid=?)") != std::string::npos);
+    CHECK(match_steps.find("SCAN sessions") == std::string::npos);
   }
+}
+
+std::string ascii_lowered(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
+}
+
+TEST_CASE("store: a text page through the trigram index is the plain filter's, for every filter, text and cursor",
+          "[store][session-list]") {
+  Fixture f;
+  // More sessions than the capped walk reads, so pages fill from the walk, from the index, and from both.
+  constexpr int kSessions = kSessionListTextWalk * 5;
+  const std::vector<std::string> pieces = {"Fix", "the", "LOGIN", "login", "bug", "100%_done", "a\"b", "Ünïcode",
+                                           "nïc", "_x", "e\"\"q", "Parser", "%"};
+  const std::vector<std::string> cwds = {"/src/app", "/src/Login-service", "/w/%_x", "/home/ÜNÏ"};
+  std::minstd_rand random(37);
+  std::vector<SessionRecord> all;
+  for (int i = 0; i < kSessions; ++i) {
+    // Ties of created_at, so the cursor's id matters.
+    auto record = session("s-" + std::to_string(i), i / 3, i % 2 == 0 ? "claude" : "codex", cwds[random() % cwds.size()]);
+    const int words = static_cast<int>(random() % 4);
+    for (int w = 0; w < words; ++w) record.title += (w ? " " : "") + pieces[random() % pieces.size()];
+    if (i % 500 == 7) record.title += " rare-old";       // six sessions, five of them behind the walk
+    if (i % 3 == 0) record.title += " every-third";       // a common text: pages fill across the cap
+    record.archived = random() % 5 == 0;
+    all.push_back(record);
+  }
+  {
+    // One transaction through a second connection: the schema's triggers index them as any writer's rows.
+    SQLite::Database db(f.dir.db().string(), SQLite::OPEN_READWRITE);
+    SQLite::Transaction transaction(db);
+    SQLite::Statement insert(db, "INSERT INTO sessions(id, agent, cwd, title, archived, created_at, updated_at) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& record : all) {
+      insert.bind(1, record.id);
+      insert.bind(2, record.agent);
+      insert.bind(3, record.cwd);
+      insert.bind(4, record.title);
+      insert.bind(5, record.archived ? 1 : 0);
+      insert.bind(6, record.created_at);
+      insert.bind(7, record.updated_at);
+      insert.exec();
+      insert.reset();
+    }
+    transaction.commit();
+  }
+  // Changes after the index was built go into it too: a title changed, a session deleted.
+  SessionUpdate renamed;
+  renamed.title = "renamed rare-old";
+  REQUIRE(await_store<SessionRecord>(f.io, [&](auto done) { f.sessions().update_session("s-2", renamed, done); }));
+  all[2].title = *renamed.title;
+  REQUIRE(await_store<void>(f.io, [&](auto done) { f.sessions().delete_session("s-7", done); }));
+  all.erase(all.begin() + 7);
+
+  const auto expected = [&](const SessionQuery& query) {
+    std::vector<const SessionRecord*> rows;
+    for (const auto& record : all) {
+      if (query.agent && record.agent != *query.agent) continue;
+      if (query.cwd && record.cwd != *query.cwd) continue;
+      if (query.archived && record.archived != *query.archived) continue;
+      const std::string text = ascii_lowered(*query.text);
+      if (ascii_lowered(record.title).find(text) == std::string::npos &&
+          ascii_lowered(record.cwd).find(text) == std::string::npos) {
+        continue;
+      }
+      rows.push_back(&record);
+    }
+    std::sort(rows.begin(), rows.end(), [](const SessionRecord* a, const SessionRecord* b) {
+      return std::tie(a->created_at, a->id) > std::tie(b->created_at, b->id);
+    });
+    std::vector<std::string> ids;
+    for (const auto* row : rows) ids.push_back(row->id);
+    return ids;
+  };
+
+  const std::vector<std::string> texts = {"login", "LOGIN", "Log", "lo", "%", "%_", "100%_", "a\"b", "\"", "e\"\"q",
+                                          "nïc", "NÏC", "ünï", "Ü", "ÜNÏ", "_x", "rare-old", "RARE-OLD", "every-third",
+                                          "EVERY-third", "/src/", "nothing like it", "fix the", "\"rare-old\"",
+                                          "old OR fix", "rare*", "NEAR(a b)"};
+  int compared = 0;
+  for (const auto& text : texts) {
+    for (int filters = 0; filters < 8; ++filters) {
+      for (const std::size_t limit : {std::size_t{4}, std::size_t{50}}) {
+        SessionQuery query;
+        query.text = text;
+        if (filters & 1) query.agent = "codex";
+        if (filters & 2) query.cwd = "/src/app";
+        if (filters & 4) query.archived = false;
+        query.limit = limit;
+        CAPTURE(text, filters, limit);
+        const auto want = expected(query);
+        CHECK(f.list_all(query) == want);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == static_cast<int>(texts.size()) * 8 * 2);
+  // A cursor taken from anywhere (not only from a page): the page after it is the filter's rows after it.
+  for (const auto& text : {std::string("rare-old"), std::string("every-third"), std::string("login")}) {
+    for (const int at : {0, 100, kSessions / 2, kSessions - 40}) {
+      SessionQuery query;
+      query.text = text;
+      query.archived = false;
+      query.limit = 20;
+      query.after = SessionCursor{all[static_cast<std::size_t>(at)].created_at, all[static_cast<std::size_t>(at)].id};
+      std::vector<std::string> want;
+      for (const auto& id : expected(query)) {
+        const auto& row = *std::find_if(all.begin(), all.end(), [&](const SessionRecord& r) { return r.id == id; });
+        if (std::tie(row.created_at, row.id) < std::tie(query.after->created_at, query.after->id)) want.push_back(id);
+      }
+      CAPTURE(text, at);
+      CHECK(f.list_all(query) == want);
+    }
+  }
+}
+
+TEST_CASE("store: a data directory from before the session text index gains it on start, every session findable",
+          "[store][session-list]") {
+  StoreTempDir dir;
+  constexpr int before_index = 10;  // schema version 11 made session_text
+  const int sessions = kSessionListTextWalk * 2;
+  {
+    // The file as the previous version left it: its own migrations only, and rows written by it.
+    SQLite::Database db(dir.db().string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    std::vector<Migration> older;
+    for (const auto& migration : schema_migrations()) {
+      if (migration.version <= before_index) older.push_back(migration);
+    }
+    REQUIRE(migrate(db, older));
+    REQUIRE(db.execAndGet("PRAGMA user_version").getInt() == before_index);
+    SQLite::Transaction transaction(db);
+    SQLite::Statement insert(db, "INSERT INTO sessions(id, agent, cwd, title, created_at, updated_at) "
+                                 "VALUES (?, 'claude', ?, ?, ?, ?)");
+    for (int i = 0; i < sessions; ++i) {
+      insert.bind(1, "s-" + std::to_string(i));
+      insert.bind(2, i == 3 ? "/src/Old-Checkout" : "/w");
+      insert.bind(3, i == 1 ? "the OLDEST login" : "session " + std::to_string(i));
+      insert.bind(4, i);
+      insert.bind(5, i);
+      insert.exec();
+      insert.reset();
+    }
+    transaction.commit();
+  }
+  boost::asio::io_context io{1};
+  auto opened = Store::open(io, dir.db());
+  REQUIRE(opened);
+  CHECK((*opened)->info().migrated_from == before_index);
+  const auto list = [&](std::string text) {
+    SessionQuery query;
+    query.archived = false;
+    query.text = std::move(text);
+    auto page = await_store<SessionPage>(io, [&](auto done) { (*opened)->sessions().list_sessions(query, done); });
+    REQUIRE(page);
+    std::vector<std::string> ids;
+    for (const auto& session : page->sessions) ids.push_back(session.id);
+    return ids;
+  };
+  // Both behind the capped walk: found through the index the migration built.
+  CHECK(list("oldest LOGIN") == std::vector<std::string>{"s-1"});
+  CHECK(list("old-checkout") == std::vector<std::string>{"s-3"});
+  SQLite::Database db(dir.db().string(), SQLite::OPEN_READONLY);
+  CHECK(db.execAndGet("SELECT count(*) FROM session_text WHERE session_text MATCH '\"session\"'").getInt() ==
+        sessions - 1);
 }
 
 TEST_CASE("store: indexing a commit's events for search reads them by seq, not through every session", "[store][search]") {
