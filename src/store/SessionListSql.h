@@ -6,9 +6,9 @@
 
 namespace switchboard::store {
 
-// What a text of three or more characters has to go through before session_text's trigram index takes over: the
-// rows a page reads in list order from its cursor (the filters other than text applied), enough to fill a page
-// for a text in one session of ten or more, few enough to stay well inside the page's millisecond.
+// How many rows a text page (three or more characters) reads in list order from its cursor, the filters other than
+// text applied, before session_text's trigram index takes over: enough to fill a page of 50 for a text in one
+// session of twenty or more, few enough to cost about a millisecond.
 inline constexpr int kSessionListTextWalk = 1000;
 
 // The statements SessionStore::list_sessions runs for `query`, with named parameters bound by the caller:
