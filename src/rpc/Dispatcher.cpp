@@ -201,7 +201,7 @@ void Dispatcher::handle_call(nlohmann::json id, bool is_notification, std::strin
                   [in_flight = m_in_flight, asker = std::weak_ptr<RpcPeer>(peer), done = std::move(done)](std::optional<std::string> response) {
                     --*in_flight;
                     done(std::move(response));
-                    if (auto peer = asker.lock()) peer->call_answered();  // after its answer went to the peer
+                    if (auto asking = asker.lock()) asking->call_answered();  // after its answer went to the peer
                   });
   const auto state = reply.state();
   try {

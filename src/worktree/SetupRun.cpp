@@ -42,8 +42,8 @@ class SetupRun::State : public std::enable_shared_from_this<SetupRun::State> {
     handlers.on_stdout_line = [weak](std::string_view line) {
       if (auto self = weak.lock()) self->wrote(std::string(line) + "\n");
     };
-    handlers.on_stdout_overlong = [weak](std::size_t limit) {
-      if (auto self = weak.lock()) self->wrote("[a line longer than " + std::to_string(limit) + " bytes is not shown]\n");
+    handlers.on_stdout_overlong = [weak](std::size_t longest) {
+      if (auto self = weak.lock()) self->wrote("[a line longer than " + std::to_string(longest) + " bytes is not shown]\n");
     };
     handlers.on_exit = [weak](const process::ExitStatus& status) {
       if (auto self = weak.lock()) self->exited(status);

@@ -91,7 +91,7 @@ TEST_CASE("grok e2e: the shared file scenario: write and search_replace changes 
   e2e::scenario_file_rewind_and_diff(grok());
 }
 
-TEST_CASE("grok e2e: a fork at the first of two turns carries that turn and not the second; both sessions go their own ways", "[e2e][grok][fork]") {
+TEST_CASE("grok e2e: a fork at the first of two turns carries that turn and not the second, and both sessions go their own ways", "[e2e][grok][fork]") {
   e2e::scenario_fork_at_turn(grok());
 }
 

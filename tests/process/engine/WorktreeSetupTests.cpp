@@ -397,7 +397,7 @@ TEST_CASE("worktree setup: a command past its time limit is killed and fails the
   CHECK(errors[0].message.find("time limit") != std::string::npos);
 }
 
-TEST_CASE("worktree setup: a worktree of a repository without a command runs none; one that succeeded does not run "
+TEST_CASE("worktree setup: a worktree of a repository without a command runs none, and one that succeeded does not run "
           "again after a restart",
           "[engine][worktree]") {
   WorktreeEngineRun w{"worktree-setup-restart", {{"app.txt", "one\n"}}};

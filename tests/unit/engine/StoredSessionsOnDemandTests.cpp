@@ -173,7 +173,7 @@ TEST_CASE("stored sessions: calls racing for one not in memory make one Session 
   CHECK(run.engine->sessions_in_memory() == 1);
 }
 
-TEST_CASE("stored sessions: one whose read from the store ends after the shutdown began is not made; its prompt gets ShuttingDown",
+TEST_CASE("stored sessions: one whose read from the store ends after the shutdown began is not made, and its prompt gets ShuttingDown",
           "[engine][store][on-demand]") {
   TempDir dir{"on-demand"};
   std::string session;

@@ -47,7 +47,7 @@ TEST_CASE("xai controls: the fork takes the source, the directory for both, and 
   CHECK_FALSE(acp::forked_session_id(json::object()));
 }
 
-TEST_CASE("xai controls: the rewind is forced and conversation only; Grok's success, its error, or a refusal without one", "[acp][xai]") {
+TEST_CASE("xai controls: the rewind is forced and conversation only: Grok's success, its error, or a refusal without one", "[acp][xai]") {
   CHECK(acp::rewind_params("s-1", 1) ==
         json{{"sessionId", "s-1"}, {"targetPromptIndex", 1}, {"mode", "conversation_only"}, {"force", true}});
   CHECK_FALSE(acp::rewind_refusal(json::parse(
