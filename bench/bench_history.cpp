@@ -147,7 +147,7 @@ void generate(const Options& options) {
     session.id = session_id(i);
     session.agent = i % 2 == 0 ? "claude" : "codex";
     session.cwd = "/home/dev/project-" + std::to_string(i % 10);
-    session.title = "bench session " + std::to_string(i);
+    session.title = "bench run " + std::to_string(i);
     session.created_at = kFirstTs + static_cast<std::int64_t>(i) * 1000;
     session.updated_at = session.created_at;
     ++pending;
@@ -267,10 +267,10 @@ void measure(const Options& options) {
   print("session.list, 50 of agent codex", timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"agent":"codex"})"); }));
   print("session.list, 50 with text \"project-3\"",
         timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"project-3"})"); }));
-  print("session.list, 50 with text \"session 4242\" (11 sessions)",
-        timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"session 4242"})"); }));
-  print("session.list, 50 with text \"session 42\" (1,111 sessions)",
-        timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"session 42"})"); }));
+  print("session.list, 50 with text \"run 4242\" (11 sessions)",
+        timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"run 4242"})"); }));
+  print("session.list, 50 with text \"run 42\" (1,111 sessions)",
+        timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"run 42"})"); }));
   print("session.list, 50 with a text in no session",
         timed(kListCalls, [&] { daemon.call("session.list", R"({"limit":50,"text":"no such text"})"); }));
   print("session.search \"needle\" (0.1 % of events), 20 hits",
