@@ -22,6 +22,9 @@ namespace {
 
 // How long shutdown waits for SSE clients to receive the final events before closing them.
 constexpr auto kClientFlushGrace = std::chrono::seconds(2);
+// How long daemon.shutdown waits for the stdio client's calls in flight (a page read from the store, say) to be
+// answered: a call that is still unanswered past it (a bug) gets no answer rather than holding the daemon up.
+constexpr auto kCallAnswerLimit = std::chrono::seconds(5);
 
 std::string identity_json() {
   return nlohmann::json{{"name", "switchboard"},
@@ -373,7 +376,29 @@ void Daemon::begin_shutdown(protocol::DaemonShutdownEventReason reason) {
   // of a turn it cut off) *before* daemon.shutdown, which stays the last event on every transport. So the agents
   // are stopped first and given the time they need to finish and save their conversations (bounded, never
   // blocking the reactor); whatever has not stopped by the limit is killed silently after daemon.shutdown.
-  m_engine.shut_down(m_options.agent_stop_limit, [this, reason] { announce_shutdown(reason); });
+  m_engine.shut_down(m_options.agent_stop_limit,
+                     [this, reason] { when_stdio_calls_answered([this, reason] { announce_shutdown(reason); }); });
+}
+
+void Daemon::when_stdio_calls_answered(std::function<void()> next) {
+  if (!m_stdio) return next();
+  // The stdio client keeps reading after its input closed: what it asked before (some calls answer later, from
+  // the store or a turn the shutdown ends) reaches it ahead of daemon.shutdown, which stays the last line.
+  auto once = std::make_shared<std::function<void()>>(std::move(next));
+  auto go = [once] {
+    if (auto next_step = std::exchange(*once, nullptr)) next_step();
+  };
+  m_call_answer_timer.expires_after(kCallAnswerLimit);
+  m_call_answer_timer.async_wait([this, go](const boost::system::error_code& error) {
+    if (error) return;
+    spdlog::warn("shutdown: {} stdio call(s) still unanswered after {} s; the client gets no answer to them",
+                 m_stdio->peer()->calls_in_flight(), std::chrono::seconds(kCallAnswerLimit).count());
+    go();
+  });
+  m_stdio->peer()->when_calls_answered([this, go] {
+    m_call_answer_timer.cancel();
+    go();
+  });
 }
 
 void Daemon::announce_shutdown(protocol::DaemonShutdownEventReason reason) {

@@ -113,6 +113,8 @@ class Daemon {
   std::string rotate_token();
   // The agents have stopped (or the limit passed): daemon.shutdown goes out last, then output drains.
   void announce_shutdown(protocol::DaemonShutdownEventReason reason);
+  // Runs `next` once the stdio client's calls in flight are answered (at once without one; bounded).
+  void when_stdio_calls_answered(std::function<void()> next);
   void wait_for_clients_then_finish();
   void wait_for_sse_clients_then_finish();
   void finish_shutdown();
@@ -137,6 +139,7 @@ class Daemon {
   // Tools agents detach (setsid) come back to the daemon when their parent dies, so they end with their agent.
   process::OrphanReaper m_reaper{m_io};
   boost::asio::steady_timer m_shutdown_timer{m_io};
+  boost::asio::steady_timer m_call_answer_timer{m_io};
 
   std::filesystem::path m_data_dir;
   bool m_data_dir_claimed = false;

@@ -39,7 +39,9 @@ using testing::TempDir;
 // A daemon serving stdio (pipes) and HTTP on an ephemeral loopback port, run by its own thread.
 class InProcessDaemon {
  public:
-  explicit InProcessDaemon(std::deque<std::chrono::milliseconds> stop_delays, std::chrono::milliseconds limit) {
+  // `ephemeral` false: the daemon keeps its sessions and events in a database in `data`.
+  InProcessDaemon(std::deque<std::chrono::milliseconds> stop_delays, std::chrono::milliseconds limit,
+                  bool ephemeral = true) {
     control->stop_delays = std::move(stop_delays);  // before the daemon's thread exists: no race
     int in[2];
     int out[2];
@@ -51,7 +53,7 @@ class InProcessDaemon {
     options.stdin_fd = in[0];
     options.stdout_fd = out[1];
     options.data_dir = data.path();
-    options.ephemeral = true;
+    options.ephemeral = ephemeral;
     options.http = daemon::HttpOptions{};
     options.http->server.port = 0;
     options.http->server.also_ipv6_loopback = false;
@@ -90,8 +92,21 @@ class InProcessDaemon {
       if (message.value("id", 0) == id) return message;
     }
   }
+  // Sends a call without waiting for its answer; returns its id.
+  int send(const std::string& method, const Json& params) {
+    const int id = ++m_next_id;
+    REQUIRE(testing::write_all(m_to_daemon, Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump() + "\n"));
+    return id;
+  }
   void close_stdin() {
     if (m_to_daemon >= 0) ::close(std::exchange(m_to_daemon, -1));
+  }
+  // Every line the daemon writes to stdout until it exits, answers and events in the order written.
+  std::vector<Json> lines_to_end() {
+    std::vector<Json> lines;
+    for (std::string line; !(line = testing::read_line(m_from_daemon)).empty();) lines.push_back(Json::parse(line));
+    m_thread.join();
+    return lines;
   }
   // Everything the daemon writes to stdout until it exits.
   void read_to_end() {
@@ -233,6 +248,36 @@ struct FakeClaudeDaemon {
     return text.str();
   }
 };
+
+TEST_CASE("shutdown: calls a stdio client made just before its input closed are answered before daemon.shutdown", "[daemon][shutdown]") {
+  // session.list and session.get read the store on its own thread, so their answers come after the input's end
+  // has begun the shutdown; they still reach the client, and daemon.shutdown stays the last line.
+  InProcessDaemon daemon({}, std::chrono::milliseconds(2000), /*ephemeral=*/false);
+  REQUIRE(daemon.call("initialize", {{"protocolVersion", 1}, {"clientInfo", {{"name", "t"}}}}).contains("result"));
+  const auto created = daemon.call("session.create", {{"agent", "scripted"}, {"cwd", "/"}});
+  REQUIRE(created.contains("result"));
+  const auto session = created["result"]["session"]["sessionId"];
+  std::vector<int> ids;
+  for (int i = 0; i < 20; ++i) {
+    ids.push_back(daemon.send("session.list", Json::object()));
+    ids.push_back(daemon.send("session.events", {{"sessionId", session}}));
+  }
+  daemon.close_stdin();
+  const auto lines = daemon.lines_to_end();
+  REQUIRE_FALSE(lines.empty());
+  CHECK(lines.back().value("method", "") == "event");
+  CHECK(lines.back()["params"].value("type", "") == "daemon.shutdown");
+  std::vector<int> answered;
+  for (const auto& line : lines) {
+    if (!line.contains("id")) continue;
+    INFO(line.dump());
+    CHECK(line.contains("result"));
+    answered.push_back(line["id"].get<int>());
+  }
+  std::sort(answered.begin(), answered.end());
+  CHECK(answered == ids);
+  CHECK(daemon.exit_code() == 0);
+}
 
 TEST_CASE("shutdown: a client that quits right after a turn gives the agent the time it needs to save its conversation", "[daemon][shutdown]") {
   FakeClaudeDaemon daemon(/*persist_ms=*/1500);
