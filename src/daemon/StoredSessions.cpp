@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -234,78 +236,60 @@ std::optional<engine::OutstandingWork> decode_work(const std::string& text) {
   return work;
 }
 
-// Runs the reactor until `finished` is set (startup only: the store posts its results to the io_context).
-void run_until(boost::asio::io_context& io, const bool& finished) {
+// Startup only: starts one store call and runs the reactor until its result is back (the store posts results to
+// the io_context).
+template <typename T, typename Start>
+store::StoreResult<T> wait_for(boost::asio::io_context& io, Start start) {
+  std::optional<store::StoreResult<T>> result;
+  start([&result](store::StoreResult<T> answer) { result.emplace(std::move(answer)); });
   io.restart();
-  while (!finished && io.run_one() > 0) {
+  while (!result && io.run_one() > 0) {
   }
+  if (!result) return store::StoreError{store::StoreError::Code::Io, "the store stopped before it answered"};
+  return std::move(*result);
 }
 
 }  // namespace
 
 store::StoreResult<engine::PersistedState> StoredSessions::load(boost::asio::io_context& io, store::Store& store) {
   engine::PersistedState state;
-  std::optional<store::StoreError> failure;
+  auto& sessions = store.sessions();
 
-  bool finished = false;
-  store.sessions().list_interrupted([&](store::StoreResult<std::vector<store::InterruptedTurn>> turns) {
-    finished = true;
-    if (!turns) {
-      failure = turns.error();
-      return;
+  const auto turns = wait_for<std::vector<store::InterruptedTurn>>(io, [&](auto done) { sessions.list_interrupted(done); });
+  if (!turns) return turns.error();
+  for (const auto& turn : *turns) {
+    auto work = decode_work(turn.prompt_json);
+    if (!work) {
+      // Never fatal: the session still loads; what it owed is reported, not guessed.
+      spdlog::error("store: the outstanding prompts of session {} could not be read; they are dropped: {}",
+                    turn.session_id, turn.prompt_json.substr(0, 200));
+      continue;
     }
-    for (const auto& turn : *turns) {
-      auto work = decode_work(turn.prompt_json);
-      if (!work) {
-        // Never fatal: the session still loads; what it owed is reported, not guessed.
-        spdlog::error("store: the outstanding prompts of session {} could not be read; they are dropped: {}",
-                      turn.session_id, turn.prompt_json.substr(0, 200));
-        continue;
-      }
-      state.outstanding.emplace(turn.session_id, std::move(*work));
-    }
-  });
-  run_until(io, finished);
-  if (failure) return *failure;
-
-  // The sessions that owe prompts, one row each: they are few (a turn cut off by a stop), however many are stored.
-  for (const auto& [session_id, work] : state.outstanding) {
-    finished = false;
-    store.sessions().get_session(session_id, [&](store::StoreResult<store::SessionRecord> record) {
-      finished = true;
-      if (record) return state.sessions.push_back(to_stored(*record));
-      // NotFound: the row went with its session (ON DELETE CASCADE), so this cannot happen short of corruption.
-      if (record.error().code != store::StoreError::Code::NotFound) failure = record.error();
-    });
-    run_until(io, finished);
-    if (failure) return *failure;
+    state.outstanding.emplace(turn.session_id, std::move(*work));
   }
 
-  finished = false;
-  store.sessions().list_worktrees([&](store::StoreResult<std::vector<std::string>> worktrees) {
-    finished = true;
-    if (!worktrees) {
-      failure = worktrees.error();
-      return;
+  // The sessions that owe prompts, one row each: they are few (a turn cut off by a stop), however many are stored.
+  for (const auto& owed : state.outstanding) {
+    const auto& session_id = owed.first;  // clang 14 cannot capture a structured binding
+    const auto record = wait_for<store::SessionRecord>(io, [&](auto done) { sessions.get_session(session_id, done); });
+    if (record) {
+      state.sessions.push_back(to_stored(*record));
+    } else if (record.error().code != store::StoreError::Code::NotFound) {
+      // NotFound: the row went with its session (ON DELETE CASCADE), so this cannot happen short of corruption.
+      return record.error();
     }
-    for (const auto& text : *worktrees) {
-      if (auto worktree = decode_one<protocol::Worktree>(text, "", "worktree")) state.worktrees.push_back(std::move(*worktree));
-    }
-  });
-  run_until(io, finished);
-  if (failure) return *failure;
+  }
 
-  finished = false;
-  store.rules().list_rules(std::nullopt, [&](store::StoreResult<std::vector<store::PermissionRule>> rules) {
-    finished = true;
-    if (!rules) {
-      failure = rules.error();
-      return;
-    }
-    for (const auto& row : *rules) state.rules.push_back(to_rule(row));
-  });
-  run_until(io, finished);
-  if (failure) return *failure;
+  const auto worktrees = wait_for<std::vector<std::string>>(io, [&](auto done) { sessions.list_worktrees(done); });
+  if (!worktrees) return worktrees.error();
+  for (const auto& text : *worktrees) {
+    if (auto worktree = decode_one<protocol::Worktree>(text, "", "worktree")) state.worktrees.push_back(std::move(*worktree));
+  }
+
+  const auto rules = wait_for<std::vector<store::PermissionRule>>(
+      io, [&](auto done) { store.rules().list_rules(std::nullopt, done); });
+  if (!rules) return rules.error();
+  for (const auto& row : *rules) state.rules.push_back(to_rule(row));
   return state;
 }
 
