@@ -244,6 +244,50 @@ END;
 INSERT INTO session_text(session_text) VALUES ('rebuild');
 )sql";
 
+// Version 12: session_text keyed in list order, so a text page reads the index's matches newest first and stops
+// once its page is full, instead of reading every match of a text in one session of a hundred.
+//  - sessions.list_key: (created_at << 20) + the session's place among those created in the same millisecond
+//    (created_at clamped to [0, 2^43), so the key fits 63 bits). Keys of sessions created in different
+//    milliseconds are in created_at order; ties are put in list order by the page itself (SessionListSql.h).
+//    An ordinary column, unlike the rowid, which VACUUM may renumber.
+//  - A trigger gives every new session the next key of its millisecond, whoever writes the row, before the
+//    trigram index takes it; the backfill numbers the ties of an existing data directory by id.
+//  - session_text is made again with list_key as its rowid, and rebuilt.
+constexpr std::string_view kVersion12 = R"sql(
+ALTER TABLE sessions ADD COLUMN list_key INTEGER;
+UPDATE sessions SET list_key = keyed.list_key
+FROM (SELECT rowid AS row_id,
+             (min(max(created_at, 0), 8796093022207) << 20) - 1 +
+                 row_number() OVER (PARTITION BY min(max(created_at, 0), 8796093022207) ORDER BY id) AS list_key
+      FROM sessions) AS keyed
+WHERE sessions.rowid = keyed.row_id;
+CREATE UNIQUE INDEX sessions_by_list_key ON sessions(list_key);
+DROP TRIGGER session_text_after_insert;
+DROP TRIGGER session_text_after_delete;
+DROP TRIGGER session_text_after_update;
+DROP TABLE session_text;
+CREATE VIRTUAL TABLE session_text USING fts5(
+  title, cwd, content = 'sessions', content_rowid = 'list_key', tokenize = 'trigram case_sensitive 0'
+);
+CREATE TRIGGER session_text_after_insert AFTER INSERT ON sessions BEGIN
+  UPDATE sessions SET list_key = (
+    SELECT coalesce(max(list_key) + 1, min(max(new.created_at, 0), 8796093022207) << 20)
+    FROM sessions
+    WHERE list_key BETWEEN min(max(new.created_at, 0), 8796093022207) << 20
+                       AND (min(max(new.created_at, 0), 8796093022207) << 20) + 1048575
+  ) WHERE rowid = new.rowid;
+  INSERT INTO session_text(rowid, title, cwd) SELECT list_key, title, cwd FROM sessions WHERE rowid = new.rowid;
+END;
+CREATE TRIGGER session_text_after_delete AFTER DELETE ON sessions BEGIN
+  INSERT INTO session_text(session_text, rowid, title, cwd) VALUES ('delete', old.list_key, old.title, old.cwd);
+END;
+CREATE TRIGGER session_text_after_update AFTER UPDATE OF title, cwd ON sessions BEGIN
+  INSERT INTO session_text(session_text, rowid, title, cwd) VALUES ('delete', old.list_key, old.title, old.cwd);
+  INSERT INTO session_text(rowid, title, cwd) VALUES (new.list_key, new.title, new.cwd);
+END;
+INSERT INTO session_text(session_text) VALUES ('rebuild');
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, runs, permission rules, interrupted turns, events", kVersion1},
     {2, "event high-water mark; indexes for the session list and runs", kVersion2},
@@ -256,6 +300,7 @@ constexpr Migration kMigrations[] = {
     {9, "the search index's source view reads a commit's events by seq, not through every session", kVersion9},
     {10, "session.list's indexes lead with archived after agent or directory", kVersion10},
     {11, "a trigram index of sessions' titles and directories for session.list's text filter", kVersion11},
+    {12, "sessions keyed in list order; the trigram index keyed by it", kVersion12},
 };
 
 int read_int_pragma(SQLite::Database& db, const char* pragma) {

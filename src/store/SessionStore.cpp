@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
+#include <optional>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
@@ -232,17 +236,22 @@ std::string session_list_sql(const SessionQuery& query) {
 }
 
 std::string session_list_walk_end_sql(const SessionQuery& query) {
-  // The same walk read from the index alone where its columns are there (created_at, id and the filters').
-  return std::string("SELECT created_at, id FROM sessions INDEXED BY ") + list_index(query) + " WHERE 1" +
+  // The same walk read from the index alone where its columns are there (created_at, id and the filters'); the
+  // end row's list_key is read from its table row, once.
+  return std::string("SELECT created_at, id, list_key FROM sessions INDEXED BY ") + list_index(query) + " WHERE 1" +
          list_filters(query, query.after.has_value()) + kListOrder + " LIMIT 1 OFFSET :walk - 1";
 }
 
 std::string session_list_text_match_sql(const SessionQuery& query) {
-  // The candidates by rowid from the trigram index (NOT INDEXED: never a list index with the match as a filter),
-  // then sorted: they are the few sessions a rare text is in. Always after a row: where the capped walk stopped.
-  return std::string("SELECT ") + kSessionColumns +
-         " FROM sessions NOT INDEXED WHERE rowid IN (SELECT rowid FROM session_text WHERE session_text MATCH :match)" +
-         list_filters(query, true) + kTextFilter + kListOrder + " LIMIT :limit";
+  // The trigram index's matches newest list_key first, read as they come (the index keeps its rowids in order;
+  // no sort, no count), each joined to its session through its key. The bound starts them at the end row's
+  // millisecond; the cursor's row value then drops those before the end row in list order.
+  const std::string tie_bits = std::to_string(kListKeyTieBits);
+  return std::string("SELECT ") + kSessionColumns + ", text_key >> " + tie_bits +
+         " FROM (SELECT rowid AS text_key FROM session_text WHERE session_text MATCH :match AND rowid <= (:end_key | " +
+         std::to_string((std::int64_t{1} << kListKeyTieBits) - 1) + ") ORDER BY rowid DESC)" +
+         " CROSS JOIN sessions INDEXED BY sessions_by_list_key ON list_key = text_key WHERE 1" +
+         list_filters(query, true) + kTextFilter + " ORDER BY text_key DESC";
 }
 
 std::string fts_phrase(const std::string& text) {
@@ -254,6 +263,30 @@ std::string fts_phrase(const std::string& text) {
   phrase += '"';
   return phrase;
 }
+
+namespace {
+
+// Reads a text match's rows (session columns, then the row's millisecond) until `wanted` are read and the
+// millisecond of the last of those is over: every session of that millisecond after them in list order is among
+// the rows read, as the keys order sessions by millisecond alone. Appends the first `wanted` in list order.
+void append_in_list_order(SQLite::Statement& match, std::size_t wanted, std::vector<SessionRecord>& page) {
+  const int millisecond_column = match.getColumnCount() - 1;
+  std::vector<SessionRecord> rows;
+  std::optional<std::int64_t> last_millisecond;
+  while (match.executeStep()) {
+    const std::int64_t millisecond = match.getColumn(millisecond_column).getInt64();
+    if (last_millisecond && millisecond != *last_millisecond) break;
+    rows.push_back(read_session(match));
+    if (rows.size() == wanted) last_millisecond = millisecond;
+  }
+  std::sort(rows.begin(), rows.end(), [](const SessionRecord& a, const SessionRecord& b) {
+    return std::tie(a.created_at, a.id) > std::tie(b.created_at, b.id);
+  });
+  if (rows.size() > wanted) rows.resize(wanted);
+  std::move(rows.begin(), rows.end(), std::back_inserter(page));
+}
+
+}  // namespace
 
 void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> done) {
   m_worker.submit(
@@ -292,8 +325,8 @@ void SessionStore::list_sessions(SessionQuery query, StoreCallback<SessionPage> 
             bind_filters(match, end);
             match.bind(":text", ascii_lower(*query.text));
             match.bind(":match", fts_phrase(*query.text));
-            match.bind(":limit", static_cast<std::int64_t>(limit + 1 - page.sessions.size()));
-            while (match.executeStep()) page.sessions.push_back(read_session(match));
+            match.bind(":end_key", walk_end.getColumn(2).getInt64());
+            append_in_list_order(match, limit + 1 - page.sessions.size(), page.sessions);
           }
         }
         if (page.sessions.size() > limit) {

@@ -276,14 +276,16 @@ TEST_CASE("store: a page of the session list reads an index in list order from i
     CHECK(end_steps.find("TEMP B-TREE") == std::string::npos);
     CHECK(end_steps.find(list_index_of(query)) != std::string::npos);
     if (query.after) CHECK(end_steps.find("(created_at,id)<(?,?)") != std::string::npos);
-    // The rest of the page: the trigram index's candidates, each read by rowid, never a walk of the list.
+    // The rest of the page: the trigram index's matches in key order, each session read by its key; never a
+    // walk of the list, never a sort of every match.
     SQLite::Statement match_plan(db, "EXPLAIN QUERY PLAN " + session_list_text_match_sql(query));
     std::string match_steps;
     while (match_plan.executeStep()) match_steps += match_plan.getColumn(3).getString() + "\n";
     CAPTURE(match_steps);
     CHECK(match_steps.find("SCAN session_text VIRTUAL TABLE") != std::string::npos);
-    CHECK(match_steps.find("SEARCH sessions USING INTEGER PRIMARY KEY (rowid=?)") != std::string::npos);
+    CHECK(match_steps.find("SEARCH sessions USING INDEX sessions_by_list_key (list_key=?)") != std::string::npos);
     CHECK(match_steps.find("SCAN sessions") == std::string::npos);
+    CHECK(match_steps.find("TEMP B-TREE") == std::string::npos);
   }
 }
 
@@ -401,6 +403,121 @@ TEST_CASE("store: a text page through the trigram index is the plain filter's, f
       CHECK(f.list_all(query) == want);
     }
   }
+}
+
+// Ids in list order (created_at, then id, newest first).
+std::vector<std::string> in_list_order(std::vector<SessionRecord> records) {
+  std::sort(records.begin(), records.end(), [](const SessionRecord& a, const SessionRecord& b) {
+    return std::tie(a.created_at, a.id) > std::tie(b.created_at, b.id);
+  });
+  std::vector<std::string> ids;
+  for (const auto& record : records) ids.push_back(record.id);
+  return ids;
+}
+
+TEST_CASE("store: sessions created in the same millisecond page in list order through the trigram index",
+          "[store][session-list]") {
+  Fixture f;
+  std::minstd_rand random(12);
+  std::vector<SessionRecord> all;
+  // Newest: a full capped walk without the text, so the text's pages come from the index.
+  for (int i = 0; i < kSessionListTextWalk; ++i) all.push_back(session("new-" + std::to_string(i), 100000 + i));
+  // Three hundred sessions of one millisecond, written in an order that is not their ids' (their keys follow the
+  // order they were written in), every third holding the text; then older ones, one a millisecond.
+  std::vector<std::string> tied_ids;
+  for (int i = 0; i < 300; ++i) tied_ids.push_back("tie-" + std::to_string(random() % 100000) + "-" + std::to_string(i));
+  for (std::size_t i = 0; i < tied_ids.size(); ++i) {
+    auto record = session(tied_ids[i], 5000);
+    if (i % 3 == 0) record.title = "tied MATCH " + std::to_string(i);
+    all.push_back(record);
+  }
+  for (int i = 0; i < 300; ++i) {
+    auto record = session("old-" + std::to_string(i), 1000 + i);
+    if (i % 7 == 0) record.title = "old tied match";
+    all.push_back(record);
+  }
+  std::shuffle(all.begin() + kSessionListTextWalk, all.end(), random);
+  for (const auto& record : all) REQUIRE(f.insert(record));
+
+  std::vector<SessionRecord> matching;
+  for (const auto& record : all) {
+    if (record.title.find("tied") != std::string::npos) matching.push_back(record);
+  }
+  const auto want = in_list_order(matching);
+  REQUIRE(want.size() == 100 + 43);
+  for (const std::size_t limit : {std::size_t{1}, std::size_t{4}, std::size_t{7}, std::size_t{50}, std::size_t{500}}) {
+    SessionQuery query;
+    query.text = "tied match";
+    query.archived = false;
+    query.limit = limit;
+    CAPTURE(limit);
+    CHECK(f.list_all(query) == want);
+  }
+  // A cursor in the middle of the millisecond: the rest of its sessions, then the older ones.
+  SessionQuery query;
+  query.text = "tied match";
+  query.limit = 10;
+  query.after = SessionCursor{5000, want[40]};
+  CHECK(f.list_all(query) == std::vector<std::string>(want.begin() + 41, want.end()));
+}
+
+TEST_CASE("store: a data directory with the trigram index keyed by rowid gains list keys on start, ties numbered by id",
+          "[store][session-list]") {
+  StoreTempDir dir;
+  constexpr int before_keys = 11;  // schema version 12 keyed sessions in list order
+  std::vector<SessionRecord> all;
+  {
+    SQLite::Database db(dir.db().string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    std::vector<Migration> older;
+    for (const auto& migration : schema_migrations()) {
+      if (migration.version <= before_keys) older.push_back(migration);
+    }
+    REQUIRE(migrate(db, older));
+    SQLite::Transaction transaction(db);
+    SQLite::Statement insert(db, "INSERT INTO sessions(id, agent, cwd, title, created_at, updated_at) "
+                                 "VALUES (?, 'claude', '/w', ?, ?, ?)");
+    for (int i = 0; i < kSessionListTextWalk * 2; ++i) {
+      // Pairs share a millisecond, the later-written of each pair sorting first by id; a negative time too.
+      auto record = session((i % 2 ? "a-" : "b-") + std::to_string(i), i == 0 ? -5 : i / 2);
+      record.title = i % 10 == 3 ? "Migrated Match" : "session " + std::to_string(i);
+      insert.bind(1, record.id);
+      insert.bind(2, record.title);
+      insert.bind(3, record.created_at);
+      insert.bind(4, record.updated_at);
+      insert.exec();
+      insert.reset();
+      all.push_back(record);
+    }
+    transaction.commit();
+  }
+  boost::asio::io_context io{1};
+  auto opened = Store::open(io, dir.db());
+  REQUIRE(opened);
+  CHECK((*opened)->info().migrated_from == before_keys);
+  SQLite::Database db(dir.db().string(), SQLite::OPEN_READONLY);
+  // Every session has a key; keys are unique and of their millisecond; ties numbered in id order.
+  CHECK(db.execAndGet("SELECT count(*) FROM sessions WHERE list_key IS NULL").getInt() == 0);
+  CHECK(db.execAndGet("SELECT count(DISTINCT list_key) FROM sessions").getInt() == kSessionListTextWalk * 2);
+  CHECK(db.execAndGet("SELECT count(*) FROM sessions WHERE list_key >> 20 != max(created_at, 0)").getInt() == 0);
+  CHECK(db.execAndGet("SELECT list_key & 1048575 FROM sessions WHERE id = 'a-1'").getInt() == 0);
+  CHECK(db.execAndGet("SELECT list_key & 1048575 FROM sessions WHERE id = 'b-2'").getInt() == 1);
+  std::vector<SessionRecord> matching;
+  for (const auto& record : all) {
+    if (record.title == "Migrated Match") matching.push_back(record);
+  }
+  SessionQuery query;
+  query.archived = false;
+  query.text = "migrated match";
+  query.limit = 3;
+  std::vector<std::string> found;
+  for (;;) {
+    auto page = await_store<SessionPage>(io, [&](auto done) { (*opened)->sessions().list_sessions(query, done); });
+    REQUIRE(page);
+    for (const auto& session : page->sessions) found.push_back(session.id);
+    if (!page->next) break;
+    query.after = page->next;
+  }
+  CHECK(found == in_list_order(matching));
 }
 
 TEST_CASE("store: a data directory from before the session text index gains it on start, every session findable",
