@@ -249,7 +249,9 @@ INSERT INTO session_text(session_text) VALUES ('rebuild');
 //  - sessions.list_key: (created_at << 20) + the session's place among those created in the same millisecond
 //    (created_at clamped to [0, 2^43), so the key fits 63 bits). Keys of sessions created in different
 //    milliseconds are in created_at order; ties are put in list order by the page itself (SessionListSql.h).
-//    An ordinary column, unlike the rowid, which VACUUM may renumber.
+//    An ordinary column, unlike the rowid, which VACUUM may renumber. It holds while created_at never changes (no
+//    statement of the store updates it) and while a millisecond has fewer than 2^20 sessions (the daemon makes
+//    one at a time; every time before 1970 counts as 0).
 //  - A trigger gives every new session the next key of its millisecond, whoever writes the row, before the
 //    trigram index takes it; the backfill numbers the ties of an existing data directory by id.
 //  - session_text is made again with list_key as its rowid, and rebuilt.

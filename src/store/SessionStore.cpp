@@ -140,6 +140,7 @@ void SessionStore::update_session(std::string id, SessionUpdate update, StoreCal
   m_worker.submit(
       "update session",
       [id = std::move(id), update = std::move(update)](Database& db) -> StoreResult<SessionRecord> {
+        // Never created_at: a session's list_key (schema version 12) is made from it once, when it is inserted.
         // Only the columns given; COALESCE-style SQL would need every optional bound as NULL-or-value and could
         // not set a column to an explicit empty string differently from "unchanged".
         std::string sql = "UPDATE sessions SET updated_at = ?";

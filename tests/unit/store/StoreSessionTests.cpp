@@ -459,6 +459,13 @@ TEST_CASE("store: sessions created in the same millisecond page in list order th
   query.limit = 10;
   query.after = SessionCursor{5000, want[40]};
   CHECK(f.list_all(query) == std::vector<std::string>(want.begin() + 41, want.end()));
+  // A walk that ends inside the millisecond (150 newer rows, then 100 of its): the index's part of the page starts
+  // at that millisecond's highest key, since the sessions after the walk's end in list order were written in
+  // another order and some hold higher keys than the end's.
+  const auto& cursor = *std::find_if(all.begin(), all.end(), [](const SessionRecord& r) { return r.id == "new-150"; });
+  query.after = SessionCursor{cursor.created_at, cursor.id};
+  query.limit = 500;
+  CHECK(f.list_all(query) == want);
 }
 
 TEST_CASE("store: a data directory with the trigram index keyed by rowid gains list keys on start, ties numbered by id",
@@ -479,7 +486,8 @@ TEST_CASE("store: a data directory with the trigram index keyed by rowid gains l
     for (int i = 0; i < kSessionListTextWalk * 2; ++i) {
       // Pairs share a millisecond, the later-written of each pair sorting first by id; a negative time too.
       auto record = session((i % 2 ? "a-" : "b-") + std::to_string(i), i == 0 ? -5 : i / 2);
-      record.title = i % 10 == 3 ? "Migrated Match" : "session " + std::to_string(i);
+      // Few enough that a page of 50 is filled from the index after the capped walk.
+      record.title = i % 60 == 3 ? "Migrated Match" : "session " + std::to_string(i);
       insert.bind(1, record.id);
       insert.bind(2, record.title);
       insert.bind(3, record.created_at);
@@ -508,7 +516,7 @@ TEST_CASE("store: a data directory with the trigram index keyed by rowid gains l
   SessionQuery query;
   query.archived = false;
   query.text = "migrated match";
-  query.limit = 3;
+  query.limit = 50;
   std::vector<std::string> found;
   for (;;) {
     auto page = await_store<SessionPage>(io, [&](auto done) { (*opened)->sessions().list_sessions(query, done); });
