@@ -1,7 +1,11 @@
 // exec_timer: runs the program named by $EXEC_TIMER_TARGET with this process's arguments (argv[0] included, so
 // the program sees the same argv as when started directly), waits for it, and appends one line to the file named
 // by $EXEC_TIMER_LOG: its start and end (CLOCK_MONOTONIC seconds, taken right before the fork and right after
-// the wait) and its CPU time (user + system seconds, from wait4). Exits with the program's status.
+// the wait), its CPU time (user + system seconds) and its peak RSS (KiB), both from wait4. Exits with the
+// program's status.
+//
+// The peak RSS is the program's own only when measured so: a process forked from a larger one (a Python harness)
+// starts with the parent's peak, which the kernel keeps across exec; the timer is small, so its child's is not.
 //
 // bench/run-vs-headless puts it in front of the agent CLI in both columns, `claude -p` and `switchboard run`
 // (as the agent's binary), so that a run's wall time splits into what comes before the CLI starts, the CLI's own
@@ -55,7 +59,8 @@ int main(int, char** argv) {
   }
   const double ended = monotonic_seconds();
   if (std::FILE* out = std::fopen(log, "a")) {
-    std::fprintf(out, "%.6f %.6f %.6f\n", started, ended, seconds(usage.ru_utime) + seconds(usage.ru_stime));
+    std::fprintf(out, "%.6f %.6f %.6f %ld\n", started, ended, seconds(usage.ru_utime) + seconds(usage.ru_stime),
+                 usage.ru_maxrss);
     std::fclose(out);
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
