@@ -140,6 +140,7 @@ export class TranscriptView {
     this.budget = kInitialItems;
     this.drawn = false;       // whether this transcript was drawn since reset (the first draw goes to its end)
     this.revealing = null;    // a turn to scroll to once it is drawn (a search hit), until it is
+    this.opened = null;       // while drawAll builds: what the reader had opened, by item (rememberOpened)
   }
 
   reset(transcript) {
@@ -168,8 +169,23 @@ export class TranscriptView {
     return null;
   }
 
+  // What the reader opened in the items drawn (a thinking block, a tool's input, a long output shown whole), by
+  // the item's kind and id: drawing from scratch (earlier pages read, "Show earlier") builds new nodes, and new
+  // items too when the transcript was built again, which would close them all.
+  rememberOpened() {
+    const opened = new Map();
+    for (const [thing, n] of this.nodes) {
+      if (thing.kind === "turn") continue;
+      const state = { thinking: n.root.tagName === "DETAILS" && n.root.open,
+                      input: Boolean(n.inputDetails && n.inputDetails.open), expanded: Boolean(n.expanded) };
+      if (state.thinking || state.input || state.expanded) opened.set(`${thing.kind}:${thing.id}`, state);
+    }
+    return opened;
+  }
+
   // Everything from scratch, the newest `budget` items of it; a button in front of them shows more.
   drawAll(t) {
+    this.opened = this.rememberOpened();
     this.nodes = new Map();
     if (this.revealing) {
       const reaching = this.budgetReaching(t, this.revealing);
@@ -198,6 +214,7 @@ export class TranscriptView {
     }
     for (let i = shown.length - 1; i >= 0; i--) fragment.append(this.drawTurn(shown[i][0], shown[i][1]));
     this.container.replaceChildren(fragment);
+    this.opened = null;
   }
 
   // Draws what changed; returns whether anything did.
@@ -315,11 +332,17 @@ export class TranscriptView {
       n.outputTools = el("div", { class: "output-tools" },
         copyButton(() => item.output),
         n.more = el("button", { type: "button", class: "show-all", onclick: () => { n.expanded = !n.expanded; this.updateItem(item); } }));
-      const details = el("details", {}, el("summary", { text: "input" }), n.input);
+      const details = n.inputDetails = el("details", {}, el("summary", { text: "input" }), n.input);
       const diff = diffLines(item.diffs);
       const diffNode = diff && el("pre", { class: "diff" }, ...diff.map(([kind, line]) => el("span", { class: kind, text: line + "\n" })));
       // append() writes a null as the text "null": only a real diff goes in.
       n.root.append(n.head, ...(diffNode ? [diffNode] : []), details, n.output, n.outputTools, n.body);
+    }
+    const opened = this.opened && this.opened.get(`${item.kind}:${item.id}`);
+    if (opened) {
+      if (opened.thinking) n.root.open = true;
+      if (opened.input && n.inputDetails) n.inputDetails.open = true;
+      if (opened.expanded) n.expanded = true;
     }
     this.nodes.set(item, n);
     this.updateItem(item);

@@ -747,10 +747,14 @@ class ConsoleTest(unittest.TestCase):
             # It opened on the newest items; "Show earlier" brings back the rest, every one of them, in order.
             page_tools = lambda: self.js("return [...document.querySelectorAll('#transcript .tool')].map(n => n.dataset.toolCallId)")
             self.assertEqual(page_tools(), tools[-len(page_tools()):])
+            # The reader opens the last tool call's input; drawing the earlier items (from scratch) keeps it open.
+            self.browser.execute_script("[...document.querySelectorAll('#transcript .tool')].pop().querySelector('details').open = true")
             while self.js("return !!document.querySelector('#transcript .show-earlier')"):
                 self.browser.find_element("css selector", "#transcript .show-earlier").click()
                 time.sleep(0.2)
             self.assertEqual(page_tools(), tools)
+            self.assertEqual(self.js("return [...document.querySelectorAll('#transcript .tool details[open]')].map(n => n.closest('.tool').dataset.toolCallId)"),
+                             [tools[-1]])
             # Each with what the events before the newest page said of it: its tool's name and its end.
             self.assertEqual(self.js("return [...new Set([...document.querySelectorAll('#transcript .tool')].map(n => n.dataset.state + ' ' + n.querySelector('.tool-name').textContent))]"),
                              ["done Bash"])
