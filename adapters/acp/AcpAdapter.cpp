@@ -265,7 +265,11 @@ void AcpAdapter::open_session(json params) {
 void AcpAdapter::on_forked(const JsonRpcEndpoint::Outcome& outcome, json params) {
   const std::string source = m_resume_session_id.value_or("");
   if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) {
-    return fail_start(m_config.display_name + " could not fork session " + source + ": " + error_text(*error));
+    // Refused while the agent runs: the source conversation is not there to copy (deleted, or never saved). The
+    // engine then starts the fork in a new conversation seeded with what the source held through the fork point.
+    const bool lost = !m_rpc.closed();
+    return fail_start(m_config.display_name + " could not fork session " + source + ": " + error_text(*error),
+                      lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
   }
   const auto copy = forked_session_id(std::get<json>(outcome));
   if (!copy) return fail_start(m_config.display_name + " answered the fork of session " + source + " without the new session's id");

@@ -19,9 +19,12 @@ using protocol::ErrorCode;
 bool is_open_elsewhere(const std::string& error) { return error.find("active writer") != std::string::npos; }
 
 // Codex 0.171.0's answer to thread/resume of a thread it has no rollout file for (deleted, or never written):
-// "no rollout found for thread id <id>" (-32600). The conversation is gone; the engine continues the session in
-// a fresh thread seeded with what it stored.
-bool is_missing_thread(const std::string& error) { return error.find("no rollout found") != std::string::npos; }
+// "no rollout found for thread id <id>" (-32600); to thread/fork of one: "invalid paginated history lineage for
+// <id>: missing source rollout". The conversation is gone; the engine continues the session in a fresh thread
+// seeded with what it stored.
+bool is_missing_thread(const std::string& error) {
+  return error.find("no rollout found") != std::string::npos || error.find("missing source rollout") != std::string::npos;
+}
 
 }  // namespace
 

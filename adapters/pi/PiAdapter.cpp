@@ -211,8 +211,14 @@ void PiAdapter::launch(const PiLauncher& launcher, const StartOptions& options) 
 void PiAdapter::on_state(bool ok, const json& response) {
   if (!m_cli.starting()) return;
   if (!ok) return fail_start(AdapterError{ErrorCode::AgentUnavailable, "Pi refused get_state: " + response_error(response)});
-  if (m_fork_through) return trim_fork(*std::exchange(m_fork_through, std::nullopt));
   const auto* state = native::object_at(response, "data");
+  // Pi makes a session it cannot find under the id it is given, and a fork of one it cannot find is as empty: a
+  // session to resume or fork that comes back empty was lost (its file deleted); the engine goes on in a new one,
+  // seeded with what it stored.
+  if (m_resume_id && state != nullptr && native::integer_at(*state, "messageCount").value_or(0) == 0) {
+    return fail_start(AdapterError{ErrorCode::ConversationLost, "Pi has no session " + *m_resume_id + " for this directory"});
+  }
+  if (m_fork_through) return trim_fork(*std::exchange(m_fork_through, std::nullopt));
   const auto session = state != nullptr ? native::string_at(*state, "sessionId") : std::nullopt;
   if (!session) return fail_start(AdapterError{ErrorCode::AgentUnavailable, "Pi's state names no session"});
   // Pi's own default is the model get_state names when the session chose none.
@@ -220,11 +226,6 @@ void PiAdapter::on_state(bool ok, const json& response) {
   if (const auto* model = native::object_at(*state, "model")) {
     m_provider = native::string_or_empty(*model, "provider");
     if (m_model.empty()) m_model = pi_default = m_provider + "/" + native::string_or_empty(*model, "id");
-  }
-  // Pi creates a session it cannot find under the id it is given: one to resume that comes back empty was lost
-  // (its file deleted); the engine goes on in a new one, seeded with what it stored.
-  if (m_resume_id && native::integer_at(*state, "messageCount").value_or(0) == 0) {
-    return fail_start(AdapterError{ErrorCode::ConversationLost, "Pi has no session " + *m_resume_id + " for this directory"});
   }
   m_watch->on_provider_session(ProviderSession{*session});
   // The model list does not hold up the start: it reaches the engine when Pi answers.
@@ -550,7 +551,12 @@ void PiAdapter::on_process_exit(const std::string& reason) {
   forget_mcp_file();
   auto pending = std::exchange(m_pending, {});
   for (auto& [id, answer] : pending) answer(false, json{{"error", "Pi exited before it answered: " + reason}});
-  if (m_cli.starting()) return m_cli.finish_start(AdapterError{ErrorCode::AgentUnavailable, reason});
+  if (m_cli.starting()) {
+    // Started with --fork, Pi exits at once when it has no session to copy (its file deleted): "No session found
+    // matching '<id>'". The conversation is lost, as one to resume that comes back empty (on_state).
+    const bool lost = m_resume_id && reason.find("No session found matching") != std::string::npos;
+    return m_cli.finish_start(AdapterError{lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable, reason});
+  }
   if (m_stopped_reported) return;
   m_stopped_reported = true;
   // The session ends a running turn as an error when it hears this.

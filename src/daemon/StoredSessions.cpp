@@ -1,5 +1,6 @@
 #include "daemon/StoredSessions.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -490,7 +491,10 @@ struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
     std::uint64_t last = 0;
     for (const auto& event : *events) {
       last = event->seq;
-      if (event->kind != protocol::EventKind::TurnStarted && event->kind != protocol::EventKind::TurnStopped) continue;
+      if (event->kind != protocol::EventKind::TurnStarted && event->kind != protocol::EventKind::TurnStopped &&
+          event->kind != protocol::EventKind::SessionRewound) {
+        continue;
+      }
       const auto parsed = nlohmann::json::parse(event->json, nullptr, false);
       if (!parsed.is_object()) continue;
       const auto data = parsed.find("data");
@@ -499,6 +503,10 @@ struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
         const auto it = data->find(key);
         return it != data->end() && it->is_string() ? it->get<std::string>() : std::string();
       };
+      if (event->kind == protocol::EventKind::SessionRewound) {
+        forget_rewound(*data);
+        continue;
+      }
       const std::string turn_id = text("turnId");
       if (event->kind == protocol::EventKind::TurnStarted) {
         prompts[turn_id] = text("text");
@@ -506,12 +514,23 @@ struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
       }
       const auto prompt = prompts.find(turn_id);
       if (prompt == prompts.end()) continue;
-      exchanges.push_back(engine::Exchange{std::move(prompt->second), text("text")});
+      exchanges.push_back(engine::Exchange{std::move(prompt->second), text("text"), turn_id});
       prompts.erase(prompt);
     }
     read += events->size();
     if (events->size() < kExchangePage || read >= kExchangeEventLimit) return done(std::move(exchanges));
     next(last);
+  }
+
+  // A rewind of the conversation: the agent no longer holds those turns, so neither does a seed (a rewind of the
+  // files alone leaves them).
+  void forget_rewound(const nlohmann::json& data) {
+    const auto conversation = data.find("conversation");
+    const auto rewound = data.find("rewoundTurnIds");
+    if (conversation == data.end() || *conversation != true || rewound == data.end() || !rewound->is_array()) return;
+    std::erase_if(exchanges, [&](const engine::Exchange& exchange) {
+      return std::find(rewound->begin(), rewound->end(), exchange.turn_id) != rewound->end();
+    });
   }
 };
 

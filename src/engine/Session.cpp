@@ -1,6 +1,7 @@
 #include "engine/Session.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -246,6 +247,8 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
   // goes on in a new one, and every client is told once, with a typed code, what happened and what the new
   // conversation knows. The waiters of this start keep waiting (the agent stays Starting) for the fresh agent.
   const std::string lost = *m_provider_session_id;
+  // A fork not made yet was to hold its source's conversation through the fork's turn: that is what it knows.
+  const std::optional<protocol::ForkOrigin> fork_origin = m_fork_pending ? m_info.forked_from : std::nullopt;
   m_provider_session_id.reset();
   m_fork_pending = false;  // nothing left to fork: the fresh conversation is the session's own
   m_fork_through.reset();
@@ -265,8 +268,17 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
                                               static_cast<std::int64_t>(ErrorCode::ConversationLost)});
     session.start_adapter();
   };
-  if (auto* persistence = m_services.persistence()) return persistence->exchanges(m_info.session_id, std::move(seeded));
-  seeded({});
+  auto* persistence = m_services.persistence();
+  if (!persistence) return seeded({});
+  if (!fork_origin) return persistence->exchanges(m_info.session_id, std::move(seeded));
+  persistence->exchanges(fork_origin->session_id, [through = fork_origin->turn_id, seeded = std::move(seeded)](
+                                                      std::vector<Exchange> source) mutable {
+    if (through) {
+      const auto last = std::find_if(source.begin(), source.end(), [&](const Exchange& e) { return e.turn_id == *through; });
+      if (last != source.end()) source.erase(std::next(last), source.end());
+    }
+    seeded(std::move(source));
+  });
 }
 
 void Session::bind_provider_session(ConversationBinding binding) {

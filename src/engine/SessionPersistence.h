@@ -27,6 +27,7 @@ struct OutstandingWork {
 struct Exchange {
   std::string prompt;
   std::string answer;
+  std::string turn_id;
 };
 
 // Which of its agent's own conversations a session continues: what its newest run names.
@@ -124,7 +125,8 @@ class SessionPersistence {
                                   std::function<void(Outcome<std::optional<std::string>>)> done) = 0;
 
   // The session's exchanges as the event log recorded them (each ended turn's prompt and final text), oldest
-  // first; empty when nothing is stored. Used to seed a fresh agent conversation when the agent's own is gone.
+  // first, without the turns a rewind of the conversation undid; empty when nothing is stored. Used to seed a
+  // fresh agent conversation when the agent's own is gone.
   virtual void exchanges(const std::string& session_id, std::function<void(std::vector<Exchange>)> done) = 0;
 
   // An ended turn, after the session's earlier ones (fire-and-forget).

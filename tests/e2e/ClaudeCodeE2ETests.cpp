@@ -79,6 +79,10 @@ TEST_CASE("claude e2e: the shared fork scenario: a fork at a turn holds that tur
   e2e::scenario_fork_at_turn(claude());
 }
 
+TEST_CASE("claude e2e: a fork of a conversation Claude Code no longer has goes on seeded with the source's turns through the fork point", "[e2e][claude][fork]") {
+  e2e::scenario_fork_of_lost_conversation(claude());
+}
+
 TEST_CASE("claude e2e: the shared rewind scenario: a rewind drops a turn and later ones, also after a daemon restart", "[e2e][claude][rewind]") {
   e2e::scenario_rewind_past_turn(claude());
 }

@@ -413,6 +413,10 @@ TEST_CASE("codex e2e: a fork at a turn carries the conversation up to that turn 
   e2e::scenario_fork_at_turn(codex());
 }
 
+TEST_CASE("codex e2e: a fork of a conversation Codex no longer has goes on seeded with the source's turns through the fork point", "[e2e][codex][fork]") {
+  e2e::scenario_fork_of_lost_conversation(codex());
+}
+
 TEST_CASE("codex e2e: a rewind past a turn drops it and every later one from the next model request, also after a daemon restart", "[e2e][codex][rewind]") {
   e2e::scenario_rewind_past_turn(codex());
 }

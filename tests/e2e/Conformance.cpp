@@ -892,6 +892,42 @@ void scenario_fork_at_turn(const AgentProfile& profile) {
   check_lifecycle(world);
 }
 
+void scenario_fork_of_lost_conversation(const AgentProfile& profile) {
+  using namespace conformance_detail;
+  AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0),
+                                         profile.text("forked answer", 1, 0)}));
+  if (!world.ready()) return;
+  world.start_daemon();
+  const auto id = world.create_session();
+  const auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
+  REQUIRE(first["result"]["text"] == "one");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
+  world.restart();
+  profile.forget_conversations(world.tmp.path() / "home", world.tmp.path() / "data");
+
+  const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turn_of(first)}});
+  INFO(forked.dump() << "\n" << world.transcript());
+  REQUIRE(forked.contains("result"));
+  const std::string fork_id = forked["result"]["session"]["sessionId"];
+  std::size_t at = world.client->events().size();
+  const auto answered = world.client->call("session.send", {{"sessionId", fork_id}, {"text", "gamma prompt"}});
+  INFO(answered.dump());
+  INFO(world.transcript());
+  REQUIRE(answered.contains("result"));
+  REQUIRE(answered["result"].value("stopReason", "") == "end_turn");
+  CHECK(answered["result"].value("text", "") == "forked answer");
+  const auto lost = world.client->wait_event("agent.error", at, std::chrono::seconds(1));
+  REQUIRE_FALSE(lost.is_null());
+  CHECK(lost.value("sessionId", "") == fork_id);
+  CHECK(lost["data"]["code"] == -32020);
+  const std::string sent = last_conversation(world);
+  CHECK(sent.find("alpha prompt") != std::string::npos);
+  CHECK(sent.find("one") != std::string::npos);
+  CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("gamma prompt") != std::string::npos);
+  check_lifecycle(world);
+}
+
 void scenario_rewind_past_turn(const AgentProfile& profile) {
   using namespace conformance_detail;
   AgentWorld world(profile, Json::array({profile.text("one", 1, 0), profile.text("two", 1, 0), profile.text("three", 1, 0),

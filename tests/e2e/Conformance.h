@@ -78,6 +78,11 @@ void scenario_import_live_conversation(const AgentProfile& profile);
 // session.fork at the first of two turns: the fork's first model request holds that turn and not the second; the
 // original goes on with its whole conversation and none of the fork's; forkedFrom names the source and the turn.
 void scenario_fork_at_turn(const AgentProfile& profile);
+// session.fork at the first of two turns after the agent's own conversation was deleted (the daemon was down):
+// the fork still answers, in a fresh agent conversation seeded with the source's exchanges through the fork's turn
+// (the mock sees the first prompt and answer, not the second), and the fork's clients are told with agent.error
+// code -32020 ConversationLost.
+void scenario_fork_of_lost_conversation(const AgentProfile& profile);
 // session.rewind of the second of three turns drops it and the third from the next model request (the first
 // stays); the rewound turn is no rewind point any more (UnknownTurn); after a daemon restart the session resumes
 // the conversation as the rewind left it.

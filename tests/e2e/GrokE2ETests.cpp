@@ -95,6 +95,10 @@ TEST_CASE("grok e2e: a fork at the first of two turns carries that turn and not 
   e2e::scenario_fork_at_turn(grok());
 }
 
+TEST_CASE("grok e2e: a fork of a conversation Grok no longer has goes on seeded with the source's turns through the fork point", "[e2e][grok][fork]") {
+  e2e::scenario_fork_of_lost_conversation(grok());
+}
+
 TEST_CASE("grok e2e: a rewind of the second of three turns drops it and the third from the next request, also after a restart", "[e2e][grok][rewind]") {
   e2e::scenario_rewind_past_turn(grok());
 }

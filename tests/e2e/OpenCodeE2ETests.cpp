@@ -155,6 +155,10 @@ TEST_CASE("opencode e2e: the shared fork scenario: a fork at a turn holds that t
   e2e::scenario_fork_at_turn(opencode());
 }
 
+TEST_CASE("opencode e2e: a fork of a conversation OpenCode no longer has goes on seeded with the source's turns through the fork point", "[e2e][opencode][fork]") {
+  e2e::scenario_fork_of_lost_conversation(opencode());
+}
+
 TEST_CASE("opencode e2e: the shared rewind scenario: a rewind drops a turn and later ones, also after a daemon restart", "[e2e][opencode][rewind]") {
   e2e::scenario_rewind_past_turn(opencode());
 }

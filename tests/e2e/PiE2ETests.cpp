@@ -541,6 +541,10 @@ TEST_CASE("pi e2e: a fork at a turn carries the conversation up to that turn and
   e2e::scenario_fork_at_turn(pi_controls());
 }
 
+TEST_CASE("pi e2e: a fork of a conversation Pi no longer has goes on seeded with the source's turns through the fork point", "[e2e][pi][fork]") {
+  e2e::scenario_fork_of_lost_conversation(pi_controls());
+}
+
 TEST_CASE("pi e2e: a rewind past a turn drops it and every later one from the next model request, also after a daemon restart", "[e2e][pi][rewind]") {
   e2e::scenario_rewind_past_turn(pi_controls());
 }

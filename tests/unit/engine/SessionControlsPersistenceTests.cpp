@@ -17,6 +17,7 @@
 #include "store/Store.h"
 #include "support/EngineCalls.h"
 #include "support/ScriptedAdapter.h"
+#include "support/StoreTestSupport.h"
 #include "support/StoredEngineRun.h"
 #include "support/TempDir.h"
 #include "switchboard/bus/EventBus.h"
@@ -196,7 +197,7 @@ TEST_CASE("controls store: turns keep their references and rewound marks across 
 struct OneExchangeStored : daemon::StoredSessions {
   using StoredSessions::StoredSessions;
   void exchanges(const std::string&, std::function<void(std::vector<engine::Exchange>)> done) override {
-    done({engine::Exchange{"remember the number 42", "I will remember 42."}});
+    done({engine::Exchange{"remember the number 42", "I will remember 42.", "t-1"}});
   }
 };
 
@@ -225,6 +226,101 @@ TEST_CASE("controls store: a slash command sent as the first prompt of a fresh c
   run.send(session, "/review again");
   REQUIRE(run.control->inputs.back().command);
   CHECK(run.control->inputs.back().command->name == "review");
+}
+
+// The daemon's persistence, whose event log holds two exchanges of the session a fork comes from (the engine here
+// runs without the egress that writes the log); it records whose exchanges were asked for.
+struct SourceExchangesStored : daemon::StoredSessions {
+  using StoredSessions::StoredSessions;
+  std::vector<std::string> source_turns;
+  std::vector<std::string> asked;
+  void exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) override {
+    asked.push_back(session_id);
+    REQUIRE(source_turns.size() == 2);
+    done({engine::Exchange{"the first prompt", "the first answer", source_turns[0]},
+          engine::Exchange{"the second prompt", "the second answer", source_turns[1]}});
+  }
+};
+
+TEST_CASE("controls store: a fork whose source conversation the agent no longer has goes on seeded with the source's "
+          "exchanges through the fork's turn",
+          "[engine][store][controls][fork]") {
+  TempDir dir{"controls-fork-lost"};
+  SourceExchangesStored* stored = nullptr;
+  DaemonRun run(dir.path(), [&stored](store::Store& store) {
+    auto made = std::make_unique<SourceExchangesStored>(store);
+    stored = made.get();
+    return made;
+  });
+  const auto source = run.create();
+  run.send(source, "one");
+  run.send(source, "two");
+  stored->source_turns = run.turn_ids();
+  p::SessionForkParams params;
+  params.session_id = source;
+  params.turn_id = stored->source_turns[0];
+  std::optional<engine::Outcome<p::SessionInfo>> forked;
+  run.engine->fork(params, [&](engine::Outcome<p::SessionInfo> outcome) { forked = std::move(outcome); });
+  run.settle();
+  const auto fork = run.get(forked).session_id;
+
+  run.control->fail_next_start = adapters::AdapterError{p::ErrorCode::ConversationLost, "no such session to fork"};
+  run.send(fork, "what if");
+  CHECK(stored->asked == std::vector<std::string>{source});
+  // The fresh conversation's first prompt: the source's exchanges through the fork's turn, then the new prompt.
+  const auto& input = run.control->inputs.back();
+  CHECK(input.text.find("the first prompt") != std::string::npos);
+  CHECK(input.text.find("the first answer") != std::string::npos);
+  CHECK(input.text.find("the second prompt") == std::string::npos);
+  CHECK(input.text.substr(input.text.size() - std::string("what if").size()) == "what if");
+  // It is the fork's own conversation from now on, not a fork still to make.
+  const auto& start = run.control->start_options.back();
+  CHECK_FALSE(start.fork);
+  CHECK_FALSE(start.resume_provider_session_id);
+}
+
+// An egress-shaped event of session "s-1" with `data` as its data.
+bus::EncodedEventPtr stored_event(std::uint64_t seq, p::EventKind kind, const nlohmann::json& data) {
+  auto event = std::make_shared<bus::EncodedEvent>();
+  event->seq = seq;
+  event->kind = kind;
+  event->session_id = "s-1";
+  event->json = nlohmann::json{{"seq", seq}, {"type", std::string(p::event_info(kind).type)}, {"ts", 1700000000000},
+                               {"sessionId", "s-1"}, {"data", data}}.dump();
+  return event;
+}
+
+TEST_CASE("controls store: the exchanges a lost conversation is seeded with leave out the turns a rewind of the "
+          "conversation undid", "[engine][store][controls][rewind]") {
+  testing::StoreTempDir dir;
+  boost::asio::io_context io{1};
+  auto opened = store::Store::open(io, dir.db());
+  REQUIRE(opened);
+  auto& log = (*opened)->events();
+  std::uint64_t seq = 0;
+  const auto turn = [&](const std::string& id, const std::string& prompt, const std::string& answer) {
+    log.on_event(stored_event(++seq, p::EventKind::TurnStarted, {{"turnId", id}, {"text", prompt}}));
+    log.on_event(stored_event(++seq, p::EventKind::TurnStopped, {{"turnId", id}, {"stopReason", "end_turn"}, {"text", answer}}));
+  };
+  turn("t-1", "alpha", "one");
+  turn("t-2", "beta", "two");
+  turn("t-3", "gamma", "three");
+  // The files alone went back before t-3: the agent still holds it.
+  log.on_event(stored_event(++seq, p::EventKind::SessionRewound,
+                            {{"turnId", "t-3"}, {"rewoundTurnIds", {"t-3"}}, {"conversation", false}, {"files", true}}));
+  // The conversation went back before t-2: t-2 and t-3 are gone from it.
+  log.on_event(stored_event(++seq, p::EventKind::SessionRewound,
+                            {{"turnId", "t-2"}, {"rewoundTurnIds", {"t-2", "t-3"}}, {"conversation", true}, {"files", false}}));
+  turn("t-4", "delta", "four");
+  REQUIRE(testing::await_store<std::uint64_t>(io, [&](auto done) { log.flush(done); }));
+
+  daemon::StoredSessions stored(**opened);
+  std::optional<std::vector<engine::Exchange>> exchanges;
+  stored.exchanges("s-1", [&](std::vector<engine::Exchange> read) { exchanges = std::move(read); });
+  REQUIRE(testing::run_handlers_until(io, [&] { return exchanges.has_value(); }));
+  std::vector<std::string> prompts;
+  for (const auto& exchange : *exchanges) prompts.push_back(exchange.prompt + "/" + exchange.answer + "/" + exchange.turn_id);
+  CHECK(prompts == std::vector<std::string>{"alpha/one/t-1", "delta/four/t-4"});
 }
 
 TEST_CASE("controls store: a fork not started before a restart still forks through its turn", "[engine][store][controls]") {
