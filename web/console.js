@@ -1121,7 +1121,7 @@ fetch("/.well-known/switchboard").then((r) => r.json()).then((id) => {
 }).catch(() => {});
 
 // Search over every session, and the export buttons (search.js).
-installSearch({ api, open: select, openSessionId: () => ui.selectedId, failed });
+installSearch({ api, open: select, openSessionId: () => ui.selectedId, knownSession: (id) => store.sessions.get(id), failed });
 
 const start = takeFragment();
 if (!token()) {

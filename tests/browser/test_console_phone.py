@@ -531,6 +531,10 @@ class PhoneTest(DaemonConsoleCase):
         self.wait("the hits", lambda: len(hits()) == len(expected))
         self.assertTrue(self.js("return document.getElementById('session-list').hidden"), "the hits replace the list")
         self.assertTrue(all(word in hit for hit in hits()), hits())
+        # Each hit names its session by title and agent, not by id.
+        labels = lambda: self.js("return [...document.querySelectorAll('#search-results .search-hit-session')].map(n => n.textContent)")
+        self.wait("the hits' sessions named", lambda: sorted(labels()) == sorted(
+            ["Long search target (controls)" if h["sessionId"] == long_one else "Other agent's hit (controls-bare)" for h in expected]))
         marks = self.js("return [...document.querySelectorAll('#search-results mark')].map(n => n.textContent.toLowerCase())")
         self.assertIn(word, marks)
         self.assertEqual(self.axe_violations(), [], "the search hits")
@@ -553,6 +557,14 @@ class PhoneTest(DaemonConsoleCase):
         self.browser.find_elements("css selector", "#search-results .search-hit")[index].send_keys(Keys.ENTER)
         self.wait("the other session open", lambda: self.js("return document.body.dataset.transcriptDrawn") == other)
         self.wait("its turn there", lambda: self.js(f"return !!document.querySelector(\"#transcript [data-turn-id='{other_hit['turnId']}']\")"))
+        # The agent chosen in the list's filter narrows the search; "past day" keeps these fresh hits.
+        hit_sessions = lambda: self.js("return [...document.querySelectorAll('#search-results .search-hit')].map(n => n.dataset.sessionId)")
+        self.browser.execute_script("const s = document.getElementById('agent-filter'); s.value = 'controls-bare'; s.dispatchEvent(new Event('change'))")
+        self.wait("the other agent's hits alone", lambda: set(hit_sessions()) == {other})
+        self.browser.execute_script("const s = document.getElementById('search-since'); s.value = s.options[1].value; s.dispatchEvent(new Event('change'))")
+        self.wait("the same hits from the past day", lambda: set(hit_sessions()) == {other})
+        self.browser.execute_script("const s = document.getElementById('agent-filter'); s.value = ''; s.dispatchEvent(new Event('change'))")
+        self.wait("both agents' hits again", lambda: set(hit_sessions()) == {long_one, other})
         # Cleared, the box gives the session list back.
         box.send_keys(Keys.CONTROL, "a")
         box.send_keys(Keys.DELETE)
