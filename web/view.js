@@ -186,6 +186,14 @@ export class TranscriptView {
   // Everything from scratch, the newest `budget` items of it; a button in front of them shows more.
   drawAll(t) {
     this.opened = this.rememberOpened();
+    try {
+      this.drawAllNodes(t);
+    } finally {
+      this.opened = null;
+    }
+  }
+
+  drawAllNodes(t) {
     this.nodes = new Map();
     if (this.revealing) {
       const reaching = this.budgetReaching(t, this.revealing);
@@ -214,7 +222,6 @@ export class TranscriptView {
     }
     for (let i = shown.length - 1; i >= 0; i--) fragment.append(this.drawTurn(shown[i][0], shown[i][1]));
     this.container.replaceChildren(fragment);
-    this.opened = null;
   }
 
   // Draws what changed; returns whether anything did.

@@ -265,9 +265,10 @@ void AcpAdapter::open_session(json params) {
 void AcpAdapter::on_forked(const JsonRpcEndpoint::Outcome& outcome, json params) {
   const std::string source = m_resume_session_id.value_or("");
   if (const auto* error = std::get_if<JsonRpcEndpoint::Error>(&outcome)) {
-    // Refused while the agent runs: the source conversation is not there to copy (deleted, or never saved). The
-    // engine then starts the fork in a new conversation seeded with what the source held through the fork point.
-    const bool lost = !m_rpc.closed();
+    // Grok's words for a source whose directory is gone (deleted, or never saved): "Internal error: No such file
+    // or directory (os error 2)". The engine then starts the fork in a new conversation seeded with what the
+    // source held through the fork point; any other refusal fails the start.
+    const bool lost = !m_rpc.closed() && error_text(*error).find("os error 2") != std::string::npos;
     return fail_start(m_config.display_name + " could not fork session " + source + ": " + error_text(*error),
                       lost ? ErrorCode::ConversationLost : ErrorCode::AgentUnavailable);
   }

@@ -464,19 +464,23 @@ namespace {
 // How much of the event log one exchanges() call reads: a page at a time, at most this many events in all.
 constexpr std::size_t kExchangePage = 2000;
 constexpr std::size_t kExchangeEventLimit = 100000;
+// How many forks back a conversation's exchanges are followed (a fork of a fork of ...).
+constexpr int kForkDepth = 8;
 
 // Gathers a session's exchanges from its events, page by page (each page is one store job, so the reactor
 // only parses a page at a time).
 struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
+  using ExchangeEnd = StoredSessions::ExchangeEnd;
   store::EventLog& log;
   std::string session_id;
+  ExchangeEnd end;
   std::function<void(std::vector<engine::Exchange>)> done;
   std::map<std::string, std::string> prompts;  // turn id → prompt, for turns not ended yet
   std::vector<engine::Exchange> exchanges;
   std::size_t read = 0;
 
-  ExchangeReader(store::EventLog& event_log, std::string id, std::function<void(std::vector<engine::Exchange>)> then)
-      : log(event_log), session_id(std::move(id)), done(std::move(then)) {}
+  ExchangeReader(store::EventLog& event_log, std::string id, ExchangeEnd stop, std::function<void(std::vector<engine::Exchange>)> then)
+      : log(event_log), session_id(std::move(id)), end(std::move(stop)), done(std::move(then)) {}
 
   void next(std::uint64_t after_seq) {
     log.session_events(session_id, after_seq, kExchangePage,
@@ -486,7 +490,7 @@ struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
   void on_page(store::StoreResult<store::EventLog::Events> events) {
     if (!events) {
       log_only("reading a session's exchanges", events.error());
-      return done(std::move(exchanges));
+      return finish();
     }
     std::uint64_t last = 0;
     for (const auto& event : *events) {
@@ -497,6 +501,7 @@ struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
       }
       const auto parsed = nlohmann::json::parse(event->json, nullptr, false);
       if (!parsed.is_object()) continue;
+      if (end.until_ms && parsed.value("ts", std::int64_t{0}) > *end.until_ms) return finish();
       const auto data = parsed.find("data");
       if (data == parsed.end() || !data->is_object()) continue;
       const auto text = [&](const char* key) {
@@ -516,28 +521,68 @@ struct ExchangeReader : std::enable_shared_from_this<ExchangeReader> {
       if (prompt == prompts.end()) continue;
       exchanges.push_back(engine::Exchange{std::move(prompt->second), text("text"), turn_id});
       prompts.erase(prompt);
+      // The fork's turn: what came later in the source (its turns, its rewinds) the fork never held.
+      if (end.through_turn && turn_id == *end.through_turn) return done(std::move(exchanges));
     }
     read += events->size();
-    if (events->size() < kExchangePage || read >= kExchangeEventLimit) return done(std::move(exchanges));
+    if (events->size() < kExchangePage || read >= kExchangeEventLimit) return finish();
     next(last);
   }
 
-  // A rewind of the conversation: the agent no longer holds those turns, so neither does a seed (a rewind of the
-  // files alone leaves them).
+  // The log ended (or the time passed) before the fork's turn: that turn is not there any more (its events were
+  // dropped), so nothing read can be told to be what the fork held.
+  void finish() {
+    if (end.through_turn) exchanges.clear();
+    done(std::move(exchanges));
+  }
+
+  // A rewind of the conversation: the agent no longer holds its turn and every later one, so neither does a seed
+  // (a rewind of the files alone leaves them). From the rewind's turn on, not only the turns the event lists: a
+  // turn whose files were rewound before is not listed again.
   void forget_rewound(const nlohmann::json& data) {
     const auto conversation = data.find("conversation");
-    const auto rewound = data.find("rewoundTurnIds");
-    if (conversation == data.end() || *conversation != true || rewound == data.end() || !rewound->is_array()) return;
-    std::erase_if(exchanges, [&](const engine::Exchange& exchange) {
-      return std::find(rewound->begin(), rewound->end(), exchange.turn_id) != rewound->end();
-    });
+    if (conversation == data.end() || *conversation != true) return;
+    const auto turn = data.find("turnId");
+    const auto listed = data.find("rewoundTurnIds");
+    const auto undone = [&](const engine::Exchange& exchange) {
+      if (turn != data.end() && *turn == exchange.turn_id) return true;
+      return listed != data.end() && listed->is_array() &&
+             std::find(listed->begin(), listed->end(), exchange.turn_id) != listed->end();
+    };
+    exchanges.erase(std::find_if(exchanges.begin(), exchanges.end(), undone), exchanges.end());
   }
 };
 
 }  // namespace
 
 void StoredSessions::exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) {
-  std::make_shared<ExchangeReader>(m_store.events(), session_id, std::move(done))->next(0);
+  conversation_exchanges(session_id, ExchangeEnd{}, kForkDepth, std::move(done));
+}
+
+void StoredSessions::conversation_exchanges(const std::string& session_id, const ExchangeEnd& end, int forks_left,
+                                            std::function<void(std::vector<engine::Exchange>)> done) {
+  // A fork's conversation began as a copy of its source's through the fork's turn: those exchanges come first.
+  m_store.sessions().get_session(session_id, [this, session_id, end, forks_left, done = std::move(done)](
+                                                 store::StoreResult<store::SessionRecord> record) mutable {
+    std::optional<protocol::ForkOrigin> origin;
+    std::int64_t created_at = 0;
+    if (record) {
+      origin = decode_one<protocol::ForkOrigin>(record->forked_from, record->id, "fork origin");
+      created_at = record->created_at;
+    }
+    auto own = [this, session_id, end, done = std::move(done)](std::vector<engine::Exchange> earlier) mutable {
+      std::make_shared<ExchangeReader>(m_store.events(), session_id, end,
+                                       [earlier = std::move(earlier), done = std::move(done)](std::vector<engine::Exchange> mine) mutable {
+                                         earlier.insert(earlier.end(), std::make_move_iterator(mine.begin()),
+                                                        std::make_move_iterator(mine.end()));
+                                         done(std::move(earlier));
+                                       })
+          ->next(0);
+    };
+    if (!origin || forks_left == 0) return own({});
+    const ExchangeEnd fork_point = origin->turn_id ? ExchangeEnd{origin->turn_id, std::nullopt} : ExchangeEnd{std::nullopt, created_at};
+    conversation_exchanges(origin->session_id, fork_point, forks_left - 1, std::move(own));
+  });
 }
 
 }  // namespace switchboard::daemon

@@ -1,5 +1,11 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <boost/asio/io_context.hpp>
 
 #include "engine/SessionPersistence.h"
@@ -31,6 +37,7 @@ class StoredSessions : public engine::SessionPersistence {
   void latest_run(const std::string& session_id, std::function<void(std::optional<engine::ConversationBinding>)> done) override;
   void session_continuing(const std::string& agent, const std::string& provider_session_id,
                           std::function<void(engine::Outcome<std::optional<std::string>>)> done) override;
+  // A fork's exchanges begin with its source's through the fork's turn (followed back through forks of forks).
   void exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) override;
   void record_turn(const std::string& session_id, const engine::TurnRecord& turn) override;
   void turns(const std::string& session_id, std::function<void(std::vector<engine::TurnRecord>)> done) override;
@@ -39,7 +46,18 @@ class StoredSessions : public engine::SessionPersistence {
   void add_rule(const protocol::RememberedRule& rule, Done done) override;
   void remove_rule(const std::string& rule_id, Done done) override;
 
+  // Where reading a session's exchanges stops: after the exchange of one turn (a fork's turn), or at the first
+  // event after a time (a fork made without a turn holds what its source held when it was made); neither: the end.
+  struct ExchangeEnd {
+    std::optional<std::string> through_turn;
+    std::optional<std::int64_t> until_ms;
+  };
+
  private:
+  // The exchanges of `session_id`'s conversation up to `end`: its fork source's first (`forks_left` deep), then
+  // its own.
+  void conversation_exchanges(const std::string& session_id, const ExchangeEnd& end, int forks_left,
+                              std::function<void(std::vector<engine::Exchange>)> done);
   store::Store& m_store;
 };
 

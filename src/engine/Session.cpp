@@ -1,7 +1,6 @@
 #include "engine/Session.h"
 
 #include <algorithm>
-#include <iterator>
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -247,18 +246,18 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
   // goes on in a new one, and every client is told once, with a typed code, what happened and what the new
   // conversation knows. The waiters of this start keep waiting (the agent stays Starting) for the fresh agent.
   const std::string lost = *m_provider_session_id;
-  // A fork not made yet was to hold its source's conversation through the fork's turn: that is what it knows.
-  const std::optional<protocol::ForkOrigin> fork_origin = m_fork_pending ? m_info.forked_from : std::nullopt;
+  const bool fork_to_make = m_fork_pending;
   m_provider_session_id.reset();
   m_fork_pending = false;  // nothing left to fork: the fresh conversation is the session's own
   m_fork_through.reset();
   spdlog::warn("session {}: the agent's conversation {} is gone ({}); starting a fresh one", m_info.session_id, lost, why);
-  auto seeded = [weak = std::weak_ptr<Session*>(m_self), lost](std::vector<Exchange> exchanges) {
+  auto seeded = [weak = std::weak_ptr<Session*>(m_self), lost, fork_to_make](std::vector<Exchange> exchanges) {
     auto self = weak.lock();
     if (!self) return;
     Session& session = **self;
     session.m_seed = seed_from(exchanges);
-    std::string message = session.m_info.agent + " no longer has this session's conversation (" + lost +
+    std::string message = session.m_info.agent + " no longer has " +
+                          (fork_to_make ? "the conversation this fork copies (" : "this session's conversation (") + lost +
                           "); it goes on in a new conversation";
     message += exchanges.empty() ? ", without earlier context (the daemon stored no exchange of it)"
                                  : ", seeded with the transcript of the " + std::to_string(exchanges.size()) +
@@ -268,17 +267,9 @@ void Session::continue_in_fresh_conversation(const std::string& why) {
                                               static_cast<std::int64_t>(ErrorCode::ConversationLost)});
     session.start_adapter();
   };
-  auto* persistence = m_services.persistence();
-  if (!persistence) return seeded({});
-  if (!fork_origin) return persistence->exchanges(m_info.session_id, std::move(seeded));
-  persistence->exchanges(fork_origin->session_id, [through = fork_origin->turn_id, seeded = std::move(seeded)](
-                                                      std::vector<Exchange> source) mutable {
-    if (through) {
-      const auto last = std::find_if(source.begin(), source.end(), [&](const Exchange& e) { return e.turn_id == *through; });
-      if (last != source.end()) source.erase(std::next(last), source.end());
-    }
-    seeded(std::move(source));
-  });
+  // The stored exchanges of the session's conversation: a fork's begin with its source's through the fork's turn.
+  if (auto* persistence = m_services.persistence()) return persistence->exchanges(m_info.session_id, std::move(seeded));
+  seeded({});
 }
 
 void Session::bind_provider_session(ConversationBinding binding) {

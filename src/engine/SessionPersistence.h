@@ -124,9 +124,10 @@ class SessionPersistence {
   virtual void session_continuing(const std::string& agent, const std::string& provider_session_id,
                                   std::function<void(Outcome<std::optional<std::string>>)> done) = 0;
 
-  // The session's exchanges as the event log recorded them (each ended turn's prompt and final text), oldest
-  // first, without the turns a rewind of the conversation undid; empty when nothing is stored. Used to seed a
-  // fresh agent conversation when the agent's own is gone.
+  // The exchanges of the session's conversation as the event log recorded them (each ended turn's prompt and
+  // final text), oldest first: a fork's begin with its source's through the fork's turn; without the turns a
+  // rewind of the conversation undid; empty when nothing is stored. Used to seed a fresh agent conversation when
+  // the agent's own is gone.
   virtual void exchanges(const std::string& session_id, std::function<void(std::vector<Exchange>)> done) = 0;
 
   // An ended turn, after the session's earlier ones (fire-and-forget).

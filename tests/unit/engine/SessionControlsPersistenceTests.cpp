@@ -228,37 +228,33 @@ TEST_CASE("controls store: a slash command sent as the first prompt of a fresh c
   CHECK(run.control->inputs.back().command->name == "review");
 }
 
-// The daemon's persistence, whose event log holds two exchanges of the session a fork comes from (the engine here
+// The daemon's persistence, whose event log holds one exchange of whatever session is asked for (the engine here
 // runs without the egress that writes the log); it records whose exchanges were asked for.
-struct SourceExchangesStored : daemon::StoredSessions {
+struct AskedExchangesStored : daemon::StoredSessions {
   using StoredSessions::StoredSessions;
-  std::vector<std::string> source_turns;
   std::vector<std::string> asked;
   void exchanges(const std::string& session_id, std::function<void(std::vector<engine::Exchange>)> done) override {
     asked.push_back(session_id);
-    REQUIRE(source_turns.size() == 2);
-    done({engine::Exchange{"the first prompt", "the first answer", source_turns[0]},
-          engine::Exchange{"the second prompt", "the second answer", source_turns[1]}});
+    done({engine::Exchange{"the first prompt", "the first answer", "t-source-1"}});
   }
 };
 
-TEST_CASE("controls store: a fork whose source conversation the agent no longer has goes on seeded with the source's "
-          "exchanges through the fork's turn",
+TEST_CASE("controls store: a fork whose source conversation the agent no longer has goes on in a fresh conversation "
+          "seeded with the fork's stored exchanges",
           "[engine][store][controls][fork]") {
   TempDir dir{"controls-fork-lost"};
-  SourceExchangesStored* stored = nullptr;
+  AskedExchangesStored* stored = nullptr;
   DaemonRun run(dir.path(), [&stored](store::Store& store) {
-    auto made = std::make_unique<SourceExchangesStored>(store);
+    auto made = std::make_unique<AskedExchangesStored>(store);
     stored = made.get();
     return made;
   });
   const auto source = run.create();
   run.send(source, "one");
   run.send(source, "two");
-  stored->source_turns = run.turn_ids();
   p::SessionForkParams params;
   params.session_id = source;
-  params.turn_id = stored->source_turns[0];
+  params.turn_id = run.turn_ids()[0];
   std::optional<engine::Outcome<p::SessionInfo>> forked;
   run.engine->fork(params, [&](engine::Outcome<p::SessionInfo> outcome) { forked = std::move(outcome); });
   run.settle();
@@ -266,12 +262,11 @@ TEST_CASE("controls store: a fork whose source conversation the agent no longer 
 
   run.control->fail_next_start = adapters::AdapterError{p::ErrorCode::ConversationLost, "no such session to fork"};
   run.send(fork, "what if");
-  CHECK(stored->asked == std::vector<std::string>{source});
-  // The fresh conversation's first prompt: the source's exchanges through the fork's turn, then the new prompt.
+  // The fork's own exchanges (which the daemon's persistence begins with the source's, through the fork's turn).
+  CHECK(stored->asked == std::vector<std::string>{fork});
   const auto& input = run.control->inputs.back();
   CHECK(input.text.find("the first prompt") != std::string::npos);
   CHECK(input.text.find("the first answer") != std::string::npos);
-  CHECK(input.text.find("the second prompt") == std::string::npos);
   CHECK(input.text.substr(input.text.size() - std::string("what if").size()) == "what if");
   // It is the fork's own conversation from now on, not a fork still to make.
   const auto& start = run.control->start_options.back();
@@ -279,48 +274,97 @@ TEST_CASE("controls store: a fork whose source conversation the agent no longer 
   CHECK_FALSE(start.resume_provider_session_id);
 }
 
-// An egress-shaped event of session "s-1" with `data` as its data.
-bus::EncodedEventPtr stored_event(std::uint64_t seq, p::EventKind kind, const nlohmann::json& data) {
+// An egress-shaped event of `session` at time `ts`, with `data` as its data.
+bus::EncodedEventPtr stored_event(std::uint64_t seq, const std::string& session, std::int64_t ts, p::EventKind kind,
+                                  const nlohmann::json& data) {
   auto event = std::make_shared<bus::EncodedEvent>();
   event->seq = seq;
   event->kind = kind;
-  event->session_id = "s-1";
-  event->json = nlohmann::json{{"seq", seq}, {"type", std::string(p::event_info(kind).type)}, {"ts", 1700000000000},
-                               {"sessionId", "s-1"}, {"data", data}}.dump();
+  event->session_id = session;
+  event->json = nlohmann::json{{"seq", seq}, {"type", std::string(p::event_info(kind).type)}, {"ts", ts},
+                               {"sessionId", session}, {"data", data}}.dump();
   return event;
 }
 
-TEST_CASE("controls store: the exchanges a lost conversation is seeded with leave out the turns a rewind of the "
-          "conversation undid", "[engine][store][controls][rewind]") {
+// A store holding sessions and their events as the daemon writes them, and the daemon's reading of exchanges.
+struct StoredLog {
   testing::StoreTempDir dir;
   boost::asio::io_context io{1};
-  auto opened = store::Store::open(io, dir.db());
-  REQUIRE(opened);
-  auto& log = (*opened)->events();
+  std::unique_ptr<store::Store> store;
   std::uint64_t seq = 0;
-  const auto turn = [&](const std::string& id, const std::string& prompt, const std::string& answer) {
-    log.on_event(stored_event(++seq, p::EventKind::TurnStarted, {{"turnId", id}, {"text", prompt}}));
-    log.on_event(stored_event(++seq, p::EventKind::TurnStopped, {{"turnId", id}, {"stopReason", "end_turn"}, {"text", answer}}));
-  };
-  turn("t-1", "alpha", "one");
-  turn("t-2", "beta", "two");
-  turn("t-3", "gamma", "three");
-  // The files alone went back before t-3: the agent still holds it.
-  log.on_event(stored_event(++seq, p::EventKind::SessionRewound,
-                            {{"turnId", "t-3"}, {"rewoundTurnIds", {"t-3"}}, {"conversation", false}, {"files", true}}));
-  // The conversation went back before t-2: t-2 and t-3 are gone from it.
-  log.on_event(stored_event(++seq, p::EventKind::SessionRewound,
-                            {{"turnId", "t-2"}, {"rewoundTurnIds", {"t-2", "t-3"}}, {"conversation", true}, {"files", false}}));
-  turn("t-4", "delta", "four");
-  REQUIRE(testing::await_store<std::uint64_t>(io, [&](auto done) { log.flush(done); }));
 
-  daemon::StoredSessions stored(**opened);
-  std::optional<std::vector<engine::Exchange>> exchanges;
-  stored.exchanges("s-1", [&](std::vector<engine::Exchange> read) { exchanges = std::move(read); });
-  REQUIRE(testing::run_handlers_until(io, [&] { return exchanges.has_value(); }));
-  std::vector<std::string> prompts;
-  for (const auto& exchange : *exchanges) prompts.push_back(exchange.prompt + "/" + exchange.answer + "/" + exchange.turn_id);
-  CHECK(prompts == std::vector<std::string>{"alpha/one/t-1", "delta/four/t-4"});
+  StoredLog() {
+    auto opened = store::Store::open(io, dir.db());
+    REQUIRE(opened);
+    store = std::move(*opened);
+  }
+  void session(const std::string& id, std::int64_t created_at, const std::string& forked_from = "") {
+    store::SessionRecord record;
+    record.id = id;
+    record.agent = "scripted";
+    record.cwd = "/w";
+    record.created_at = record.updated_at = created_at;
+    record.forked_from = forked_from;
+    REQUIRE(testing::await_store<store::SessionRecord>(io, [&](auto done) { store->sessions().insert_session(record, done); }));
+  }
+  void turn(const std::string& session, std::int64_t ts, const std::string& id, const std::string& prompt, const std::string& answer) {
+    store->events().on_event(stored_event(++seq, session, ts, p::EventKind::TurnStarted, {{"turnId", id}, {"text", prompt}}));
+    store->events().on_event(stored_event(++seq, session, ts, p::EventKind::TurnStopped,
+                                          {{"turnId", id}, {"stopReason", "end_turn"}, {"text", answer}}));
+  }
+  void rewind(const std::string& session, std::int64_t ts, const std::string& turn, std::vector<std::string> listed, bool conversation) {
+    store->events().on_event(stored_event(++seq, session, ts, p::EventKind::SessionRewound,
+                                          {{"turnId", turn}, {"rewoundTurnIds", listed}, {"conversation", conversation},
+                                           {"files", !conversation}}));
+  }
+  // "prompt/answer/turn" of each exchange the daemon would seed `session`'s fresh conversation with.
+  std::vector<std::string> exchanges(const std::string& session) {
+    REQUIRE(testing::await_store<std::uint64_t>(io, [&](auto done) { store->events().flush(done); }));
+    daemon::StoredSessions stored(*store);
+    std::optional<std::vector<engine::Exchange>> read;
+    stored.exchanges(session, [&](std::vector<engine::Exchange> exchanges) { read = std::move(exchanges); });
+    REQUIRE(testing::run_handlers_until(io, [&] { return read.has_value(); }));
+    std::vector<std::string> lines;
+    for (const auto& exchange : *read) lines.push_back(exchange.prompt + "/" + exchange.answer + "/" + exchange.turn_id);
+    return lines;
+  }
+};
+
+TEST_CASE("controls store: the exchanges a lost conversation is seeded with leave out the turns a rewind of the "
+          "conversation undid", "[engine][store][controls][rewind]") {
+  StoredLog log;
+  log.session("s-1", 1000);
+  log.turn("s-1", 1000, "t-1", "alpha", "one");
+  log.turn("s-1", 2000, "t-2", "beta", "two");
+  log.turn("s-1", 3000, "t-3", "gamma", "three");
+  // The files alone went back before t-3: the agent still holds it; the session marks it rewound, so the next
+  // rewind does not list it again.
+  log.rewind("s-1", 4000, "t-3", {"t-3"}, false);
+  // The conversation went back before t-2: t-2 and every later turn are gone from it.
+  log.rewind("s-1", 5000, "t-2", {"t-2"}, true);
+  log.turn("s-1", 6000, "t-4", "delta", "four");
+  CHECK(log.exchanges("s-1") == std::vector<std::string>{"alpha/one/t-1", "delta/four/t-4"});
+}
+
+TEST_CASE("controls store: a fork's exchanges begin with its source's through the fork's turn, through a fork of a "
+          "fork, whatever the source did later", "[engine][store][controls][fork]") {
+  StoredLog log;
+  log.session("s-a", 1000);
+  log.turn("s-a", 1000, "t-1", "alpha", "one");
+  log.turn("s-a", 2000, "t-2", "beta", "two");
+  // B forks A at t-1; C forks B (no turn of its own yet) at 7000.
+  log.session("s-b", 5000, R"({"sessionId":"s-a","turnId":"t-1"})");
+  log.rewind("s-a", 5500, "t-1", {"t-1", "t-2"}, true);  // A's later rewind: B copied t-1 before it
+  log.turn("s-a", 6500, "t-3", "gamma", "three");
+  log.turn("s-b", 6000, "b-1", "bee", "bzz");
+  log.session("s-c", 7000, R"({"sessionId":"s-b"})");
+  log.turn("s-b", 8000, "b-2", "later", "after c was made");
+  CHECK(log.exchanges("s-a") == std::vector<std::string>{"gamma/three/t-3"});
+  CHECK(log.exchanges("s-b") == std::vector<std::string>{"alpha/one/t-1", "bee/bzz/b-1", "later/after c was made/b-2"});
+  CHECK(log.exchanges("s-c") == std::vector<std::string>{"alpha/one/t-1", "bee/bzz/b-1"});
+  // A fork whose turn is no longer in its source's log holds nothing the daemon can name.
+  log.session("s-d", 9000, R"({"sessionId":"s-a","turnId":"t-gone"})");
+  CHECK(log.exchanges("s-d").empty());
 }
 
 TEST_CASE("controls store: a fork not started before a restart still forks through its turn", "[engine][store][controls]") {
