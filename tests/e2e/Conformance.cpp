@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "support/RawHttpClient.h"
 #include "support/SchemaValidator.h"
@@ -857,6 +859,16 @@ std::string turn_of(const Json& sent) {
   return sent["result"].value("turnId", "");
 }
 
+// A new session of `world` that has answered "alpha prompt" with "one" and "beta prompt" with "two" (the world's
+// first two scripted turns): its id and the first send's answer.
+std::pair<std::string, Json> alpha_and_beta(AgentWorld& world) {
+  const auto id = world.create_session();
+  auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
+  REQUIRE(first["result"]["text"] == "one");
+  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
+  return {id, std::move(first)};
+}
+
 }  // namespace conformance_detail
 
 void scenario_fork_at_turn(const AgentProfile& profile) {
@@ -865,10 +877,7 @@ void scenario_fork_at_turn(const AgentProfile& profile) {
                                          profile.text("forked answer", 1, 0), profile.text("original answer", 1, 0)}));
   if (!world.ready()) return;
   world.start_daemon();
-  const auto id = world.create_session();
-  const auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
-  REQUIRE(first["result"]["text"] == "one");
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
+  const auto [id, first] = alpha_and_beta(world);
 
   const auto forked = world.client->call("session.fork", {{"sessionId", id}, {"turnId", turn_of(first)}});
   INFO(forked.dump() << "\n" << world.transcript());
@@ -898,10 +907,7 @@ void scenario_fork_of_lost_conversation(const AgentProfile& profile) {
                                          profile.text("forked answer", 1, 0)}));
   if (!world.ready()) return;
   world.start_daemon();
-  const auto id = world.create_session();
-  const auto first = world.client->call("session.send", {{"sessionId", id}, {"text", "alpha prompt"}});
-  REQUIRE(first["result"]["text"] == "one");
-  REQUIRE(world.client->call("session.send", {{"sessionId", id}, {"text", "beta prompt"}})["result"]["text"] == "two");
+  const auto [id, first] = alpha_and_beta(world);
   world.restart();
   profile.forget_conversations(world.tmp.path() / "home", world.tmp.path() / "data");
 
@@ -922,8 +928,9 @@ void scenario_fork_of_lost_conversation(const AgentProfile& profile) {
   CHECK(lost["data"]["code"] == -32020);
   const std::string sent = last_conversation(world);
   CHECK(sent.find("alpha prompt") != std::string::npos);
-  CHECK(sent.find("one") != std::string::npos);
+  CHECK(sent.find("Assistant: one") != std::string::npos);  // the seed's transcript of the first turn
   CHECK(sent.find("beta prompt") == std::string::npos);
+  CHECK(sent.find("Assistant: two") == std::string::npos);
   CHECK(sent.find("gamma prompt") != std::string::npos);
   check_lifecycle(world);
 }

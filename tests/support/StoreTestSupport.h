@@ -11,10 +11,13 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include <SQLiteCpp/Database.h>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include "store/Migrations.h"
 #include "store/StoreError.h"
 #include "switchboard/bus/EncodedEvent.h"
 #include "switchboard/protocol/generated/Events.h"
@@ -46,6 +49,17 @@ inline bus::EncodedEventPtr make_store_event(std::uint64_t seq, std::string sess
   json += "\"kind\":\"text\",\"text\":\"" + text + "\"}}";
   event->json = std::move(json);
   return event;
+}
+
+// Brings a new database file to schema version `version` and no further: the file as a daemon of that version left
+// it, for a test of what a later migration makes of it.
+inline void migrate_to_version(SQLite::Database& db, int version) {
+  std::vector<store::Migration> older;
+  for (const auto& migration : store::schema_migrations()) {
+    if (migration.version <= version) older.push_back(migration);
+  }
+  REQUIRE(store::migrate(db, older));
+  REQUIRE(db.execAndGet("PRAGMA user_version").getInt() == version);
 }
 
 // Starts an asynchronous store call with a callback that records its result, and runs `io` until it arrives.

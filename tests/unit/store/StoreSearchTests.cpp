@@ -22,6 +22,7 @@ namespace store_search_tests {
 
 using namespace switchboard::store;
 using switchboard::testing::await_store;
+using switchboard::testing::migrate_to_version;
 using switchboard::testing::StoreTempDir;
 using Json = nlohmann::json;
 
@@ -65,12 +66,7 @@ TEST_CASE("store search: a data directory from before the index gains it on star
   {
     // The file as the previous version left it: its own migrations only, and rows written by hand.
     SQLite::Database db(dir.db().string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    std::vector<Migration> older;
-    for (const auto& migration : schema_migrations()) {
-      if (migration.version <= before_index) older.push_back(migration);
-    }
-    REQUIRE(migrate(db, older));
-    REQUIRE(db.execAndGet("PRAGMA user_version").getInt() == before_index);
+    migrate_to_version(db, before_index);
     insert_session(db, "s-a", "claude", "/work/a");
     insert_session(db, "s-b", "codex", "/work/b");
     insert_event(db, 1, "s-a", "turn.started", {{"turnId", "t-1"}, {"text", "fix the login bug"}});

@@ -22,6 +22,7 @@ namespace store_session_tests {
 
 using namespace switchboard::store;
 using switchboard::testing::await_store;
+using switchboard::testing::migrate_to_version;
 using switchboard::testing::StoreTempDir;
 
 struct Fixture {
@@ -475,11 +476,7 @@ TEST_CASE("store: a data directory with the trigram index keyed by rowid gains l
   std::vector<SessionRecord> all;
   {
     SQLite::Database db(dir.db().string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    std::vector<Migration> older;
-    for (const auto& migration : schema_migrations()) {
-      if (migration.version <= before_keys) older.push_back(migration);
-    }
-    REQUIRE(migrate(db, older));
+    migrate_to_version(db, before_keys);
     SQLite::Transaction transaction(db);
     SQLite::Statement insert(db, "INSERT INTO sessions(id, agent, cwd, title, created_at, updated_at) "
                                  "VALUES (?, 'claude', '/w', ?, ?, ?)");
@@ -536,12 +533,7 @@ TEST_CASE("store: a data directory from before the session text index gains it o
   {
     // The file as the previous version left it: its own migrations only, and rows written by it.
     SQLite::Database db(dir.db().string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    std::vector<Migration> older;
-    for (const auto& migration : schema_migrations()) {
-      if (migration.version <= before_index) older.push_back(migration);
-    }
-    REQUIRE(migrate(db, older));
-    REQUIRE(db.execAndGet("PRAGMA user_version").getInt() == before_index);
+    migrate_to_version(db, before_index);
     SQLite::Transaction transaction(db);
     SQLite::Statement insert(db, "INSERT INTO sessions(id, agent, cwd, title, created_at, updated_at) "
                                  "VALUES (?, 'claude', ?, ?, ?, ?)");
