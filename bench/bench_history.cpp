@@ -14,12 +14,13 @@
 //    - session.search: a word in 0.1 % of the events, one in 0.5 %, a common one (median and p99; 20 hits);
 //    - the daemon's resident memory after one idle second.
 //
-// Usage: bench_history [--sessions N] [--events M] [--dir DIR] [--binary PATH]
+// Usage: bench_history [--sessions N] [--events M] [--dir DIR] [--binary PATH]   (also --name=VALUE)
 //        (default 1000 sessions, 100000 events, DIR a new directory under /tmp, kept for later runs)
 
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -292,17 +294,33 @@ int main(int argc, char** argv) {
   g_program = "bench_history";
   spdlog::set_level(spdlog::level::warn);
   Options options;
+  const std::string usage = "usage: bench_history [--sessions N] [--events M] [--dir DIR] [--binary PATH] (or --name=VALUE)";
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
+    std::string arg = argv[i];
+    std::optional<std::string> inline_value;  // --name=value
+    if (const auto equals = arg.find('='); arg.rfind("--", 0) == 0 && equals != std::string::npos) {
+      inline_value = arg.substr(equals + 1);
+      arg.resize(equals);
+    }
     const auto value = [&]() -> std::string {
+      if (inline_value) return *inline_value;
       if (i + 1 >= argc) fail(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--sessions") options.sessions = std::stoull(value());
-    else if (arg == "--events") options.events = std::stoull(value());
+    const auto count = [&]() -> std::size_t {
+      const std::string text = value();
+      std::size_t parsed = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+      if (error != std::errc() || end != text.data() + text.size() || parsed == 0) {
+        fail(arg + " takes a positive whole number, not '" + text + "'");
+      }
+      return parsed;
+    };
+    if (arg == "--sessions") options.sessions = count();
+    else if (arg == "--events") options.events = count();
     else if (arg == "--dir") options.dir = value();
     else if (arg == "--binary") options.binary = value();
-    else fail("usage: bench_history [--sessions N] [--events M] [--dir DIR] [--binary PATH]");
+    else fail(usage);
   }
   if (options.dir.empty()) {
     options.dir = fs::temp_directory_path() /
